@@ -1,0 +1,1 @@
+//! eonyx-agent (being built).

@@ -1,0 +1,168 @@
+//! Command-line definition (SPEC §8) and dispatch.
+
+use camino::Utf8PathBuf;
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands;
+use crate::printer::Printer;
+
+/// eonyx: a terminal LLM agent whose memory is done right.
+#[derive(Debug, Parser)]
+#[command(name = "eonyx", version = crate::exit::VERSION, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(flatten)]
+    pub session: SessionArgs,
+
+    /// Start a fresh session instead of resuming the most recent one (REPL).
+    #[arg(long, conflicts_with_all = ["continue_", "session"])]
+    pub new: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags every command accepts.
+#[derive(Debug, Clone, Args, Default)]
+pub struct GlobalArgs {
+    /// Model key from the config (`[models.KEY]`).
+    #[arg(long, global = true, value_name = "KEY")]
+    pub model: Option<String>,
+    /// Profile from the config (`[profiles.NAME]`).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Machine-readable output: JSONL events for `run` and batch, JSON elsewhere.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Let the model run shell commands without asking.
+    #[arg(long, global = true)]
+    pub allow_shell: bool,
+}
+
+/// Which session to continue.
+#[derive(Debug, Clone, Args, Default)]
+pub struct SessionArgs {
+    /// Continue the most recent session of this project.
+    #[arg(short = 'c', long = "continue", id = "continue_")]
+    pub continue_: bool,
+    /// Continue the session with this id.
+    #[arg(
+        short = 's',
+        long = "session",
+        value_name = "ID",
+        conflicts_with = "continue_"
+    )]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one turn and print the answer.
+    Run(RunArgs),
+    /// List, search and manage sessions.
+    Sessions(SessionsArgs),
+    /// Print the assembled system prompt exactly as sent.
+    Context(ContextArgs),
+    /// Compact a session now.
+    Compact(CompactArgs),
+    /// Show the effective configuration and where each value came from.
+    Config(ConfigArgs),
+    /// Trust a project: let its eonyx.json set base_url, api_key_env and tool permissions.
+    Trust(TrustArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// The prompt; read from stdin when absent or `-`.
+    pub prompt: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only sessions whose title or text contains TEXT (case-insensitive).
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// Show at most N sessions.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    #[command(subcommand)]
+    pub command: Option<SessionsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Delete sessions.
+    Delete {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Rename a session.
+    Rename { id: String, title: String },
+    /// Print a session's transcript.
+    Show {
+        id: String,
+        /// Show what the model sees now (summary + retained messages).
+        #[arg(long)]
+        effective: bool,
+    },
+    /// Print the session file, byte for byte.
+    Export { id: String },
+    /// Check every session file and repair torn tails.
+    Doctor,
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Include the summary of this session.
+    #[arg(short = 's', long = "session", value_name = "ID")]
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// Session to compact (default: the most recent of this project).
+    #[arg(short = 's', long = "session", value_name = "ID")]
+    pub session: Option<String>,
+    /// What the summary should focus on.
+    #[arg(long, value_name = "TEXT")]
+    pub focus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Project root to trust (default: the current project).
+    pub path: Option<Utf8PathBuf>,
+    /// Remove the trust instead.
+    #[arg(long)]
+    pub remove: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: String,
+}
+
+pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::Status> {
+    let cli = Cli::parse();
+    printer.set_json(cli.global.json);
+    match cli.command {
+        None => commands::interactive::run(printer, &cli.global, &cli.session, cli.new),
+        Some(Command::Run(args)) => commands::run::run(printer, &cli.global, &args),
+        Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
+        Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
+        Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
+        Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
+        Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
+        Some(Command::Completions(args)) => commands::completions::run(printer, &args),
+    }
+}

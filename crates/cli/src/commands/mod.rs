@@ -1,0 +1,9 @@
+//! One module per command. Each takes the parsed arguments and the printer.
+
+pub mod compact;
+pub mod completions;
+pub mod config;
+pub mod context;
+pub mod interactive;
+pub mod run;
+pub mod sessions;

@@ -1,0 +1,11 @@
+//! The `eonyx` binary: parse, dispatch, print. Everything else lives in the
+//! library crates.
+
+mod cli;
+mod commands;
+mod exit;
+mod printer;
+
+fn main() -> std::process::ExitCode {
+    exit::run(cli::parse_and_dispatch)
+}

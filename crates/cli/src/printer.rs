@@ -1,0 +1,111 @@
+//! All terminal output goes through [`Printer`]: data to stdout, everything
+//! else to stderr. Colour only on a terminal and without `NO_COLOR`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::io::{IsTerminal, Write};
+
+pub struct Printer {
+    stdout: std::io::Stdout,
+    json: bool,
+    stderr_color: bool,
+    stderr_tty: bool,
+    stdout_tty: bool,
+}
+
+impl Printer {
+    pub fn new() -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let stderr_tty = std::io::stderr().is_terminal();
+        Self {
+            stdout: std::io::stdout(),
+            json: false,
+            stderr_color: stderr_tty && !no_color,
+            stderr_tty,
+            stdout_tty: std::io::stdout().is_terminal(),
+        }
+    }
+
+    pub fn set_json(&mut self, json: bool) {
+        self.json = json;
+    }
+
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Whether stderr is a terminal (progress is shown only then).
+    pub fn stderr_is_terminal(&self) -> bool {
+        self.stderr_tty
+    }
+
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.stdout_tty
+    }
+
+    /// Whether colour may be used on stderr.
+    pub fn color(&self) -> bool {
+        self.stderr_color
+    }
+
+    /// Write data to stdout (no newline added).
+    pub fn out(&mut self, s: &str) -> std::io::Result<()> {
+        self.stdout.write_all(s.as_bytes())
+    }
+
+    /// Write a line of data to stdout.
+    pub fn outln(&mut self, s: &str) -> std::io::Result<()> {
+        let mut lock = self.stdout.lock();
+        lock.write_all(s.as_bytes())?;
+        lock.write_all(b"\n")
+    }
+
+    /// Write raw bytes to stdout.
+    pub fn out_bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.stdout.write_all(b)
+    }
+
+    /// One JSON value as a line on stdout.
+    pub fn json_line(&mut self, v: &serde_json::Value) -> std::io::Result<()> {
+        self.outln(&v.to_string())
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.stdout.flush()
+    }
+
+    /// A diagnostic line on stderr.
+    pub fn info(&self, s: &str) {
+        eprintln!("{s}");
+    }
+
+    /// A warning on stderr.
+    pub fn warn(&self, s: &str) {
+        if self.stderr_color {
+            eprintln!("\x1b[33mwarning:\x1b[0m {s}");
+        } else {
+            eprintln!("warning: {s}");
+        }
+    }
+
+    /// An error with its causes on stderr.
+    pub fn error(&self, err: &anyhow::Error) {
+        let mut msg = err.to_string();
+        for cause in err.chain().skip(1) {
+            let c = cause.to_string();
+            if !msg.contains(&c) {
+                msg.push_str(": ");
+                msg.push_str(&c);
+            }
+        }
+        if self.stderr_color {
+            eprintln!("\x1b[31merror:\x1b[0m {msg}");
+        } else {
+            eprintln!("error: {msg}");
+        }
+    }
+
+    /// Raw text on stderr (no newline added).
+    pub fn err_raw(&self, s: &str) {
+        eprint!("{s}");
+    }
+}

@@ -1,0 +1,1 @@
+//! eonyx-compact (being built).

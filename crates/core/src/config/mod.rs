@@ -1,0 +1,430 @@
+//! Layered configuration (SPEC §6, §7).
+//!
+//! Sources, lowest to highest: built-in defaults, the global
+//! `<config dir>/config.toml`, the project's `eonyx.json`, the active
+//! model's overrides, the active profile's overrides, environment
+//! variables, command-line flags. Merging is field by field: a layer only
+//! replaces the fields it sets.
+//!
+//! The `*File` types mirror what may be written in a file (every field
+//! optional, unknown keys rejected); [`Config`] is the resolved result with
+//! a [`Source`] recorded for each value.
+
+use std::collections::BTreeMap;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use serde::{Deserialize, Serialize};
+
+use crate::paths::Env;
+
+pub mod load;
+pub use load::{LoadOptions, load};
+
+/// Fallback context window when neither config nor server says (SPEC §6).
+pub const FALLBACK_CONTEXT_WINDOW: u64 = 120_000;
+
+/// Which wire protocol a model speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions compatible.
+    #[default]
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Policy for the `shell` tool (and for paths outside the project root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ShellPolicy {
+    /// Ask in the REPL; deny in batch and `run` (unless `--allow-shell`).
+    #[default]
+    Ask,
+    Allow,
+    Deny,
+}
+
+/// `[compaction]` as written in a file: every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionFile {
+    pub auto: Option<bool>,
+    pub prune: Option<bool>,
+    pub threshold_percent: Option<f64>,
+    pub buffer_tokens: Option<u64>,
+    pub keep_turns: Option<u32>,
+    pub keep_tokens: Option<u64>,
+    pub summary_max_tokens: Option<u32>,
+    pub chars_per_token: Option<f64>,
+    pub image_tokens: Option<u64>,
+    pub tool_result_budget_chars: Option<u64>,
+    pub keep_recent_results: Option<u32>,
+    pub max_consecutive: Option<u32>,
+    pub model: Option<String>,
+}
+
+/// Resolved compaction settings (defaults per SPEC §6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionConfig {
+    pub auto: bool,
+    pub prune: bool,
+    /// Percent of the effective context window, `1..=100`, fractional ok.
+    pub threshold_percent: f64,
+    pub buffer_tokens: u64,
+    pub keep_turns: u32,
+    /// Cap on the verbatim tail, 0 = no cap.
+    pub keep_tokens: u64,
+    pub summary_max_tokens: u32,
+    pub chars_per_token: f64,
+    pub image_tokens: u64,
+    /// 0 = collapse off.
+    pub tool_result_budget_chars: u64,
+    pub keep_recent_results: u32,
+    pub max_consecutive: u32,
+    /// Summarizer model key; empty = the session's model.
+    pub model: String,
+    /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
+    /// one; `Some(0)` disables auto compaction.
+    pub trigger_tokens_override: Option<u64>,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            auto: true,
+            prune: true,
+            threshold_percent: 80.0,
+            buffer_tokens: 20_000,
+            keep_turns: 3,
+            keep_tokens: 0,
+            summary_max_tokens: 4096,
+            chars_per_token: 4.0,
+            image_tokens: 4096,
+            tool_result_budget_chars: 100_000,
+            keep_recent_results: 6,
+            max_consecutive: 3,
+            model: String::new(),
+            trigger_tokens_override: None,
+        }
+    }
+}
+
+/// `[context]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFile {
+    pub max_file_bytes: Option<u64>,
+    pub max_total_bytes: Option<u64>,
+}
+
+/// Resolved context-file caps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextConfig {
+    pub max_file_bytes: u64,
+    pub max_total_bytes: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 64 * 1024,
+            max_total_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// `[tools]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsFile {
+    pub shell: Option<ShellPolicy>,
+    pub output_cap_bytes: Option<u64>,
+    pub shell_timeout_secs: Option<u64>,
+}
+
+/// Resolved tool settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolsConfig {
+    pub shell: ShellPolicy,
+    /// Tool output shown to the model beyond this is truncated visibly.
+    pub output_cap_bytes: u64,
+    pub shell_timeout_secs: u64,
+}
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        Self {
+            shell: ShellPolicy::Ask,
+            output_cap_bytes: 16 * 1024,
+            shell_timeout_secs: 120,
+        }
+    }
+}
+
+/// `[models.<key>]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub provider: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub name: Option<String>,
+    pub api_key_env: Option<String>,
+    pub context_window: Option<u64>,
+    pub max_input_tokens: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub temperature: Option<f32>,
+    pub retries: Option<u32>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub compaction: Option<CompactionFile>,
+}
+
+/// A resolved model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    /// The key under `[models]` (or `default` for the zero-config model).
+    pub key: String,
+    pub provider: ProviderKind,
+    pub base_url: String,
+    /// Model id sent to the API.
+    pub name: String,
+    pub api_key_env: Option<String>,
+    /// Configured window; `None` = unknown (detect, else fallback).
+    pub context_window: Option<u64>,
+    pub max_input_tokens: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub temperature: Option<f32>,
+    pub retries: u32,
+    pub connect_timeout_secs: u64,
+    pub idle_timeout_secs: u64,
+}
+
+impl ModelConfig {
+    /// Defaults for a model of `provider` kind.
+    pub fn with_defaults(key: impl Into<String>, provider: ProviderKind) -> Self {
+        let (base_url, api_key_env) = match provider {
+            ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+            ProviderKind::Anthropic => ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+        };
+        Self {
+            key: key.into(),
+            provider,
+            base_url: base_url.to_owned(),
+            name: String::new(),
+            api_key_env: Some(api_key_env.to_owned()),
+            context_window: None,
+            max_input_tokens: None,
+            max_output_tokens: None,
+            temperature: None,
+            retries: 4,
+            connect_timeout_secs: 10,
+            idle_timeout_secs: 120,
+        }
+    }
+}
+
+/// `[profiles.<name>]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    pub model: Option<String>,
+    pub compaction: Option<CompactionFile>,
+}
+
+/// A whole config file (global `config.toml` or project `eonyx.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Default model key.
+    pub model: Option<String>,
+    pub max_steps: Option<u32>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelFile>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileFile>,
+    pub compaction: Option<CompactionFile>,
+    pub context: Option<ContextFile>,
+    pub tools: Option<ToolsFile>,
+    /// Project roots whose `eonyx.json` may set `base_url`, `api_key_env`
+    /// and tool permissions. Only honoured in the global file.
+    #[serde(default)]
+    pub trusted_projects: Vec<String>,
+}
+
+/// Where a resolved value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    Default,
+    Global {
+        path: Utf8PathBuf,
+    },
+    Project {
+        path: Utf8PathBuf,
+    },
+    Model {
+        key: String,
+    },
+    Profile {
+        name: String,
+    },
+    Env {
+        var: String,
+    },
+    Flag {
+        flag: String,
+    },
+    /// Detected from the server or learned from an overflow.
+    Detected {
+        how: String,
+    },
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::Global { path } => write!(f, "{path}"),
+            Source::Project { path } => write!(f, "{path}"),
+            Source::Model { key } => write!(f, "models.{key}"),
+            Source::Profile { name } => write!(f, "profiles.{name}"),
+            Source::Env { var } => write!(f, "${var}"),
+            Source::Flag { flag } => write!(f, "{flag}"),
+            Source::Detected { how } => f.write_str(how),
+        }
+    }
+}
+
+/// The resolved configuration for one invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Key of the active model.
+    pub model_key: String,
+    /// The active model.
+    pub model: ModelConfig,
+    /// Every configured model, by key.
+    pub models: BTreeMap<String, ModelConfig>,
+    /// Active profile, if any.
+    pub profile: Option<String>,
+    /// Compaction settings with model and profile overrides applied.
+    pub compaction: CompactionConfig,
+    pub context: ContextConfig,
+    pub tools: ToolsConfig,
+    pub max_steps: u32,
+    /// Dotted key (e.g. `compaction.threshold_percent`) → source.
+    pub sources: BTreeMap<String, Source>,
+    /// Non-fatal problems to show on stderr (ignored untrusted keys…).
+    pub warnings: Vec<String>,
+    pub config_dir: Utf8PathBuf,
+    pub global_file: Option<Utf8PathBuf>,
+    pub project_root: Utf8PathBuf,
+    pub project_file: Option<Utf8PathBuf>,
+    /// Whether the project root is trusted.
+    pub trusted: bool,
+}
+
+impl Config {
+    /// Defaults only, as if no file and no environment existed.
+    pub fn defaults(project_root: &Utf8Path, config_dir: &Utf8Path) -> Self {
+        let model = ModelConfig::with_defaults("default", ProviderKind::Openai);
+        Self {
+            model_key: model.key.clone(),
+            models: BTreeMap::new(),
+            model,
+            profile: None,
+            compaction: CompactionConfig::default(),
+            context: ContextConfig::default(),
+            tools: ToolsConfig::default(),
+            max_steps: 50,
+            sources: BTreeMap::new(),
+            warnings: Vec::new(),
+            config_dir: config_dir.to_path_buf(),
+            global_file: None,
+            project_root: project_root.to_path_buf(),
+            project_file: None,
+            trusted: false,
+        }
+    }
+
+    /// Source of a dotted key; `Default` when not recorded.
+    pub fn source(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    /// Resolve a model key (for `compaction.model`).
+    pub fn model_by_key(&self, key: &str) -> Option<&ModelConfig> {
+        if key == self.model_key {
+            Some(&self.model)
+        } else {
+            self.models.get(key)
+        }
+    }
+}
+
+/// Errors loading configuration. Each names the file and, where known, the
+/// line and key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: Utf8PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}:{line}: unknown key `{key}`{hint}")]
+    UnknownKey {
+        path: Utf8PathBuf,
+        line: usize,
+        key: String,
+        hint: String,
+    },
+    #[error("{path}: invalid value for `{key}`: {message}")]
+    Invalid {
+        path: Utf8PathBuf,
+        key: String,
+        message: String,
+    },
+    #[error("invalid value {value:?} in ${var}: {message}")]
+    Env {
+        var: String,
+        value: String,
+        message: String,
+    },
+    #[error(
+        "unknown model `{key}`; configured models: {known}. Add [models.{key}] to {config_file}"
+    )]
+    UnknownModel {
+        key: String,
+        known: String,
+        config_file: Utf8PathBuf,
+    },
+    #[error("unknown profile `{name}`; add [profiles.{name}] to {config_file}")]
+    UnknownProfile {
+        name: String,
+        config_file: Utf8PathBuf,
+    },
+    #[error(transparent)]
+    Path(#[from] crate::paths::PathError),
+}
+
+/// Convenience: an [`Env`] for the process.
+pub fn process_env() -> Env {
+    Env::from_process()
+}

@@ -1,0 +1,30 @@
+//! Shared vocabulary of eonyx.
+//!
+//! Everything the other crates exchange is defined here: messages and their
+//! parts, the JSONL record types of a session file, session ids, token
+//! estimation, the layered configuration, filesystem locations and the
+//! provider trait with its request, stream-event and error types.
+//!
+//! Invariants: `core` does no network I/O, never prints, and depends on no
+//! other eonyx crate. Every type that appears in a session file round-trips
+//! through serde without losing fields (unknown fields are kept in `extra`).
+
+pub mod config;
+pub mod id;
+pub mod message;
+pub mod paths;
+pub mod provider;
+pub mod record;
+pub mod time;
+pub mod tokens;
+
+pub use config::{CompactionConfig, Config, ConfigError, ModelConfig};
+pub use id::{SessionId, SessionIdError};
+pub use message::{Content, Message, Part, Role, ToolCall, Usage};
+pub use provider::{
+    ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
+    ToolDef,
+};
+pub use record::{
+    CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader, TitleRecord,
+};

@@ -1,0 +1,258 @@
+//! The conversation model: roles, content, parts, tool calls and usage.
+//!
+//! These types serialize exactly as the `message` line of a session file
+//! (SPEC §5) minus the `type`, `seq` and `ts` envelope, which lives in
+//! [`crate::record::MessageRecord`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who spoke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One part of a multi-part message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    /// An image, either inline (`data`, base64) or by `url`.
+    Image {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+}
+
+/// Message content: a plain string or an array of parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Content::Text(String::new())
+    }
+}
+
+impl Content {
+    /// All text of the content, parts joined with a newline; images omitted.
+    pub fn text(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => {
+                let mut out = String::new();
+                for p in parts {
+                    if let Part::Text { text } = p {
+                        if !out.is_empty() {
+                            out.push('\n');
+                        }
+                        out.push_str(text);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Number of characters of text (not bytes), images excluded.
+    pub fn text_chars(&self) -> usize {
+        match self {
+            Content::Text(t) => t.chars().count(),
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => text.chars().count(),
+                    Part::Image { .. } => 0,
+                })
+                .sum(),
+        }
+    }
+
+    /// Number of image parts.
+    pub fn image_count(&self) -> usize {
+        match self {
+            Content::Text(_) => 0,
+            Content::Parts(parts) => parts
+                .iter()
+                .filter(|p| matches!(p, Part::Image { .. }))
+                .count(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Content::Text(t) => t.is_empty(),
+            Content::Parts(p) => p.is_empty(),
+        }
+    }
+}
+
+impl From<&str> for Content {
+    fn from(s: &str) -> Self {
+        Content::Text(s.to_owned())
+    }
+}
+
+impl From<String> for Content {
+    fn from(s: String) -> Self {
+        Content::Text(s)
+    }
+}
+
+/// A tool call requested by the assistant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// Parsed JSON arguments. When a model sends arguments that are not
+    /// valid JSON, they are kept verbatim as a JSON string.
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// The arguments as the JSON text a provider expects.
+    pub fn arguments_json(&self) -> String {
+        match &self.arguments {
+            Value::String(s) if serde_json::from_str::<Value>(s).is_err() => s.clone(),
+            Value::Null => "{}".to_owned(),
+            v => v.to_string(),
+        }
+    }
+
+    /// Parse raw argument text from a provider: JSON when it parses, the raw
+    /// string otherwise (an empty string becomes `{}`).
+    pub fn parse_arguments(raw: &str) -> Value {
+        if raw.trim().is_empty() {
+            return Value::Object(Default::default());
+        }
+        serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+    }
+}
+
+/// Token usage reported by a provider for one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the whole prompt, cached ones included.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the provider's prompt cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+/// One conversation message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    #[serde(default)]
+    pub content: Content,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+impl Message {
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::new(Role::User, Content::Text(text.into()))
+    }
+
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, Content::Text(text.into()))
+    }
+
+    pub fn tool_result(tool_call_id: impl Into<String>, text: impl Into<String>) -> Self {
+        let mut m = Self::new(Role::Tool, Content::Text(text.into()));
+        m.tool_call_id = Some(tool_call_id.into());
+        m
+    }
+
+    pub fn new(role: Role, content: Content) -> Self {
+        Self {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            usage: None,
+        }
+    }
+
+    /// Characters this message contributes to a request: text, tool-call
+    /// names and arguments, the tool-call id. Images are not counted here.
+    pub fn chars(&self) -> usize {
+        let mut n = self.content.text_chars();
+        for c in &self.tool_calls {
+            n += c.id.len() + c.name.len() + c.arguments_json().chars().count();
+        }
+        if let Some(id) = &self.tool_call_id {
+            n += id.len();
+        }
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_string_and_parts_round_trip() {
+        let m: Message = serde_json::from_str(r#"{"role":"user","content":"hi"}"#).unwrap();
+        assert_eq!(m.content, Content::Text("hi".into()));
+        let m: Message = serde_json::from_str(
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","media_type":"image/png","data":"AAAA"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(m.content.image_count(), 1);
+        assert_eq!(m.content.text(), "a");
+        let back = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            back,
+            r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","media_type":"image/png","data":"AAAA"}]}"#
+        );
+    }
+
+    #[test]
+    fn tool_call_arguments_keep_invalid_json_verbatim() {
+        assert_eq!(ToolCall::parse_arguments(""), serde_json::json!({}));
+        assert_eq!(
+            ToolCall::parse_arguments(r#"{"path":"a"}"#),
+            serde_json::json!({"path":"a"})
+        );
+        let c = ToolCall {
+            id: "1".into(),
+            name: "x".into(),
+            arguments: ToolCall::parse_arguments("{broken"),
+        };
+        assert_eq!(c.arguments_json(), "{broken");
+    }
+}

@@ -1,0 +1,288 @@
+//! The provider trait and its request, stream-event, response and error
+//! types. Implementations live in the provider crate (HTTP clients) and in
+//! tests; the compact and agent crates only see this trait.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+pub use tokio_util::sync::CancellationToken;
+
+use crate::message::{Message, ToolCall, Usage};
+
+/// A boxed, sendable future (keeps the trait dyn-compatible).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The system prompt in two parts. Everything in `stable` is identical
+/// between requests of a session (a provider may put a cache breakpoint
+/// after it); `suffix` holds the date line and the running summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemPrompt {
+    pub stable: String,
+    pub suffix: String,
+}
+
+impl SystemPrompt {
+    /// Separator between the two parts when sent as one string.
+    pub const SEPARATOR: &'static str = "\n\n";
+
+    /// The whole system prompt as one string: `stable`, a blank line,
+    /// `suffix` (either may be empty).
+    pub fn text(&self) -> String {
+        match (self.stable.is_empty(), self.suffix.is_empty()) {
+            (true, _) => self.suffix.clone(),
+            (_, true) => self.stable.clone(),
+            _ => format!("{}{}{}", self.stable, Self::SEPARATOR, self.suffix),
+        }
+    }
+
+    pub fn chars(&self) -> usize {
+        self.stable.chars().count() + self.suffix.chars().count() + Self::SEPARATOR.len()
+    }
+}
+
+/// A tool the model may call, with a JSON Schema for its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl ToolDef {
+    /// Characters this definition adds to a request.
+    pub fn chars(&self) -> usize {
+        self.name.len() + self.description.chars().count() + self.parameters.to_string().len()
+    }
+}
+
+/// One request to a model.
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    /// Model id sent to the API.
+    pub model: String,
+    pub system: SystemPrompt,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolDef>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    /// Cancelling this token aborts the request with
+    /// [`ProviderError::Cancelled`].
+    pub cancel: CancellationToken,
+}
+
+impl ChatRequest {
+    pub fn new(model: impl Into<String>, system: SystemPrompt, messages: Vec<Message>) -> Self {
+        Self {
+            model: model.into(),
+            system,
+            messages,
+            tools: Vec::new(),
+            max_tokens: None,
+            temperature: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+    ContentFilter,
+    Other(String),
+}
+
+impl FinishReason {
+    /// Map OpenAI and Anthropic stop reasons.
+    pub fn from_api(s: &str) -> Self {
+        match s {
+            "stop" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "length" | "max_tokens" => FinishReason::Length,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_owned()),
+        }
+    }
+}
+
+/// Incremental output of a streaming request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// A piece of assistant text.
+    TextDelta(String),
+    /// A piece of a tool call; `id`/`name` arrive with the first piece.
+    ToolCallDelta {
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: String,
+    },
+    /// A complete tool call, assembled from its deltas.
+    ToolCall(ToolCall),
+    Usage(Usage),
+    Finish(FinishReason),
+}
+
+/// The assembled result of a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    /// The assistant message: text, tool calls and usage.
+    pub message: Message,
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<FinishReason>,
+}
+
+/// Classified provider failures. The caller decides what to do per class:
+/// compact on `ContextOverflow`, stop on `Auth`, report the rest.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProviderError {
+    #[error("the request is too large for the model's context window{}: {message}", figures(*.prompt_tokens, *.limit))]
+    ContextOverflow {
+        message: String,
+        prompt_tokens: Option<u64>,
+        limit: Option<u64>,
+    },
+    #[error("the provider rejected the API key (HTTP {status}){}: {message}", env_hint(.env_var))]
+    Auth {
+        status: u16,
+        env_var: Option<String>,
+        message: String,
+    },
+    #[error("rate limited by the provider{}: {message}", retry_hint(*.retry_after))]
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("the provider failed temporarily: {message}")]
+    Transient { message: String },
+    #[error("the provider sent a response eonyx could not understand: {message}")]
+    BadResponse { message: String },
+    #[error("the provider rejected the request (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    #[error("{message}")]
+    Config { message: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+fn figures(prompt: Option<u64>, limit: Option<u64>) -> String {
+    match (prompt, limit) {
+        (Some(p), Some(l)) => format!(" ({p} tokens requested, {l} allowed)"),
+        (None, Some(l)) => format!(" ({l} tokens allowed)"),
+        (Some(p), None) => format!(" ({p} tokens requested)"),
+        (None, None) => String::new(),
+    }
+}
+
+fn env_hint(var: &Option<String>) -> String {
+    match var {
+        Some(v) => format!("; check the key in ${v}"),
+        None => "; configure `api_key_env` for this model".to_owned(),
+    }
+}
+
+fn retry_hint(after: Option<Duration>) -> String {
+    match after {
+        Some(d) => format!(" (retry after {}s)", d.as_secs_f64().ceil() as u64),
+        None => String::new(),
+    }
+}
+
+impl ProviderError {
+    /// Stable class name, used in JSON events.
+    pub fn class(&self) -> &'static str {
+        match self {
+            ProviderError::ContextOverflow { .. } => "context_overflow",
+            ProviderError::Auth { .. } => "auth",
+            ProviderError::RateLimited { .. } => "rate_limited",
+            ProviderError::Transient { .. } => "transient",
+            ProviderError::BadResponse { .. } => "bad_response",
+            ProviderError::Rejected { .. } => "rejected",
+            ProviderError::Config { .. } => "config",
+            ProviderError::Cancelled => "cancelled",
+        }
+    }
+
+    /// Whether retrying the same request may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            ProviderError::RateLimited { .. } | ProviderError::Transient { .. }
+        )
+    }
+}
+
+/// Limits a server reports about a model (issue: detect the real window).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerLimits {
+    pub context_window: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+}
+
+/// A model provider. Implementations must be cancel-safe: when
+/// `request.cancel` fires they return [`ProviderError::Cancelled`] promptly.
+pub trait Provider: Send + Sync {
+    /// Short name for diagnostics, e.g. `openai`.
+    fn name(&self) -> &str;
+
+    /// Send one request, streaming events to `on_event` as they arrive, and
+    /// return the assembled response. Retries of transient failures happen
+    /// inside; a context overflow is returned, never retried.
+    fn send<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>>;
+
+    /// Ask the server for the model's limits (llama.cpp `/props`, `/v1/models`,
+    /// Ollama `/api/show`…). `Ok(None)`-like: an empty result when unknown.
+    fn detect_limits<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, ServerLimits> {
+        Box::pin(async { ServerLimits::default() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_prompt_joins_parts_with_blank_line() {
+        let s = SystemPrompt {
+            stable: "a".into(),
+            suffix: "b".into(),
+        };
+        assert_eq!(s.text(), "a\n\nb");
+        let s = SystemPrompt {
+            stable: "a".into(),
+            suffix: String::new(),
+        };
+        assert_eq!(s.text(), "a");
+    }
+
+    #[test]
+    fn error_messages_name_figures_and_env() {
+        let e = ProviderError::ContextOverflow {
+            message: "too long".into(),
+            prompt_tokens: Some(3000),
+            limit: Some(2048),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the request is too large for the model's context window (3000 tokens requested, 2048 allowed): too long"
+        );
+        let e = ProviderError::Auth {
+            status: 401,
+            env_var: Some("OPENAI_API_KEY".into()),
+            message: "bad key".into(),
+        };
+        assert!(e.to_string().contains("$OPENAI_API_KEY"));
+        assert_eq!(e.class(), "auth");
+        assert!(!e.is_retryable());
+    }
+}

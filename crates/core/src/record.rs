@@ -1,0 +1,197 @@
+//! The lines of a session file (SPEC §5). Every line is one JSON object with a
+//! `"type"`; readers skip types they do not know.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::id::SessionId;
+use crate::message::Message;
+
+/// Current session file format version.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// First line of every session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    pub version: u32,
+    pub id: SessionId,
+    pub title: String,
+    /// RFC 3339 UTC.
+    pub created: String,
+    /// Working directory the session was started in.
+    pub cwd: String,
+    /// Project root the session belongs to.
+    pub project: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// A conversation message with its position and time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    /// 1-based, strictly increasing within a session; shared with
+    /// compaction records.
+    pub seq: u64,
+    pub ts: String,
+    #[serde(flatten)]
+    pub message: Message,
+}
+
+/// A rename: appended, never rewriting the header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TitleRecord {
+    pub title: String,
+    pub ts: String,
+}
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionTrigger {
+    Auto,
+    Manual,
+    Overflow,
+}
+
+impl CompactionTrigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionTrigger::Auto => "auto",
+            CompactionTrigger::Manual => "manual",
+            CompactionTrigger::Overflow => "overflow",
+        }
+    }
+}
+
+/// A compaction: everything before `first_kept_seq` is represented by
+/// `summary` in requests from now on. The messages stay in the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionRecord {
+    pub seq: u64,
+    pub ts: String,
+    pub summary: String,
+    pub first_kept_seq: u64,
+    pub trigger: CompactionTrigger,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Set when the boundary lies inside a user turn (a long tool loop).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mid_turn: bool,
+    /// Focus text given to `/compact`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// Mechanically gathered exact facts (paths, commands); structure owned
+    /// by the compact crate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Value>,
+}
+
+/// One parsed line of a session file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Record {
+    Session(SessionHeader),
+    Message(MessageRecord),
+    Title(TitleRecord),
+    Compaction(CompactionRecord),
+}
+
+/// What parsing one line produced.
+#[derive(Debug)]
+pub enum ParsedLine {
+    Record(Box<Record>),
+    /// Valid JSON object with a `type` this version does not know.
+    Unknown(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("not a session record: {0}")]
+pub struct RecordError(String);
+
+impl Record {
+    /// Parse one line. Unknown `type`s are reported as [`ParsedLine::Unknown`];
+    /// anything that is not a JSON object with a known, well-formed shape is
+    /// an error.
+    pub fn parse_line(line: &[u8]) -> Result<ParsedLine, RecordError> {
+        match serde_json::from_slice::<Record>(line) {
+            Ok(r) => Ok(ParsedLine::Record(Box::new(r))),
+            Err(e) => {
+                // Distinguish "unknown type" from "broken line".
+                let v: Value =
+                    serde_json::from_slice(line).map_err(|_| RecordError(e.to_string()))?;
+                match v.get("type").and_then(Value::as_str) {
+                    Some(t @ ("session" | "message" | "title" | "compaction")) => {
+                        Err(RecordError(format!("malformed {t} record: {e}")))
+                    }
+                    Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
+                    None => Err(RecordError("missing \"type\"".to_owned())),
+                }
+            }
+        }
+    }
+
+    /// The line for this record, without the trailing newline.
+    pub fn to_line(&self) -> String {
+        // Serializing these types cannot fail: no maps with non-string keys,
+        // no non-finite floats are constructed by eonyx.
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!(
+                r#"{{"type":"error","error":{}}}"#,
+                Value::String(e.to_string())
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Role, ToolCall, Usage};
+
+    #[test]
+    fn message_line_matches_spec_shape() {
+        let mut m = Message::assistant("");
+        m.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({"path":"a.txt"}),
+        });
+        m.usage = Some(Usage {
+            prompt_tokens: 10,
+            completion_tokens: 2,
+            cached_tokens: 0,
+        });
+        let r = Record::Message(MessageRecord {
+            seq: 3,
+            ts: "2026-07-05T09:15:00Z".into(),
+            message: m,
+        });
+        let line = r.to_line();
+        assert_eq!(
+            line,
+            r#"{"type":"message","seq":3,"ts":"2026-07-05T09:15:00Z","role":"assistant","content":"","tool_calls":[{"id":"c1","name":"read_file","arguments":{"path":"a.txt"}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"cached_tokens":0}}"#
+        );
+        match Record::parse_line(line.as_bytes()).unwrap() {
+            ParsedLine::Record(r) => match *r {
+                Record::Message(m) => assert_eq!(m.message.role, Role::Assistant),
+                _ => panic!("wrong record"),
+            },
+            ParsedLine::Unknown(_) => panic!("unknown"),
+        }
+    }
+
+    #[test]
+    fn unknown_types_and_extra_fields_are_tolerated() {
+        assert!(matches!(
+            Record::parse_line(br#"{"type":"future","x":1}"#).unwrap(),
+            ParsedLine::Unknown(t) if t == "future"
+        ));
+        assert!(matches!(
+            Record::parse_line(br#"{"type":"title","title":"a","ts":"t","extra":1}"#).unwrap(),
+            ParsedLine::Record(_)
+        ));
+        assert!(Record::parse_line(b"{\"type\":\"message\"").is_err());
+        assert!(Record::parse_line(b"[1,2]").is_err());
+        assert!(Record::parse_line(&[0xff, 0xfe]).is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! eonyx-prompt (being built).

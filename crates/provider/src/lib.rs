@@ -1,0 +1,1 @@
+//! eonyx-provider (being built).

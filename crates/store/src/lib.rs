@@ -1,0 +1,1 @@
+//! eonyx-store (being built).

@@ -1,0 +1,2 @@
+//! Project automation (being built).
+fn main() {}
