@@ -1,1 +1,172 @@
-//! eonyx-compact (being built).
+//! Compaction policy for eonyx (SPEC §6): when to compact, what the model
+//! sees, where the boundary goes, and the summarizer call.
+//!
+//! - [`trigger`] turns config and model limits into the token trigger
+//!   (`min(threshold% × window, window − headroom, max_input − buffer)`).
+//! - [`Estimator`] estimates a whole request from the last provider-reported
+//!   prompt tokens plus what was added since, learning chars-per-token.
+//! - [`ContextView`] is the model-facing history, kept incrementally: tool
+//!   output over the cap truncated visibly, old tool results collapsed
+//!   (AXL budget/halving semantics), O(1) size.
+//! - [`plan`] picks the boundary, [`compact`] asks the summarizer and
+//!   returns the [`eonyx_core::CompactionRecord`] to persist, with exact
+//!   facts (paths, commands) gathered mechanically.
+//! - [`AutoGuard`] stops auto compaction after repeated useless ones.
+//!
+//! Invariants: this crate never writes, prints or mutates session state —
+//! [`compact`] only returns a record, so a failed or cancelled compaction
+//! loses nothing. Boundaries lie only at user messages, or inside the
+//! current turn strictly after a complete tool exchange; a tool result is
+//! never sent without its call. The collapsed set is a deterministic
+//! function of the records since the last compaction, so a resumed session
+//! sends the same bytes, and between collapse passes and compactions the
+//! request only grows at the end (prompt caches keep hitting). Exact facts
+//! never depend on the model's text.
+
+mod estimate;
+mod facts;
+mod guard;
+mod plan;
+mod summary;
+mod trigger;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use estimate::{
+    Estimator, MAX_CHARS_PER_TOKEN, MIN_CHARS_PER_TOKEN, RequestSize, request_size,
+};
+pub use facts::{CommandFact, FACTS_HEADING, Facts, SearchFact, strip_facts};
+pub use guard::AutoGuard;
+pub use plan::{Plan, PlanError, plan};
+pub use summary::{SECTIONS, SUMMARY_TEMPERATURE, summary_request};
+pub use trigger::{
+    Limits, Trigger, overflow_target, request_target, summary_max_tokens, tail_budget, trigger,
+};
+pub use view::{ContextView, PushOutcome};
+
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{
+    CompactionConfig, CompactionRecord, CompactionTrigger, Provider, ProviderError, Role,
+};
+
+/// Why a compaction failed. Nothing was written in any case.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    #[error("compaction cancelled; the conversation is unchanged")]
+    Cancelled,
+    #[error("compaction failed: the summarizer call failed ({0}); the conversation is unchanged")]
+    Summarizer(#[source] ProviderError),
+    #[error(
+        "compaction failed: the summarizer returned an empty summary; the conversation is unchanged (try again, or set compaction.model to a stronger model)"
+    )]
+    EmptySummary,
+    #[error("compaction failed: {0}")]
+    Plan(#[from] PlanError),
+}
+
+/// Heading the prompt crate puts before the summary (used for estimates).
+const SUMMARY_HEADING_CHARS: usize = "# Summary of earlier conversation\n\n".len();
+
+/// Run the summarizer for `plan` and build the compaction record to persist
+/// (`seq`/`ts` left as 0/"" for the store writer to fill).
+///
+/// `window` is the effective context window of the summarizer model (the
+/// transcript is bounded to fit it); `system_chars` is the size of
+/// everything in the request besides the messages (system prompt with the
+/// current summary, tool definitions), for `tokens_before`/`tokens_after`.
+#[allow(clippy::too_many_arguments)]
+pub async fn compact(
+    provider: &dyn Provider,
+    model_name: &str,
+    view: &ContextView,
+    plan: Plan,
+    cfg: &CompactionConfig,
+    focus: Option<&str>,
+    trigger: CompactionTrigger,
+    estimator: &Estimator,
+    window: u64,
+    system_chars: usize,
+    cancel: CancellationToken,
+) -> Result<CompactionRecord, CompactError> {
+    let compacted = plan.compacted(view);
+    if compacted.is_empty() {
+        return Err(PlanError::NothingToCompact.into());
+    }
+    if cancel.is_cancelled() {
+        return Err(CompactError::Cancelled);
+    }
+    let mut req = summary_request(
+        view.summary(),
+        compacted,
+        focus,
+        cfg,
+        model_name,
+        window,
+        estimator,
+    );
+    req.cancel = cancel.child_token();
+    let mut ignore = |_ev| {};
+    let sent = cancel
+        .run_until_cancelled(provider.send(&req, &mut ignore))
+        .await;
+    let resp = match sent {
+        None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
+        Some(Err(e)) => return Err(CompactError::Summarizer(e)),
+        Some(Ok(r)) => r,
+    };
+    let text = strip_facts(resp.message.content.text().trim()).to_owned();
+    if text.trim().is_empty() {
+        return Err(CompactError::EmptySummary);
+    }
+
+    let mut new_facts = Facts::from_records(compacted);
+    if plan.mid_turn {
+        new_facts.turn_request = compacted
+            .iter()
+            .rev()
+            .find(|r| r.message.role == Role::User)
+            .map(|r| r.message.content.text())
+            .or_else(|| Facts::from_value(view.facts()).turn_request);
+    }
+    let mut facts = Facts::from_value(view.facts()).merge(new_facts);
+    // The facts section may use at most half the summary's own budget.
+    let facts_chars = (summary_max_tokens(cfg, window) as f64 * estimator.ratio() / 2.0) as usize;
+    facts.trim_to(facts_chars.max(400));
+    let rendered = facts.render();
+    let summary = if rendered.is_empty() {
+        text
+    } else {
+        format!("{text}\n\n{rendered}")
+    };
+
+    let before = estimator.estimate(&(RequestSize::new(system_chars, 0) + view.size()));
+    let old_summary = view
+        .summary()
+        .map(|s| s.chars().count() + SUMMARY_HEADING_CHARS)
+        .unwrap_or(0);
+    let mut tail = RequestSize::default();
+    for i in plan.compacted_len..view.records().len() {
+        tail += view.sent_size(i);
+    }
+    let after_chars = system_chars.saturating_sub(old_summary)
+        + summary.chars().count()
+        + SUMMARY_HEADING_CHARS
+        + tail.chars
+        + if plan.mid_turn { 300 } else { 0 };
+    let after = estimator.tokens_for(RequestSize::new(after_chars, tail.images));
+
+    Ok(CompactionRecord {
+        seq: 0,
+        ts: String::new(),
+        summary,
+        first_kept_seq: plan.first_kept_seq,
+        trigger,
+        tokens_before: before,
+        tokens_after: after,
+        mid_turn: plan.mid_turn,
+        focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
+        facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
+    })
+}
