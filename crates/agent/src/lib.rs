@@ -1,1 +1,22 @@
-//! eonyx-agent (being built).
+//! The eonyx agent: the turn loop that composes store, prompt, compact and
+//! provider, and the built-in tools.
+//!
+//! Invariants:
+//! - Every message is appended to the session file (and fsynced) before the
+//!   turn continues; an append error aborts the turn ("never past the disk").
+//! - The compaction trigger is checked before every provider step, including
+//!   steps inside a tool loop.
+//! - A context overflow on an uncompacted step is compacted and retried at
+//!   most once; never a loop.
+//! - Every tool call in the session file gets a result, even when the step is
+//!   interrupted, so a resumed session is always consistent.
+//! - The agent never prints: it reports through [`AgentEvent`]s.
+
+mod agent;
+mod error;
+mod events;
+pub mod tools;
+
+pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
+pub use error::AgentError;
+pub use events::AgentEvent;

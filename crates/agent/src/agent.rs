@@ -1,0 +1,827 @@
+//! The turn loop.
+
+use std::sync::Arc;
+
+use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Plan, PlanError, Trigger};
+use eonyx_core::config::{Config, LoadOptions, Source};
+use eonyx_core::paths::{Env, Project};
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{
+    ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
+    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
+};
+use eonyx_prompt::{ContextLoader, Loaded};
+use eonyx_store::{SessionWriter, Store};
+
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::tools::{self, Approver, ToolContext};
+
+/// Which session to work in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// A fresh session.
+    New,
+    /// The most recent session of this project, or a fresh one if none.
+    Latest,
+    /// The most recent session of this project; an error if none.
+    Continue,
+    /// A given session.
+    Id(SessionId),
+}
+
+/// Everything needed to start an agent.
+#[derive(Clone)]
+pub struct AgentOptions {
+    pub cwd: Utf8PathBuf,
+    pub env: Env,
+    /// `--model KEY`.
+    pub model: Option<String>,
+    /// `--profile NAME`.
+    pub profile: Option<String>,
+    pub approver: Arc<dyn Approver>,
+    /// Used instead of building an HTTP client from config (tests).
+    pub provider: Option<Arc<dyn Provider>>,
+}
+
+/// The result of a completed turn.
+#[derive(Debug, Clone, Default)]
+pub struct TurnOutcome {
+    /// The final assistant text.
+    pub text: String,
+    /// Usage summed over the turn's provider steps.
+    pub usage: Usage,
+    pub steps: u32,
+    /// The turn ended because `max_steps` was reached.
+    pub max_steps_reached: bool,
+}
+
+/// The `{ctx N%}` figures.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextStatus {
+    pub estimate: u64,
+    pub window: u64,
+    pub percent: f64,
+    /// At or above the compaction threshold.
+    pub over_threshold: bool,
+}
+
+/// One eonyx agent bound to one session at a time.
+pub struct Agent {
+    config: Config,
+    env: Env,
+    store: Store,
+    writer: SessionWriter,
+    message_count: u64,
+    resumed: bool,
+    view: ContextView,
+    estimator: Estimator,
+    loader: ContextLoader,
+    loaded: Loaded,
+    provider: Arc<dyn Provider>,
+    summarizer: Arc<dyn Provider>,
+    summarizer_model: String,
+    limits: Limits,
+    trigger: Trigger,
+    guard: AutoGuard,
+    tool_ctx: ToolContext,
+    tool_defs: Vec<ToolDef>,
+    approver: Arc<dyn Approver>,
+    project: Project,
+    cwd: Utf8PathBuf,
+    startup_notices: Vec<String>,
+}
+
+impl Agent {
+    /// Load config, open the store and the session, detect the model's
+    /// window when it is not configured.
+    pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
+        let config = eonyx_core::config::load(&LoadOptions {
+            cwd: opts.cwd.clone(),
+            env: opts.env.clone(),
+            model: opts.model.clone(),
+            profile: opts.profile.clone(),
+        })?;
+        let data_dir = eonyx_core::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_core::ConfigError::Path(e)))?;
+        let store = Store::open(&data_dir)?;
+        let project = eonyx_core::paths::find_project(&opts.cwd);
+
+        let provider: Arc<dyn Provider> = match &opts.provider {
+            Some(p) => p.clone(),
+            None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
+        };
+        let (summarizer, summarizer_model) = if config.compaction.model.is_empty()
+            || config.compaction.model == config.model_key
+        {
+            (provider.clone(), config.model.name.clone())
+        } else {
+            match config.model_by_key(&config.compaction.model) {
+                Some(m) if opts.provider.is_none() => (
+                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
+                    m.name.clone(),
+                ),
+                Some(m) => (provider.clone(), m.name.clone()),
+                None => {
+                    return Err(AgentError::Usage(format!(
+                        "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
+                        config.compaction.model, config.compaction.model
+                    )));
+                }
+            }
+        };
+
+        let mut startup_notices = Vec::new();
+        let limits = resolve_limits(&config, &store, provider.as_ref(), &mut startup_notices).await;
+        let trigger = eonyx_compact::trigger(&config.compaction, &limits);
+
+        let mut loader = ContextLoader::new(
+            &opts.cwd,
+            &project,
+            &config.config_dir,
+            config.context.clone(),
+        );
+        let loaded = loader.load();
+        startup_notices.extend(loaded.warnings.iter().cloned());
+        startup_notices.extend(config.warnings.iter().cloned());
+
+        let tool_ctx = ToolContext {
+            project_root: project.root.clone(),
+            shell_timeout: std::time::Duration::from_secs(config.tools.shell_timeout_secs),
+            max_read_bytes: 1024 * 1024,
+        };
+
+        let (writer, view, message_count, resumed) =
+            open_session(&store, &config, &opts.cwd, &project, &choice)?;
+        let estimator = Estimator::new(
+            config.compaction.chars_per_token,
+            config.compaction.image_tokens,
+        );
+        let guard = AutoGuard::new(config.compaction.max_consecutive);
+
+        Ok(Self {
+            env: opts.env,
+            store,
+            writer,
+            message_count,
+            resumed,
+            view,
+            estimator,
+            loader,
+            loaded,
+            provider,
+            summarizer,
+            summarizer_model,
+            limits,
+            trigger,
+            guard,
+            tool_ctx,
+            tool_defs: tools::definitions(),
+            approver: opts.approver,
+            project,
+            cwd: opts.cwd,
+            startup_notices,
+            config,
+        })
+    }
+
+    /// Warnings gathered while opening (context files, config, window).
+    pub fn take_startup_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.startup_notices)
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn session_id(&self) -> &SessionId {
+        self.writer.id()
+    }
+
+    pub fn title(&self) -> &str {
+        self.writer.title()
+    }
+
+    pub fn message_count(&self) -> u64 {
+        self.message_count
+    }
+
+    /// Whether the current session was resumed (as opposed to new).
+    pub fn resumed(&self) -> bool {
+        self.resumed
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn project_root(&self) -> &Utf8Path {
+        &self.project.root
+    }
+
+    /// The running summary, if the session has been compacted.
+    pub fn summary(&self) -> Option<&str> {
+        self.view.summary()
+    }
+
+    pub fn trigger(&self) -> &Trigger {
+        &self.trigger
+    }
+
+    /// The system prompt as it would be sent now.
+    pub fn system_prompt(&self) -> SystemPrompt {
+        eonyx_prompt::system_prompt(
+            &self.loaded,
+            &eonyx_core::time::today_utc(),
+            self.view.summary(),
+        )
+    }
+
+    /// What the next request would carry: system prompt and messages.
+    pub fn effective_request(&self) -> (SystemPrompt, Vec<Message>) {
+        (self.system_prompt(), self.view.messages())
+    }
+
+    /// Estimated size of the next request against the effective window.
+    pub fn context_status(&self) -> ContextStatus {
+        let estimate = self.estimate_next();
+        let window = self.trigger.window.max(1);
+        let percent = estimate as f64 * 100.0 / window as f64;
+        let threshold_pct = self.config.compaction.threshold_percent;
+        ContextStatus {
+            estimate,
+            window,
+            percent,
+            over_threshold: percent >= threshold_pct
+                || self.trigger.tokens.is_some_and(|t| estimate >= t),
+        }
+    }
+
+    fn estimate_next(&self) -> u64 {
+        let system = self.system_prompt();
+        let mut size = eonyx_compact::request_size(&system, &[], &self.tool_defs);
+        let msgs = self.view.size();
+        size.chars += msgs.chars;
+        size.images += msgs.images;
+        self.estimator.estimate(&size)
+    }
+
+    /// Switch to a fresh session (the current one stays on disk if it got a
+    /// message).
+    pub fn new_session(&mut self) -> Result<(), AgentError> {
+        let (writer, view, count, resumed) = open_session(
+            &self.store,
+            &self.config,
+            &self.cwd,
+            &self.project,
+            &SessionChoice::New,
+        )?;
+        self.replace_session(writer, view, count, resumed);
+        Ok(())
+    }
+
+    /// Switch to another session.
+    pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
+        let (writer, view, count, resumed) = open_session(
+            &self.store,
+            &self.config,
+            &self.cwd,
+            &self.project,
+            &SessionChoice::Id(id.clone()),
+        )?;
+        self.replace_session(writer, view, count, resumed);
+        Ok(())
+    }
+
+    fn replace_session(
+        &mut self,
+        writer: SessionWriter,
+        view: ContextView,
+        count: u64,
+        resumed: bool,
+    ) {
+        self.writer = writer;
+        self.view = view;
+        self.message_count = count;
+        self.resumed = resumed;
+        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+    }
+
+    /// Rename the current session (appends a title record).
+    pub fn rename(&mut self, title: &str) -> Result<(), AgentError> {
+        self.writer.rename(title)?;
+        Ok(())
+    }
+
+    fn append(&mut self, message: &Message) -> Result<(), AgentError> {
+        let rec = self.writer.append_message(message)?;
+        self.message_count += 1;
+        self.view.push(rec);
+        Ok(())
+    }
+
+    /// Re-read context files before a user turn; notice on change.
+    fn refresh_context(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let loaded = self.loader.load();
+        if !loaded.changed.is_empty() {
+            sink(AgentEvent::Notice(format!(
+                "context changed: {} (used from this turn on)",
+                loaded.changed.join(", ")
+            )));
+        }
+        for w in &loaded.warnings {
+            if !self.loaded.warnings.contains(w) {
+                sink(AgentEvent::Warning(w.clone()));
+            }
+        }
+        self.loaded = loaded;
+    }
+
+    fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
+        let mut req = ChatRequest::new(
+            self.config.model.name.clone(),
+            self.system_prompt(),
+            self.view.messages(),
+        );
+        req.tools = self.tool_defs.clone();
+        req.max_tokens = self
+            .config
+            .model
+            .max_output_tokens
+            .map(|n| n.min(u32::MAX as u64) as u32);
+        req.temperature = self.config.model.temperature;
+        req.cancel = cancel.clone();
+        req
+    }
+
+    /// Run one user turn to completion.
+    pub async fn turn(
+        &mut self,
+        input: &str,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.refresh_context(sink);
+        self.append(&Message::user(input))?;
+
+        let mut outcome = TurnOutcome::default();
+        let max_steps = self.config.max_steps.max(1);
+        loop {
+            if outcome.steps >= max_steps {
+                outcome.max_steps_reached = true;
+                sink(AgentEvent::Notice(format!(
+                    "stopped after {max_steps} model steps (max_steps); send another message to continue"
+                )));
+                return Ok(outcome);
+            }
+            if cancel.is_cancelled() {
+                return Err(AgentError::Interrupted);
+            }
+            outcome.steps += 1;
+
+            self.maybe_auto_compact(sink, cancel).await?;
+            let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
+
+            let mut message = response.message;
+            message.role = Role::Assistant;
+            if let Some(u) = response.usage {
+                message.usage = Some(u);
+                outcome.usage.prompt_tokens = u.prompt_tokens;
+                outcome.usage.completion_tokens += u.completion_tokens;
+                outcome.usage.cached_tokens = u.cached_tokens;
+                sink(AgentEvent::StepUsage(u));
+            }
+            let calls = message.tool_calls.clone();
+            outcome.text = message.content.text();
+            self.append(&message)?;
+
+            if calls.is_empty() {
+                return Ok(outcome);
+            }
+            self.run_tools(&calls, sink, cancel).await?;
+        }
+    }
+
+    async fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let mut interrupted = false;
+        for call in calls {
+            sink(AgentEvent::ToolCall(call.clone()));
+            let output = if interrupted || cancel.is_cancelled() {
+                interrupted = true;
+                tools::ToolOutput {
+                    text: "interrupted: the user cancelled this step before the tool ran"
+                        .to_owned(),
+                    is_error: true,
+                }
+            } else {
+                tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
+            };
+            if cancel.is_cancelled() {
+                interrupted = true;
+            }
+            self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
+            sink(AgentEvent::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                output: output.text,
+                is_error: output.is_error,
+            });
+        }
+        if interrupted {
+            return Err(AgentError::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// One provider step; on a context overflow of an uncompacted request,
+    /// compact against the server's real limit and retry once.
+    async fn step_with_recovery(
+        &mut self,
+        step: u32,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<eonyx_core::ChatResponse, AgentError> {
+        let mut retried = false;
+        loop {
+            let request = self.build_request(cancel);
+            let size = eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
+            sink(AgentEvent::StepStarted { step });
+            let result = {
+                let mut forward = |ev: StreamEvent| {
+                    if let StreamEvent::TextDelta(t) = ev {
+                        sink(AgentEvent::TextDelta(t));
+                    }
+                };
+                self.provider.send(&request, &mut forward).await
+            };
+            match result {
+                Ok(resp) => {
+                    if let Some(u) = resp.usage {
+                        if u.prompt_tokens > 0 {
+                            self.estimator.observe(&size, u.prompt_tokens);
+                        }
+                    }
+                    return Ok(resp);
+                }
+                Err(ProviderError::Cancelled) => return Err(AgentError::Interrupted),
+                Err(ProviderError::ContextOverflow {
+                    message,
+                    prompt_tokens,
+                    limit,
+                }) => {
+                    if let Some(l) = limit {
+                        self.learn_window(l, sink);
+                    }
+                    if let Some(p) = prompt_tokens {
+                        self.estimator.observe(&size, p);
+                    }
+                    if retried || !self.config.compaction.auto {
+                        return Err(ProviderError::ContextOverflow {
+                            message,
+                            prompt_tokens,
+                            limit,
+                        }
+                        .into());
+                    }
+                    retried = true;
+                    let target = eonyx_compact::overflow_target(limit, &self.trigger);
+                    match self
+                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .await
+                    {
+                        Ok(_) => continue,
+                        Err(AgentError::NothingToCompact) => {
+                            return Err(AgentError::TooLarge {
+                                what: self.describe_size(),
+                            });
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn describe_size(&self) -> String {
+        let system = self.system_prompt();
+        let sys_tokens = eonyx_core::tokens::estimate_text(&system.text(), self.estimator.ratio());
+        let mut largest: Option<(u64, String)> = None;
+        for rec in self.view.records() {
+            let t = eonyx_core::tokens::estimate(rec.message.chars(), self.estimator.ratio());
+            if largest.as_ref().is_none_or(|(n, _)| t > *n) {
+                largest = Some((t, format!("{} message #{}", rec.message.role.as_str(), rec.seq)));
+            }
+        }
+        let mut s = format!(
+            "system prompt ~{sys_tokens} tokens, {} retained messages, window {} tokens",
+            self.view.records().len(),
+            self.trigger.window
+        );
+        if let Some((t, what)) = largest {
+            s.push_str(&format!("; largest is the {what} at ~{t} tokens"));
+        }
+        s
+    }
+
+    fn learn_window(&mut self, limit: u64, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let current = self.limits.context_window.unwrap_or(u64::MAX);
+        if limit < current {
+            sink(AgentEvent::Notice(format!(
+                "the server's context window is {limit} tokens (not {}); compacting against it from now on",
+                self.limits
+                    .context_window
+                    .map_or("unknown".to_owned(), |w| w.to_string())
+            )));
+            self.limits.context_window = Some(limit);
+            if let Some(mi) = self.limits.max_input_tokens {
+                self.limits.max_input_tokens = Some(mi.min(limit));
+            }
+            self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
+            if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
+                cache.record_overflow(&self.config.model.base_url, &self.config.model.name, limit);
+                if let Err(e) = cache.save() {
+                    sink(AgentEvent::Warning(format!(
+                        "could not remember the learned context window: {e}"
+                    )));
+                }
+            }
+        }
+    }
+
+    async fn maybe_auto_compact(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let Some(trigger_tokens) = self.trigger.tokens else {
+            return Ok(());
+        };
+        if !self.guard.allowed() {
+            return Ok(());
+        }
+        let estimate = self.estimate_next();
+        if estimate < trigger_tokens {
+            return Ok(());
+        }
+        let target = eonyx_compact::request_target(&self.trigger);
+        match self
+            .compact_with(CompactionTrigger::Auto, None, target, sink, cancel)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(AgentError::Interrupted) => Err(AgentError::Interrupted),
+            Err(AgentError::NothingToCompact) => {
+                // Everything that may go is already summarized; the guard
+                // keeps this from repeating every step.
+                if let Some(msg) = self.guard.after_compaction(estimate, trigger_tokens) {
+                    sink(AgentEvent::Notice(msg));
+                }
+                Ok(())
+            }
+            Err(AgentError::Compaction(reason)) => {
+                // A failed compaction deletes nothing; go on uncompacted if the
+                // request still fits the window, else fail with the reason.
+                let window = self.trigger.window;
+                if self.estimate_next() < window {
+                    sink(AgentEvent::Warning(format!(
+                        "compaction failed, continuing uncompacted: {reason}"
+                    )));
+                    Ok(())
+                } else {
+                    Err(AgentError::Compaction(reason))
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Compact now (`/compact`, `eonyx compact`).
+    pub async fn compact_now(
+        &mut self,
+        focus: Option<&str>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<CompactionRecord, AgentError> {
+        let target = eonyx_compact::request_target(&self.trigger);
+        let record = self
+            .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
+            .await?;
+        self.guard.reset();
+        Ok(record)
+    }
+
+    /// Compact so that the whole next request aims at `target` tokens.
+    async fn compact_with(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        target: u64,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<CompactionRecord, AgentError> {
+        // The planner budgets the retained messages: take away what is not a
+        // message (system prompt without the old summary, tool definitions)
+        // and room for the new summary.
+        let bare_system = eonyx_prompt::system_prompt(
+            &self.loaded,
+            &eonyx_core::time::today_utc(),
+            None,
+        );
+        let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
+            &bare_system,
+            &[],
+            &self.tool_defs,
+        ));
+        let budget = eonyx_compact::tail_budget(
+            target,
+            overhead,
+            &self.config.compaction,
+            self.trigger.window,
+        );
+        let plan: Plan = match eonyx_compact::plan(
+            &self.view,
+            &self.config.compaction,
+            &self.estimator,
+            budget,
+        ) {
+            Ok(p) => p,
+            Err(PlanError::NothingToCompact) => return Err(AgentError::NothingToCompact),
+            #[allow(unreachable_patterns)]
+            Err(e) => return Err(AgentError::Compaction(e.to_string())),
+        };
+        sink(AgentEvent::CompactionStarted { trigger });
+        let system_chars =
+            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
+        let record = eonyx_compact::compact(
+            self.summarizer.as_ref(),
+            &self.summarizer_model,
+            &self.view,
+            plan,
+            &self.config.compaction,
+            focus,
+            trigger,
+            &self.estimator,
+            self.trigger.window,
+            system_chars,
+            cancel.clone(),
+        )
+        .await
+        .map_err(|e| {
+            if cancel.is_cancelled() {
+                AgentError::Interrupted
+            } else {
+                AgentError::Compaction(e.to_string())
+            }
+        })?;
+        let saved = self.writer.append_compaction(record)?;
+        self.view.apply(&saved);
+        let after = self.estimate_next();
+        if let Some(t) = self.trigger.tokens {
+            if let Some(msg) = self.guard.after_compaction(after, t) {
+                sink(AgentEvent::Notice(msg));
+            }
+        }
+        sink(AgentEvent::Compacted(saved.clone()));
+        Ok(saved)
+    }
+
+    /// The environment the agent was opened with.
+    pub fn env(&self) -> &Env {
+        &self.env
+    }
+}
+
+/// Open or create the chosen session and build its model-facing view.
+fn open_session(
+    store: &Store,
+    config: &Config,
+    cwd: &Utf8Path,
+    project: &Project,
+    choice: &SessionChoice,
+) -> Result<(SessionWriter, ContextView, u64, bool), AgentError> {
+    let id = match choice {
+        SessionChoice::New => None,
+        SessionChoice::Id(id) => Some(id.clone()),
+        SessionChoice::Latest | SessionChoice::Continue => {
+            match store.latest_for_project(&project.root)? {
+                Some(s) => Some(s.id),
+                None if *choice == SessionChoice::Continue => {
+                    return Err(AgentError::Usage(format!(
+                        "no session to continue for project {}; start one with `eonyx run PROMPT`",
+                        project.root
+                    )));
+                }
+                None => None,
+            }
+        }
+    };
+    let cap = config.tools.output_cap_bytes;
+    match id {
+        None => {
+            let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
+            let view = ContextView::new(&config.compaction, cap);
+            Ok((writer, view, 0, false))
+        }
+        Some(id) => {
+            let effective = store.load_effective(&id)?;
+            let mut writer = store.open_writer(&id)?;
+            let dangling = unanswered_calls(&effective.messages);
+            let mut view = ContextView::from_effective(
+                &config.compaction,
+                cap,
+                effective.compaction.as_ref(),
+                effective.messages,
+            );
+            let mut count = effective.message_count;
+            // A process killed while tools ran leaves calls without results;
+            // answer them so the history is consistent for every provider.
+            for call_id in dangling {
+                let rec = writer.append_message(&Message::tool_result(
+                    call_id,
+                    "interrupted: eonyx stopped before this tool call finished",
+                ))?;
+                count += 1;
+                view.push(rec);
+            }
+            Ok((writer, view, count, true))
+        }
+    }
+}
+
+/// Tool calls of the last assistant message that have no result after it.
+fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
+    let Some(pos) = records
+        .iter()
+        .rposition(|r| r.message.role == Role::Assistant)
+    else {
+        return Vec::new();
+    };
+    let answered: std::collections::HashSet<&str> = records[pos + 1..]
+        .iter()
+        .filter_map(|r| r.message.tool_call_id.as_deref())
+        .collect();
+    records[pos]
+        .message
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(c.id.as_str()))
+        .map(|c| c.id.clone())
+        .collect()
+}
+
+/// The model's limits: configured values, narrowed by what was learned from
+/// an overflow; when no window is configured, what the server says (asked
+/// once and cached), else the fallback.
+async fn resolve_limits(
+    config: &Config,
+    store: &Store,
+    provider: &dyn Provider,
+    notices: &mut Vec<String>,
+) -> Limits {
+    let model = &config.model;
+    let mut window = model.context_window;
+    let cache = eonyx_store::limits::LimitsCache::open(store.data_dir()).ok();
+    let cached = cache
+        .as_ref()
+        .and_then(|c| c.get(&model.base_url, &model.name));
+    let mut learned = cached.as_ref().and_then(|c| c.learned_from_overflow());
+    let detected = match cached.as_ref().and_then(|c| c.detected()) {
+        Some(d) => Some(d),
+        None if window.is_none() && !model.name.is_empty() => {
+            let limits = provider.detect_limits(&model.name).await;
+            if let (Some(w), Some(mut cache)) = (limits.context_window, cache) {
+                cache.record_detected(&model.base_url, &model.name, w, "server");
+                let _ = cache.save();
+            }
+            limits.context_window
+        }
+        None => None,
+    };
+    if let (Some(c), Some(d)) = (window, detected) {
+        if c > d {
+            notices.push(format!(
+                "configured context_window {c} is larger than the server's {d}; using {d}"
+            ));
+            learned = Some(learned.map_or(d, |l: u64| l.min(d)));
+        }
+    }
+    if window.is_none() {
+        window = detected;
+    }
+    if let Some(l) = learned {
+        window = Some(window.map_or(l, |w| w.min(l)));
+    }
+    let _ = Source::Default;
+    Limits {
+        context_window: window,
+        max_input_tokens: model.max_input_tokens,
+        max_output_tokens: model.max_output_tokens,
+    }
+}

@@ -1,0 +1,30 @@
+use eonyx_core::{CompactionRecord, ToolCall, Usage};
+
+/// What the agent reports while it works; the frontend decides how to show
+/// it (stream to stdout, JSON events, spinners on stderr).
+#[derive(Debug, Clone)]
+pub enum AgentEvent {
+    /// A provider step starts (waiting for the first token).
+    StepStarted { step: u32 },
+    /// A piece of the assistant's answer.
+    TextDelta(String),
+    /// The assistant asked for a tool.
+    ToolCall(ToolCall),
+    /// A tool finished; `output` is what was saved (whole).
+    ToolResult {
+        call_id: String,
+        name: String,
+        output: String,
+        is_error: bool,
+    },
+    /// A compaction begins.
+    CompactionStarted { trigger: eonyx_core::CompactionTrigger },
+    /// A compaction was saved.
+    Compacted(CompactionRecord),
+    /// A provider step finished with this usage.
+    StepUsage(Usage),
+    /// A one-line notice for stderr (changed context files, loop breaker…).
+    Notice(String),
+    /// A warning for stderr.
+    Warning(String),
+}

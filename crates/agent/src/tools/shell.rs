@@ -1,0 +1,416 @@
+//! `shell`: `sh -c COMMAND` in the project root, with approval, a timeout,
+//! cancellation and a memory cap on the combined output.
+
+use std::io::Read;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{
+    ApprovalKind, Approver, CancellationToken, Decision, INTERRUPTED, SHELL_DENIED, ToolContext,
+    ToolError, ToolOutput, approve, parse_args,
+};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    command: String,
+}
+
+/// Output kept in memory; the rest is counted and dropped with a note.
+pub(super) const OUTPUT_CAP_BYTES: usize = 4 * 1024 * 1024;
+/// How long to wait for output after the shell exits while background
+/// processes it started still hold the pipe open.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Default)]
+struct Collected {
+    bytes: Vec<u8>,
+    dropped: u64,
+    done: bool,
+}
+
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+pub(super) async fn run(
+    args: &Value,
+    ctx: &ToolContext,
+    approver: &dyn Approver,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let args: Args = parse_args("shell", args)?;
+    if args.command.trim().is_empty() {
+        return Err(ToolError::Usage(
+            "invalid arguments for shell: command is empty".into(),
+        ));
+    }
+    let kind = ApprovalKind::Shell {
+        command: args.command.clone(),
+    };
+    if approve(approver, &kind, cancel).await? == Decision::Deny {
+        return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
+    }
+    run_command(&args.command, ctx, cancel).await
+}
+
+async fn run_command(
+    command: &str,
+    ctx: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let spawn_err = |e| ToolError::io("cannot start `sh -c` in", ctx.project_root.as_str(), e);
+    // One pipe for stdout and stderr keeps their interleaving.
+    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.project_root)
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().map_err(spawn_err)?)
+        .stderr(writer)
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().map_err(spawn_err)?;
+    // Our copies of the write end must go, or the reader never sees EOF.
+    drop(cmd);
+    let pid = child.id();
+
+    let collected = Arc::new(Mutex::new(Collected::default()));
+    let sink = Arc::clone(&collected);
+    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink));
+
+    let end = tokio::select! {
+        biased;
+        () = cancel.cancelled() => End::Cancelled,
+        waited = tokio::time::timeout(ctx.shell_timeout, child.wait()) => match waited {
+            Ok(Ok(status)) => End::Exited(status),
+            Ok(Err(e)) => {
+                kill_tree(pid, &mut child).await;
+                return Err(ToolError::io("cannot wait for `sh -c` in", ctx.project_root.as_str(), e));
+            }
+            Err(_) => End::TimedOut,
+        },
+    };
+    let mut still_open = false;
+    match end {
+        End::Exited(_) => {
+            still_open = tokio::time::timeout(DRAIN_GRACE, reader_task)
+                .await
+                .is_err();
+        }
+        End::TimedOut | End::Cancelled => {
+            kill_tree(pid, &mut child).await;
+            // Killing the group closes the pipe; don't hang on escapees.
+            let _ = tokio::time::timeout(Duration::from_secs(2), reader_task).await;
+        }
+    }
+
+    let (output, dropped) = {
+        let mut c = collected.lock().unwrap_or_else(PoisonError::into_inner);
+        still_open &= !c.done;
+        (
+            String::from_utf8_lossy(&std::mem::take(&mut c.bytes)).into_owned(),
+            c.dropped,
+        )
+    };
+    let (first, is_error) = match end {
+        End::Exited(status) => (
+            format!("exit status: {}", exit_code(status)),
+            !status.success(),
+        ),
+        End::TimedOut => (
+            format!("timed out after {}", seconds(ctx.shell_timeout)),
+            true,
+        ),
+        End::Cancelled => (INTERRUPTED.to_owned(), true),
+    };
+    let mut text = first;
+    text.push('\n');
+    text.push_str(&output);
+    if dropped > 0 {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "[output truncated: {dropped} more bytes were not kept (limit {OUTPUT_CAP_BYTES} bytes); redirect to a file and grep it instead]\n"
+        ));
+    }
+    if still_open {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(
+            "[background processes still hold the output open; their later output is not shown]\n",
+        );
+    }
+    Ok(ToolOutput { text, is_error })
+}
+
+/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].
+fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut c = sink.lock().unwrap_or_else(PoisonError::into_inner);
+        let room = OUTPUT_CAP_BYTES.saturating_sub(c.bytes.len());
+        let keep = room.min(n);
+        c.bytes.extend_from_slice(&buf[..keep]);
+        c.dropped += (n - keep) as u64;
+    }
+    sink.lock().unwrap_or_else(PoisonError::into_inner).done = true;
+}
+
+/// Kills the shell and everything it started (its process group).
+async fn kill_tree(pid: Option<u32>, child: &mut tokio::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+}
+
+/// The exit code, or 128 + the signal number as shells report it.
+fn exit_code(status: ExitStatus) -> i32 {
+    if let Some(code) = status.code() {
+        return code;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return 128 + sig;
+        }
+    }
+    -1
+}
+
+/// `120s`, or `0.5s` for sub-second timeouts.
+fn seconds(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+#[cfg(test)]
+#[cfg(unix)]
+mod tests {
+    use std::time::Instant;
+
+    use eonyx_core::config::ShellPolicy;
+    use serde_json::json;
+
+    use super::super::test_support::*;
+    use super::super::*;
+    use super::{OUTPUT_CAP_BYTES, seconds};
+
+    #[tokio::test]
+    async fn first_line_is_the_exit_status_then_combined_output() {
+        let f = Fixture::new();
+        let out = f
+            .run(
+                "shell",
+                json!({"command": "echo out; echo err >&2; echo again; exit 3"}),
+            )
+            .await;
+        assert!(out.is_error);
+        assert_eq!(out.text, "exit status: 3\nout\nerr\nagain\n");
+        let out = f.run("shell", json!({"command": "true"})).await;
+        assert!(!out.is_error);
+        assert_eq!(out.text, "exit status: 0\n");
+    }
+
+    #[tokio::test]
+    async fn runs_in_the_project_root_without_stdin() {
+        let f = Fixture::new();
+        let out = f
+            .run("shell", json!({"command": "pwd; cat; echo end"}))
+            .await;
+        let root = f.root().canonicalize_utf8().unwrap();
+        assert_eq!(out.text, format!("exit status: 0\n{root}\nend\n"));
+    }
+
+    #[tokio::test]
+    async fn a_slow_command_times_out_and_keeps_its_output() {
+        let mut f = Fixture::new();
+        f.ctx.shell_timeout = Duration::from_secs(1);
+        let start = Instant::now();
+        let out = f
+            .run(
+                "shell",
+                json!({"command": "echo before; sleep 30; echo after"}),
+            )
+            .await;
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(out.is_error);
+        assert_eq!(out.text, "timed out after 1s\nbefore\n");
+    }
+
+    #[tokio::test]
+    async fn denial_returns_the_actionable_text_and_runs_nothing() {
+        let f = Fixture::new();
+        let batch = PolicyApprover {
+            policy: ShellPolicy::Ask,
+            allow_flag: false,
+            ask: None,
+        };
+        let out = f
+            .run_with("shell", json!({"command": "touch ran"}), &batch)
+            .await;
+        assert!(out.is_error);
+        assert_eq!(
+            out.text,
+            "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\""
+        );
+        assert!(!f.root().join("ran").exists());
+        let rec = Recorder::new(Decision::Allow);
+        let out = f
+            .run_with("shell", json!({"command": "touch ran"}), &rec)
+            .await;
+        assert!(!out.is_error);
+        assert!(f.root().join("ran").exists());
+        assert_eq!(
+            rec.asked(),
+            vec![ApprovalKind::Shell {
+                command: "touch ran".into()
+            }]
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_are_reported() {
+        let f = Fixture::new();
+        let out = f.run("shell", json!({"cmd": "ls"})).await;
+        assert!(out.is_error);
+        assert!(
+            out.text.starts_with("invalid arguments for shell:"),
+            "{}",
+            out.text
+        );
+        let out = f.run("shell", json!({"command": "  "})).await;
+        assert_eq!(out.text, "invalid arguments for shell: command is empty");
+    }
+
+    #[tokio::test]
+    async fn cancelling_kills_the_command_and_its_children() {
+        let f = Fixture::new();
+        let cancel = CancellationToken::new();
+        let call = ToolCall {
+            id: "c".into(),
+            name: "shell".into(),
+            arguments: json!({"command": "sleep 60 & echo $! > bg.pid; echo started; wait"}),
+        };
+        let trigger = cancel.clone();
+        let pid_file = f.root().join("bg.pid");
+        tokio::spawn(async move {
+            while !pid_file.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            trigger.cancel();
+        });
+        let start = Instant::now();
+        let out = execute(&call, &f.ctx, &AllowAll, &cancel).await;
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(out.is_error);
+        assert_eq!(out.text, "interrupted\nstarted\n");
+
+        // The background `sleep` died with the group.
+        let pid = std::fs::read_to_string(f.root().join("bg.pid")).unwrap();
+        let pid = pid.trim();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let alive = std::process::Command::new("kill")
+                .args(["-0", pid])
+                .status()
+                .unwrap()
+                .success();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z'))
+            });
+            if !alive || zombie {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "background process {pid} survived"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn background_processes_do_not_hold_the_result() {
+        let f = Fixture::new();
+        let start = Instant::now();
+        let out = f
+            .run("shell", json!({"command": "sleep 5 & echo started"}))
+            .await;
+        assert!(start.elapsed() < Duration::from_secs(4));
+        assert!(
+            out.text.starts_with("exit status: 0\nstarted\n"),
+            "{}",
+            out.text
+        );
+        assert!(
+            out.text
+                .contains("[background processes still hold the output open")
+        );
+    }
+
+    #[tokio::test]
+    async fn huge_output_is_capped_in_memory_with_a_note() {
+        let f = Fixture::new();
+        let out = f
+            .run(
+                "shell",
+                json!({"command": "head -c 5000000 /dev/zero | tr '\\0' a"}),
+            )
+            .await;
+        assert!(!out.is_error);
+        let dropped = 5_000_000 - OUTPUT_CAP_BYTES;
+        assert!(out.text.len() < OUTPUT_CAP_BYTES + 300);
+        assert!(
+            out.text.ends_with(&format!(
+                "\n[output truncated: {dropped} more bytes were not kept (limit {OUTPUT_CAP_BYTES} bytes); redirect to a file and grep it instead]\n"
+            )),
+            "{}",
+            &out.text[out.text.len() - 200..]
+        );
+    }
+
+    #[tokio::test]
+    async fn signals_are_reported_like_a_shell_does() {
+        let f = Fixture::new();
+        let out = f.run("shell", json!({"command": "kill -9 $$"})).await;
+        assert_eq!(out.text, "exit status: 137\n");
+    }
+
+    #[test]
+    fn timeouts_print_in_seconds() {
+        assert_eq!(seconds(Duration::from_secs(120)), "120s");
+        assert_eq!(seconds(Duration::from_millis(500)), "0.5s");
+    }
+}
