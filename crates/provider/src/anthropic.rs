@@ -1,0 +1,279 @@
+//! Anthropic Messages client (`POST {base_url}/messages`); llama-server
+//! serves the same shape at `/v1/messages`.
+
+use eonyx_core::message::{Content, Message, Part, Role};
+use eonyx_core::provider::{BoxFuture, ServerLimits};
+use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError, StreamEvent};
+use serde_json::{Value, json};
+
+use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
+use crate::sse::{self, AnthropicDecoder};
+
+/// The `anthropic-version` header sent with every request.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// `max_tokens` is required by the API; used when neither the request nor
+/// the model config sets it.
+pub const DEFAULT_MAX_TOKENS: u64 = 8192;
+
+/// Client for the Anthropic Messages API.
+#[derive(Debug)]
+pub struct AnthropicProvider {
+    model: ModelConfig,
+    http: Http,
+}
+
+impl AnthropicProvider {
+    /// A client for `model`; `key` goes into `x-api-key` (none: no header).
+    pub fn new(model: ModelConfig, key: Option<String>) -> Result<Self, ProviderError> {
+        let http = Http::new(&model, key)?;
+        Ok(Self { model, http })
+    }
+
+    /// Replace the retry policy (tests and benchmarks use short delays).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ChatRequest) -> Value {
+        request_body(&self.model, request)
+    }
+
+    async fn attempt_inner(
+        &self,
+        request: &ChatRequest,
+        emit: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        let url = format!("{}/messages", self.model.base_url.trim_end_matches('/'));
+        let body = request_body(&self.model, request);
+        let mut builder = self
+            .http
+            .client
+            .post(&url)
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .json(&body);
+        if let Some(k) = &self.http.key {
+            builder = builder.header("x-api-key", k.header("")?);
+        }
+        let resp = self.http.send(builder, &url).await?;
+        sse::drive(self.http.events(resp), AnthropicDecoder::default(), emit).await
+    }
+}
+
+impl Attempt for AnthropicProvider {
+    fn http(&self) -> &Http {
+        &self.http
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        _stream: bool,
+        emit: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(self.attempt_inner(request, emit))
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn send<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(send_with_retries(self, request, on_event))
+    }
+
+    fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {
+        Box::pin(async move {
+            if let Some(l) = crate::limits::anthropic_documented(model) {
+                return l;
+            }
+            // Not a Claude model: probably llama-server's /v1/messages.
+            crate::limits::detect_openai_compatible(&self.http, &self.model.base_url, model).await
+        })
+    }
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The Messages body for `request`.
+pub fn request_body(model: &ModelConfig, request: &ChatRequest) -> Value {
+    let name = if request.model.is_empty() {
+        &model.name
+    } else {
+        &request.model
+    };
+    let max_tokens = request
+        .max_tokens
+        .map(u64::from)
+        .or(model.max_output_tokens)
+        .unwrap_or(DEFAULT_MAX_TOKENS);
+    let mut body = json!({
+        "model": name,
+        "max_tokens": max_tokens,
+        "messages": messages_json(&request.messages),
+        "stream": true,
+    });
+    let mut system = Vec::new();
+    if !request.system.stable.is_empty() {
+        system.push(
+            json!({"type": "text", "text": request.system.stable, "cache_control": ephemeral()}),
+        );
+    }
+    if !request.system.suffix.is_empty() {
+        system.push(json!({"type": "text", "text": request.system.suffix}));
+    }
+    if !system.is_empty() {
+        body["system"] = Value::Array(system);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = Value::Array(
+            request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"name": t.name, "description": t.description, "input_schema": t.parameters})
+                })
+                .collect(),
+        );
+    }
+    if let Some(t) = request.temperature.or(model.temperature) {
+        body["temperature"] = crate::http::temperature_json(t);
+    }
+    body
+}
+
+fn part_blocks(content: &Content) -> Vec<Value> {
+    match content {
+        Content::Text(t) if t.is_empty() => Vec::new(),
+        Content::Text(t) => vec![json!({"type": "text", "text": t})],
+        Content::Parts(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text { text } if text.is_empty() => None,
+                Part::Text { text } => Some(json!({"type": "text", "text": text})),
+                Part::Image {
+                    media_type,
+                    data: Some(d),
+                    ..
+                } => Some(json!({"type": "image", "source": {
+                    "type": "base64",
+                    "media_type": media_type.as_deref().unwrap_or("image/png"),
+                    "data": d,
+                }})),
+                Part::Image { url: Some(u), .. } => {
+                    Some(json!({"type": "image", "source": {"type": "url", "url": u}}))
+                }
+                Part::Image { .. } => None,
+            })
+            .collect(),
+    }
+}
+
+/// Map messages: tool calls become `tool_use` blocks, consecutive tool
+/// results one user message of `tool_result` blocks. The last block of the
+/// last message carries a cache breakpoint, so the conversation prefix is
+/// cached too.
+fn messages_json(messages: &[Message]) -> Value {
+    let mut out: Vec<Value> = Vec::new();
+    let mut pending_results: Vec<Value> = Vec::new();
+    for m in messages {
+        if m.role == Role::Tool {
+            let blocks = part_blocks(&m.content);
+            let mut r = json!({
+                "type": "tool_result",
+                "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+            });
+            if !blocks.is_empty() {
+                r["content"] = Value::Array(blocks);
+            }
+            pending_results.push(r);
+            continue;
+        }
+        if !pending_results.is_empty() {
+            out.push(json!({"role": "user", "content": std::mem::take(&mut pending_results)}));
+        }
+        let mut blocks = part_blocks(&m.content);
+        if m.role == Role::Assistant {
+            for c in &m.tool_calls {
+                let input = match &c.arguments {
+                    Value::Object(_) => c.arguments.clone(),
+                    Value::Null => json!({}),
+                    // Arguments the model sent as invalid JSON: keep them visible.
+                    other => json!({"arguments": other}),
+                };
+                blocks
+                    .push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            }
+        }
+        if blocks.is_empty() {
+            // The API rejects empty content; an empty turn carries nothing.
+            continue;
+        }
+        let role = if m.role == Role::Assistant {
+            "assistant"
+        } else {
+            "user"
+        };
+        out.push(json!({"role": role, "content": blocks}));
+    }
+    if !pending_results.is_empty() {
+        out.push(json!({"role": "user", "content": pending_results}));
+    }
+    if let Some(last) = out
+        .last_mut()
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|c| c.last_mut())
+    {
+        last["cache_control"] = ephemeral();
+    }
+    Value::Array(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eonyx_core::config::ProviderKind;
+
+    #[test]
+    fn request_json_shape() {
+        let mut model = ModelConfig::with_defaults("claude", ProviderKind::Anthropic);
+        model.name = "claude-sonnet-4-5".into();
+        let mut req = crate::openai::tests::rich_request();
+        req.model = String::new();
+        let body = request_body(&model, &req);
+        insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn consecutive_tool_results_become_one_user_message() {
+        let req = crate::openai::tests::rich_request();
+        let body = request_body(
+            &ModelConfig::with_defaults("c", ProviderKind::Anthropic),
+            &req,
+        );
+        let msgs = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "user", "assistant", "user", "user"]
+        );
+        let results = msgs[2]["content"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0]["tool_use_id"], "call_1");
+        assert_eq!(results[1]["tool_use_id"], "call_2");
+        assert_eq!(body["max_tokens"], 256);
+        assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
+        assert!(body["system"][1].get("cache_control").is_none());
+    }
+}

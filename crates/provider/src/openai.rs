@@ -1,0 +1,410 @@
+//! OpenAI Chat Completions compatible client (OpenAI, OpenRouter, Ollama,
+//! vLLM, LM Studio, llama.cpp's llama-server).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use eonyx_core::message::{Content, Message, Part, Role, ToolCall};
+use eonyx_core::provider::{BoxFuture, ServerLimits};
+use eonyx_core::{
+    ChatRequest, ChatResponse, FinishReason, ModelConfig, Provider, ProviderError, StreamEvent,
+};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use serde_json::{Value, json};
+
+use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
+use crate::sse::{self, OpenAiDecoder};
+
+/// Client for `POST {base_url}/chat/completions`.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    model: ModelConfig,
+    http: Http,
+    /// Set once the server refused `stream: true`.
+    no_stream: AtomicBool,
+}
+
+impl OpenAiProvider {
+    /// A client for `model`; `key` is the API key (none for local servers:
+    /// no `Authorization` header is sent).
+    pub fn new(model: ModelConfig, key: Option<String>) -> Result<Self, ProviderError> {
+        let http = Http::new(&model, key)?;
+        Ok(Self {
+            model,
+            http,
+            no_stream: AtomicBool::new(false),
+        })
+    }
+
+    /// Replace the retry policy (tests and benchmarks use short delays).
+    pub fn with_retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.http.retry = policy;
+        self
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.model.base_url.trim_end_matches('/'))
+    }
+
+    fn authorized(
+        &self,
+        b: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, ProviderError> {
+        Ok(match &self.http.key {
+            Some(k) => b.header(AUTHORIZATION, k.header("Bearer ")?),
+            None => b,
+        })
+    }
+
+    /// The JSON body sent for `request`.
+    pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
+        request_body(&self.model, request, stream)
+    }
+
+    async fn attempt_inner(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+        emit: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ChatResponse, ProviderError> {
+        let url = self.url("chat/completions");
+        let body = request_body(&self.model, request, stream);
+        let builder = self.authorized(self.http.client.post(&url).json(&body))?;
+        let resp = self.http.send(builder, &url).await?;
+        let is_json = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !stream || is_json {
+            let v = self.http.read_json(resp).await?;
+            return parse_completion(&v, emit);
+        }
+        sse::drive(self.http.events(resp), OpenAiDecoder::default(), emit).await
+    }
+}
+
+impl Attempt for OpenAiProvider {
+    fn http(&self) -> &Http {
+        &self.http
+    }
+
+    fn attempt<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        stream: bool,
+        emit: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(self.attempt_inner(request, stream, emit))
+    }
+
+    fn refuses_streaming(&self, err: &ProviderError) -> bool {
+        matches!(err, ProviderError::Rejected { status: 400 | 422, message }
+            if message.to_lowercase().contains("stream"))
+    }
+
+    fn set_no_stream(&self) {
+        self.no_stream.store(true, Ordering::Relaxed);
+    }
+
+    fn streams(&self) -> bool {
+        !self.no_stream.load(Ordering::Relaxed)
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn send<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(send_with_retries(self, request, on_event))
+    }
+
+    fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {
+        Box::pin(crate::limits::detect_openai_compatible(
+            &self.http,
+            &self.model.base_url,
+            model,
+        ))
+    }
+}
+
+/// The Chat Completions body for `request`.
+pub fn request_body(model: &ModelConfig, request: &ChatRequest, stream: bool) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    let system = request.system.text();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    messages.extend(request.messages.iter().map(message_json));
+    let name = if request.model.is_empty() {
+        &model.name
+    } else {
+        &request.model
+    };
+    let mut body = json!({
+        "model": name,
+        "messages": messages,
+        "stream": stream,
+    });
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = Value::Array(
+            request
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }})
+                })
+                .collect(),
+        );
+    }
+    if let Some(m) = request.max_tokens {
+        body["max_tokens"] = json!(m);
+    }
+    if let Some(t) = request.temperature.or(model.temperature) {
+        body["temperature"] = crate::http::temperature_json(t);
+    }
+    body
+}
+
+fn image_url(media_type: Option<&str>, data: Option<&str>, url: Option<&str>) -> Option<String> {
+    match (data, url) {
+        (Some(d), _) => Some(format!(
+            "data:{};base64,{d}",
+            media_type.unwrap_or("image/png")
+        )),
+        (None, Some(u)) => Some(u.to_owned()),
+        (None, None) => None,
+    }
+}
+
+fn content_json(content: &Content) -> Value {
+    match content {
+        Content::Text(t) => Value::String(t.clone()),
+        Content::Parts(parts) => Value::Array(
+            parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text { text } => Some(json!({"type": "text", "text": text})),
+                    Part::Image {
+                        media_type,
+                        data,
+                        url,
+                    } => image_url(media_type.as_deref(), data.as_deref(), url.as_deref())
+                        .map(|u| json!({"type": "image_url", "image_url": {"url": u}})),
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn message_json(m: &Message) -> Value {
+    match m.role {
+        Role::User => json!({"role": "user", "content": content_json(&m.content)}),
+        Role::Assistant => {
+            let text = m.content.text();
+            let mut v = json!({"role": "assistant", "content": text});
+            if !m.tool_calls.is_empty() {
+                if text.is_empty() {
+                    v["content"] = Value::Null;
+                }
+                v["tool_calls"] = Value::Array(
+                    m.tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function", "function": {
+                                "name": c.name,
+                                "arguments": c.arguments_json(),
+                            }})
+                        })
+                        .collect(),
+                );
+            }
+            v
+        }
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": m.tool_call_id.clone().unwrap_or_default(),
+            "content": m.content.text(),
+        }),
+    }
+}
+
+/// Parse a non-streaming completion body and emit the events a stream
+/// would have carried.
+pub(crate) fn parse_completion(
+    v: &Value,
+    emit: &mut (dyn FnMut(StreamEvent) + Send),
+) -> Result<ChatResponse, ProviderError> {
+    if v.get("error").is_some() {
+        return Err(crate::classify::classify_stream_error(v));
+    }
+    let choice = v
+        .pointer("/choices/0")
+        .ok_or_else(|| ProviderError::BadResponse {
+            message: format!(
+                "the response has no choices: {}",
+                crate::classify::shorten(&v.to_string())
+            ),
+        })?;
+    let msg = choice.get("message").unwrap_or(&Value::Null);
+    let text = msg
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if !text.is_empty() {
+        emit(StreamEvent::TextDelta(text.clone()));
+    }
+    let calls: Vec<ToolCall> = msg
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .enumerate()
+                .map(|(i, c)| ToolCall {
+                    id: c
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .map_or_else(|| format!("call_{i}"), str::to_owned),
+                    name: c
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    arguments: match c.pointer("/function/arguments") {
+                        Some(Value::String(s)) => ToolCall::parse_arguments(s),
+                        Some(v @ Value::Object(_)) => v.clone(),
+                        _ => ToolCall::parse_arguments(""),
+                    },
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for c in &calls {
+        emit(StreamEvent::ToolCall(c.clone()));
+    }
+    let usage = sse::openai_usage(v);
+    if let Some(u) = usage {
+        emit(StreamEvent::Usage(u));
+    }
+    let finish = choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .map(FinishReason::from_api);
+    if let Some(f) = &finish {
+        emit(StreamEvent::Finish(f.clone()));
+    }
+    let mut message = Message::new(Role::Assistant, Content::Text(text));
+    message.tool_calls = calls;
+    message.usage = usage;
+    Ok(ChatResponse {
+        message,
+        usage,
+        finish_reason: finish,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use eonyx_core::config::ProviderKind;
+    use eonyx_core::{SystemPrompt, ToolDef};
+
+    /// A request with every kind of content: tools, tool calls and results,
+    /// an image, a multi-part user message.
+    pub(crate) fn rich_request() -> ChatRequest {
+        let mut call = Message::assistant("I'll read it.");
+        call.tool_calls = vec![
+            ToolCall {
+                id: "call_1".into(),
+                name: "read_file".into(),
+                arguments: json!({"path": "src/lib.rs"}),
+            },
+            ToolCall {
+                id: "call_2".into(),
+                name: "list_dir".into(),
+                arguments: json!({"path": "."}),
+            },
+        ];
+        let mut tool_only = Message::new(Role::Assistant, Content::Text(String::new()));
+        tool_only.tool_calls = vec![ToolCall {
+            id: "call_3".into(),
+            name: "grep".into(),
+            arguments: ToolCall::parse_arguments("{broken"),
+        }];
+        let mut req = ChatRequest::new(
+            "gemma-3-270m",
+            SystemPrompt {
+                stable: "You are eonyx.\n\n# Project context: AGENTS.md\nUse tabs.".into(),
+                suffix: "Current date (UTC): 2026-07-05".into(),
+            },
+            vec![
+                Message::new(
+                    Role::User,
+                    Content::Parts(vec![
+                        Part::Text {
+                            text: "What is in this screenshot?".into(),
+                        },
+                        Part::Image {
+                            media_type: Some("image/png".into()),
+                            data: Some("iVBORw0KGgo=".into()),
+                            url: None,
+                        },
+                        Part::Image {
+                            media_type: None,
+                            data: None,
+                            url: Some("https://example.com/a.jpg".into()),
+                        },
+                    ]),
+                ),
+                call,
+                Message::tool_result("call_1", "pub fn main() {}"),
+                Message::tool_result("call_2", "src/\nCargo.toml"),
+                tool_only,
+                Message::tool_result("call_3", "error: invalid arguments"),
+                Message::user("Thanks. Summarize."),
+            ],
+        );
+        req.tools = vec![ToolDef {
+            name: "read_file".into(),
+            description: "Read a file.".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        }];
+        req.max_tokens = Some(256);
+        req.temperature = Some(0.2);
+        req
+    }
+
+    #[test]
+    fn request_json_shape() {
+        let model = ModelConfig::with_defaults("local", ProviderKind::Openai);
+        let body = request_body(&model, &rich_request(), true);
+        insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn non_streaming_body_is_parsed_and_emitted() {
+        let v: Value = serde_json::from_str(
+            r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"shell","arguments":"{\"cmd\":\"ls\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#,
+        )
+        .unwrap();
+        let mut events = Vec::new();
+        let r = parse_completion(&v, &mut |e| events.push(e)).unwrap();
+        assert_eq!(r.message.tool_calls[0].arguments, json!({"cmd": "ls"}));
+        assert_eq!(r.finish_reason, Some(FinishReason::ToolCalls));
+        assert_eq!(r.usage.unwrap().prompt_tokens, 10);
+        assert_eq!(events.len(), 3);
+    }
+}

@@ -1,0 +1,563 @@
+//! The clients over real HTTP against a small scripted axum server on
+//! loopback. Timing tests run on tokio's paused clock: no real waiting.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use eonyx_core::config::ProviderKind;
+use eonyx_core::provider::ServerLimits;
+use eonyx_core::{
+    ChatRequest, FinishReason, Message, ModelConfig, Provider, ProviderError, StreamEvent,
+    SystemPrompt,
+};
+use eonyx_provider::{AnthropicProvider, OpenAiProvider, RetryPolicy};
+use serde_json::Value;
+use tokio::time::Instant;
+
+#[derive(Clone)]
+enum Reply {
+    /// 200 with an SSE body.
+    Sse(String),
+    /// Any status with a body and extra headers.
+    Status(u16, Vec<(&'static str, String)>, String),
+    /// 200 SSE: send this, then nothing, forever.
+    Stall(String),
+    /// 200 SSE: send this, then break the connection.
+    Break(String),
+}
+
+#[derive(Debug, Clone)]
+struct Recorded {
+    method: String,
+    path: String,
+    headers: HeaderMap,
+    body: Value,
+}
+
+#[derive(Clone, Default)]
+struct Fake {
+    routes: Arc<Mutex<HashMap<String, VecDeque<Reply>>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Fake {
+    fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+async fn handle(
+    State(fake): State<Fake>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let path = uri.path().to_owned();
+    fake.requests.lock().unwrap().push(Recorded {
+        method: method.to_string(),
+        path: path.clone(),
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    });
+    let reply = {
+        let mut routes = fake.routes.lock().unwrap();
+        match routes.get_mut(&path) {
+            Some(q) if q.len() > 1 => q.pop_front(),
+            Some(q) => q.front().cloned(),
+            None => None,
+        }
+    };
+    let sse = |body: Body| {
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(body)
+            .unwrap()
+    };
+    match reply {
+        None => Response::builder()
+            .status(404)
+            .body(Body::from("not found"))
+            .unwrap(),
+        Some(Reply::Sse(s)) => sse(Body::from(s)),
+        Some(Reply::Status(code, headers, body)) => {
+            let mut b = Response::builder().status(StatusCode::from_u16(code).unwrap());
+            for (k, v) in headers {
+                b = b.header(k, v);
+            }
+            b.body(Body::from(body)).unwrap()
+        }
+        Some(Reply::Stall(first)) => {
+            let s = futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) })
+                .chain(futures_util::stream::pending());
+            sse(Body::from_stream(s))
+        }
+        Some(Reply::Break(first)) => {
+            // The pause lets the headers and first chunk reach the client.
+            let s = futures_util::stream::once(async move { Ok(first) }).chain(
+                futures_util::stream::once(async {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Err(std::io::Error::other("connection reset"))
+                }),
+            );
+            sse(Body::from_stream(s))
+        }
+    }
+}
+
+use futures_util::StreamExt;
+
+async fn serve(routes: Vec<(&str, Vec<Reply>)>) -> (String, Fake) {
+    let fake = Fake::default();
+    {
+        let mut r = fake.routes.lock().unwrap();
+        for (path, replies) in routes {
+            r.insert(path.to_owned(), replies.into());
+        }
+    }
+    let app = Router::new().fallback(handle).with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    (format!("http://{addr}"), fake)
+}
+
+fn model(kind: ProviderKind, base_url: String) -> ModelConfig {
+    let mut m = ModelConfig::with_defaults("test", kind);
+    m.base_url = base_url;
+    m.name = "test-model".into();
+    m.api_key_env = Some("TEST_KEY".into());
+    m.retries = 4;
+    m.idle_timeout_secs = 5;
+    m
+}
+
+fn request() -> ChatRequest {
+    ChatRequest::new(
+        "test-model",
+        SystemPrompt {
+            stable: "stable".into(),
+            suffix: "date".into(),
+        },
+        vec![Message::user("hi")],
+    )
+}
+
+const OK_STREAM: &str = concat!(
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n",
+    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":16}}}\n\n",
+    "data: [DONE]\n\n",
+);
+
+async fn send(
+    p: &dyn Provider,
+    req: &ChatRequest,
+) -> (Result<String, ProviderError>, Vec<StreamEvent>) {
+    let mut events = Vec::new();
+    let r = p
+        .send(req, &mut |e| events.push(e))
+        .await
+        .map(|r| r.message.content.text());
+    (r, events)
+}
+
+#[tokio::test]
+async fn openai_streams_text_and_usage_with_bearer_auth() {
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![Reply::Sse(OK_STREAM.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(
+        model(ProviderKind::Openai, format!("{url}/v1")),
+        Some("sk-test-key".into()),
+    )
+    .unwrap();
+    let mut events = Vec::new();
+    let r = p.send(&request(), &mut |e| events.push(e)).await.unwrap();
+    assert_eq!(r.message.content.text(), "Hello");
+    assert_eq!(r.usage.unwrap().cached_tokens, 16);
+    assert_eq!(r.finish_reason, Some(FinishReason::Stop));
+    assert_eq!(events[0], StreamEvent::TextDelta("Hel".into()));
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].headers["authorization"], "Bearer sk-test-key");
+    assert_eq!(reqs[0].body["stream"], true);
+    assert_eq!(reqs[0].body["stream_options"]["include_usage"], true);
+    assert_eq!(reqs[0].body["messages"][0]["content"], "stable\n\ndate");
+}
+
+#[tokio::test]
+async fn no_key_sends_no_auth_header() {
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![Reply::Sse(OK_STREAM.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    send(&p, &request()).await.0.unwrap();
+    assert!(fake.requests()[0].headers.get("authorization").is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_back_off_exponentially_then_succeed() {
+    let err = Reply::Status(
+        500,
+        vec![],
+        r#"{"error":{"message":"boom","type":"server_error"}}"#.into(),
+    );
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![err.clone(), err, Reply::Sse(OK_STREAM.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let start = Instant::now();
+    let (r, _) = send(&p, &request()).await;
+    assert_eq!(r.unwrap(), "Hello");
+    let waited = start.elapsed();
+    // 1 s then 2 s, each plus up to 100% jitter.
+    assert!(
+        waited >= Duration::from_secs(3) && waited < Duration::from_secs(6),
+        "{waited:?}"
+    );
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn gives_up_after_configured_retries() {
+    let err = Reply::Status(503, vec![], "upstream unavailable".into());
+    let (url, fake) = serve(vec![("/v1/chat/completions", vec![err])]).await;
+    let mut m = model(ProviderKind::Openai, format!("{url}/v1"));
+    m.retries = 2;
+    let p = OpenAiProvider::new(m, None).unwrap();
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert_eq!(e.class(), "transient");
+    assert!(e.to_string().contains("upstream unavailable"), "{e}");
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limit_waits_for_retry_after() {
+    let limited = Reply::Status(
+        429,
+        vec![("retry-after", "7".into())],
+        r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#.into(),
+    );
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![limited, Reply::Sse(OK_STREAM.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let start = Instant::now();
+    send(&p, &request()).await.0.unwrap();
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(7) && waited < Duration::from_millis(7500),
+        "{waited:?}"
+    );
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn auth_and_overflow_are_never_retried() {
+    let (url, fake) = serve(vec![
+        (
+            "/a/chat/completions",
+            vec![Reply::Status(
+                401,
+                vec![],
+                r#"{"error":{"message":"Incorrect API key provided: sk-wrong-key-123.","type":"invalid_request_error","code":"invalid_api_key"}}"#.into(),
+            )],
+        ),
+        (
+            "/b/chat/completions",
+            vec![Reply::Status(
+                400,
+                vec![],
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":3000,"n_ctx":2048}}"#.into(),
+            )],
+        ),
+    ])
+    .await;
+    let p = OpenAiProvider::new(
+        model(ProviderKind::Openai, format!("{url}/a")),
+        Some("sk-wrong-key-123".into()),
+    )
+    .unwrap();
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert_eq!(e.class(), "auth");
+    let msg = e.to_string();
+    assert!(msg.contains("$TEST_KEY"), "{msg}");
+    assert!(!msg.contains("sk-wrong-key-123"), "key leaked: {msg}");
+    assert!(!format!("{e:?}{p:?}").contains("sk-wrong-key-123"));
+
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/b")), None).unwrap();
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert_eq!(eonyx_provider::parse_overflow_limit(&e), Some(2048));
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn stream_breaking_after_output_is_an_error_and_not_retried() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Partial\"},\"finish_reason\":null}]}\n\n";
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![Reply::Break(first.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let (r, events) = send(&p, &request()).await;
+    let e = r.unwrap_err();
+    assert_eq!(e.class(), "transient");
+    assert!(e.to_string().contains("after output began"), "{e}");
+    assert_eq!(events, vec![StreamEvent::TextDelta("Partial".into())]);
+    assert_eq!(fake.requests().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_stream_times_out() {
+    let first = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Thinking\"},\"finish_reason\":null}]}\n\n";
+    let (url, _fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![Reply::Stall(first.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let start = Instant::now();
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert!(e.to_string().contains("sent nothing for 5s"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(6));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_during_backoff_is_prompt() {
+    let err = Reply::Status(500, vec![], "boom".into());
+    let (url, _fake) = serve(vec![("/v1/chat/completions", vec![err])]).await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let req = request();
+    let cancel = req.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let start = Instant::now();
+    let e = send(&p, &req).await.0.unwrap_err();
+    assert!(matches!(e, ProviderError::Cancelled), "{e:?}");
+    assert!(
+        start.elapsed() < Duration::from_millis(400),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn falls_back_to_non_streaming_when_refused() {
+    let refused = Reply::Status(
+        400,
+        vec![],
+        r#"{"error":{"message":"Streaming is not supported for this model","type":"invalid_request_error"}}"#.into(),
+    );
+    let json = Reply::Status(
+        200,
+        vec![("content-type", "application/json".into())],
+        r#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Plain answer"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2}}"#.into(),
+    );
+    let (url, fake) = serve(vec![("/v1/chat/completions", vec![refused, json])]).await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let (r, events) = send(&p, &request()).await;
+    assert_eq!(r.unwrap(), "Plain answer");
+    assert_eq!(events[0], StreamEvent::TextDelta("Plain answer".into()));
+    // The next request goes straight to non-streaming.
+    send(&p, &request()).await.0.unwrap();
+    let reqs = fake.requests();
+    let streams: Vec<&Value> = reqs.iter().map(|r| &r.body["stream"]).collect();
+    assert_eq!(
+        streams,
+        [&Value::Bool(true), &Value::Bool(false), &Value::Bool(false)]
+    );
+    assert!(reqs[1].body.get("stream_options").is_none());
+}
+
+const ANTHROPIC_OK: &str = concat!(
+    "event: message_start\n",
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":3,\"cache_read_input_tokens\":40,\"cache_creation_input_tokens\":0,\"output_tokens\":1}}}\n\n",
+    "event: content_block_start\n",
+    "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    "event: content_block_delta\n",
+    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi there\"}}\n\n",
+    "event: content_block_stop\n",
+    "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+    "event: message_delta\n",
+    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n",
+    "event: message_stop\n",
+    "data: {\"type\":\"message_stop\"}\n\n",
+);
+
+#[tokio::test]
+async fn anthropic_streams_with_version_and_key_headers() {
+    let (url, fake) = serve(vec![(
+        "/v1/messages",
+        vec![Reply::Sse(ANTHROPIC_OK.into())],
+    )])
+    .await;
+    let p = AnthropicProvider::new(
+        model(ProviderKind::Anthropic, format!("{url}/v1")),
+        Some("ant-key".into()),
+    )
+    .unwrap();
+    let mut events = Vec::new();
+    let r = p.send(&request(), &mut |e| events.push(e)).await.unwrap();
+    assert_eq!(r.message.content.text(), "Hi there");
+    let u = r.usage.unwrap();
+    assert_eq!(
+        (u.prompt_tokens, u.cached_tokens, u.completion_tokens),
+        (43, 40, 3)
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs[0].headers["x-api-key"], "ant-key");
+    assert_eq!(reqs[0].headers["anthropic-version"], "2023-06-01");
+    assert!(reqs[0].headers.get("authorization").is_none());
+    assert_eq!(
+        reqs[0].body["system"][0]["cache_control"]["type"],
+        "ephemeral"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn anthropic_overloaded_is_retried_and_overflow_is_not() {
+    let overloaded = Reply::Status(
+        529,
+        vec![],
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+    );
+    let too_long = Reply::Status(
+        400,
+        vec![],
+        r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#.into(),
+    );
+    let (url, fake) = serve(vec![
+        (
+            "/a/messages",
+            vec![overloaded, Reply::Sse(ANTHROPIC_OK.into())],
+        ),
+        ("/b/messages", vec![too_long]),
+    ])
+    .await;
+    let p =
+        AnthropicProvider::new(model(ProviderKind::Anthropic, format!("{url}/a")), None).unwrap();
+    assert_eq!(send(&p, &request()).await.0.unwrap(), "Hi there");
+    let p =
+        AnthropicProvider::new(model(ProviderKind::Anthropic, format!("{url}/b")), None).unwrap();
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert!(matches!(
+        e,
+        ProviderError::ContextOverflow {
+            prompt_tokens: Some(210000),
+            limit: Some(200000),
+            ..
+        }
+    ));
+    assert_eq!(fake.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn detects_limits_from_llama_cpp_props() {
+    let (url, fake) = serve(vec![(
+        "/props",
+        vec![Reply::Status(
+            200,
+            vec![("content-type", "application/json".into())],
+            r#"{"default_generation_settings":{"n_ctx":2048},"total_slots":1}"#.into(),
+        )],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    assert_eq!(
+        p.detect_limits("test-model").await,
+        ServerLimits {
+            context_window: Some(2048),
+            max_output_tokens: None
+        }
+    );
+    assert_eq!(fake.requests()[0].path, "/props");
+}
+
+#[tokio::test]
+async fn detects_limits_from_models_list_and_ollama() {
+    let (url, fake) = serve(vec![
+        (
+            "/or/v1/models",
+            vec![Reply::Status(
+                200,
+                vec![("content-type", "application/json".into())],
+                r#"{"data":[{"id":"test-model","context_length":65536,"top_provider":{"context_length":65536,"max_completion_tokens":8192}}]}"#.into(),
+            )],
+        ),
+        (
+            "/ol/api/show",
+            vec![Reply::Status(
+                200,
+                vec![("content-type", "application/json".into())],
+                r#"{"parameters":"num_ctx 4096","model_info":{"gemma3.context_length":131072}}"#.into(),
+            )],
+        ),
+    ])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/or/v1")), None).unwrap();
+    assert_eq!(
+        p.detect_limits("test-model").await,
+        ServerLimits {
+            context_window: Some(65536),
+            max_output_tokens: Some(8192)
+        }
+    );
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/ol/v1")), None).unwrap();
+    assert_eq!(
+        p.detect_limits("test-model").await.context_window,
+        Some(4096)
+    );
+    let show = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/ol/api/show")
+        .unwrap();
+    assert_eq!(show.method, "POST");
+    assert_eq!(show.body["model"], "test-model");
+    // A server that answers none of the probes: empty.
+    let p =
+        OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/none/v1")), None).unwrap();
+    assert_eq!(p.detect_limits("test-model").await, ServerLimits::default());
+}
+
+#[tokio::test]
+async fn connection_refused_names_the_url() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let mut m = model(ProviderKind::Openai, format!("http://{addr}/v1"));
+    m.retries = 1;
+    let p = OpenAiProvider::new(m, None)
+        .unwrap()
+        .with_retry_policy(RetryPolicy {
+            retries: 1,
+            min_delay: Duration::from_millis(5),
+            ..RetryPolicy::default()
+        });
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert_eq!(e.class(), "transient");
+    assert!(e.to_string().contains(&addr.to_string()), "{e}");
+    assert!(e.to_string().contains("is the server running"), "{e}");
+}
