@@ -1,2 +1,66 @@
-//! Project automation (being built).
-fn main() {}
+//! Project automation for eonyx, run as `cargo xtask <task>`.
+//!
+//! Tasks: `ci` (fmt check, clippy `-D warnings`, `cargo test --workspace`,
+//! `cargo doc` with warnings denied, README-vs-code check), `dist` (reproducible
+//! release archive + SHA256SUMS), `bench` (runs every `harness = false` bench and
+//! gathers their `BENCH|…` lines into one report), `local-model`, `e2e`.
+//!
+//! Invariants: every external command is echoed (`+ cmd`) to stderr before it
+//! runs; a failing step names itself; `dist` archives are byte-for-byte a
+//! function of their inputs (sorted entries, fixed mtimes/owners, fixed gzip
+//! header); nothing here writes outside `target/` except temp dirs.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench;
+mod ci;
+mod dist;
+mod docs;
+mod e2e;
+mod local_model;
+mod util;
+
+use anyhow::{Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <task> [args]
+
+tasks:
+  ci [STEP...]        fmt, clippy, test, doc, readme (all by default, in that order)
+  dist [--check]      release archive in target/dist/ (+ SHA256SUMS); --check also
+                      rebuilds in a second target dir and compares
+  bench               cargo bench --workspace, report in target/bench/report.md
+  local-model [...]   fetch/run the small local model used by e2e tests
+  e2e [...]           end-to-end tests against the local model";
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<()> {
+    let Some((task, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        bail!("no task given");
+    };
+    match task.as_str() {
+        "ci" => ci::run(rest),
+        "dist" => dist::run(rest),
+        "bench" => bench::run(rest),
+        "local-model" => local_model::run(rest),
+        "e2e" => e2e::run(rest),
+        "help" | "-h" | "--help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => {
+            eprintln!("{USAGE}");
+            bail!("unknown task `{other}`")
+        }
+    }
+}

@@ -462,10 +462,10 @@ impl Agent {
             };
             match result {
                 Ok(resp) => {
-                    if let Some(u) = resp.usage {
-                        if u.prompt_tokens > 0 {
-                            self.estimator.observe(&size, u.prompt_tokens);
-                        }
+                    if let Some(u) = resp.usage
+                        && u.prompt_tokens > 0
+                    {
+                        self.estimator.observe(&size, u.prompt_tokens);
                     }
                     return Ok(resp);
                 }
@@ -683,10 +683,10 @@ impl Agent {
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
         let after = self.estimate_next();
-        if let Some(t) = self.trigger.tokens {
-            if let Some(msg) = self.guard.after_compaction(after, t) {
-                sink(AgentEvent::Notice(msg));
-            }
+        if let Some(t) = self.trigger.tokens
+            && let Some(msg) = self.guard.after_compaction(after, t)
+        {
+            sink(AgentEvent::Notice(msg));
         }
         sink(AgentEvent::Compacted(saved.clone()));
         Ok(saved)
@@ -804,13 +804,13 @@ async fn resolve_limits(
         }
         None => None,
     };
-    if let (Some(c), Some(d)) = (window, detected) {
-        if c > d {
-            notices.push(format!(
-                "configured context_window {c} is larger than the server's {d}; using {d}"
-            ));
-            learned = Some(learned.map_or(d, |l: u64| l.min(d)));
-        }
+    if let (Some(c), Some(d)) = (window, detected)
+        && c > d
+    {
+        notices.push(format!(
+            "configured context_window {c} is larger than the server's {d}; using {d}"
+        ));
+        learned = Some(learned.map_or(d, |l: u64| l.min(d)));
     }
     if window.is_none() {
         window = detected;

@@ -73,6 +73,9 @@ pub enum Command {
     Trust(TrustArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout.
+    #[command(hide = true)]
+    Manpage,
 }
 
 #[derive(Debug, Args)]
@@ -148,8 +151,9 @@ pub struct TrustArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish or powershell.
-    pub shell: String,
+    /// The shell to print completions for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::Status> {
@@ -164,5 +168,6 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
+        Some(Command::Manpage) => commands::completions::manpage(printer),
     }
 }

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use crate::printer::Printer;
 
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `0.1.0 (abc1234)`: the version plus the short git commit when built from a
+/// checkout (set by build.rs).
+pub const VERSION: &str = env!("EONYX_VERSION");
 
 /// How a command finished when it did not fail with an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +59,10 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
         {
             return 2;
         }
-        if let Some(e) = cause.downcast_ref::<eonyx_core::ProviderError>() {
-            if matches!(e, eonyx_core::ProviderError::Cancelled) {
-                return 130;
-            }
+        if let Some(eonyx_core::ProviderError::Cancelled) =
+            cause.downcast_ref::<eonyx_core::ProviderError>()
+        {
+            return 130;
         }
     }
     1

@@ -77,10 +77,10 @@ fn base_dir(
     if let Some(dir) = env.get(override_var) {
         return Ok(Utf8PathBuf::from(dir));
     }
-    if !cfg!(windows) {
-        if let Some(dir) = env.get(xdg_var) {
-            return Ok(Utf8PathBuf::from(dir).join("eonyx"));
-        }
+    if !cfg!(windows)
+        && let Some(dir) = env.get(xdg_var)
+    {
+        return Ok(Utf8PathBuf::from(dir).join("eonyx"));
     }
     let strategy = etcetera::choose_base_strategy().map_err(|_| PathError::NoHome {
         var: override_var,

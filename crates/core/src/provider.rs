@@ -247,6 +247,10 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// The system prompt of every summarizer (compaction) request starts with
+/// this text, so test servers and logs can tell compaction calls apart.
+pub const SUMMARIZER_SYSTEM_PREFIX: &str = "You are the eonyx summarizer.";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,13 +1,49 @@
-//! `eonyx compact` (being built).
+//! `eonyx compact [-s ID] [--focus TEXT]`: compact a session now.
 
+use eonyx_agent::{Agent, SessionChoice};
+use eonyx_core::SessionId;
+use serde_json::json;
+
+use super::ui::{self, Interrupts, Mode, View};
 use crate::cli::{CompactArgs, GlobalArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
 
-pub fn run(
-    _printer: &mut Printer,
-    _global: &GlobalArgs,
-    _args: &CompactArgs,
-) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx compact` is not implemented yet")
+pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &CompactArgs) -> anyhow::Result<Status> {
+    let choice = match &args.session {
+        Some(id) => SessionChoice::Id(SessionId::parse(id)?),
+        None => SessionChoice::Continue,
+    };
+    let opts = ui::options(global, None)?;
+    let mode = if global.json { Mode::Json } else { Mode::Final };
+    ui::runtime()?.block_on(async move {
+        let interrupts = Interrupts::install();
+        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
+        for n in agent.take_startup_notices() {
+            printer.warn(&n);
+        }
+        let mut view = View::new(printer, mode);
+        let cancel = interrupts.begin();
+        let result = {
+            let mut sink = |ev| view.event(ev);
+            agent
+                .compact_now(args.focus.as_deref(), &mut sink, &cancel)
+                .await
+        };
+        interrupts.end();
+        match result {
+            Ok(rec) => {
+                if mode == Mode::Json {
+                    view.json(json!({"type":"compaction","session":agent.session_id().to_string(),"record":rec}));
+                } else {
+                    view.printer.outln(&rec.summary)?;
+                }
+                Ok(Status::Success)
+            }
+            Err(e) => {
+                view.failed(&e);
+                Err(ui::agent_error(e))
+            }
+        }
+    })
 }

@@ -1,21 +1,279 @@
-//! `eonyx config` and `eonyx trust` (being built).
+//! `eonyx config` (the effective configuration and where each value came
+//! from) and `eonyx trust` (let a project's eonyx.json set base_url,
+//! api_key_env and tools.shell).
+
+use camino::Utf8PathBuf;
+use eonyx_core::config::{Config, LoadOptions, TrustChange};
+use eonyx_core::paths::{self, Env};
+use eonyx_store::limits::{LimitsCache, WindowOrigin, effective_window};
+use serde_json::{Value, json};
 
 use crate::cli::{ConfigArgs, GlobalArgs, TrustArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
 
+/// One line of the listing.
+struct Entry {
+    key: String,
+    value: Value,
+    source: String,
+    origin: Option<&'static str>,
+}
+
 pub fn run(
-    _printer: &mut Printer,
-    _global: &GlobalArgs,
+    printer: &mut Printer,
+    global: &GlobalArgs,
     _args: &ConfigArgs,
 ) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx config` is not implemented yet")
+    let env = Env::from_process();
+    let cwd = paths::current_dir()?;
+    let config = eonyx_core::config::load(&LoadOptions {
+        cwd,
+        env: env.clone(),
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+    })?;
+    for w in &config.warnings {
+        printer.warn(w);
+    }
+    let learned = match paths::data_dir(&env) {
+        Ok(dir) => match LimitsCache::open(&dir) {
+            Ok(cache) => cache.get(&config.model.base_url, &config.model.name),
+            Err(e) => {
+                printer.warn(&e.to_string());
+                None
+            }
+        },
+        Err(e) => {
+            printer.warn(&format!("cannot read learned context windows: {e}"));
+            None
+        }
+    };
+    let window = window_entry(&config, learned.as_ref());
+    if let Some(w) = &window.1 {
+        printer.warn(w);
+    }
+    let entries = entries(&config, window.0);
+
+    if printer.json() {
+        let mut values = serde_json::Map::new();
+        for e in &entries {
+            let mut v = json!({ "value": e.value, "source": e.source });
+            if let (Some(origin), Some(obj)) = (e.origin, v.as_object_mut()) {
+                obj.insert("origin".into(), origin.into());
+            }
+            values.insert(e.key.clone(), v);
+        }
+        let out = json!({
+            "values": values,
+            "files": {
+                "config_dir": config.config_dir,
+                "global": config.global_file,
+                "project": config.project_file,
+                "project_root": config.project_root,
+                "trusted": config.trusted,
+            },
+            "warnings": config.warnings,
+        });
+        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        return Ok(Status::Success);
+    }
+
+    let global_file = eonyx_core::config::load::global_config_path(&config.config_dir);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# global config:  {global_file}{}\n",
+        if config.global_file.is_some() {
+            ""
+        } else {
+            " (not found)"
+        }
+    ));
+    match &config.project_file {
+        Some(p) => out.push_str(&format!(
+            "# project config: {p} ({})\n",
+            if config.trusted {
+                "trusted"
+            } else {
+                "not trusted"
+            }
+        )),
+        None => out.push_str("# project config: (none)\n"),
+    }
+    out.push_str(&format!("# project root:   {}\n", config.project_root));
+    let lines: Vec<(String, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                format!("{} = {}", e.key, render(&e.value)),
+                e.source.as_str(),
+            )
+        })
+        .collect();
+    let width = lines
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (line, source) in lines {
+        let pad = width - line.chars().count();
+        out.push_str(&format!("{line}{}  # {source}\n", " ".repeat(pad)));
+    }
+    printer.out(&out)?;
+    Ok(Status::Success)
+}
+
+fn render(v: &Value) -> String {
+    match v {
+        Value::Null => "(unset)".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// The effective `context_window` with where it came from, and a warning
+/// when a smaller learned/detected window overrides the configured one.
+fn window_entry(
+    config: &Config,
+    learned: Option<&eonyx_store::limits::LearnedLimit>,
+) -> ((u64, String, &'static str), Option<String>) {
+    let key = format!("models.{}.context_window", config.model_key);
+    let configured_src = config.source(&key);
+    let (window, origin, overridden) = effective_window(config.model.context_window, learned);
+    let mut warning = None;
+    let (source, tag) = match origin {
+        WindowOrigin::Configured => (format!("configured in {configured_src}"), "configured"),
+        WindowOrigin::Detected { how, learned_at } => {
+            (format!("{how} at {learned_at}"), "detected")
+        }
+        WindowOrigin::Overflow { learned_at } => (
+            format!("learned from an overflow at {learned_at}"),
+            "overflow",
+        ),
+        WindowOrigin::Fallback => (
+            "fallback: not configured and not detected yet".to_owned(),
+            "fallback",
+        ),
+    };
+    let source = match overridden {
+        Some(c) => {
+            warning = Some(format!(
+                "configured context_window {c} ({configured_src}) is larger than the server's {window}; using {window}"
+            ));
+            format!("{source}; configured {c}")
+        }
+        None => source,
+    };
+    ((window, source, tag), warning)
+}
+
+fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
+    let entry = |key: String, value: Value| Entry {
+        source: config.source(&key).to_string(),
+        key,
+        value,
+        origin: None,
+    };
+    let m = &config.model;
+    let k = |f: &str| format!("models.{}.{f}", config.model_key);
+    let c = &config.compaction;
+    let ck = |f: &str| format!("compaction.{f}");
+    let (window, window_source, window_origin) = window;
+    vec![
+        entry("model".into(), json!(config.model_key)),
+        entry("profile".into(), json!(config.profile)),
+        entry(k("provider"), json!(m.provider.as_str())),
+        entry(k("base_url"), json!(m.base_url)),
+        entry(k("name"), json!(m.name)),
+        entry(k("api_key_env"), json!(m.api_key_env)),
+        Entry {
+            key: k("context_window"),
+            value: json!(window),
+            source: window_source,
+            origin: Some(window_origin),
+        },
+        entry(k("max_input_tokens"), json!(m.max_input_tokens)),
+        entry(k("max_output_tokens"), json!(m.max_output_tokens)),
+        entry(k("temperature"), json!(m.temperature)),
+        entry(k("retries"), json!(m.retries)),
+        entry(k("connect_timeout_secs"), json!(m.connect_timeout_secs)),
+        entry(k("idle_timeout_secs"), json!(m.idle_timeout_secs)),
+        entry(ck("auto"), json!(c.auto)),
+        entry(ck("prune"), json!(c.prune)),
+        entry(ck("threshold_percent"), json!(c.threshold_percent)),
+        entry(ck("buffer_tokens"), json!(c.buffer_tokens)),
+        entry(ck("keep_turns"), json!(c.keep_turns)),
+        entry(ck("keep_tokens"), json!(c.keep_tokens)),
+        entry(ck("summary_max_tokens"), json!(c.summary_max_tokens)),
+        entry(ck("chars_per_token"), json!(c.chars_per_token)),
+        entry(ck("image_tokens"), json!(c.image_tokens)),
+        entry(
+            ck("tool_result_budget_chars"),
+            json!(c.tool_result_budget_chars),
+        ),
+        entry(ck("keep_recent_results"), json!(c.keep_recent_results)),
+        entry(ck("max_consecutive"), json!(c.max_consecutive)),
+        entry(ck("model"), json!(c.model)),
+        entry(
+            ck("trigger_tokens_override"),
+            json!(c.trigger_tokens_override),
+        ),
+        entry(
+            "context.max_file_bytes".into(),
+            json!(config.context.max_file_bytes),
+        ),
+        entry(
+            "context.max_total_bytes".into(),
+            json!(config.context.max_total_bytes),
+        ),
+        entry("tools.shell".into(), json!(config.tools.shell)),
+        entry(
+            "tools.output_cap_bytes".into(),
+            json!(config.tools.output_cap_bytes),
+        ),
+        entry(
+            "tools.shell_timeout_secs".into(),
+            json!(config.tools.shell_timeout_secs),
+        ),
+        entry("max_steps".into(), json!(config.max_steps)),
+    ]
 }
 
 pub fn trust(
-    _printer: &mut Printer,
+    printer: &mut Printer,
     _global: &GlobalArgs,
-    _args: &TrustArgs,
+    args: &TrustArgs,
 ) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx trust` is not implemented yet")
+    let env = Env::from_process();
+    let config_dir = paths::config_dir(&env)?;
+    let cwd = paths::current_dir()?;
+    let root: Utf8PathBuf = match &args.path {
+        Some(p) if p.is_absolute() => p.clone(),
+        Some(p) => cwd.join(p),
+        None => paths::find_project(&cwd).root,
+    };
+    let (root, change) = eonyx_core::config::trust_project(&config_dir, &root, args.remove)?;
+    let file = eonyx_core::config::load::global_config_path(&config_dir);
+    if printer.json() {
+        let trusted = matches!(change, TrustChange::Added | TrustChange::AlreadyTrusted);
+        let changed = matches!(change, TrustChange::Added | TrustChange::Removed);
+        printer.outln(
+            &json!({
+                "root": root,
+                "trusted": trusted,
+                "changed": changed,
+                "config_file": file,
+            })
+            .to_string(),
+        )?;
+        return Ok(Status::Success);
+    }
+    match change {
+        TrustChange::Added => printer.info(&format!(
+            "trusted {root}: its eonyx.json may now set base_url, api_key_env and tools.shell (recorded in {file})"
+        )),
+        TrustChange::AlreadyTrusted => printer.info(&format!("{root} is already trusted ({file})")),
+        TrustChange::Removed => printer.info(&format!("{root} is no longer trusted ({file})")),
+        TrustChange::NotListed => printer.info(&format!("{root} was not trusted; nothing to remove")),
+    }
+    Ok(Status::Success)
 }

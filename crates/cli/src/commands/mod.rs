@@ -2,8 +2,10 @@
 
 pub mod compact;
 pub mod completions;
+pub mod approve;
 pub mod config;
 pub mod context;
 pub mod interactive;
 pub mod run;
 pub mod sessions;
+pub mod ui;

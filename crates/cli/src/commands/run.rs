@@ -1,13 +1,57 @@
-//! `eonyx run` (being built).
+//! `eonyx run [PROMPT]`: one turn, the answer on stdout.
 
+use std::io::Read;
+
+use anyhow::Context as _;
+use eonyx_agent::Agent;
+
+use super::ui::{self, Interrupts, Mode, TurnResult, View};
 use crate::cli::{GlobalArgs, RunArgs};
-use crate::exit::Status;
+use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
-pub fn run(
-    _printer: &mut Printer,
-    _global: &GlobalArgs,
-    _args: &RunArgs,
-) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx run` is not implemented yet")
+pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow::Result<Status> {
+    let prompt = match args.prompt.as_deref() {
+        Some(p) if p != "-" => p.to_owned(),
+        _ => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .context("cannot read the prompt from stdin")?;
+            s
+        }
+    };
+    let prompt = prompt.trim().to_owned();
+    if prompt.is_empty() {
+        return Err(usage(
+            "no prompt: pass it as an argument (`eonyx run \"...\"`) or on stdin",
+        ));
+    }
+    let choice = ui::session_choice(&args.session, true)?;
+    let opts = ui::options(global, None)?;
+    let mode = if global.json { Mode::Json } else { Mode::Final };
+
+    ui::runtime()?.block_on(async move {
+        let interrupts = Interrupts::install();
+        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
+        for n in agent.take_startup_notices() {
+            printer.warn(&n);
+        }
+        let mut view = View::new(printer, mode);
+        view.session(&agent);
+        let result = ui::run_turn(&mut agent, &mut view, &interrupts, &prompt).await;
+        if let Some(e) = view.last_error.take() {
+            return Err(e.into());
+        }
+        match result {
+            TurnResult::Ok => Ok(Status::Success),
+            TurnResult::Failed(e) => {
+                let status = ui::status_for(&e);
+                if mode != Mode::Json || status != Status::Interrupted {
+                    view.printer.error(&ui::agent_error(e));
+                }
+                Ok(status)
+            }
+        }
+    })
 }

@@ -9,6 +9,21 @@
 //! The `*File` types mirror what may be written in a file (every field
 //! optional, unknown keys rejected); [`Config`] is the resolved result with
 //! a [`Source`] recorded for each value.
+//!
+//! Invariants:
+//! - Compaction merges field by field: profile > model > project > global >
+//!   defaults, with `EONYX_AUTO_COMPACT`, `EONYX_AUTO_COMPACT_TOKENS` and
+//!   `EONYX_COMPACTION_RESERVED_TOKENS` on top. The active model key comes
+//!   from `--model` > the profile's `model` > `$EONYX_MODEL` (when it is a
+//!   key; otherwise it renames the active model) > project > global.
+//! - Every error names the file; parse and unknown-key errors also the line
+//!   (and column), with the full dotted key and a "did you mean" hint.
+//! - A project's `eonyx.json` never sets `base_url`, `api_key_env` or
+//!   `tools.shell` unless its canonical root is in the global
+//!   `trusted_projects` (`eonyx trust`); `trusted_projects` in a project
+//!   file is always ignored. Ignored keys produce a warning, not an error.
+//! - Loading never writes; only [`trust_project`] edits `config.toml`, in
+//!   place (comments kept), atomically.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::paths::Env;
 
 pub mod load;
-pub use load::{LoadOptions, load};
+pub mod trust;
+pub use load::{LoadOptions, load, parse_global, parse_project};
+pub use trust::{TrustChange, trust_project};
 
 /// Fallback context window when neither config nor server says (SPEC §6).
 pub const FALLBACK_CONTEXT_WINDOW: u64 = 120_000;
@@ -272,11 +289,15 @@ pub enum Source {
     Project {
         path: Utf8PathBuf,
     },
+    /// A `[models.KEY.compaction]` override in `path`.
     Model {
         key: String,
+        path: Utf8PathBuf,
     },
+    /// A `[profiles.NAME]` setting in `path`.
     Profile {
         name: String,
+        path: Utf8PathBuf,
     },
     Env {
         var: String,
@@ -296,8 +317,8 @@ impl std::fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Global { path } => write!(f, "{path}"),
             Source::Project { path } => write!(f, "{path}"),
-            Source::Model { key } => write!(f, "models.{key}"),
-            Source::Profile { name } => write!(f, "profiles.{name}"),
+            Source::Model { key, path } => write!(f, "{path} [models.{key}]"),
+            Source::Profile { name, path } => write!(f, "{path} [profiles.{name}]"),
             Source::Env { var } => write!(f, "${var}"),
             Source::Flag { flag } => write!(f, "{flag}"),
             Source::Detected { how } => f.write_str(how),
@@ -419,6 +440,18 @@ pub enum ConfigError {
     UnknownProfile {
         name: String,
         config_file: Utf8PathBuf,
+    },
+    #[error("cannot write config file {path}: {source}")]
+    Write {
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot trust {path}: {source}; give the path of an existing project directory")]
+    TrustPath {
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
     },
     #[error(transparent)]
     Path(#[from] crate::paths::PathError),

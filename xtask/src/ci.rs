@@ -1,0 +1,94 @@
+//! `cargo xtask ci [STEP...]`: what `.ci/run` calls.
+
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+
+use crate::util::{self, cargo, human_duration};
+
+/// The steps, in the order they run.
+pub const STEPS: &[(&str, &str)] = &[
+    ("fmt", "cargo fmt --all -- --check"),
+    (
+        "clippy",
+        "cargo clippy --workspace --all-targets -- -D warnings",
+    ),
+    ("test", "cargo test --workspace"),
+    (
+        "doc",
+        "RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps",
+    ),
+    ("readme", "README's commands and config keys match the code"),
+];
+
+pub fn run(args: &[String]) -> Result<()> {
+    let selected: Vec<&str> = if args.is_empty() {
+        STEPS.iter().map(|(name, _)| *name).collect()
+    } else {
+        let mut v = Vec::new();
+        for a in args {
+            match STEPS.iter().find(|(name, _)| name == a) {
+                Some((name, _)) => v.push(*name),
+                None => bail!(
+                    "unknown ci step `{a}`; steps are {}",
+                    STEPS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+        v
+    };
+    let start = Instant::now();
+    for (name, what) in STEPS {
+        if !selected.contains(name) {
+            continue;
+        }
+        eprintln!("==> ci step `{name}`: {what}");
+        let step_start = Instant::now();
+        if let Err(err) = step(name) {
+            eprintln!(
+                "==> ci step `{name}` FAILED after {}",
+                human_duration(step_start.elapsed())
+            );
+            return Err(err.context(format!("ci step `{name}` failed ({what})")));
+        }
+        eprintln!(
+            "==> ci step `{name}` ok ({})",
+            human_duration(step_start.elapsed())
+        );
+    }
+    eprintln!(
+        "==> ci passed: {} in {}",
+        selected.join(", "),
+        human_duration(start.elapsed())
+    );
+    Ok(())
+}
+
+fn step(name: &str) -> Result<()> {
+    match name {
+        "fmt" => util::run(cargo().args(["fmt", "--all", "--", "--check"])),
+        "clippy" => util::run(cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])),
+        // README's test command, verbatim.
+        "test" => util::run(cargo().args(["test", "--workspace"])),
+        "doc" => util::run(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
+            "doc",
+            "--workspace",
+            "--no-deps",
+        ])),
+        "readme" => {
+            util::run(cargo().args(["build", "-p", "eonyx-cli", "--bin", "eonyx"]))?;
+            let bin = util::target_dir()
+                .join("debug")
+                .join(format!("eonyx{}", std::env::consts::EXE_SUFFIX));
+            crate::docs::check(&util::workspace_root().join("README.md"), &bin)
+        }
+        other => bail!("unknown ci step `{other}`"),
+    }
+}

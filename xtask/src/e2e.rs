@@ -1,0 +1,789 @@
+//! `cargo xtask e2e [--port P] [--turns N] [--http-only]`: end-to-end checks
+//! against a real llama-server (Gemma 3 270M, 2048-token context).
+//!
+//! 1. HTTP level, both `/v1/chat/completions` and `/v1/messages`: a streamed
+//!    reply with usage; an over-window request recognised as a context
+//!    overflow with the server's figures; two requests sharing a prefix hit
+//!    the prompt cache.
+//! 2. The real binary: `target/debug/eonyx` in batch mode (N piped lines)
+//!    with a config WITHOUT `context_window`, through a logging proxy that
+//!    records the server's `timings` (cache_n / prompt_n) per request; then
+//!    the compactions found in the session file.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use eonyx_tests::RecordedRequest;
+use eonyx_tests::http::{HttpResponse, parse_response, post_json};
+use serde_json::{Value, json};
+
+use crate::local_model::{self, LocalServer, MODEL_NAME};
+use crate::util;
+
+const E2E_CTX: u32 = 2048;
+const DEFAULT_E2E_PORT: u16 = 8089;
+
+/// One HTTP check: given the server root URL, a one-line result.
+type Check = fn(&str) -> Result<String>;
+
+struct Options {
+    port: u16,
+    turns: usize,
+    http_only: bool,
+    /// Use this binary instead of building `target/debug/eonyx`.
+    eonyx: Option<std::path::PathBuf>,
+}
+
+fn parse(args: &[String]) -> Result<Options> {
+    let mut o = Options {
+        port: DEFAULT_E2E_PORT,
+        turns: 30,
+        http_only: false,
+        eonyx: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--port" => o.port = local_model::value(&mut it, "--port")?,
+            "--turns" => o.turns = local_model::value(&mut it, "--turns")?,
+            "--http-only" => o.http_only = true,
+            "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
+            "-h" | "--help" => {
+                println!(
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--http-only] [--eonyx PATH]\n\
+                     Starts llama-server (ctx {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
+                     checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
+                );
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument `{other}` (try --help)"),
+        }
+    }
+    Ok(o)
+}
+
+/// Stops the server on every exit path if we started it.
+struct ServerGuard(LocalServer);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let opts = parse(args)?;
+    let server = local_model::start(&local_model::Options {
+        ctx: E2E_CTX,
+        port: opts.port,
+        detach: false,
+    })?;
+    let server = ServerGuard(server);
+    let root = server.0.root_url();
+    match local_model::served_ctx(opts.port) {
+        Some(n) if n == u64::from(E2E_CTX) => {}
+        Some(n) => bail!(
+            "the llama-server already on port {} has n_ctx {n}, not {E2E_CTX}; stop it or pass --port",
+            opts.port
+        ),
+        None => bail!("the server on port {} does not answer /props", opts.port),
+    }
+
+    let checks: [(&str, Check); 6] = [
+        ("openai: streamed reply with usage", openai_stream),
+        ("anthropic: streamed reply with usage", anthropic_stream),
+        ("openai: over-window -> context overflow", |r| {
+            overflow(r, false)
+        }),
+        ("anthropic: over-window -> context overflow", |r| {
+            overflow(r, true)
+        }),
+        ("openai: shared prefix -> cached tokens", |r| {
+            cache(r, false)
+        }),
+        ("anthropic: shared prefix -> cached tokens", |r| {
+            cache(r, true)
+        }),
+    ];
+    let mut failed = 0;
+    println!("== HTTP checks against llama-server {root} (n_ctx {E2E_CTX})");
+    for (name, check) in checks {
+        match check(&root) {
+            Ok(detail) => println!("PASS  {name:<44} {detail}"),
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  {name:<44} {e:#}");
+            }
+        }
+    }
+
+    if opts.http_only {
+        println!("== binary stage skipped (--http-only)");
+    } else if let Err(e) = binary_stage(opts.port, opts.turns, opts.eonyx.as_deref()) {
+        failed += 1;
+        println!("FAIL  binary stage: {e:#}");
+    }
+    drop(server);
+    if failed > 0 {
+        bail!("{failed} e2e check(s) failed");
+    }
+    Ok(())
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "content": text})
+}
+
+fn post(url: &str, body: &Value) -> Result<HttpResponse> {
+    post_json(
+        url,
+        body,
+        &[("x-api-key", "none"), ("Authorization", "Bearer none")],
+    )
+    .with_context(|| format!("POST {url}"))
+}
+
+fn expect_ok(r: &HttpResponse) -> Result<()> {
+    if r.status != 200 {
+        bail!(
+            "HTTP {}: {}",
+            r.status,
+            r.body.chars().take(300).collect::<String>()
+        );
+    }
+    if !r.complete {
+        bail!("the response ended before it was complete");
+    }
+    Ok(())
+}
+
+fn openai_stream(root: &str) -> Result<String> {
+    let r = post(
+        &format!("{root}/v1/chat/completions"),
+        &json!({"model": MODEL_NAME, "stream": true, "stream_options": {"include_usage": true},
+            "max_tokens": 24, "temperature": 0,
+            "messages": [user("Write one sentence about the sea.")]}),
+    )?;
+    expect_ok(&r)?;
+    let chunks = r.sse_json();
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+        })
+        .collect();
+    let usage = chunks
+        .iter()
+        .rev()
+        .find_map(|c| c.get("usage").filter(|u| !u.is_null()))
+        .context("no usage chunk in the stream")?;
+    let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+    let completion = usage["completion_tokens"].as_u64().unwrap_or(0);
+    if text.is_empty() || prompt == 0 || completion == 0 {
+        bail!("text {:?}, usage {usage}", text);
+    }
+    if r.sse_data().last().map(String::as_str) != Some("[DONE]") {
+        bail!("the stream did not end with [DONE]");
+    }
+    Ok(format!(
+        "{} chunks, {} chars, prompt {prompt} / completion {completion} tokens",
+        chunks.len(),
+        text.chars().count()
+    ))
+}
+
+fn anthropic_stream(root: &str) -> Result<String> {
+    let r = post(
+        &format!("{root}/v1/messages"),
+        &json!({"model": MODEL_NAME, "stream": true, "max_tokens": 24, "temperature": 0,
+            "system": [{"type": "text", "text": "You write short sentences."}],
+            "messages": [user("Write one sentence about the sea.")]}),
+    )?;
+    expect_ok(&r)?;
+    let events: Vec<&str> = r
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event:").map(str::trim))
+        .collect();
+    for needed in [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ] {
+        if !events.contains(&needed) {
+            bail!("no `{needed}` event (saw {events:?})");
+        }
+    }
+    let data = r.sse_json();
+    let text: String = data
+        .iter()
+        .filter_map(|d| d.pointer("/delta/text").and_then(Value::as_str))
+        .collect();
+    let input = data
+        .iter()
+        .find_map(|d| {
+            d.pointer("/message/usage/input_tokens")
+                .and_then(Value::as_u64)
+        })
+        .unwrap_or(0);
+    let output = data
+        .iter()
+        .rev()
+        .find_map(|d| d.pointer("/usage/output_tokens").and_then(Value::as_u64))
+        .unwrap_or(0);
+    if text.is_empty() || output == 0 {
+        bail!("text {text:?}, input {input}, output {output}");
+    }
+    Ok(format!(
+        "{} events, {} chars, input {input} / output {output} tokens",
+        events.len(),
+        text.chars().count()
+    ))
+}
+
+/// The context-overflow classification the provider crate applies, on the
+/// raw response: `(prompt tokens, limit)` when it is an overflow.
+fn overflow_figures(r: &HttpResponse) -> Option<(Option<u64>, Option<u64>)> {
+    let v = r.json().unwrap_or(Value::Null);
+    let e = v.get("error").cloned().unwrap_or(Value::Null);
+    let message = e["message"].as_str().unwrap_or("");
+    let is_overflow = r.status == 413
+        || e["type"] == "exceed_context_size_error"
+        || e["code"] == "context_length_exceeded"
+        || message.contains("prompt is too long")
+        || message.contains("exceeds the available context size")
+        || message.contains("maximum context length");
+    if !is_overflow || r.status < 400 {
+        return None;
+    }
+    let mut prompt = e["n_prompt_tokens"].as_u64();
+    let mut limit = e["n_ctx"].as_u64();
+    if let Some(rest) = message.split("prompt is too long: ").nth(1) {
+        // "prompt is too long: M tokens > N maximum"
+        let nums: Vec<u64> = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        prompt = prompt.or(nums.first().copied());
+        limit = limit.or(nums.get(1).copied());
+    }
+    Some((prompt, limit))
+}
+
+fn overflow(root: &str, anthropic: bool) -> Result<String> {
+    let long = "The quick brown fox jumps over the lazy dog. ".repeat(400);
+    let (url, body) = if anthropic {
+        (
+            format!("{root}/v1/messages"),
+            json!({"model": MODEL_NAME, "max_tokens": 8, "stream": true, "messages": [user(&long)]}),
+        )
+    } else {
+        (
+            format!("{root}/v1/chat/completions"),
+            json!({"model": MODEL_NAME, "max_tokens": 8, "stream": true, "messages": [user(&long)]}),
+        )
+    };
+    let r = post(&url, &body)?;
+    let Some((prompt, limit)) = overflow_figures(&r) else {
+        bail!(
+            "not recognised as a context overflow: HTTP {} {}",
+            r.status,
+            r.body.chars().take(300).collect::<String>()
+        );
+    };
+    match (prompt, limit) {
+        (Some(p), Some(l)) if l == u64::from(E2E_CTX) && p > l => {
+            Ok(format!("HTTP {}: {p} prompt tokens > n_ctx {l}", r.status))
+        }
+        _ => bail!(
+            "overflow without the server's figures (prompt {prompt:?}, limit {limit:?}): {}",
+            r.body.chars().take(300).collect::<String>()
+        ),
+    }
+}
+
+/// Cached tokens of a non-streamed response: llama.cpp `timings.cache_n`,
+/// else OpenAI `prompt_tokens_details.cached_tokens`, else Anthropic
+/// `cache_read_input_tokens`.
+fn cached_of(v: &Value) -> Option<u64> {
+    v.pointer("/timings/cache_n")
+        .or_else(|| v.pointer("/usage/prompt_tokens_details/cached_tokens"))
+        .or_else(|| v.pointer("/usage/cache_read_input_tokens"))
+        .and_then(Value::as_u64)
+}
+
+fn cache(root: &str, anthropic: bool) -> Result<String> {
+    let system = format!(
+        "You are a careful assistant for the eonyx e2e check ({}). {}",
+        if anthropic { "anthropic" } else { "openai" },
+        "Answer briefly and stay on topic. ".repeat(30)
+    );
+    let first = vec![user("Name a colour.")];
+    let mut second = first.clone();
+    second.push(json!({"role": "assistant", "content": "Blue."}));
+    second.push(user("Name another colour."));
+    let send = |messages: &[Value]| -> Result<Value> {
+        let (url, body) = if anthropic {
+            (
+                format!("{root}/v1/messages"),
+                json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0,
+                    "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                    "messages": messages}),
+            )
+        } else {
+            let mut all = vec![json!({"role": "system", "content": system})];
+            all.extend_from_slice(messages);
+            (
+                format!("{root}/v1/chat/completions"),
+                json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0, "messages": all}),
+            )
+        };
+        let r = post(&url, &body)?;
+        expect_ok(&r)?;
+        r.json().context("the response is not JSON")
+    };
+    let a = send(&first)?;
+    let b = send(&second)?;
+    let cached = cached_of(&b).with_context(|| format!("no cache figure in {b}"))?;
+    if cached == 0 {
+        bail!("the second request reports 0 cached tokens: {}", b["usage"]);
+    }
+    Ok(format!(
+        "first cached {}, second cached {cached} (usage {})",
+        cached_of(&a).unwrap_or(0),
+        b["usage"]
+    ))
+}
+
+// ---------------------------------------------------------------- binary stage
+
+/// One request seen by the logging proxy.
+#[derive(Debug, Clone)]
+struct Entry {
+    method: String,
+    path: String,
+    status: u16,
+    summarizer: bool,
+    messages: usize,
+    prompt_n: Option<u64>,
+    cache_n: Option<u64>,
+    overflow: bool,
+}
+
+type Log = Arc<Mutex<Vec<Entry>>>;
+
+/// A logging reverse proxy on 127.0.0.1:0 in front of llama-server: one
+/// request per connection, bytes forwarded as they arrive (streams stay
+/// streams), response timings recorded.
+fn start_proxy(upstream: u16) -> Result<(u16, Log)> {
+    let listener = TcpListener::bind(("127.0.0.1", 0)).context("binding the logging proxy")?;
+    let port = listener.local_addr()?.port();
+    let log: Log = Arc::default();
+    let log2 = log.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let log = log2.clone();
+            std::thread::spawn(move || {
+                if let Err(e) = proxy_one(client, upstream, &log) {
+                    eprintln!("proxy: {e:#}");
+                }
+            });
+        }
+    });
+    Ok((port, log))
+}
+
+fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let head_end = loop {
+        let n = client.read(&mut chunk)?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or("").to_owned();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for line in lines {
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buf[head_end + 4..].to_vec();
+    while body.len() < length {
+        let n = client.read(&mut chunk)?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+
+    let mut up =
+        TcpStream::connect(("127.0.0.1", upstream)).context("connecting to llama-server")?;
+    let mut out = format!("{request_line}\r\nHost: 127.0.0.1:{upstream}\r\nConnection: close\r\n");
+    for (k, v) in &headers {
+        if !k.eq_ignore_ascii_case("host") && !k.eq_ignore_ascii_case("connection") {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+    }
+    out.push_str("\r\n");
+    up.write_all(out.as_bytes())?;
+    up.write_all(&body)?;
+
+    let mut response = Vec::new();
+    loop {
+        let n = match up.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(_) => break,
+        };
+        response.extend_from_slice(&chunk[..n]);
+        if client.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+    }
+
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_owned();
+    let path = parts.next().unwrap_or("").to_owned();
+    let json_body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let recorded = RecordedRequest {
+        method: method.clone(),
+        path: path.clone(),
+        headers: BTreeMap::new(),
+        raw_body: String::new(),
+        body: json_body,
+        prompt_tokens: 0,
+    };
+    let parsed = parse_response(&response);
+    let (status, timings, overflow) = match &parsed {
+        Some(r) => {
+            let timings = match r.json() {
+                Some(v) => v.get("timings").cloned(),
+                None => r
+                    .sse_json()
+                    .iter()
+                    .rev()
+                    .find_map(|c| c.get("timings").cloned()),
+            };
+            (r.status, timings, overflow_figures(r).is_some())
+        }
+        None => (0, None, false),
+    };
+    let get = |k: &str| {
+        timings
+            .as_ref()
+            .and_then(|t| t.get(k))
+            .and_then(Value::as_u64)
+    };
+    log.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(Entry {
+            method,
+            path,
+            status,
+            summarizer: recorded.is_summarizer(),
+            messages: recorded.messages().len(),
+            prompt_n: get("prompt_n"),
+            cache_n: get("cache_n"),
+            overflow,
+        });
+    // Close only after logging, so a client that saw the end sees the entry.
+    let _ = client.shutdown(std::net::Shutdown::Both);
+    Ok(())
+}
+
+fn turn_lines(turns: usize) -> String {
+    let topics = [
+        "the sea",
+        "mountains",
+        "rivers",
+        "forests",
+        "deserts",
+        "the moon",
+        "volcanoes",
+        "glaciers",
+        "islands",
+        "rain",
+    ];
+    (1..=turns)
+        .map(|i| {
+            format!(
+                "Turn {i}: remember that code word {i} is {}. Now write two sentences about {}.\n",
+                i * 7,
+                topics[i % topics.len()]
+            )
+        })
+        .collect()
+}
+
+fn binary_stage(server_port: u16, turns: usize, eonyx: Option<&std::path::Path>) -> Result<()> {
+    println!("== binary stage: {turns} batch turns, no context_window in config");
+    let bin = match eonyx {
+        Some(path) => path.to_path_buf(),
+        None => {
+            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
+                "the eonyx binary does not build yet (the HTTP checks above still stand)",
+            )?;
+            util::target_dir().join("debug").join("eonyx")
+        }
+    };
+    if !bin.is_file() {
+        bail!("{} is missing after the build", bin.display());
+    }
+    let (proxy_port, log) = start_proxy(server_port)?;
+    let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
+    let config = local_model::config_snippet(proxy_port);
+    std::fs::create_dir_all(&env.config_dir)?;
+    std::fs::write(env.config_dir.join("config.toml"), format!("{config}\n"))
+        .context("writing the e2e config")?;
+
+    let stdout_path = env.home.join("eonyx.stdout");
+    let stderr_path = env.home.join("eonyx.stderr");
+    let mut child = env
+        .command(&bin)
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&stdout_path)?)
+        .stderr(std::fs::File::create(&stderr_path)?)
+        .spawn()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A binary that exits early closes its stdin: its exit status and
+        // stderr below say why, so a broken pipe here is not the error.
+        if let Err(e) = stdin.write_all(turn_lines(turns).as_bytes()) {
+            eprintln!("note: eonyx stopped reading its stdin early ({e})");
+        }
+    }
+    let started = Instant::now();
+    let limit = Duration::from_secs(20 * 60);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let elapsed = started.elapsed();
+    let entries = log.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    print_table(&entries);
+
+    let (compactions, triggers, messages) =
+        session_stats(env.data_dir.join("sessions").as_std_path());
+    let overflows = entries.iter().filter(|e| e.overflow).count();
+    let first_overflow = entries.iter().position(|e| e.overflow);
+    let first_summary = entries.iter().position(|e| e.summarizer);
+    println!(
+        "eonyx: {} in {}; session: {messages} messages, {compactions} compaction(s) {triggers:?}; \
+         summarizer requests {}; overflows {overflows}{}",
+        match status {
+            Some(s) => s.to_string(),
+            None => format!("killed after {}s", limit.as_secs()),
+        },
+        util::human_duration(elapsed),
+        entries.iter().filter(|e| e.summarizer).count(),
+        match (first_summary, first_overflow) {
+            (_, None) => String::new(),
+            (Some(s), Some(o)) if s < o =>
+                " (first compaction came before the first overflow)".into(),
+            _ => " (an overflow came before any compaction)".into(),
+        }
+    );
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let ok = status.is_some_and(|s| s.success());
+    if !ok {
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        bail!(
+            "eonyx did not finish successfully; last stderr lines:\n{}",
+            tail.join("\n")
+        );
+    }
+    if entries
+        .iter()
+        .filter(|e| e.path.ends_with("/chat/completions"))
+        .count()
+        < turns
+    {
+        bail!("fewer chat requests than turns reached the server");
+    }
+    Ok(())
+}
+
+fn print_table(entries: &[Entry]) {
+    println!(
+        "{:>4}  {:<6} {:<22} {:>6} {:>5} {:>9} {:>7} {:>7}",
+        "#", "kind", "path", "status", "msgs", "prompt_n", "cache_n", "hit"
+    );
+    for (i, e) in entries.iter().enumerate() {
+        let kind = if e.summarizer {
+            "summ"
+        } else if e.method == "GET" {
+            "probe"
+        } else {
+            "turn"
+        };
+        let hit = match (e.cache_n, e.prompt_n) {
+            (Some(c), Some(p)) if c + p > 0 => format!("{:.0}%", 100.0 * c as f64 / (c + p) as f64),
+            _ => "-".into(),
+        };
+        let opt = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+        println!(
+            "{:>4}  {:<6} {:<22} {:>6} {:>5} {:>9} {:>7} {:>7}",
+            i + 1,
+            kind,
+            e.path,
+            e.status,
+            e.messages,
+            opt(e.prompt_n),
+            opt(e.cache_n),
+            hit
+        );
+    }
+    let (cached, total) = entries
+        .iter()
+        .filter(|e| !e.summarizer && e.method == "POST")
+        .skip(1)
+        .filter_map(|e| Some((e.cache_n?, e.cache_n? + e.prompt_n?)))
+        .fold((0, 0), |(c, t), (ec, et)| (c + ec, t + et));
+    if total > 0 {
+        println!(
+            "prompt cache over turn requests after the first: {cached} of {total} prompt tokens cached ({:.0}%)",
+            100.0 * cached as f64 / total as f64
+        );
+    }
+}
+
+/// (compaction records, their triggers, message records) over every session file.
+fn session_stats(dir: &std::path::Path) -> (usize, Vec<String>, usize) {
+    let mut compactions = 0;
+    let mut triggers = Vec::new();
+    let mut messages = 0;
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return (0, triggers, 0);
+    };
+    for entry in read.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            match v["type"].as_str() {
+                Some("compaction") => {
+                    compactions += 1;
+                    triggers.push(v["trigger"].as_str().unwrap_or("?").to_owned());
+                }
+                Some("message") => messages += 1,
+                _ => {}
+            }
+        }
+    }
+    (compactions, triggers, messages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eonyx_tests::{FakeServer, OverflowFlavor, Reply};
+
+    #[test]
+    fn proxy_forwards_streams_and_logs_timings_summaries_and_overflows() {
+        let server = FakeServer::start();
+        server
+            .set_overflow_flavor(OverflowFlavor::LlamaCpp)
+            .set_context_window(Some(200))
+            .push(Reply::text("streamed through the proxy"));
+        let (port, log) = start_proxy(server.addr().port()).unwrap();
+        let url = format!("http://127.0.0.1:{port}/v1/chat/completions");
+        let body = json!({"model": "m", "stream": true, "messages": [
+            {"role": "system", "content": "You are the eonyx summarizer. Summarize."},
+            user("facts"),
+        ]});
+        let r = post_json(&url, &body, &[]).unwrap();
+        assert!(r.complete);
+        let text: String = r
+            .sse_json()
+            .iter()
+            .filter_map(|c| {
+                c.pointer("/choices/0/delta/content")
+                    .and_then(Value::as_str)
+            })
+            .collect();
+        assert_eq!(text, "streamed through the proxy");
+        let r = post_json(
+            &url,
+            &json!({"model": "m", "messages": [user(&"x".repeat(3000))]}),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(r.status, 400);
+
+        let entries = log.lock().unwrap().clone();
+        assert_eq!(entries.len(), 2);
+        let (a, b) = (&entries[0], &entries[1]);
+        assert_eq!(
+            (a.status, a.summarizer, a.messages, a.overflow),
+            (200, true, 2, false)
+        );
+        assert_eq!(
+            a.prompt_n.unwrap() + a.cache_n.unwrap(),
+            server.chat_requests()[0].prompt_tokens
+        );
+        assert_eq!((b.status, b.summarizer, b.overflow), (400, false, true));
+        assert_eq!(
+            server.requests()[0].header("host"),
+            Some(format!("127.0.0.1:{}", server.addr().port()).as_str())
+        );
+    }
+
+    #[test]
+    fn overflow_figures_are_read_from_each_servers_body() {
+        let response = |status: u16, body: Value| HttpResponse {
+            status,
+            headers: BTreeMap::new(),
+            body: body.to_string(),
+            complete: true,
+        };
+        let llama = response(
+            400,
+            json!({"error": {"code": 400, "type": "exceed_context_size_error",
+            "message": "the request exceeds the available context size, try increasing it",
+            "n_prompt_tokens": 4024, "n_ctx": 2048}}),
+        );
+        assert_eq!(overflow_figures(&llama), Some((Some(4024), Some(2048))));
+        let anthropic = response(
+            400,
+            json!({"type": "error", "error": {"type": "invalid_request_error",
+            "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
+        );
+        assert_eq!(
+            overflow_figures(&anthropic),
+            Some((Some(210000), Some(200000)))
+        );
+        let other = response(400, json!({"error": {"message": "bad tool schema"}}));
+        assert_eq!(overflow_figures(&other), None);
+    }
+}
