@@ -797,7 +797,8 @@ async fn resolve_limits(
         None if window.is_none() && !model.name.is_empty() => {
             let limits = provider.detect_limits(&model.name).await;
             if let (Some(w), Some(mut cache)) = (limits.context_window, cache) {
-                cache.record_detected(&model.base_url, &model.name, w, "server");
+                let from = limits.source.unwrap_or("the server");
+                cache.record_detected(&model.base_url, &model.name, w, from);
                 let _ = cache.save();
             }
             limits.context_window

@@ -223,6 +223,8 @@ impl ProviderError {
 pub struct ServerLimits {
     pub context_window: Option<u64>,
     pub max_output_tokens: Option<u64>,
+    /// Where the figures came from, e.g. `/props` (shown by `eonyx config`).
+    pub source: Option<&'static str>,
 }
 
 /// A model provider. Implementations must be cancel-safe: when

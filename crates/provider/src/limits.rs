@@ -23,6 +23,7 @@ pub fn anthropic_documented(model: &str) -> Option<ServerLimits> {
     model.starts_with("claude").then_some(ServerLimits {
         context_window: Some(200_000),
         max_output_tokens: None,
+        source: Some("Anthropic's documented limits"),
     })
 }
 
@@ -62,6 +63,7 @@ pub fn parse_models(v: &Value, model: &str) -> ServerLimits {
             .or_else(|| n("/context_length"))
             .or_else(|| n("/top_provider/context_length")),
         max_output_tokens: n("/top_provider/max_completion_tokens"),
+        source: None,
     }
 }
 
@@ -120,12 +122,16 @@ pub(crate) async fn detect_openai_compatible(
         return ServerLimits {
             context_window: Some(n),
             max_output_tokens: None,
+            source: Some("/props"),
         };
     }
     if let Some(v) = get_json(http, http.client.get(format!("{base}/models"))).await {
         let l = parse_models(&v, model);
         if l.context_window.is_some() {
-            return l;
+            return ServerLimits {
+                source: Some("/v1/models"),
+                ..l
+            };
         }
     }
     let show = http
@@ -140,6 +146,7 @@ pub(crate) async fn detect_openai_compatible(
         return ServerLimits {
             context_window: Some(n),
             max_output_tokens: None,
+            source: Some("/api/show"),
         };
     }
     ServerLimits::default()
@@ -171,7 +178,8 @@ mod tests {
             parse_models(&openrouter, "openai/gpt-4o"),
             ServerLimits {
                 context_window: Some(128000),
-                max_output_tokens: Some(16384)
+                max_output_tokens: Some(16384),
+                source: None,
             }
         );
         assert_eq!(

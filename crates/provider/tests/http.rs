@@ -489,7 +489,8 @@ async fn detects_limits_from_llama_cpp_props() {
         p.detect_limits("test-model").await,
         ServerLimits {
             context_window: Some(2048),
-            max_output_tokens: None
+            max_output_tokens: None,
+            source: Some("/props"),
         }
     );
     assert_eq!(fake.requests()[0].path, "/props");
@@ -521,7 +522,8 @@ async fn detects_limits_from_models_list_and_ollama() {
         p.detect_limits("test-model").await,
         ServerLimits {
             context_window: Some(65536),
-            max_output_tokens: Some(8192)
+            max_output_tokens: Some(8192),
+            source: Some("/v1/models"),
         }
     );
     let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/ol/v1")), None).unwrap();

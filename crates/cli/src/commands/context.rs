@@ -1,13 +1,151 @@
-//! `eonyx context` (being built).
+//! `eonyx context`: the system prompt exactly as it would be sent from the
+//! current directory (stdout), and the context files that went into it with
+//! sizes and token estimates (stderr). `--json` puts all of it on stdout.
+
+use anyhow::Context as _;
+use eonyx_core::config::LoadOptions;
+use eonyx_core::paths::{self, Env};
+use eonyx_core::tokens::{DEFAULT_CHARS_PER_TOKEN, estimate};
+use eonyx_core::{SessionId, SystemPrompt};
+use eonyx_prompt::{ContextLoader, Loaded};
 
 use crate::cli::{ContextArgs, GlobalArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
 
 pub fn run(
-    _printer: &mut Printer,
-    _global: &GlobalArgs,
-    _args: &ContextArgs,
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    args: &ContextArgs,
 ) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx context` is not implemented yet")
+    let cwd = paths::current_dir().context("cannot determine the current directory")?;
+    let env = Env::from_process();
+    let config = eonyx_core::config::load(&LoadOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+    })?;
+    for w in &config.warnings {
+        printer.warn(w);
+    }
+
+    let summary = match &args.session {
+        Some(id) => {
+            let id = SessionId::parse(id)?;
+            let store = eonyx_store::Store::open(&paths::data_dir(&env)?)?;
+            store.load_effective(&id)?.compaction.map(|c| c.summary)
+        }
+        None => None,
+    };
+
+    let project = paths::find_project(&cwd);
+    let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
+    let loaded = loader.load();
+    let date = eonyx_core::time::today_utc();
+    let prompt = eonyx_prompt::system_prompt(&loaded, &date, summary.as_deref());
+    let total_tokens = estimate(prompt.chars(), DEFAULT_CHARS_PER_TOKEN);
+
+    if printer.json() {
+        printer.json_line(&json_report(&loaded, &prompt, total_tokens))?;
+    } else {
+        printer.out(&prompt.text())?;
+        if printer.stdout_is_terminal() {
+            printer.out("\n")?;
+        }
+        printer.flush()?;
+        print_table(printer, &loaded, &prompt, total_tokens, env.get("HOME"));
+    }
+    for w in &loaded.warnings {
+        printer.warn(w);
+    }
+    Ok(Status::Success)
+}
+
+fn json_report(loaded: &Loaded, prompt: &SystemPrompt, total_tokens: u64) -> serde_json::Value {
+    let files: Vec<serde_json::Value> = loaded
+        .files
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "path": f.display,
+                "bytes": f.bytes,
+                "tokens": f.tokens,
+                "truncated": f.truncated,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "files": files,
+        "stable_prefix": prompt.stable,
+        "suffix": prompt.suffix,
+        "total_tokens": total_tokens,
+    })
+}
+
+/// One row per file, then the total, on stderr. Absolute paths under
+/// `home` are shown as `~/…`.
+fn print_table(
+    printer: &Printer,
+    loaded: &Loaded,
+    prompt: &SystemPrompt,
+    total_tokens: u64,
+    home: Option<&str>,
+) {
+    let tilde = |display: &str| -> String {
+        let rest = home
+            .map(|h| h.trim_end_matches('/'))
+            .filter(|h| !h.is_empty())
+            .and_then(|h| display.strip_prefix(h))
+            .filter(|r| r.starts_with('/'));
+        match rest {
+            Some(r) => format!("~{r}"),
+            None => display.to_owned(),
+        }
+    };
+    if loaded.files.is_empty() {
+        printer.info("no context files (AGENTS.md, *.context.md) found");
+    } else {
+        let rows: Vec<[String; 4]> = loaded
+            .files
+            .iter()
+            .map(|f| {
+                let truncated = if f.truncated {
+                    format!("yes ({} of {} bytes kept)", f.included_bytes, f.bytes)
+                } else {
+                    "no".to_owned()
+                };
+                [
+                    tilde(&f.display),
+                    f.bytes.to_string(),
+                    f.tokens.to_string(),
+                    truncated,
+                ]
+            })
+            .collect();
+        let header = ["FILE", "BYTES", "TOKENS", "TRUNCATED"].map(str::to_owned);
+        let width = |i: usize| {
+            rows.iter()
+                .chain(std::iter::once(&header))
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let (w0, w1, w2) = (width(0), width(1), width(2));
+        for r in std::iter::once(&header).chain(&rows) {
+            printer.info(&format!(
+                "{:<w0$}  {:>w1$}  {:>w2$}  {}",
+                r[0], r[1], r[2], r[3]
+            ));
+        }
+    }
+    let file_bytes: u64 = loaded.files.iter().map(|f| f.bytes).sum();
+    let file_tokens: u64 = loaded.files.iter().map(|f| f.tokens).sum();
+    let n = loaded.files.len();
+    printer.info(&format!(
+        "total: {n} file{}, {file_bytes} bytes, ~{file_tokens} tokens of context; \
+         system prompt ~{total_tokens} tokens ({} bytes)",
+        if n == 1 { "" } else { "s" },
+        prompt.text().len()
+    ));
 }

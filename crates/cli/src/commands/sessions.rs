@@ -1,13 +1,339 @@
-//! `eonyx sessions` (being built).
+//! `eonyx sessions`: list, search, delete, rename, show, export, doctor.
 
-use crate::cli::{GlobalArgs, SessionsArgs};
+use anyhow::Context as _;
+use eonyx_core::paths::{Env, data_dir};
+use eonyx_core::record::Record;
+use eonyx_core::{Content, MessageRecord, Part, SessionId};
+use eonyx_store::{DoctorStatus, SessionSummary, Store};
+use serde_json::json;
+
+use crate::cli::{GlobalArgs, SessionsArgs, SessionsCommand};
 use crate::exit::Status;
 use crate::printer::Printer;
 
 pub fn run(
-    _printer: &mut Printer,
-    _global: &GlobalArgs,
-    _args: &SessionsArgs,
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    args: &SessionsArgs,
 ) -> anyhow::Result<Status> {
-    anyhow::bail!("`eonyx sessions` is not implemented yet")
+    let json = global.json;
+    match &args.command {
+        None => list(printer, json, args.search.as_deref(), args.limit),
+        Some(cmd) => {
+            if args.search.is_some() || args.limit.is_some() {
+                return Err(crate::exit::usage(
+                    "--search and --limit apply to the listing; put them before no subcommand, e.g. `eonyx sessions --search TEXT`",
+                ));
+            }
+            match cmd {
+                SessionsCommand::Delete { ids } => delete(printer, ids),
+                SessionsCommand::Rename { id, title } => {
+                    let id = SessionId::parse(id)?;
+                    open_store()?.rename(&id, title)?;
+                    printer.info(&format!("renamed {id} to {:?}", title.trim()));
+                    Ok(Status::Success)
+                }
+                SessionsCommand::Show { id, effective } => {
+                    let id = SessionId::parse(id)?;
+                    if *effective {
+                        show_effective(printer, json, &id)
+                    } else {
+                        show(printer, json, &id)
+                    }
+                }
+                SessionsCommand::Export { id } => {
+                    let id = SessionId::parse(id)?;
+                    let store = open_store()?;
+                    let mut out = std::io::stdout().lock();
+                    store.export(&id, &mut out)?;
+                    Ok(Status::Success)
+                }
+                SessionsCommand::Doctor => doctor(printer, json),
+            }
+        }
+    }
+}
+
+fn open_store() -> anyhow::Result<Store> {
+    let dir = data_dir(&Env::from_process())?;
+    Store::open(&dir).with_context(|| format!("cannot open the data dir {dir}"))
+}
+
+/// `YYYY-MM-DD HH:MM` in UTC, or the input when it is not RFC 3339.
+fn short_date(ts: &str) -> String {
+    eonyx_core::time::parse_rfc3339(ts)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| ts.to_owned())
+}
+
+fn summary_json(s: &SessionSummary) -> serde_json::Value {
+    json!({
+        "id": s.id,
+        "title": s.title,
+        "created": s.created,
+        "last_activity": s.last_activity,
+        "message_count": s.message_count,
+        "project": s.project,
+        "cwd": s.cwd,
+    })
+}
+
+fn list(
+    printer: &mut Printer,
+    json: bool,
+    search: Option<&str>,
+    limit: Option<usize>,
+) -> anyhow::Result<Status> {
+    let store = open_store()?;
+    let mut sessions = match search {
+        Some(text) => store.search(text)?,
+        None => store.list()?,
+    };
+    if let Some(n) = limit {
+        sessions.truncate(n);
+    }
+    if json {
+        let v: Vec<_> = sessions.iter().map(summary_json).collect();
+        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        return Ok(Status::Success);
+    }
+    if sessions.is_empty() {
+        printer.info(match search {
+            Some(_) => "no session matches",
+            None => "no sessions yet; run `eonyx` to start one",
+        });
+        return Ok(Status::Success);
+    }
+    let w = sessions
+        .iter()
+        .map(|s| s.message_count.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    printer.outln(&format!(
+        "{:<24}  {:<16}  {:>w$}  TITLE",
+        "ID", "DATE", "MSGS"
+    ))?;
+    for s in &sessions {
+        printer.outln(&format!(
+            "{:<24}  {:<16}  {:>w$}  {}",
+            s.id.as_str(),
+            short_date(&s.last_activity),
+            s.message_count,
+            s.title
+        ))?;
+    }
+    Ok(Status::Success)
+}
+
+fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
+    // Validate every id before touching anything.
+    let ids = ids
+        .iter()
+        .map(|s| SessionId::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let store = open_store()?;
+    for id in &ids {
+        if !store.session_path(id).exists() {
+            return Err(eonyx_store::StoreError::NotFound { id: id.clone() })
+                .context("nothing was deleted");
+        }
+    }
+    for id in &ids {
+        store.delete(id)?;
+        printer.info(&format!("deleted {id}"));
+    }
+    Ok(Status::Success)
+}
+
+fn content_text(c: &Content) -> String {
+    match c {
+        Content::Text(t) => t.clone(),
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|p| match p {
+                Part::Text { text } => text.clone(),
+                Part::Image {
+                    media_type, url, ..
+                } => format!(
+                    "[image{}{}]",
+                    media_type
+                        .as_deref()
+                        .map(|m| format!(" {m}"))
+                        .unwrap_or_default(),
+                    url.as_deref().map(|u| format!(" {u}")).unwrap_or_default()
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn message_block(m: &MessageRecord) -> String {
+    let mut head = format!("[#{} {}", m.seq, m.message.role.as_str());
+    if let Some(id) = &m.message.tool_call_id {
+        head.push_str(&format!(" · result of {id}"));
+    }
+    head.push_str(&format!(" · {}]", short_date(&m.ts)));
+    let mut out = head;
+    let text = content_text(&m.message.content);
+    if !text.is_empty() {
+        out.push('\n');
+        out.push_str(&text);
+    }
+    for c in &m.message.tool_calls {
+        out.push_str(&format!(
+            "\n  → {} {} (call {})",
+            c.name,
+            c.arguments_json(),
+            c.id
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
+    let store = open_store()?;
+    let log = store.read_all(id)?;
+    let skipped = log.stats.bad_lines + log.stats.unknown_lines;
+    if skipped > 0 {
+        printer.warn(&format!(
+            "skipped {} unreadable line(s) and {} record(s) of unknown type in {id}",
+            log.stats.bad_lines, log.stats.unknown_lines
+        ));
+    }
+    if json {
+        printer.outln(&serde_json::to_string_pretty(&log.records)?)?;
+        return Ok(Status::Success);
+    }
+    let mut blocks = Vec::new();
+    for r in &log.records {
+        blocks.push(match r {
+            Record::Session(h) => {
+                let mut s = format!(
+                    "Session {} \"{}\"\ncreated {} UTC · project {} · cwd {}",
+                    h.id,
+                    h.title,
+                    short_date(&h.created),
+                    h.project,
+                    h.cwd
+                );
+                if let Some(m) = &h.model {
+                    s.push_str(&format!(" · model {m}"));
+                }
+                s.push('\n');
+                s
+            }
+            Record::Message(m) => message_block(m),
+            Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
+            Record::Compaction(c) => format!(
+                "[#{} compaction · {} · {}] messages before #{} summarized ({} → {} tokens)\n{}\n",
+                c.seq,
+                c.trigger.as_str(),
+                short_date(&c.ts),
+                c.first_kept_seq,
+                c.tokens_before,
+                c.tokens_after,
+                c.summary
+            ),
+        });
+    }
+    printer.out(&blocks.join("\n"))?;
+    Ok(Status::Success)
+}
+
+fn show_effective(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
+    let store = open_store()?;
+    let eff = store.load_effective(id)?;
+    if json {
+        let v = json!({
+            "id": eff.header.id,
+            "title": eff.title,
+            "summary": eff.compaction.as_ref().map(|c| &c.summary),
+            "messages": eff.messages,
+        });
+        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        return Ok(Status::Success);
+    }
+    let mut blocks = Vec::new();
+    if let Some(c) = &eff.compaction {
+        blocks.push(format!(
+            "# Summary of earlier conversation\n\n{}\n",
+            c.summary
+        ));
+    }
+    blocks.extend(eff.messages.iter().map(message_block));
+    printer.out(&blocks.join("\n"))?;
+    Ok(Status::Success)
+}
+
+fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
+    let store = open_store()?;
+    let report = store.doctor()?;
+    if json {
+        let files: Vec<_> = report
+            .files
+            .iter()
+            .map(|f| {
+                let (status, detail) = match &f.status {
+                    DoctorStatus::Ok => ("ok", json!(null)),
+                    DoctorStatus::Repaired { torn_bytes } => ("repaired", json!(torn_bytes)),
+                    DoctorStatus::RemovedEmpty => ("removed_empty", json!(null)),
+                    DoctorStatus::InUse { pid } => ("in_use", json!(pid)),
+                    DoctorStatus::Unreadable { reason } => ("unreadable", json!(reason)),
+                };
+                json!({
+                    "id": f.id, "path": f.path, "status": status, "detail": detail,
+                    "bad_lines": f.bad_lines, "unknown_lines": f.unknown_lines,
+                })
+            })
+            .collect();
+        printer.outln(&serde_json::to_string_pretty(&json!({
+            "files": files,
+            "ignored": report.ignored,
+            "all_readable": report.all_readable(),
+        }))?)?;
+    } else {
+        for f in &report.files {
+            let mut line = format!("{}  ", f.id);
+            line.push_str(&match &f.status {
+                DoctorStatus::Ok => "ok".to_owned(),
+                DoctorStatus::Repaired { torn_bytes } => {
+                    format!("repaired torn tail ({torn_bytes} bytes cut)")
+                }
+                DoctorStatus::RemovedEmpty => {
+                    "removed: no complete line (empty session)".to_owned()
+                }
+                DoctorStatus::InUse { pid } => match pid {
+                    Some(p) => format!("in use by process {p}, not checked"),
+                    None => "in use by another process, not checked".to_owned(),
+                },
+                DoctorStatus::Unreadable { reason } => format!("unreadable: {reason}"),
+            });
+            if f.bad_lines > 0 {
+                line.push_str(&format!(", skipped {} bad line(s)", f.bad_lines));
+            }
+            if f.unknown_lines > 0 {
+                line.push_str(&format!(
+                    ", skipped {} record(s) of unknown type",
+                    f.unknown_lines
+                ));
+            }
+            printer.outln(&line)?;
+        }
+        for p in &report.ignored {
+            printer.outln(&format!("ignored {p} (not a session file)"))?;
+        }
+    }
+    let n = report.files.len();
+    if report.all_readable() {
+        printer.info(&format!("{n} session file(s) checked; all readable"));
+        Ok(Status::Success)
+    } else {
+        printer.info(&format!(
+            "{n} session file(s) checked; some cannot be read (see above)"
+        ));
+        Ok(Status::Failed)
+    }
 }

@@ -1,0 +1,266 @@
+//! Store benchmarks: ours vs a baseline in the same run, one
+//! `BENCH|measure|ours|baseline|ratio|goal` line per measure.
+//!
+//! `EONYX_BENCH_SCALE` (default 0.05) scales the data: 1.0 is the full size
+//! of the goals (10,000 sessions / ~200 MB to list, 1 GB to search, a
+//! 300,000-message session to resume).
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
+
+use std::io::{BufWriter, Write};
+use std::time::{Duration, Instant};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_core::SessionId;
+use eonyx_store::Store;
+
+fn scale() -> f64 {
+    std::env::var("EONYX_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|s: &f64| *s > 0.0)
+        .unwrap_or(0.05)
+}
+
+fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap()
+}
+
+fn human(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.0} us")
+    } else if us < 1e6 {
+        format!("{:.1} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+fn bench_line(measure: &str, ours: Duration, base: Duration, goal: &str) {
+    let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-9);
+    println!(
+        "BENCH|{measure}|{}|{}|{ratio:.2}x|{goal}",
+        human(ours),
+        human(base)
+    );
+}
+
+fn session_id(i: u64) -> SessionId {
+    let ts = jiff::Timestamp::from_second(1_750_000_000 + i as i64).unwrap();
+    SessionId::from_parts(ts, i as u32)
+}
+
+/// Write a session file of about `bytes` bytes (or `messages` messages),
+/// with `needle` in one message when given, a compaction record
+/// `compaction_from_end` messages before the end when given.
+fn write_session(
+    dir: &Utf8Path,
+    id: &SessionId,
+    messages: u64,
+    text_len: usize,
+    needle: Option<(u64, &str)>,
+    compaction_from_end: Option<u64>,
+) {
+    let f = std::fs::File::create(dir.join("sessions").join(id.file_name())).unwrap();
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    writeln!(
+        w,
+        r#"{{"type":"session","version":1,"id":"{id}","title":"1","created":"2025-06-15T12:00:00Z","cwd":"/home/u/project/src","project":"/home/u/project"}}"#
+    )
+    .unwrap();
+    let filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod ";
+    let mut text = String::new();
+    while text.len() < text_len {
+        text.push_str(filler);
+    }
+    text.truncate(text_len);
+    let mut seq = 0;
+    for i in 0..messages {
+        seq += 1;
+        if Some(messages - i) == compaction_from_end {
+            writeln!(
+                w,
+                r#"{{"type":"compaction","seq":{seq},"ts":"2025-06-15T12:00:00Z","summary":"goal: keep going","first_kept_seq":{},"trigger":"auto","tokens_before":90000,"tokens_after":3000}}"#,
+                seq - 20
+            )
+            .unwrap();
+            seq += 1;
+        }
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let body = match needle {
+            Some((at, n)) if at == i => {
+                format!("{} {n} {}", &text[..text_len / 2], &text[text_len / 2..])
+            }
+            _ => text.clone(),
+        };
+        writeln!(
+            w,
+            r#"{{"type":"message","seq":{seq},"ts":"2025-06-15T12:{:02}:00Z","role":"{role}","content":"{body}"}}"#,
+            i % 60
+        )
+        .unwrap();
+    }
+    w.flush().unwrap();
+}
+
+fn read_every_byte(dir: &Utf8Path) -> usize {
+    let mut lines = 0;
+    for e in std::fs::read_dir(dir.join("sessions")).unwrap() {
+        let bytes = std::fs::read(e.unwrap().path()).unwrap();
+        lines += memchr::memchr_iter(b'\n', &bytes).count();
+    }
+    lines
+}
+
+fn tempdir() -> (tempfile::TempDir, Utf8PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let p = Utf8PathBuf::from_path_buf(t.path().to_path_buf()).unwrap();
+    (t, p)
+}
+
+fn bench_list(s: f64) {
+    let n = ((10_000.0 * s) as u64).max(1000);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    for i in 0..n {
+        // ~20 KB per session: 80 messages of ~200 bytes of text.
+        write_session(&dir, &session_id(i), 80, 190, None, None);
+    }
+    // Let the directory mtime leave the racy window, then warm the index.
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(store.list().unwrap().len() as u64, n);
+    let ours = best_of(5, || {
+        assert_eq!(store.list().unwrap().len() as u64, n);
+    });
+    let base = best_of(3, || {
+        assert!(read_every_byte(&dir) > 0);
+    });
+    bench_line(
+        &format!("list_{n}_sessions_vs_read_all"),
+        ours,
+        base,
+        "<= 0.10x",
+    );
+}
+
+fn bench_search(s: f64) {
+    let total = (1e9 * s) as u64;
+    let per_file: u64 = 400_000;
+    let files = (total / per_file).max(10);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    let mut rng = 12345u64;
+    let mut expected = 0;
+    for i in 0..files {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        // Every tenth file mentions the needle somewhere in a message.
+        let needle = (i % 10 == 0).then_some(((rng >> 33) % 1000, "QuasarParser"));
+        expected += u64::from(needle.is_some());
+        write_session(&dir, &session_id(i), 1000, 380, needle, None);
+    }
+    std::thread::sleep(Duration::from_millis(2100));
+    assert_eq!(store.search("quasarparser").unwrap().len() as u64, expected);
+    let ours = best_of(3, || {
+        assert_eq!(store.search("quasarparser").unwrap().len() as u64, expected);
+    });
+    let sessions = dir.join("sessions");
+    let grep = |flags: &str| {
+        let out = std::process::Command::new("grep")
+            .args([flags, "quasarparser", sessions.as_str()])
+            .env("LC_ALL", "C")
+            .output()
+            .expect("grep runs");
+        out.stdout.iter().filter(|b| **b == b'\n').count() as u64
+    };
+    let base = best_of(3, || {
+        assert_eq!(grep("-rliF"), expected);
+    });
+    let mb = files * per_file / 1_000_000;
+    bench_line(
+        &format!("search_{mb}MB_vs_grep_rliF"),
+        ours,
+        base,
+        "<= 1.5x",
+    );
+}
+
+fn bench_resume(s: f64) {
+    let big_n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    let big = session_id(1);
+    let small = session_id(2);
+    write_session(&dir, &big, big_n, 200, None, Some(100));
+    write_session(&dir, &small, 1000, 200, None, None);
+    // Warm the index (a resume normally follows a listing or a writer).
+    store.list().unwrap();
+    let load = |id: &SessionId| {
+        let e = store.load_effective(id).unwrap();
+        assert!(!e.messages.is_empty());
+    };
+    let ours = best_of(7, || load(&big));
+    let base = best_of(7, || load(&small));
+    bench_line(
+        &format!("resume_{big_n}_msgs_vs_1000_msgs"),
+        ours,
+        base,
+        "<= 2.0x",
+    );
+    let rss = |id: &SessionId| -> f64 {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("EONYX_BENCH_RSS_CHILD", format!("{dir}|{id}"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(f64::NAN)
+    };
+    let (a, b) = (rss(&big), rss(&small));
+    println!(
+        "BENCH|resume_{big_n}_msgs_peak_rss|{a:.1} MB|{b:.1} MB|{:.2}x|< 50 MB",
+        a / b
+    );
+}
+
+/// Child for the RSS measure: resume once, print VmHWM in MB.
+fn rss_child(spec: &str) {
+    let (dir, id) = spec.split_once('|').unwrap();
+    let store = Store::open(Utf8Path::new(dir)).unwrap();
+    let e = store
+        .load_effective(&SessionId::parse(id).unwrap())
+        .unwrap();
+    assert!(!e.messages.is_empty());
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(f64::NAN);
+    println!("{}", kb / 1024.0);
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("EONYX_BENCH_RSS_CHILD") {
+        rss_child(&spec);
+        return;
+    }
+    let s = scale();
+    bench_list(s);
+    bench_search(s);
+    bench_resume(s);
+}

@@ -1,0 +1,69 @@
+//! The one error type of the store.
+
+use camino::Utf8PathBuf;
+use eonyx_core::SessionId;
+
+/// What went wrong in the store. The cli tells the variants apart:
+/// [`StoreError::NotFound`] and [`StoreError::InUse`] are the user's to act
+/// on, [`StoreError::Io`] is a disk problem.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no session {id}; run `eonyx sessions` to list sessions")]
+    NotFound { id: SessionId },
+
+    #[error(
+        "session {id} is in use by {}; close that eonyx first or continue in a new session",
+        holder(*.pid)
+    )]
+    InUse { id: SessionId, pid: Option<u32> },
+
+    #[error("invalid session title {title:?}: {reason}")]
+    InvalidTitle { title: String, reason: &'static str },
+
+    #[error(
+        "session {id} cannot be opened: {reason}; run `eonyx sessions doctor` to check the file"
+    )]
+    Unreadable { id: SessionId, reason: String },
+
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: Utf8PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path} is not a valid UTF-8 path; eonyx needs UTF-8 paths")]
+    NotUtf8 { path: String },
+}
+
+fn holder(pid: Option<u32>) -> String {
+    match pid {
+        Some(pid) => format!("process {pid}"),
+        None => "another process".to_owned(),
+    }
+}
+
+impl StoreError {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<Utf8PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> StoreError {
+        let path = path.into();
+        move |source| StoreError::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    /// True for [`StoreError::NotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, StoreError::NotFound { .. })
+    }
+
+    /// True for [`StoreError::InUse`].
+    pub fn is_in_use(&self) -> bool {
+        matches!(self, StoreError::InUse { .. })
+    }
+}

@@ -1,0 +1,64 @@
+//! Small filesystem helpers: private directories and files, atomic replace.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+
+use camino::Utf8Path;
+
+use crate::StoreError;
+
+/// `mkdir -p` with mode 0700 for every directory it creates (unix).
+pub(crate) fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(path)
+        .map_err(StoreError::io("create directory", path))
+}
+
+/// Open options for a file that only the user may read (0600 on unix).
+pub(crate) fn private_options() -> OpenOptions {
+    #[allow(unused_mut)]
+    let mut o = OpenOptions::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o
+}
+
+/// Replace `path` atomically with `bytes`: a temporary file in the same
+/// directory (0600), then rename. `durable` also fsyncs the file.
+pub(crate) fn atomic_write(path: &Utf8Path, bytes: &[u8], durable: bool) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Utf8Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(StoreError::io("create a temporary file in", dir))?;
+    tmp.write_all(bytes)
+        .map_err(StoreError::io("write a temporary file in", dir))?;
+    if durable {
+        tmp.as_file()
+            .sync_all()
+            .map_err(StoreError::io("sync a temporary file in", dir))?;
+    }
+    tmp.persist(path)
+        .map_err(|e| StoreError::io("replace", path)(e.error))?;
+    Ok(())
+}
+
+/// fsync a directory so a created or removed entry survives a crash.
+/// Best effort: not every platform can open a directory for syncing.
+pub(crate) fn sync_dir(path: &Utf8Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(path) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}

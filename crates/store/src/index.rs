@@ -1,0 +1,357 @@
+//! The listing index: one small line per session with what `eonyx sessions`
+//! shows and what resuming needs (title, message count, last seq, offset of
+//! the last compaction record). It is a cache: every entry describes exactly
+//! the first `len` bytes of its session file, so an entry is brought up to
+//! date by reading only the bytes appended since, and a lost or damaged
+//! index is rebuilt from the session files.
+//!
+//! Format (`<data dir>/index`, tab-separated, `\\`, `\t`, `\n`, `\r` escaped):
+//! a first line `eonyx-index 1 <journal epoch> <journal offset> <dir mtime>`,
+//! then one line per session.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+
+use camino::Utf8Path;
+use eonyx_core::SessionId;
+use eonyx_core::record::{ParsedLine, Record, SessionHeader};
+
+use crate::lines::for_each_line;
+
+const MAGIC: &str = "eonyx-index 1";
+
+/// What the index knows about one session file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub id: SessionId,
+    /// Bytes of the file this entry describes; always just after a `'\n'`.
+    pub len: u64,
+    pub header: Option<SessionHeader>,
+    pub title: String,
+    pub message_count: u64,
+    pub last_seq: u64,
+    pub last_activity: String,
+    pub compaction_offset: Option<u64>,
+    pub bad_lines: u64,
+    pub unknown_lines: u64,
+}
+
+impl Entry {
+    pub fn empty(id: SessionId) -> Self {
+        Self {
+            id,
+            len: 0,
+            header: None,
+            title: String::new(),
+            message_count: 0,
+            last_seq: 0,
+            last_activity: String::new(),
+            compaction_offset: None,
+            bad_lines: 0,
+            unknown_lines: 0,
+        }
+    }
+
+    /// Account for one complete line at `offset`.
+    pub fn apply(&mut self, offset: u64, line: &[u8]) {
+        match Record::parse_line(line) {
+            Ok(ParsedLine::Record(r)) => match *r {
+                Record::Session(h) if offset == 0 => {
+                    self.title = h.title.clone();
+                    self.last_activity = h.created.clone();
+                    self.header = Some(h);
+                }
+                Record::Session(_) => self.unknown_lines += 1,
+                Record::Message(m) => {
+                    self.message_count += 1;
+                    self.last_seq = self.last_seq.max(m.seq);
+                    self.last_activity = m.ts;
+                }
+                Record::Title(t) => self.title = t.title,
+                Record::Compaction(c) => {
+                    self.compaction_offset = Some(offset);
+                    self.last_seq = self.last_seq.max(c.seq);
+                    self.last_activity = c.ts;
+                }
+            },
+            Ok(ParsedLine::Unknown(_)) => self.unknown_lines += 1,
+            Err(_) => self.bad_lines += 1,
+        }
+    }
+
+    /// Read the file from `self.len` on and account for every complete
+    /// line. Returns the torn tail length.
+    pub fn update_from(&mut self, file: &mut File) -> std::io::Result<u64> {
+        file.seek(SeekFrom::Start(self.len))?;
+        let (end, tail) = for_each_line(&mut *file, self.len, |off, line| {
+            self.apply(off, line);
+            true
+        })?;
+        self.len = end;
+        Ok(tail)
+    }
+
+    fn encode(&self, out: &mut String) {
+        let h = self.header.as_ref();
+        let fields: [String; 14] = [
+            self.id.to_string(),
+            self.len.to_string(),
+            self.message_count.to_string(),
+            self.last_seq.to_string(),
+            opt_num(self.compaction_offset),
+            self.bad_lines.to_string(),
+            self.unknown_lines.to_string(),
+            h.map_or_else(|| "-".to_owned(), |h| h.version.to_string()),
+            escape(h.map_or("", |h| &h.title)),
+            escape(h.map_or("", |h| &h.created)),
+            escape(h.map_or("", |h| &h.cwd)),
+            escape(h.map_or("", |h| &h.project)),
+            escape(h.and_then(|h| h.model.as_deref()).unwrap_or("")),
+            escape(&self.title),
+        ];
+        out.push_str(&fields.join("\t"));
+        out.push('\t');
+        out.push_str(&escape(&self.last_activity));
+        out.push('\n');
+    }
+
+    fn decode(line: &str) -> Option<Entry> {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 15 {
+            return None;
+        }
+        let id = SessionId::parse(f[0]).ok()?;
+        let header = if f[7] == "-" {
+            None
+        } else {
+            let model = unescape(f[12]);
+            Some(SessionHeader {
+                version: f[7].parse().ok()?,
+                id: id.clone(),
+                title: unescape(f[8]),
+                created: unescape(f[9]),
+                cwd: unescape(f[10]),
+                project: unescape(f[11]),
+                model: (!model.is_empty()).then_some(model),
+            })
+        };
+        Some(Entry {
+            id,
+            len: f[1].parse().ok()?,
+            message_count: f[2].parse().ok()?,
+            last_seq: f[3].parse().ok()?,
+            compaction_offset: parse_opt_num(f[4])?,
+            bad_lines: f[5].parse().ok()?,
+            unknown_lines: f[6].parse().ok()?,
+            header,
+            title: unescape(f[13]),
+            last_activity: unescape(f[14]),
+        })
+    }
+}
+
+fn opt_num(n: Option<u64>) -> String {
+    n.map_or_else(|| "-".to_owned(), |n| n.to_string())
+}
+
+fn parse_opt_num(s: &str) -> Option<Option<u64>> {
+    if s == "-" {
+        Some(None)
+    } else {
+        s.parse().ok().map(Some)
+    }
+}
+
+fn escape(s: &str) -> String {
+    if !s.contains(['\\', '\t', '\n', '\r']) {
+        return s.to_owned();
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '\t' => o.push_str("\\t"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+fn unescape(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_owned();
+    }
+    let mut o = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some('t') => o.push('\t'),
+                Some('n') => o.push('\n'),
+                Some('r') => o.push('\r'),
+                Some(c) => o.push(c),
+                None => {}
+            }
+        } else {
+            o.push(c);
+        }
+    }
+    o
+}
+
+/// The whole index in memory.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Index {
+    /// Journal epoch the offset refers to (empty: none).
+    pub epoch: String,
+    pub journal_offset: u64,
+    /// mtime of the sessions directory (ns) when it was last listed; 0
+    /// means "list it again".
+    pub dir_mtime: u128,
+    pub entries: BTreeMap<SessionId, Entry>,
+}
+
+impl Index {
+    /// Parse an index file; damaged lines are dropped (they get rebuilt).
+    pub fn parse(bytes: &[u8]) -> Option<Index> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut lines = text.split_terminator('\n');
+        let head: Vec<&str> = lines.next()?.split('\t').collect();
+        if head.len() != 4 || head[0] != MAGIC {
+            return None;
+        }
+        let mut idx = Index {
+            epoch: head[1].to_owned(),
+            journal_offset: head[2].parse().ok()?,
+            dir_mtime: head[3].parse().ok()?,
+            entries: BTreeMap::new(),
+        };
+        for line in lines {
+            if let Some(e) = Entry::decode(line) {
+                idx.entries.insert(e.id.clone(), e);
+            }
+        }
+        Some(idx)
+    }
+
+    pub fn load(path: &Utf8Path) -> Option<Index> {
+        Self::parse(&std::fs::read(path).ok()?)
+    }
+
+    pub fn encode(&self) -> String {
+        let mut out = String::with_capacity(64 + self.entries.len() * 256);
+        out.push_str(&format!(
+            "{MAGIC}\t{}\t{}\t{}\n",
+            self.epoch, self.journal_offset, self.dir_mtime
+        ));
+        for e in self.entries.values() {
+            e.encode(&mut out);
+        }
+        out
+    }
+}
+
+/// One entry from raw index bytes, without parsing the rest.
+pub(crate) fn find_entry(bytes: &[u8], id: &SessionId) -> Option<Entry> {
+    let (start, end) = entry_span(bytes, id)?;
+    Entry::decode(std::str::from_utf8(&bytes[start..end]).ok()?)
+}
+
+/// Byte range of `id`'s line (without its newline).
+fn entry_span(bytes: &[u8], id: &SessionId) -> Option<(usize, usize)> {
+    let needle = format!("\n{id}\t");
+    let at = memchr::memmem::find(bytes, needle.as_bytes())? + 1;
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+    Some((at, end))
+}
+
+/// Raw index bytes with `id`'s line replaced by `entry` (or removed).
+pub(crate) fn upsert_raw(bytes: &[u8], id: &SessionId, entry: Option<&Entry>) -> Option<Vec<u8>> {
+    // Only edit an index whose first line we recognise.
+    if !bytes.starts_with(MAGIC.as_bytes()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() + 256);
+    match entry_span(bytes, id) {
+        Some((s, e)) => {
+            out.extend_from_slice(&bytes[..s]);
+            out.extend_from_slice(bytes.get(e + 1..).unwrap_or_default());
+        }
+        None => out.extend_from_slice(bytes),
+    }
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    if let Some(e) = entry {
+        let mut line = String::new();
+        e.encode(&mut line);
+        out.extend_from_slice(line.as_bytes());
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Entry {
+        let id = SessionId::parse("20260705T091500-1a2b3c4d").unwrap();
+        let mut e = Entry::empty(id.clone());
+        e.apply(
+            0,
+            br#"{"type":"session","version":1,"id":"20260705T091500-1a2b3c4d","title":"1","created":"2026-07-05T09:15:00Z","cwd":"/w\tx","project":"/w"}"#,
+        );
+        e.apply(200, br#"{"type":"message","seq":1,"ts":"2026-07-05T09:16:00Z","role":"user","content":"hi"}"#);
+        e.apply(
+            300,
+            br#"{"type":"title","title":"a\\b\nc","ts":"2026-07-05T09:17:00Z"}"#,
+        );
+        e.apply(400, br#"{"type":"compaction","seq":2,"ts":"2026-07-05T09:18:00Z","summary":"s","first_kept_seq":1,"trigger":"manual","tokens_before":1,"tokens_after":1}"#);
+        e.apply(500, b"garbage");
+        e.apply(600, br#"{"type":"future"}"#);
+        e.len = 700;
+        e
+    }
+
+    #[test]
+    fn entry_accounts_records_and_round_trips() {
+        let e = sample();
+        assert_eq!(e.message_count, 1);
+        assert_eq!(e.last_seq, 2);
+        assert_eq!(e.title, "a\\b\nc");
+        assert_eq!(e.compaction_offset, Some(400));
+        assert_eq!(e.last_activity, "2026-07-05T09:18:00Z");
+        assert_eq!((e.bad_lines, e.unknown_lines), (1, 1));
+        let mut idx = Index {
+            epoch: "e1".into(),
+            journal_offset: 17,
+            dir_mtime: 5,
+            ..Index::default()
+        };
+        idx.entries.insert(e.id.clone(), e.clone());
+        let text = idx.encode();
+        let back = Index::parse(text.as_bytes()).unwrap();
+        assert_eq!(back.entries.get(&e.id), Some(&e));
+        assert_eq!((back.epoch.as_str(), back.journal_offset), ("e1", 17));
+        assert_eq!(find_entry(text.as_bytes(), &e.id), Some(e.clone()));
+
+        let mut changed = e.clone();
+        changed.message_count = 9;
+        let raw = upsert_raw(text.as_bytes(), &e.id, Some(&changed)).unwrap();
+        assert_eq!(find_entry(&raw, &e.id).unwrap().message_count, 9);
+        let removed = upsert_raw(&raw, &e.id, None).unwrap();
+        assert_eq!(find_entry(&removed, &e.id), None);
+        assert!(Index::parse(&removed).unwrap().entries.is_empty());
+    }
+
+    #[test]
+    fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
+        assert!(Index::parse(b"nonsense\n").is_none());
+        assert!(Index::parse(&[0xff, 0xfe]).is_none());
+        let idx = Index::parse(b"eonyx-index 1\te\t0\t0\nnot\tan\tentry\n").unwrap();
+        assert!(idx.entries.is_empty());
+    }
+}
