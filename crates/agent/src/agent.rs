@@ -481,7 +481,13 @@ impl Agent {
                     if let Some(p) = prompt_tokens {
                         self.estimator.observe(&size, p);
                     }
-                    if retried || !self.config.compaction.auto {
+                    if retried {
+                        // Compacted and still too large: never a second retry.
+                        return Err(AgentError::TooLarge {
+                            what: self.describe_size(),
+                        });
+                    }
+                    if !self.config.compaction.auto {
                         return Err(ProviderError::ContextOverflow {
                             message,
                             prompt_tokens,
@@ -645,12 +651,38 @@ impl Agent {
             &self.config.compaction,
             self.trigger.window,
         );
-        let plan: Plan = match eonyx_compact::plan(
-            &self.view,
-            &self.config.compaction,
-            &self.estimator,
-            budget,
-        ) {
+        let planned = |budget| {
+            eonyx_compact::plan(
+                &self.view,
+                &self.config.compaction,
+                &self.estimator,
+                budget,
+            )
+        };
+        // The last `keep_turns` turns stay verbatim whenever they fit under
+        // the trigger; the lower aim (`target`) only decides how far to cut
+        // when they do not. An overflow aims at the learned window as is.
+        let keep_plan = match trigger {
+            CompactionTrigger::Overflow => None,
+            _ => {
+                let ceiling = eonyx_compact::tail_budget(
+                    self.trigger.ceiling(),
+                    overhead,
+                    &self.config.compaction,
+                    self.trigger.window,
+                );
+                let want = (self.config.compaction.keep_turns as usize).max(1);
+                planned(ceiling.max(budget)).ok().filter(|p| {
+                    let records = self.view.records();
+                    let kept = records[p.compacted_len.min(records.len())..]
+                        .iter()
+                        .filter(|r| r.message.role == Role::User)
+                        .count();
+                    !p.mid_turn && kept >= want
+                })
+            }
+        };
+        let plan: Plan = match keep_plan.map_or_else(|| planned(budget), Ok) {
             Ok(p) => p,
             Err(PlanError::NothingToCompact) => return Err(AgentError::NothingToCompact),
             #[allow(unreachable_patterns)]

@@ -246,26 +246,79 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
 fn show_effective(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
     let store = open_store()?;
     let eff = store.load_effective(id)?;
+    // Build the same view the agent sends: tool output capped and old
+    // results collapsed per the effective config.
+    let (compaction, cap) = match effective_config() {
+        Ok(c) => (c.compaction, c.tools.output_cap_bytes),
+        Err(e) => {
+            printer.warn(&format!("{e}; showing the view with default settings"));
+            (
+                eonyx_core::CompactionConfig::default(),
+                eonyx_core::config::ToolsConfig::default().output_cap_bytes,
+            )
+        }
+    };
+    let view = eonyx_compact::ContextView::from_effective(
+        &compaction,
+        cap,
+        eff.compaction.as_ref(),
+        eff.messages,
+    );
+    let messages = view.messages();
     if json {
         let v = json!({
             "id": eff.header.id,
             "title": eff.title,
-            "summary": eff.compaction.as_ref().map(|c| &c.summary),
-            "messages": eff.messages,
+            "summary": view.summary(),
+            "first_kept_seq": view.first_kept_seq(),
+            "messages": messages,
         });
         printer.outln(&serde_json::to_string_pretty(&v)?)?;
         return Ok(Status::Success);
     }
     let mut blocks = Vec::new();
-    if let Some(c) = &eff.compaction {
-        blocks.push(format!(
-            "# Summary of earlier conversation\n\n{}\n",
-            c.summary
-        ));
+    if let Some(summary) = view.summary() {
+        blocks.push(format!("# Summary of earlier conversation\n\n{summary}\n"));
     }
-    blocks.extend(eff.messages.iter().map(message_block));
+    blocks.extend(messages.iter().map(view_block));
     printer.out(&blocks.join("\n"))?;
     Ok(Status::Success)
+}
+
+fn effective_config() -> anyhow::Result<eonyx_core::Config> {
+    let cwd = eonyx_core::paths::current_dir()?;
+    Ok(eonyx_core::config::load(
+        &eonyx_core::config::LoadOptions {
+            cwd,
+            env: Env::from_process(),
+            model: None,
+            profile: None,
+        },
+    )?)
+}
+
+/// A message as the model receives it.
+fn view_block(m: &eonyx_core::Message) -> String {
+    let mut out = format!("[{}", m.role.as_str());
+    if let Some(id) = &m.tool_call_id {
+        out.push_str(&format!(" · result of {id}"));
+    }
+    out.push(']');
+    let text = content_text(&m.content);
+    if !text.is_empty() {
+        out.push('\n');
+        out.push_str(&text);
+    }
+    for c in &m.tool_calls {
+        out.push_str(&format!(
+            "\n  → {} {} (call {})",
+            c.name,
+            c.arguments_json(),
+            c.id
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
