@@ -327,8 +327,10 @@ impl<'p> View<'p> {
                 }
             }
             Mode::Final => {
-                let r = self.printer.outln(&outcome.text);
-                self.out(r);
+                if !outcome.text.is_empty() {
+                    let r = self.printer.outln(&outcome.text);
+                    self.out(r);
+                }
             }
         }
     }
