@@ -1,1 +1,49 @@
-//! Test support (being built).
+//! Test support for eonyx: a fake model server and helpers for running the
+//! real `eonyx` binary against it.
+//!
+//! [`FakeServer`] speaks OpenAI Chat Completions (`POST /v1/chat/completions`),
+//! Anthropic Messages (`POST /v1/messages`) and, when asked, llama.cpp's
+//! `GET /props` and `GET /v1/models`, on `127.0.0.1:<random port>` with its
+//! own tokio runtime. Tests script replies ([`Reply`]), inject faults, set a
+//! context window, and assert on every request it recorded
+//! ([`RecordedRequest`]).
+//!
+//! Invariants:
+//! - Every request is recorded, in arrival order, before it is answered
+//!   (rejected ones included).
+//! - Checks run in this order: API key (401), context window (400 with the
+//!   provider's real overflow body), then the responder hook, then the
+//!   queue, then the default reply. Only a reply taken from the queue
+//!   consumes it; a rejected request never does.
+//! - The fake's tokenizer is deliberately not eonyx's: one token per 3
+//!   characters of every JSON string in `system`, `messages` and `tools`,
+//!   plus 4 per message (see [`count_prompt_tokens`]). Cached tokens are the
+//!   common prefix with the previous answered request's canonical prompt,
+//!   divided by 3 — a prompt cache that only hits on append-only prompts.
+//! - Anthropic usage follows the real API: `input_tokens` excludes
+//!   `cache_read_input_tokens`.
+//! - Nothing touches the real home or data directory: [`TestEnv`] points
+//!   HOME, EONYX_DATA_DIR and EONYX_CONFIG_DIR at temporary directories.
+
+mod config;
+pub mod http;
+mod recorded;
+mod reply;
+mod server;
+mod tokens;
+mod wire;
+
+pub use config::{
+    ConfigWriteError, FAKE_CONTEXT_WINDOW, FAKE_MODEL_KEY, FAKE_MODEL_NAME, FakeConfig, TestEnv,
+    write_anthropic_config, write_config,
+};
+pub use recorded::RecordedRequest;
+pub use reply::{FakeToolCall, Reply, UsageOverride};
+pub use server::{FakeServer, Responder};
+pub use tokens::{
+    FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
+};
+pub use wire::OverflowFlavor;
+
+#[cfg(test)]
+mod selftest;

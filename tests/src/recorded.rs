@@ -1,0 +1,212 @@
+//! What the fake server saw: one [`RecordedRequest`] per HTTP request.
+
+use std::collections::BTreeMap;
+
+use eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX;
+use serde_json::Value;
+
+/// One request as received, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// Path without the query string, e.g. `/v1/chat/completions`.
+    pub path: String,
+    /// Header names lowercased; repeated headers joined with `, `.
+    pub headers: BTreeMap<String, String>,
+    /// The parsed JSON body; `Value::Null` when the body is empty or not JSON.
+    pub body: Value,
+    /// The body as text (lossy UTF-8).
+    pub raw_body: String,
+    /// The fake's token count of the prompt (0 for non-chat requests).
+    pub prompt_tokens: u64,
+}
+
+impl RecordedRequest {
+    /// A header value by (case-insensitive) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    /// `true` for `POST /v1/messages`.
+    pub fn is_anthropic(&self) -> bool {
+        self.path.ends_with("/messages")
+    }
+
+    /// `true` for a chat request (OpenAI or Anthropic).
+    pub fn is_chat(&self) -> bool {
+        self.method == "POST"
+            && (self.path.ends_with("/chat/completions") || self.path.ends_with("/messages"))
+    }
+
+    /// The `model` field.
+    pub fn model(&self) -> Option<&str> {
+        self.body.get("model").and_then(Value::as_str)
+    }
+
+    /// Whether the client asked for a stream.
+    pub fn stream(&self) -> bool {
+        self.body
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// `max_tokens` (or OpenAI's `max_completion_tokens`).
+    pub fn max_tokens(&self) -> Option<u64> {
+        self.body
+            .get("max_tokens")
+            .or_else(|| self.body.get("max_completion_tokens"))
+            .and_then(Value::as_u64)
+    }
+
+    /// `temperature`.
+    pub fn temperature(&self) -> Option<f64> {
+        self.body.get("temperature").and_then(Value::as_f64)
+    }
+
+    /// The `messages` array as sent (for OpenAI this includes system messages).
+    pub fn messages(&self) -> Vec<Value> {
+        self.body
+            .get("messages")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The non-system messages' roles in order.
+    pub fn roles(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter_map(|m| m.get("role").and_then(Value::as_str))
+            .filter(|r| *r != "system" && *r != "developer")
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The system prompt as one string: Anthropic's `system` (string or the
+    /// text of its blocks, concatenated), or the content of OpenAI's
+    /// `system`/`developer` messages joined with blank lines.
+    pub fn system_text(&self) -> String {
+        if let Some(system) = self.body.get("system") {
+            return content_text(system);
+        }
+        self.messages()
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.get("role").and_then(Value::as_str),
+                    Some("system" | "developer")
+                )
+            })
+            .map(|m| content_text(m.get("content").unwrap_or(&Value::Null)))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// Anthropic `system` blocks as sent (empty for a string or OpenAI).
+    pub fn system_blocks(&self) -> Vec<Value> {
+        self.body
+            .get("system")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The `tools` array as sent.
+    pub fn tools(&self) -> Vec<Value> {
+        self.body
+            .get("tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The names of the tools offered (OpenAI `function.name` or Anthropic `name`).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools()
+            .iter()
+            .filter_map(|t| {
+                t.pointer("/function/name")
+                    .or_else(|| t.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .collect()
+    }
+
+    /// Text of every user message in order (tool results excluded).
+    pub fn user_texts(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .map(|m| user_text(m.get("content").unwrap_or(&Value::Null)))
+            .filter(|t| !t.is_empty())
+            .collect()
+    }
+
+    /// Text of the last user message that has text.
+    pub fn last_user_text(&self) -> Option<String> {
+        self.user_texts().pop()
+    }
+
+    /// Every string in the system prompt and messages, joined with newlines
+    /// (for "did the model see this fact" assertions).
+    pub fn all_text(&self) -> String {
+        let mut out = Vec::new();
+        if let Some(system) = self.body.get("system") {
+            collect_strings(system, &mut out);
+        }
+        if let Some(messages) = self.body.get("messages") {
+            collect_strings(messages, &mut out);
+        }
+        out.join("\n")
+    }
+
+    /// Whether this looks like a compaction request: the system prompt
+    /// starts with eonyx's summarizer marker.
+    pub fn is_summarizer(&self) -> bool {
+        self.is_chat()
+            && self
+                .system_text()
+                .trim_start()
+                .starts_with(SUMMARIZER_SYSTEM_PREFIX)
+    }
+}
+
+/// Text of a content value: a string, or the `text` of each block joined.
+pub(crate) fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Like [`content_text`] but only `text` blocks (skips Anthropic tool results).
+fn user_text(content: &Value) -> String {
+    match content {
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str).unwrap_or("text") == "text")
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        other => content_text(other),
+    }
+}
+
+/// Every string value under `v` (object keys excluded), depth first.
+pub(crate) fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|i| collect_strings(i, out)),
+        Value::Object(map) => map.values().for_each(|i| collect_strings(i, out)),
+        _ => {}
+    }
+}
