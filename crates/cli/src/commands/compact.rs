@@ -1,28 +1,31 @@
 //! `eonyx compact [-s ID] [--focus TEXT]`: compact a session now.
 
-use eonyx_agent::{Agent, SessionChoice};
+use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
 use serde_json::json;
 
-use super::ui::{self, Interrupts, Mode, View};
+use super::ui::{self, Mode};
 use crate::cli::{CompactArgs, GlobalArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
 
-pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &CompactArgs) -> anyhow::Result<Status> {
+pub fn run(
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    args: &CompactArgs,
+) -> anyhow::Result<Status> {
     let choice = match &args.session {
         Some(id) => SessionChoice::Id(SessionId::parse(id)?),
         None => SessionChoice::Continue,
     };
     let opts = ui::options(global, None)?;
-    let mode = if global.json { Mode::Json } else { Mode::Final };
+    let mode = ui::mode(global, Mode::Final);
     ui::runtime()?.block_on(async move {
-        let interrupts = Interrupts::install();
-        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
-        for n in agent.take_startup_notices() {
-            printer.warn(&n);
-        }
-        let mut view = View::new(printer, mode);
+        let ui::Session {
+            mut agent,
+            mut view,
+            interrupts,
+        } = ui::start(printer, opts, choice, mode, false).await?;
         let cancel = interrupts.begin();
         let result = {
             let mut sink = |ev| view.event(ev);

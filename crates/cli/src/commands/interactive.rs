@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal};
 use eonyx_agent::Agent;
 use tokio::sync::mpsc;
 
-use super::ui::{self, Interrupts, Mode, Slash, TurnResult, View};
+use super::ui::{self, Mode, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -38,19 +38,21 @@ fn stdin_lines() -> mpsc::UnboundedReceiver<std::io::Result<String>> {
     rx
 }
 
-fn batch(printer: &mut Printer, global: &GlobalArgs, session: &SessionArgs) -> anyhow::Result<Status> {
+fn batch(
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    session: &SessionArgs,
+) -> anyhow::Result<Status> {
     // Piped runs start a new session unless -c / -s.
     let choice = ui::session_choice(session, true)?;
     let opts = ui::options(global, None)?;
-    let mode = if global.json { Mode::Json } else { Mode::Final };
+    let mode = ui::mode(global, Mode::Final);
     ui::runtime()?.block_on(async move {
-        let interrupts = Interrupts::install();
-        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
-        for n in agent.take_startup_notices() {
-            printer.warn(&n);
-        }
-        let mut view = View::new(printer, mode);
-        view.session(&agent);
+        let ui::Session {
+            mut agent,
+            mut view,
+            interrupts,
+        } = ui::start(printer, opts, choice, mode, true).await?;
         let mut lines = stdin_lines();
         while let Some(line) = lines.recv().await {
             let line = line?;
@@ -88,16 +90,17 @@ fn repl(
     new: bool,
 ) -> anyhow::Result<Status> {
     let choice = ui::session_choice(session, new)?;
-    let opts = ui::options(global, Some(Box::new(super::approve::TerminalApprover::default())))?;
-    let mode = if global.json { Mode::Json } else { Mode::Stream };
+    let opts = ui::options(
+        global,
+        Some(Box::new(super::approve::TerminalApprover::default())),
+    )?;
+    let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {
-        let interrupts = Interrupts::install();
-        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
-        for n in agent.take_startup_notices() {
-            printer.warn(&n);
-        }
-        let mut view = View::new(printer, mode);
-        view.session(&agent);
+        let ui::Session {
+            mut agent,
+            mut view,
+            interrupts,
+        } = ui::start(printer, opts, choice, mode, true).await?;
         view.printer.info("type /help for commands, /exit to leave");
         let lines = super::approve::shared_lines();
         loop {

@@ -1,8 +1,8 @@
 //! One module per command. Each takes the parsed arguments and the printer.
 
+pub mod approve;
 pub mod compact;
 pub mod completions;
-pub mod approve;
 pub mod config;
 pub mod context;
 pub mod interactive;

@@ -3,9 +3,8 @@
 use std::io::Read;
 
 use anyhow::Context as _;
-use eonyx_agent::Agent;
 
-use super::ui::{self, Interrupts, Mode, TurnResult, View};
+use super::ui::{self, Mode, TurnResult};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
@@ -29,16 +28,14 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
     }
     let choice = ui::session_choice(&args.session, true)?;
     let opts = ui::options(global, None)?;
-    let mode = if global.json { Mode::Json } else { Mode::Final };
+    let mode = ui::mode(global, Mode::Final);
 
     ui::runtime()?.block_on(async move {
-        let interrupts = Interrupts::install();
-        let mut agent = Agent::open(opts, choice).await.map_err(ui::agent_error)?;
-        for n in agent.take_startup_notices() {
-            printer.warn(&n);
-        }
-        let mut view = View::new(printer, mode);
-        view.session(&agent);
+        let ui::Session {
+            mut agent,
+            mut view,
+            interrupts,
+        } = ui::start(printer, opts, choice, mode, true).await?;
         let result = ui::run_turn(&mut agent, &mut view, &interrupts, &prompt).await;
         if let Some(e) = view.last_error.take() {
             return Err(e.into());

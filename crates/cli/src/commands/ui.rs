@@ -50,7 +50,10 @@ pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionCh
     })
 }
 
-pub fn options(global: &GlobalArgs, ask: Option<Box<dyn Approver>>) -> anyhow::Result<AgentOptions> {
+pub fn options(
+    global: &GlobalArgs,
+    ask: Option<Box<dyn Approver>>,
+) -> anyhow::Result<AgentOptions> {
     let cwd = eonyx_core::paths::current_dir().context("cannot read the current directory")?;
     let env = Env::from_process();
     // The policy is resolved against config inside the approver: the flag
@@ -197,13 +200,16 @@ impl<'p> View<'p> {
     }
 
     pub fn session(&mut self, agent: &Agent) {
-        let (id, title, count) = (agent.session_id().to_string(), agent.title().to_owned(), agent.message_count());
+        let (id, title, count) = (
+            agent.session_id().to_string(),
+            agent.title().to_owned(),
+            agent.message_count(),
+        );
         if self.mode == Mode::Json {
             self.json(json!({"type":"session","id":id,"title":title,"resumed":agent.resumed(),"messages":count}));
         } else if agent.resumed() {
-            self.printer.info(&format!(
-                "resumed session {title} ({id}, {count} messages)"
-            ));
+            self.printer
+                .info(&format!("resumed session {title} ({id}, {count} messages)"));
         } else {
             self.printer.info(&format!("new session {title} ({id})"));
         }
@@ -355,6 +361,43 @@ pub fn preview(s: &str, max: usize) -> String {
     }
 }
 
+/// An open agent with its view and Ctrl-C handling.
+pub struct Session<'p> {
+    pub agent: Agent,
+    pub view: View<'p>,
+    pub interrupts: Interrupts,
+}
+
+/// `--json` picks JSON events; otherwise `default`.
+pub fn mode(global: &GlobalArgs, default: Mode) -> Mode {
+    if global.json { Mode::Json } else { default }
+}
+
+/// Install Ctrl-C handling, open the agent, print its startup warnings and,
+/// with `announce`, which session is in use. Must run inside the runtime.
+pub async fn start(
+    printer: &mut Printer,
+    opts: AgentOptions,
+    choice: SessionChoice,
+    mode: Mode,
+    announce: bool,
+) -> anyhow::Result<Session<'_>> {
+    let interrupts = Interrupts::install();
+    let mut agent = Agent::open(opts, choice).await.map_err(agent_error)?;
+    for n in agent.take_startup_notices() {
+        printer.warn(&n);
+    }
+    let mut view = View::new(printer, mode);
+    if announce {
+        view.session(&agent);
+    }
+    Ok(Session {
+        agent,
+        view,
+        interrupts,
+    })
+}
+
 /// Outcome of running one turn through the view.
 pub enum TurnResult {
     Ok,
@@ -477,13 +520,14 @@ pub async fn slash(
         "/sessions" => match agent.store().list() {
             Ok(list) => {
                 for s in list.iter().take(20) {
-                    let marker = if &s.id == agent.session_id() { "*" } else { " " };
+                    let marker = if &s.id == agent.session_id() {
+                        "*"
+                    } else {
+                        " "
+                    };
                     view.printer.info(&format!(
                         "{marker} {}  {}  {:>5}  {}",
-                        s.id,
-                        s.last_activity,
-                        s.message_count,
-                        s.title
+                        s.id, s.last_activity, s.message_count, s.title
                     ));
                 }
                 Slash::Continue
@@ -509,9 +553,8 @@ pub async fn slash(
             Slash::Continue
         }
         other => {
-            view.printer.warn(&format!(
-                "unknown command {other}; type /help for the list"
-            ));
+            view.printer
+                .warn(&format!("unknown command {other}; type /help for the list"));
             Slash::Continue
         }
     }
