@@ -44,7 +44,7 @@ pub struct Facts {
     pub written: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandFact>,
-    /// Entries dropped because a list passed [`MAX_ENTRIES`].
+    /// Entries dropped because a list passed `MAX_ENTRIES` (200).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
     /// For a mid-turn compaction: the user message that started the turn
@@ -185,7 +185,7 @@ impl Facts {
 
     /// `self` (older) merged with `newer`: lists keep first-seen order, a
     /// re-run command takes its newest status, each list keeps its newest
-    /// [`MAX_ENTRIES`]. `turn_request` is not carried over.
+    /// `MAX_ENTRIES` (200). `turn_request` is not carried over.
     pub fn merge(mut self, newer: Facts) -> Facts {
         for p in newer.read {
             push_unique(&mut self.read, p);
