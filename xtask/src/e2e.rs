@@ -496,18 +496,26 @@ fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Result<()> {
             .and_then(|t| t.get(k))
             .and_then(Value::as_u64)
     };
-    log.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(Entry {
-            method,
-            path,
-            status,
-            summarizer: recorded.is_summarizer(),
-            messages: recorded.messages().len(),
-            prompt_n: get("prompt_n"),
-            cache_n: get("cache_n"),
-            overflow,
-        });
+    let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+    // Live progress (the table comes at the end).
+    eprintln!(
+        "  request {:>3}: {method} {path} -> {status}{}",
+        log.len() + 1,
+        match (get("prompt_n"), get("cache_n")) {
+            (Some(p), Some(c)) => format!(" (prompt_n {p}, cache_n {c})"),
+            _ => String::new(),
+        }
+    );
+    log.push(Entry {
+        method,
+        path,
+        status,
+        summarizer: recorded.is_summarizer(),
+        messages: recorded.messages().len(),
+        prompt_n: get("prompt_n"),
+        cache_n: get("cache_n"),
+        overflow,
+    });
     // Close only after logging, so a client that saw the end sees the entry.
     let _ = client.shutdown(std::net::Shutdown::Both);
     Ok(())
