@@ -1090,3 +1090,70 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
     tmux.wait_pane("the exit on Ctrl-C", |p| p.contains("EONYX_EXIT2=130"));
     assert_eq!(fx.session_files().len(), 1);
 }
+
+/// `provider = "anthropic"`: a tool loop through the Messages API, with the
+/// stable prefix carrying the cache breakpoint and the date line outside it.
+#[test]
+fn anthropic_tool_loop_marks_the_stable_prefix_for_caching() {
+    let sb = Sandbox::new();
+    sb.write("work/eonyx.json", "{}\n");
+    sb.write("work/notes.txt", "the answer is 42\n");
+    sb.write("work/AGENTS.md", "Be brief.\n");
+    let fake = FakeServer::start();
+    FakeConfig::anthropic(&fake.base_url())
+        .set("retries", 0)
+        .write(Utf8Path::from_path(&sb.config).unwrap())
+        .unwrap();
+    fake.push(Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+    fake.push(Reply::text("It says 42."));
+
+    let out = run_with_stdin(
+        {
+            let mut c = sb.eonyx();
+            c.args(["run", "what do my notes say?"]);
+            c
+        },
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It says 42.\n");
+
+    let reqs = fake.chat_requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs.iter().all(|r| r.is_anthropic()));
+    let blocks = reqs[0].system_blocks();
+    assert_eq!(
+        blocks.len(),
+        2,
+        "stable prefix and volatile suffix: {blocks:?}"
+    );
+    assert_eq!(blocks[0]["cache_control"]["type"], "ephemeral");
+    assert!(
+        blocks[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("# Project context")
+    );
+    assert!(blocks[1].get("cache_control").is_none());
+    assert!(
+        blocks[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Current date (UTC): ")
+    );
+    // The second request answers the tool_use with a tool_result block.
+    let msgs = reqs[1].messages();
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let result = &last["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    let call_id = msgs[msgs.len() - 2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .unwrap()["id"]
+        .clone();
+    assert_eq!(result["tool_use_id"], call_id);
+    assert!(result.to_string().contains("the answer is 42"));
+}
