@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 
-use camino::Utf8Path;
 use eonyx_core::SessionId;
 use eonyx_core::record::{ParsedLine, Record, SessionHeader};
 
+use crate::SessionSummary;
 use crate::lines::for_each_line;
 
 const MAGIC: &str = "eonyx-index 1";
@@ -117,36 +117,78 @@ impl Entry {
     }
 
     fn decode(line: &str) -> Option<Entry> {
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() != 15 {
-            return None;
-        }
+        let f = split_fields(line)?;
+        let n = Numbers::parse(&f)?;
         let id = SessionId::parse(f[0]).ok()?;
-        let header = if f[7] == "-" {
-            None
-        } else {
-            let model = unescape(f[12]);
-            Some(SessionHeader {
-                version: f[7].parse().ok()?,
-                id: id.clone(),
-                title: unescape(f[8]),
-                created: unescape(f[9]),
-                cwd: unescape(f[10]),
-                project: unescape(f[11]),
-                model: (!model.is_empty()).then_some(model),
-            })
+        let header = match n.version {
+            None => None,
+            Some(version) => {
+                let model = unescape(f[12]);
+                Some(SessionHeader {
+                    version,
+                    id: id.clone(),
+                    title: unescape(f[8]),
+                    created: unescape(f[9]),
+                    cwd: unescape(f[10]),
+                    project: unescape(f[11]),
+                    model: (!model.is_empty()).then_some(model),
+                })
+            }
         };
         Some(Entry {
             id,
+            len: n.len,
+            message_count: n.message_count,
+            last_seq: n.last_seq,
+            compaction_offset: n.compaction_offset,
+            bad_lines: n.bad_lines,
+            unknown_lines: n.unknown_lines,
+            header,
+            title: unescape(f[13]),
+            last_activity: unescape(f[14]),
+        })
+    }
+}
+
+/// The 15 fields of an entry line, split without allocating.
+fn split_fields(line: &str) -> Option<[&str; 15]> {
+    let mut f = [""; 15];
+    let mut start = 0;
+    let mut n = 0;
+    for tab in memchr::memchr_iter(b'\t', line.as_bytes()).chain([line.len()]) {
+        *f.get_mut(n)? = line.get(start..tab)?;
+        n += 1;
+        start = tab + 1;
+    }
+    (n == f.len()).then_some(f)
+}
+
+/// The numeric fields of an entry line; `None` when any is damaged.
+struct Numbers {
+    len: u64,
+    message_count: u64,
+    last_seq: u64,
+    compaction_offset: Option<u64>,
+    bad_lines: u64,
+    unknown_lines: u64,
+    /// `None`: the file has no session header.
+    version: Option<u32>,
+}
+
+impl Numbers {
+    fn parse(f: &[&str; 15]) -> Option<Numbers> {
+        Some(Numbers {
             len: f[1].parse().ok()?,
             message_count: f[2].parse().ok()?,
             last_seq: f[3].parse().ok()?,
             compaction_offset: parse_opt_num(f[4])?,
             bad_lines: f[5].parse().ok()?,
             unknown_lines: f[6].parse().ok()?,
-            header,
-            title: unescape(f[13]),
-            last_activity: unescape(f[14]),
+            version: if f[7] == "-" {
+                None
+            } else {
+                Some(f[7].parse().ok()?)
+            },
         })
     }
 }
@@ -181,7 +223,7 @@ fn escape(s: &str) -> String {
 }
 
 fn unescape(s: &str) -> String {
-    if !s.contains('\\') {
+    if memchr::memchr(b'\\', s.as_bytes()).is_none() {
         return s.to_owned();
     }
     let mut o = String::with_capacity(s.len());
@@ -212,33 +254,98 @@ pub(crate) struct Index {
     /// means "list it again".
     pub dir_mtime: u128,
     pub entries: BTreeMap<SessionId, Entry>,
+    /// Read from a file with damaged, duplicate or out-of-order lines:
+    /// check the directory and save it again. Not stored.
+    pub dirty: bool,
+}
+
+/// The first line of an index file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Head<'a> {
+    pub epoch: &'a str,
+    pub journal_offset: u64,
+    pub dir_mtime: u128,
+}
+
+impl<'a> Head<'a> {
+    /// The first line and the text after it; `None` when the file is not
+    /// an index this version wrote.
+    pub fn parse(bytes: &'a [u8]) -> Option<(Head<'a>, &'a str)> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let (first, body) = text.split_once('\n').unwrap_or((text, ""));
+        let mut f = first.split('\t');
+        let (magic, epoch, offset, mtime) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        if magic != MAGIC || f.next().is_some() {
+            return None;
+        }
+        let head = Head {
+            epoch,
+            journal_offset: offset.parse().ok()?,
+            dir_mtime: mtime.parse().ok()?,
+        };
+        Some((head, body))
+    }
+}
+
+/// The listing straight from index text whose head was found current:
+/// what `Index::parse` then `summary` would give, without building the
+/// entries. `None` when the index is dirty (see [`Index::dirty`]), so the
+/// caller takes the full path, which repairs it.
+pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+    let mut prev = "";
+    for line in body.split_terminator('\n') {
+        let f = split_fields(line)?;
+        let n = Numbers::parse(&f)?;
+        // Strictly increasing ids: no duplicates, nothing out of order.
+        if f[0] <= prev {
+            return None;
+        }
+        prev = f[0];
+        let id = SessionId::parse(f[0]).ok()?;
+        if n.version.is_some() {
+            out.push(SessionSummary {
+                id,
+                title: unescape(f[13]),
+                created: unescape(f[9]),
+                last_activity: unescape(f[14]),
+                message_count: n.message_count,
+                project: unescape(f[11]),
+                cwd: unescape(f[10]),
+            });
+        }
+    }
+    Some(out)
 }
 
 impl Index {
-    /// Parse an index file; damaged lines are dropped (they get rebuilt).
+    /// Parse an index file. Damaged, duplicate or out-of-order lines are
+    /// dropped (a later line wins) and mark the index `dirty`, so that it
+    /// is checked against the directory and saved again.
     pub fn parse(bytes: &[u8]) -> Option<Index> {
-        let text = std::str::from_utf8(bytes).ok()?;
-        let mut lines = text.split_terminator('\n');
-        let head: Vec<&str> = lines.next()?.split('\t').collect();
-        if head.len() != 4 || head[0] != MAGIC {
-            return None;
-        }
+        let (head, body) = Head::parse(bytes)?;
         let mut idx = Index {
-            epoch: head[1].to_owned(),
-            journal_offset: head[2].parse().ok()?,
-            dir_mtime: head[3].parse().ok()?,
+            epoch: head.epoch.to_owned(),
+            journal_offset: head.journal_offset,
+            dir_mtime: head.dir_mtime,
             entries: BTreeMap::new(),
+            dirty: false,
         };
-        for line in lines {
-            if let Some(e) = Entry::decode(line) {
-                idx.entries.insert(e.id.clone(), e);
+        let mut entries = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+        for line in body.split_terminator('\n') {
+            match Entry::decode(line) {
+                Some(e) => {
+                    let in_order = entries.last().is_none_or(|(prev, _)| *prev < e.id);
+                    idx.dirty |= !in_order;
+                    entries.push((e.id.clone(), e));
+                }
+                None => idx.dirty = true,
             }
         }
+        // Built in bulk (lines are normally in id order); for equal ids
+        // the last one is kept.
+        idx.entries = entries.into_iter().collect();
         Some(idx)
-    }
-
-    pub fn load(path: &Utf8Path) -> Option<Index> {
-        Self::parse(&std::fs::read(path).ok()?)
     }
 
     pub fn encode(&self) -> String {
@@ -353,5 +460,70 @@ mod tests {
         assert!(Index::parse(&[0xff, 0xfe]).is_none());
         let idx = Index::parse(b"eonyx-index 1\te\t0\t0\nnot\tan\tentry\n").unwrap();
         assert!(idx.entries.is_empty());
+        assert!(idx.dirty);
+        assert!(summaries("not\tan\tentry\n").is_none());
+        let idx = Index::parse(b"eonyx-index 1\te\t0\t0").unwrap();
+        assert!(idx.entries.is_empty() && !idx.dirty);
+    }
+
+    /// Three entries: with a header (escapes in the strings), with a
+    /// header and no model, without a header.
+    fn three() -> Vec<Entry> {
+        let mut a = sample();
+        a.header.as_mut().unwrap().cwd = "/w\\x\ty".into();
+        let mut b = Entry::empty(SessionId::parse("20260706T000000-00000000").unwrap());
+        b.apply(
+            0,
+            br#"{"type":"session","version":1,"id":"20260706T000000-00000000","title":"2","created":"2026-07-06T00:00:00Z","cwd":"/v","project":"/v"}"#,
+        );
+        b.len = 150;
+        let c = Entry::empty(SessionId::parse("20260707T000000-00000000").unwrap());
+        vec![a, b, c]
+    }
+
+    fn text_of(entries: &[&Entry]) -> String {
+        let mut out = format!("{MAGIC}\te1\t17\t5\n");
+        for e in entries {
+            e.encode(&mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn summaries_from_text_equal_those_from_parsed_entries() {
+        let e = three();
+        let text = text_of(&[&e[0], &e[1], &e[2]]);
+        let idx = Index::parse(text.as_bytes()).unwrap();
+        assert!(!idx.dirty);
+        let want: Vec<SessionSummary> = idx
+            .entries
+            .into_values()
+            .filter_map(crate::summary)
+            .collect();
+        assert_eq!(want.len(), 2);
+        assert_eq!(want[0].cwd, "/w\\x\ty");
+        let (head, body) = Head::parse(text.as_bytes()).unwrap();
+        assert_eq!(
+            (head.epoch, head.journal_offset, head.dir_mtime),
+            ("e1", 17, 5)
+        );
+        assert_eq!(summaries(body), Some(want));
+    }
+
+    #[test]
+    fn unordered_or_duplicate_lines_mark_the_index_dirty_and_the_last_wins() {
+        let e = three();
+        let mut newer = e[1].clone();
+        newer.message_count = 7;
+        for order in [vec![&e[1], &e[0], &e[2]], vec![&e[0], &e[1], &e[2], &newer]] {
+            let text = text_of(&order);
+            let idx = Index::parse(text.as_bytes()).unwrap();
+            assert!(idx.dirty);
+            assert_eq!(idx.entries.len(), 3);
+            let (_, body) = Head::parse(text.as_bytes()).unwrap();
+            assert_eq!(summaries(body), None);
+        }
+        let idx = Index::parse(text_of(&[&e[0], &e[1], &e[2], &newer]).as_bytes()).unwrap();
+        assert_eq!(idx.entries[&e[1].id].message_count, 7);
     }
 }

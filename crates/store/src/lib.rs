@@ -21,8 +21,12 @@
 //!   file (so it is refreshed by reading only the appended bytes), the
 //!   journal names sessions changed since; both can be deleted at any time
 //!   and are rebuilt. Listing never reads whole session files once the
-//!   index is warm; resuming reads from the last compaction record (plus
-//!   the retained messages just before it), not the whole file.
+//!   index is warm, and when nothing was noted in the journal and the
+//!   directory is unchanged it reads only the index (no per-file stat,
+//!   no rewrite); an index with damaged, duplicate or unordered lines is
+//!   checked against the directory and saved clean. Resuming reads from
+//!   the last compaction record (plus the retained messages just before
+//!   it), not the whole file.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
 
 mod error;
@@ -302,9 +306,23 @@ impl Store {
 
     /// Every readable session, newest activity first.
     pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
-        let idx = self.refresh_all(false)?;
-        let mut out: Vec<SessionSummary> = idx.entries.values().filter_map(summary).collect();
-        out.sort_by(|a, b| {
+        let current = match self.refresh(false, true)? {
+            // Nothing changed since the index was saved: summaries straight
+            // from its text.
+            Refreshed::Current(raw) => {
+                index::Head::parse(&raw).and_then(|(_, body)| index::summaries(body))
+            }
+            Refreshed::Updated(idx) => Some(summaries(idx)),
+        };
+        let mut out = match current {
+            Some(out) => out,
+            // The index has damaged or unordered lines: the full path
+            // repairs and saves it.
+            None => summaries(self.refresh_all(false)?),
+        };
+        // Ids are unique, so the order is total and an unstable sort gives
+        // the same result.
+        out.sort_unstable_by(|a, b| {
             b.last_activity
                 .cmp(&a.last_activity)
                 .then_with(|| b.id.cmp(&a.id))
@@ -691,19 +709,45 @@ impl Store {
 
     /// Bring the whole index up to date and save it when it changed.
     fn refresh_all(&self, force_full: bool) -> Result<Index, StoreError> {
-        let old = if force_full {
-            None
+        match self.refresh(force_full, false)? {
+            Refreshed::Updated(idx) => Ok(idx),
+            Refreshed::Current(raw) => Ok(Index::parse(&raw).unwrap_or_default()),
+        }
+    }
+
+    /// Bring the whole index up to date and save it when it changed. With
+    /// `allow_current`, an index that needs no change (its journal epoch
+    /// and offset and directory mtime are current, no session was noted
+    /// since) is returned as its raw bytes, unparsed.
+    fn refresh(&self, force_full: bool, allow_current: bool) -> Result<Refreshed, StoreError> {
+        let raw = if force_full {
+            Vec::new()
         } else {
-            Index::load(&self.dirs.index)
+            std::fs::read(&self.dirs.index).unwrap_or_default()
         };
-        let had_index = old.is_some();
-        let mut idx = old.unwrap_or_default();
+        let head = index::Head::parse(&raw).map(|(h, _)| h);
         // Order matters: journal first, then the directory, then files, so
         // a change racing with us is seen now or noted for next time.
-        let j = journal::read(&self.dirs.data, idx.journal_offset)
+        let j = journal::read(&self.dirs.data, head.map_or(0, |h| h.journal_offset))
             .map_err(StoreError::io("read", journal::path(&self.dirs.data)))?;
-        let trusted = had_index && j.offset_ok && j.epoch == idx.epoch;
         let dir_mtime = mtime_ns(&self.dirs.sessions);
+        if allow_current
+            && let Some(h) = head
+            && j.offset_ok
+            && j.epoch == h.epoch
+            && j.changed.is_empty()
+            && j.end == h.journal_offset
+            && j.end <= journal::ROTATE_BYTES
+            && dir_mtime != 0
+            && dir_mtime == h.dir_mtime
+            && settled_mtime(dir_mtime) == dir_mtime
+        {
+            return Ok(Refreshed::Current(raw));
+        }
+        let old = head.and_then(|_| Index::parse(&raw));
+        let had_index = old.is_some();
+        let mut idx = old.unwrap_or_default();
+        let trusted = had_index && j.offset_ok && j.epoch == idx.epoch;
         let mut changed = !had_index;
 
         let refresh = |idx: &mut Index, id: &SessionId, changed: &mut bool| {
@@ -722,7 +766,10 @@ impl Store {
             }
         };
 
-        if !trusted || dir_mtime == 0 || dir_mtime != idx.dir_mtime {
+        // A dirty index may lack entries (damaged lines): list the
+        // directory to find them, and save it cleaned.
+        changed |= idx.dirty;
+        if !trusted || idx.dirty || dir_mtime == 0 || dir_mtime != idx.dir_mtime {
             let (present, _) = self.scan_sessions_dir()?;
             let before = idx.entries.len();
             idx.entries.retain(|id, _| present.contains(id));
@@ -738,12 +785,7 @@ impl Store {
                 refresh(&mut idx, id, &mut changed);
             }
         }
-        let now = jiff::Timestamp::now().as_nanosecond().max(0) as u128;
-        let new_mtime = if now.saturating_sub(dir_mtime) < RACY_MTIME_NS {
-            0
-        } else {
-            dir_mtime
-        };
+        let new_mtime = settled_mtime(dir_mtime);
         let (mut epoch, mut offset) = (j.epoch, j.end);
         if (epoch.is_empty() || offset > journal::ROTATE_BYTES)
             && let Some((e, o)) = journal::rotate(&self.dirs.data, j.end)
@@ -760,7 +802,8 @@ impl Store {
             // A cache: failing to save only costs time on the next listing.
             let _ = fsutil::atomic_write(&self.dirs.index, idx.encode().as_bytes(), false);
         }
-        Ok(idx)
+        idx.dirty = false;
+        Ok(Refreshed::Updated(idx))
     }
 
     /// The next title, from the counter file, under its lock.
@@ -809,16 +852,29 @@ impl Store {
     }
 }
 
-fn summary(e: &Entry) -> Option<SessionSummary> {
-    let h = e.header.as_ref()?;
+/// Result of [`Store::refresh`].
+enum Refreshed {
+    /// The index file needed no change: its bytes.
+    Current(Vec<u8>),
+    /// The index as brought up to date (and saved if it changed).
+    Updated(Index),
+}
+
+/// The listed sessions of an index, in id order.
+fn summaries(idx: Index) -> Vec<SessionSummary> {
+    idx.entries.into_values().filter_map(summary).collect()
+}
+
+fn summary(e: Entry) -> Option<SessionSummary> {
+    let h = e.header?;
     Some(SessionSummary {
-        id: e.id.clone(),
-        title: e.title.clone(),
-        created: h.created.clone(),
-        last_activity: e.last_activity.clone(),
+        id: e.id,
+        title: e.title,
+        created: h.created,
+        last_activity: e.last_activity,
         message_count: e.message_count,
-        project: h.project.clone(),
-        cwd: h.cwd.clone(),
+        project: h.project,
+        cwd: h.cwd,
     })
 }
 
@@ -827,6 +883,17 @@ fn byte_at(file: &mut File, pos: u64) -> Option<u8> {
     file.seek(SeekFrom::Start(pos)).ok()?;
     file.read_exact(&mut b).ok()?;
     Some(b[0])
+}
+
+/// The directory mtime to store in the index: 0 ("list it again") while it
+/// is so recent that a change within the same clock tick could go unseen.
+fn settled_mtime(dir_mtime: u128) -> u128 {
+    let now = jiff::Timestamp::now().as_nanosecond().max(0) as u128;
+    if now.saturating_sub(dir_mtime) < RACY_MTIME_NS {
+        0
+    } else {
+        dir_mtime
+    }
 }
 
 /// mtime in ns since the epoch; 0 when unknown (forces a directory scan).
