@@ -1,8 +1,8 @@
 //! End-to-end tests of the real `eonyx` binary.
-mod release;
+mod agent;
+mod compaction;
 mod config;
 mod context;
-mod util;
+mod release;
 mod sessions;
-mod compaction;
-mod agent;
+mod util;

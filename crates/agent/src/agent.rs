@@ -450,7 +450,8 @@ impl Agent {
         let mut retried = false;
         loop {
             let request = self.build_request(cancel);
-            let size = eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
+            let size =
+                eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
             sink(AgentEvent::StepStarted { step });
             let result = {
                 let mut forward = |ev: StreamEvent| {
@@ -522,7 +523,10 @@ impl Agent {
         for rec in self.view.records() {
             let t = eonyx_core::tokens::estimate(rec.message.chars(), self.estimator.ratio());
             if largest.as_ref().is_none_or(|(n, _)| t > *n) {
-                largest = Some((t, format!("{} message #{}", rec.message.role.as_str(), rec.seq)));
+                largest = Some((
+                    t,
+                    format!("{} message #{}", rec.message.role.as_str(), rec.seq),
+                ));
             }
         }
         let mut s = format!(
@@ -635,11 +639,8 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system = eonyx_prompt::system_prompt(
-            &self.loaded,
-            &eonyx_core::time::today_utc(),
-            None,
-        );
+        let bare_system =
+            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -652,12 +653,7 @@ impl Agent {
             self.trigger.window,
         );
         let planned = |budget| {
-            eonyx_compact::plan(
-                &self.view,
-                &self.config.compaction,
-                &self.estimator,
-                budget,
-            )
+            eonyx_compact::plan(&self.view, &self.config.compaction, &self.estimator, budget)
         };
         // The last `keep_turns` turns stay verbatim whenever they fit under
         // the trigger; the lower aim (`target`) only decides how far to cut

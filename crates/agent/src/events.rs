@@ -18,7 +18,9 @@ pub enum AgentEvent {
         is_error: bool,
     },
     /// A compaction begins.
-    CompactionStarted { trigger: eonyx_core::CompactionTrigger },
+    CompactionStarted {
+        trigger: eonyx_core::CompactionTrigger,
+    },
     /// A compaction was saved.
     Compacted(CompactionRecord),
     /// A provider step finished with this usage.
