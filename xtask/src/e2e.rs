@@ -82,6 +82,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ctx: E2E_CTX,
         port: opts.port,
         detach: false,
+        write_config: false,
     })?;
     let server = ServerGuard(server);
     let root = server.0.root_url();

@@ -29,6 +29,8 @@ pub struct Options {
     pub ctx: u32,
     pub port: u16,
     pub detach: bool,
+    /// Write the config snippet to eonyx's global config when it has none.
+    pub write_config: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -36,6 +38,7 @@ fn parse(args: &[String]) -> Result<Options> {
         ctx: DEFAULT_CTX,
         port: DEFAULT_PORT,
         detach: false,
+        write_config: false,
     };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -43,9 +46,11 @@ fn parse(args: &[String]) -> Result<Options> {
             "--ctx" => opts.ctx = value(&mut it, "--ctx")?,
             "--port" => opts.port = value(&mut it, "--port")?,
             "--detach" => opts.detach = true,
+            "--write-config" => opts.write_config = true,
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask local-model [--ctx N] [--port P] [--detach]\n\
+                    "usage: cargo xtask local-model [--ctx N] [--port P] [--detach] [--write-config]\n\
+                     --write-config writes the printed config to eonyx's config.toml when there is none yet.\n\
                      Starts llama-server with Gemma 3 270M (a base model: good for mechanics, not answers)\n\
                      on 127.0.0.1:P (default {DEFAULT_PORT}) with an N-token context (default {DEFAULT_CTX})."
                 );
@@ -70,6 +75,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     let mut server = start(&opts)?;
     println!("{}", config_snippet(opts.port));
+    if opts.write_config {
+        write_config(opts.port)?;
+    }
     match server.child.take() {
         Some(mut child) if !opts.detach => {
             eprintln!(
@@ -94,6 +102,23 @@ pub fn run(args: &[String]) -> Result<()> {
             opts.port
         ),
     }
+    Ok(())
+}
+
+/// Write the snippet to `<config dir>/config.toml`, never over an existing
+/// file.
+fn write_config(port: u16) -> Result<()> {
+    let env = eonyx_core::paths::Env::from_process();
+    let dir = eonyx_core::paths::config_dir(&env)?;
+    let path = dir.join("config.toml");
+    if path.exists() {
+        eprintln!("{path} exists; left as is. Add the config above to it to use the local model.");
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {dir}"))?;
+    std::fs::write(&path, format!("{}\n", config_snippet(port)))
+        .with_context(|| format!("writing {path}"))?;
+    eprintln!("wrote {path}");
     Ok(())
 }
 
