@@ -883,6 +883,56 @@ fn window_is_detected_from_v1_models_context_length() {
 }
 
 #[test]
+fn a_configured_window_larger_than_the_server_is_warned_about_on_the_first_run() {
+    let server = FakeServer::start();
+    server.advertise_props(Some(4000));
+    // Configured 65,536, never run before: the server is asked once.
+    let env = env_with(&openai(&server).set("context_window", 65_536));
+    let run = batch(&env, &["hi".to_owned()], &[], &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let err = run.stderr();
+    let hits: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("65536") && l.contains("4000"))
+        .collect();
+    assert_eq!(hits.len(), 1, "{err}");
+    assert_eq!(
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path == "/props")
+            .count(),
+        1
+    );
+    // The smaller window is the one used from now on, without asking again.
+    server.clear_requests();
+    let again = batch(&env, &["again".to_owned()], &[], &[]);
+    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    assert!(server.requests().iter().all(|r| r.method != "GET"));
+    let cfg: Value = serde_json::from_str(&run_ok(&env, &["config", "--json"], &[])).unwrap();
+    assert_eq!(cfg["values"]["models.fake.context_window"]["value"], 4000);
+}
+
+#[test]
+fn a_configured_window_with_a_silent_server_is_probed_only_once() {
+    let server = FakeServer::start();
+    let env = env_with(&openai(&server).set("context_window", 8192));
+    for line in ["one", "two"] {
+        let run = batch(&env, &[line.to_owned()], &[], &[]);
+        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    }
+    let probes = server
+        .requests()
+        .iter()
+        .filter(|r| !r.is_chat() && !r.is_anthropic())
+        .count();
+    // /props, /v1/models and /api/show once, on the first start only.
+    assert!((1..=3).contains(&probes), "{probes} probes");
+    let cfg: Value = serde_json::from_str(&run_ok(&env, &["config", "--json"], &[])).unwrap();
+    assert_eq!(cfg["values"]["models.fake.context_window"]["value"], 8192);
+}
+
+#[test]
 fn no_detection_and_no_config_falls_back_to_120k() {
     let server = FakeServer::start();
     let env = env_with(&openai(&server).context_window(None));

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Plan, PlanError, Trigger};
-use eonyx_core::config::{Config, LoadOptions, Source};
+use eonyx_core::config::{Config, LoadOptions};
 use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
@@ -820,13 +820,22 @@ async fn resolve_limits(
         .as_ref()
         .and_then(|c| c.get(&model.base_url, &model.name));
     let mut learned = cached.as_ref().and_then(|c| c.learned_from_overflow());
+    // Ask the server when no window is configured (every start until it
+    // answers), and once when one is, to catch a configured window larger
+    // than the server's.
+    let probed = cache
+        .as_ref()
+        .is_some_and(|c| c.probed(&model.base_url, &model.name));
     let detected = match cached.as_ref().and_then(|c| c.detected()) {
         Some(d) => Some(d),
-        None if window.is_none() && !model.name.is_empty() => {
+        None if !model.name.is_empty() && (window.is_none() || !probed) => {
             let limits = provider.detect_limits(&model.name).await;
-            if let (Some(w), Some(mut cache)) = (limits.context_window, cache) {
-                let from = limits.source.unwrap_or("the server");
-                cache.record_detected(&model.base_url, &model.name, w, from);
+            if let Some(mut cache) = cache {
+                cache.record_probe(&model.base_url, &model.name);
+                if let Some(w) = limits.context_window {
+                    let from = limits.source.unwrap_or("the server");
+                    cache.record_detected(&model.base_url, &model.name, w, from);
+                }
                 let _ = cache.save();
             }
             limits.context_window
@@ -847,7 +856,6 @@ async fn resolve_limits(
     if let Some(l) = learned {
         window = Some(window.map_or(l, |w| w.min(l)));
     }
-    let _ = Source::Default;
     Limits {
         context_window: window,
         max_input_tokens: model.max_input_tokens,

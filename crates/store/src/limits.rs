@@ -62,6 +62,10 @@ struct Entry {
     detected: Option<Observation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     overflow: Option<Observation>,
+    /// When the server was last asked for its window (RFC 3339 UTC), even
+    /// if it did not say: the server is asked once, not on every start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    probed_at: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -213,6 +217,19 @@ impl LimitsCache {
         });
     }
 
+    /// Whether the server was already asked for this model's window
+    /// (whatever it answered).
+    pub fn probed(&self, base_url: &str, name: &str) -> bool {
+        self.entries
+            .get(&key(base_url, name))
+            .is_some_and(|e| e.probed_at.is_some() || e.detected.is_some())
+    }
+
+    /// Remember that the server was asked (call whether or not it answered).
+    pub fn record_probe(&mut self, base_url: &str, name: &str) {
+        self.entry(base_url, name).probed_at = Some(eonyx_core::time::now_rfc3339());
+    }
+
     /// Remember the window an overflow revealed. Keeps the minimum of what
     /// was learned so far.
     pub fn record_overflow(&mut self, base_url: &str, name: &str, limit: u64) {
@@ -251,6 +268,9 @@ impl LimitsCache {
             let slot = merged.entry(k.clone()).or_insert_with(|| ours.clone());
             if ours.detected.is_some() {
                 slot.detected = ours.detected.clone();
+            }
+            if ours.probed_at.is_some() {
+                slot.probed_at = ours.probed_at.clone();
             }
             slot.overflow = match (slot.overflow.take(), ours.overflow.clone()) {
                 (Some(a), Some(b)) => Some(if b.context_window < a.context_window {
