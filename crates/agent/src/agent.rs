@@ -152,21 +152,21 @@ impl Agent {
             max_read_bytes: 1024 * 1024,
         };
 
-        let (writer, view, message_count, resumed) =
-            open_session(&store, &config, &opts.cwd, &project, &choice)?;
+        let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
             config.compaction.chars_per_token,
             config.compaction.image_tokens,
         );
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
-        Ok(Self {
+        let compaction_seq = opened.compaction_seq;
+        let mut agent = Self {
             env: opts.env,
             store,
-            writer,
-            message_count,
-            resumed,
-            view,
+            writer: opened.writer,
+            message_count: opened.message_count,
+            resumed: opened.resumed,
+            view: opened.view,
             estimator,
             loader,
             loaded,
@@ -183,7 +183,35 @@ impl Agent {
             cwd: opts.cwd,
             startup_notices,
             config,
-        })
+        };
+        agent.calibrate_from_history(compaction_seq);
+        Ok(agent)
+    }
+
+    /// Seed the estimator from the last usage the session recorded after its
+    /// last compaction, so a resumed session's first estimate (and trigger
+    /// check) follows the server's count instead of the configured guess.
+    fn calibrate_from_history(&mut self, compaction_seq: u64) {
+        self.estimator.reset_anchor();
+        let records = self.view.records();
+        let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
+            let u = r.message.usage?;
+            (r.message.role == Role::Assistant && r.seq > compaction_seq && u.prompt_tokens > 0)
+                .then_some((i, u.prompt_tokens))
+        }) else {
+            return;
+        };
+        // The request that produced record i: the same system prompt and
+        // tools, and the view of everything before it.
+        let before = ContextView::from_effective(
+            &self.config.compaction,
+            self.config.tools.output_cap_bytes,
+            None,
+            records[..i].to_vec(),
+        );
+        let size =
+            eonyx_compact::request_size(&self.system_prompt(), &before.messages(), &self.tool_defs);
+        self.estimator.observe(&size, tokens);
     }
 
     /// Warnings gathered while opening (context files, config, window).
@@ -270,42 +298,38 @@ impl Agent {
     /// Switch to a fresh session (the current one stays on disk if it got a
     /// message).
     pub fn new_session(&mut self) -> Result<(), AgentError> {
-        let (writer, view, count, resumed) = open_session(
+        let opened = open_session(
             &self.store,
             &self.config,
             &self.cwd,
             &self.project,
             &SessionChoice::New,
         )?;
-        self.replace_session(writer, view, count, resumed);
+        self.replace_session(opened);
         Ok(())
     }
 
     /// Switch to another session.
     pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
-        let (writer, view, count, resumed) = open_session(
+        let opened = open_session(
             &self.store,
             &self.config,
             &self.cwd,
             &self.project,
             &SessionChoice::Id(id.clone()),
         )?;
-        self.replace_session(writer, view, count, resumed);
+        self.replace_session(opened);
         Ok(())
     }
 
-    fn replace_session(
-        &mut self,
-        writer: SessionWriter,
-        view: ContextView,
-        count: u64,
-        resumed: bool,
-    ) {
-        self.writer = writer;
-        self.view = view;
-        self.message_count = count;
-        self.resumed = resumed;
+    fn replace_session(&mut self, opened: Opened) {
+        let compaction_seq = opened.compaction_seq;
+        self.writer = opened.writer;
+        self.view = opened.view;
+        self.message_count = opened.message_count;
+        self.resumed = opened.resumed;
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.calibrate_from_history(compaction_seq);
     }
 
     /// Rename the current session (appends a title record).
@@ -726,6 +750,16 @@ impl Agent {
     }
 }
 
+/// A session ready for turns.
+struct Opened {
+    writer: SessionWriter,
+    view: ContextView,
+    message_count: u64,
+    resumed: bool,
+    /// Seq of the last compaction record (0 when none).
+    compaction_seq: u64,
+}
+
 /// Open or create the chosen session and build its model-facing view.
 fn open_session(
     store: &Store,
@@ -733,7 +767,7 @@ fn open_session(
     cwd: &Utf8Path,
     project: &Project,
     choice: &SessionChoice,
-) -> Result<(SessionWriter, ContextView, u64, bool), AgentError> {
+) -> Result<Opened, AgentError> {
     let id = match choice {
         SessionChoice::New => None,
         SessionChoice::Id(id) => Some(id.clone()),
@@ -755,12 +789,19 @@ fn open_session(
         None => {
             let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
             let view = ContextView::new(&config.compaction, cap);
-            Ok((writer, view, 0, false))
+            Ok(Opened {
+                writer,
+                view,
+                message_count: 0,
+                resumed: false,
+                compaction_seq: 0,
+            })
         }
         Some(id) => {
             let effective = store.load_effective(&id)?;
             let mut writer = store.open_writer(&id)?;
             let dangling = unanswered_calls(&effective.messages);
+            let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
             let mut view = ContextView::from_effective(
                 &config.compaction,
                 cap,
@@ -778,7 +819,13 @@ fn open_session(
                 count += 1;
                 view.push(rec);
             }
-            Ok((writer, view, count, true))
+            Ok(Opened {
+                writer,
+                view,
+                message_count: count,
+                resumed: true,
+                compaction_seq,
+            })
         }
     }
 }

@@ -1,0 +1,104 @@
+//! A resumed session estimates its next request the way the live session
+//! did: the estimator is calibrated from the usage saved in the session file,
+//! not reset to the configured 4 chars/token guess.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use eonyx_agent::tools::DenyAll;
+use eonyx_agent::{Agent, AgentOptions, SessionChoice};
+use eonyx_core::paths::Env;
+use eonyx_core::provider::{BoxFuture, CancellationToken};
+use eonyx_core::{
+    ChatRequest, ChatResponse, FinishReason, Message, Provider, ProviderError, StreamEvent, Usage,
+};
+
+/// Counts 2 characters per token (half of eonyx's default guess).
+struct TwoCharsPerToken;
+
+impl Provider for TwoCharsPerToken {
+    fn name(&self) -> &str {
+        "two"
+    }
+
+    fn send<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        _on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
+    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
+        Box::pin(async move {
+            let mut chars = request.system.text().chars().count();
+            chars += request.messages.iter().map(Message::chars).sum::<usize>();
+            chars += request.tools.iter().map(|t| t.chars()).sum::<usize>();
+            let answer = "noted. ".repeat(40);
+            Ok(ChatResponse {
+                message: Message::assistant(answer),
+                usage: Some(Usage {
+                    prompt_tokens: (chars / 2) as u64,
+                    completion_tokens: 70,
+                    cached_tokens: 0,
+                }),
+                finish_reason: Some(FinishReason::Stop),
+            })
+        })
+    }
+}
+
+fn options(root: &Utf8PathBuf) -> AgentOptions {
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("eonyx.json"), "{}").unwrap();
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "model = \"m\"\n[models.m]\nname = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\ncontext_window = 100000\n",
+    )
+    .unwrap();
+    AgentOptions {
+        cwd: work,
+        env: Env::from_pairs([
+            ("EONYX_DATA_DIR", root.join("data").to_string()),
+            ("EONYX_CONFIG_DIR", config.to_string()),
+            ("HOME", root.to_string()),
+        ]),
+        model: None,
+        profile: None,
+        approver: Arc::new(DenyAll),
+        provider: Some(Arc::new(TwoCharsPerToken)),
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_session_estimates_like_the_live_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Utf8PathBuf::from_path_buf(tmp.path().to_path_buf()).unwrap();
+    let cancel = CancellationToken::new();
+
+    let mut live = Agent::open(options(&root), SessionChoice::New)
+        .await
+        .unwrap();
+    let uncalibrated = live.context_status().estimate;
+    for n in 0..3 {
+        let line = format!("turn {n}: {}", "please remember this detail. ".repeat(30));
+        live.turn(&line, &mut |_| {}, &cancel).await.unwrap();
+    }
+    let live_estimate = live.context_status().estimate;
+    assert!(
+        live_estimate > uncalibrated * 2,
+        "calibration should have raised the estimate: {uncalibrated} -> {live_estimate}"
+    );
+    drop(live);
+
+    let resumed = Agent::open(options(&root), SessionChoice::Latest)
+        .await
+        .unwrap();
+    assert!(resumed.resumed());
+    let resumed_estimate = resumed.context_status().estimate;
+    let diff = resumed_estimate.abs_diff(live_estimate) as f64 / live_estimate as f64;
+    assert!(
+        diff < 0.05,
+        "live {live_estimate} vs resumed {resumed_estimate} tokens"
+    );
+}
