@@ -1157,3 +1157,34 @@ fn anthropic_tool_loop_marks_the_stable_prefix_for_caching() {
     assert_eq!(result["tool_use_id"], call_id);
     assert!(result.to_string().contains("the answer is 42"));
 }
+
+/// Context files are re-read before every user turn: a file changed during
+/// a session is used from the next turn on, with a one-line notice; an
+/// unchanged one gives a byte-identical system prompt.
+#[test]
+fn a_context_file_changed_mid_session_is_used_from_the_next_turn_with_a_notice() {
+    let fx = Fx::new();
+    fx.sb.write("work/AGENTS.md", "Rule one.\n");
+    let edit = json!({"command": "echo 'Rule two.' >> AGENTS.md"});
+    fx.fake
+        .push(Reply::text("first"))
+        .push(Reply::tool_call("shell", edit))
+        .push(Reply::text("edited"))
+        .push(Reply::text("third"));
+    let o = fx.run(&["--allow-shell"], "one\ntwo\nthree\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let chats = fx.chats();
+    assert_eq!(chats.len(), 4);
+    // Turn 1 and turn 2 (both steps) see the original file, byte for byte.
+    assert_eq!(chats[0].system_text(), chats[1].system_text());
+    assert_eq!(chats[1].system_text(), chats[2].system_text());
+    assert!(!chats[2].system_text().contains("Rule two."));
+    // Turn 3 sees the edit, and stderr said so once.
+    assert!(chats[3].system_text().contains("Rule one.\nRule two."));
+    let err = stderr(&o);
+    let notices: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("context changed") && l.contains("AGENTS.md"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{err}");
+}
