@@ -945,6 +945,65 @@ fn no_detection_and_no_config_falls_back_to_120k() {
 }
 
 #[test]
+fn a_long_tool_loop_collapses_its_older_results_before_summarizing() {
+    let server = FakeServer::start();
+    server.set_summarizer(echo_summary);
+    let env = env_with(
+        &openai(&server)
+            .set("context_window", 32_768)
+            .merge_model_toml(
+                "compaction.keep_recent_results = 2\ncompaction.tool_result_budget_chars = 1000000",
+            )
+            .unwrap()
+            .top("max_steps", 12),
+    );
+    for i in 1..=8 {
+        let body: String = (0..40)
+            .map(|l| format!("part {i} line {l} of a source file\n"))
+            .collect();
+        std::fs::write(env.project.join(format!("f{i}.txt")), body).unwrap();
+    }
+    for i in 1..=8 {
+        server.push(Reply::tool_call(
+            "read_file",
+            json!({"path": format!("f{i}.txt")}),
+        ));
+    }
+    server.push(Reply::text("done reading"));
+    let lines = vec![
+        "an early turn".to_owned(),
+        "read all eight files".to_owned(),
+    ];
+    let run = batch(&env, &lines, &[], &[("EONYX_AUTO_COMPACT_TOKENS", "4000")]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let notices = run.of_type("notice");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n["message"].as_str().unwrap().contains("collapsed")),
+        "{notices:?}"
+    );
+    // Collapsing was enough: no summary, no compaction record.
+    assert!(server.requests().iter().all(|r| !r.is_summarizer()));
+    let records = export(&env, &run.session());
+    assert!(compactions(&records).is_empty());
+    assert_no_orphan_tool_results(&server.chat_requests());
+    // The last request carries stubs for the oldest results and the two
+    // newest whole; the session file keeps every original.
+    let last = agent_requests(&server).pop().unwrap();
+    let text = last.all_text();
+    assert!(text.contains("[tool result collapsed"), "{text}");
+    assert!(text.contains("part 8 line 39"));
+    assert!(text.contains("part 7 line 39"));
+    assert!(!text.contains("part 1 line 39"));
+    let saved = serde_json::to_string(&records).unwrap();
+    for i in 1..=8 {
+        assert!(saved.contains(&format!("part {i} line 39")), "file {i}");
+    }
+    assert!(last.prompt_tokens < 4000 + 1500, "{}", last.prompt_tokens);
+}
+
+#[test]
 fn a_long_tool_loop_compacts_inside_the_turn_without_splitting_a_call_from_its_result() {
     let server = FakeServer::start();
     server.set_summarizer(echo_summary);

@@ -646,42 +646,24 @@ impl Agent {
         let target = eonyx_compact::request_target(&self.trigger);
         let record = self
             .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
-            .await?;
+            .await?
+            .ok_or(AgentError::NothingToCompact)?;
         self.guard.reset();
         Ok(record)
     }
 
-    /// Compact so that the whole next request aims at `target` tokens.
-    async fn compact_with(
-        &mut self,
+    /// Where to cut: keep the last `keep_turns` turns verbatim whenever
+    /// they fit under the trigger; the lower aim (`budget`) only decides how
+    /// far to cut when they do not. An overflow aims at the learned window.
+    fn plan_compaction(
+        &self,
         trigger: CompactionTrigger,
-        focus: Option<&str>,
-        target: u64,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<CompactionRecord, AgentError> {
-        // The planner budgets the retained messages: take away what is not a
-        // message (system prompt without the old summary, tool definitions)
-        // and room for the new summary.
-        let bare_system =
-            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
-        let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
-            &bare_system,
-            &[],
-            &self.tool_defs,
-        ));
-        let budget = eonyx_compact::tail_budget(
-            target,
-            overhead,
-            &self.config.compaction,
-            self.trigger.window,
-        );
+        overhead: u64,
+        budget: u64,
+    ) -> Result<Plan, AgentError> {
         let planned = |budget| {
             eonyx_compact::plan(&self.view, &self.config.compaction, &self.estimator, budget)
         };
-        // The last `keep_turns` turns stay verbatim whenever they fit under
-        // the trigger; the lower aim (`target`) only decides how far to cut
-        // when they do not. An overflow aims at the learned window as is.
         let keep_plan = match trigger {
             CompactionTrigger::Overflow => None,
             _ => {
@@ -702,12 +684,57 @@ impl Agent {
                 })
             }
         };
-        let plan: Plan = match keep_plan.map_or_else(|| planned(budget), Ok) {
-            Ok(p) => p,
-            Err(PlanError::NothingToCompact) => return Err(AgentError::NothingToCompact),
-            #[allow(unreachable_patterns)]
-            Err(e) => return Err(AgentError::Compaction(e.to_string())),
-        };
+        match keep_plan.map_or_else(|| planned(budget), Ok) {
+            Ok(p) => Ok(p),
+            Err(PlanError::NothingToCompact) => Err(AgentError::NothingToCompact),
+        }
+    }
+
+    /// Compact so that the whole next request aims at `target` tokens.
+    /// `Ok(None)`: collapsing older tool results made enough room, no
+    /// summary was needed.
+    async fn compact_with(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        target: u64,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionRecord>, AgentError> {
+        // The planner budgets the retained messages: take away what is not a
+        // message (system prompt without the old summary, tool definitions)
+        // and room for the new summary.
+        let bare_system =
+            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
+            &bare_system,
+            &[],
+            &self.tool_defs,
+        ));
+        let budget = eonyx_compact::tail_budget(
+            target,
+            overhead,
+            &self.config.compaction,
+            self.trigger.window,
+        );
+        // Old tool output is the usual reason a conversation fills up:
+        // collapse older results first (the newest `keep_recent_results`
+        // stay whole, the session file keeps them all) and summarize only if
+        // that is not enough. `/compact` asks for a summary, so it skips this.
+        if trigger != CompactionTrigger::Manual {
+            let excess = self.estimate_next().saturating_sub(target);
+            let chars = (excess as f64 * self.estimator.ratio()).ceil() as usize;
+            let n = self.view.collapse_for_room(chars);
+            if n > 0 {
+                sink(AgentEvent::Notice(format!(
+                    "collapsed {n} older tool result(s) to make room; the session file keeps them whole"
+                )));
+                if self.estimate_next() <= target {
+                    return Ok(None);
+                }
+            }
+        }
+        let plan = self.plan_compaction(trigger, overhead, budget)?;
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
@@ -741,7 +768,7 @@ impl Agent {
             sink(AgentEvent::Notice(msg));
         }
         sink(AgentEvent::Compacted(saved.clone()));
-        Ok(saved)
+        Ok(Some(saved))
     }
 
     /// The environment the agent was opened with.

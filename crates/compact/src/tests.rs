@@ -249,6 +249,31 @@ fn collapse_waits_until_the_budget_is_passed() {
 }
 
 #[test]
+fn collapse_for_room_frees_what_is_asked_and_spares_the_newest() {
+    // Budget far away (no pass), keep_recent 2: 6 results, 4 collapsible.
+    let h = results(6, 1000);
+    let mut v = view_of(&h, &collapse_cfg(1_000_000, 2), 0);
+    assert_eq!(v.collapsed_count(), 0);
+    let before = v.size().chars;
+    // Asking for 1500 characters takes the two oldest results.
+    assert_eq!(v.collapse_for_room(1500), 2);
+    assert!(before - v.size().chars >= 1500);
+    // Asking for everything stops at the newest two, which stay whole.
+    assert_eq!(v.collapse_for_room(usize::MAX), 2);
+    assert_eq!(v.collapse_for_room(usize::MAX), 0);
+    let t = texts(&v);
+    assert_eq!(t.iter().filter(|m| m.contains("collapsed")).count(), 4);
+    assert!(t[t.len() - 1].contains("xxxx") && t[t.len() - 3].contains("xxxx"));
+    // prune = false: never collapses.
+    let off = CompactionConfig {
+        prune: false,
+        ..collapse_cfg(1_000_000, 2)
+    };
+    let mut v = view_of(&h, &off, 0);
+    assert_eq!(v.collapse_for_room(usize::MAX), 0);
+}
+
+#[test]
 fn one_pass_halves_the_remainder() {
     // Budget 10_000, keep_recent 0, results of 1000: the pass runs when the
     // 11th result arrives and collapses until ≤ 5000 remain: 6 collapsed.

@@ -211,27 +211,53 @@ impl ContextView {
         outcome
     }
 
+    /// Make room when one long turn is over budget: collapse the oldest
+    /// results outside the newest `keep_recent_results` (which stay whole),
+    /// beyond what the budget asked for, until `chars` characters were freed
+    /// or none are left. Returns how many results were collapsed.
+    ///
+    /// Unlike budget passes this depends on the trigger, not only on the
+    /// history; a resumed session reaches the same state at its first
+    /// trigger check.
+    pub fn collapse_for_room(&mut self, chars: usize) -> usize {
+        if !self.prune {
+            return 0;
+        }
+        let before = self.size.chars;
+        let mut n = 0;
+        while before.saturating_sub(self.size.chars) < chars && self.collapsed < self.counted {
+            self.collapse_one();
+            n += 1;
+        }
+        n
+    }
+
     /// Collapse the oldest counted results until the collapsible output is at
     /// most half the budget.
     fn collapse_pass(&mut self) -> usize {
         let mut n = 0;
         while self.collapsible_chars > self.budget / 2 && self.collapsed < self.counted {
-            let i = self.tools[self.collapsed];
-            let old = self.slots[i].size;
-            let stub = self.stub(i);
-            let new = RequestSize::of_message(&stub);
-            self.size.chars = self.size.chars - old.chars + new.chars;
-            self.size.images = self.size.images - old.images + new.images;
-            self.collapsible_chars -= old.chars as u64;
-            self.slots[i] = Slot {
-                over: Some(stub),
-                size: new,
-                sent: true,
-            };
-            self.collapsed += 1;
+            self.collapse_one();
             n += 1;
         }
         n
+    }
+
+    /// Collapse `tools[self.collapsed]`, keeping the running totals.
+    fn collapse_one(&mut self) {
+        let i = self.tools[self.collapsed];
+        let old = self.slots[i].size;
+        let stub = self.stub(i);
+        let new = RequestSize::of_message(&stub);
+        self.size.chars = self.size.chars - old.chars + new.chars;
+        self.size.images = self.size.images - old.images + new.images;
+        self.collapsible_chars = self.collapsible_chars.saturating_sub(old.chars as u64);
+        self.slots[i] = Slot {
+            over: Some(stub),
+            size: new,
+            sent: true,
+        };
+        self.collapsed += 1;
     }
 
     fn stub(&self, i: usize) -> Message {
