@@ -133,6 +133,16 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// Whether `base_url` is OpenAI's own API (not a compatible server).
+fn is_openai_api(base_url: &str) -> bool {
+    let rest = base_url
+        .strip_prefix("https://")
+        .or_else(|| base_url.strip_prefix("http://"))
+        .unwrap_or(base_url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    host.eq_ignore_ascii_case("api.openai.com")
+}
+
 /// The Chat Completions body for `request`.
 pub fn request_body(model: &ModelConfig, request: &ChatRequest, stream: bool) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
@@ -170,7 +180,14 @@ pub fn request_body(model: &ModelConfig, request: &ChatRequest, stream: bool) ->
         );
     }
     if let Some(m) = request.max_tokens {
-        body["max_tokens"] = json!(m);
+        // OpenAI's own API replaced `max_tokens` (which its newer models
+        // reject); compatible servers still expect `max_tokens`.
+        let key = if is_openai_api(&model.base_url) {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body[key] = json!(m);
     }
     if let Some(t) = request.temperature.or(model.temperature) {
         body["temperature"] = crate::http::temperature_json(t);
@@ -385,6 +402,21 @@ pub(crate) mod tests {
         req.max_tokens = Some(256);
         req.temperature = Some(0.2);
         req
+    }
+
+    #[test]
+    fn output_cap_key_follows_the_server() {
+        let mut model = ModelConfig::with_defaults("m", ProviderKind::Openai);
+        let body = request_body(&model, &rich_request(), true);
+        assert_eq!(body["max_completion_tokens"], 256);
+        assert!(body.get("max_tokens").is_none());
+        model.base_url = "http://127.0.0.1:8080/v1".into();
+        let body = request_body(&model, &rich_request(), true);
+        assert_eq!(body["max_tokens"], 256);
+        assert!(body.get("max_completion_tokens").is_none());
+        assert!(is_openai_api("https://API.openai.com/v1/"));
+        assert!(!is_openai_api("https://api.openai.com.evil.example/v1"));
+        assert!(!is_openai_api("https://openrouter.ai/api/v1"));
     }
 
     #[test]
