@@ -963,15 +963,10 @@ fn prompt_count(pane: &str) -> usize {
         .count()
 }
 
-#[test]
-fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        panic!("tmux is not installed (`.ci/run` installs it)");
-    }
-    let fx = Fx::new();
-    fx.fake.push(
-        Reply::text("streamed words arrive one by one").with_chunk_delay(Duration::from_millis(30)),
-    );
+/// Start a shell line in a new tmux server whose session `repl` runs in the
+/// sandbox's work dir. `line(env, bin)` builds it from the sandbox's
+/// environment assignments and the binary's path.
+fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     let tmux = Tmux {
         socket: format!(
             "eonyx-e2e-{}-{}",
@@ -983,24 +978,19 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
         ),
     };
     let base = fx.sb.eonyx();
-    let mut script = String::from(
+    let mut env = String::from(
         "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
     );
     for (k, v) in base.get_envs() {
         if let Some(v) = v {
-            script.push_str(&format!(
+            env.push_str(&format!(
                 " {}='{}'",
                 k.to_str().unwrap(),
                 v.to_str().unwrap()
             ));
         }
     }
-    // First a fresh session, then one that resumes it.
-    let prefix = script.clone();
-    let bin = env!("CARGO_BIN_EXE_eonyx");
-    script.push_str(&format!(
-        " '{bin}' --new; echo EONYX_EXIT=$?; {prefix} '{bin}'; echo EONYX_EXIT2=$?; sleep 60"
-    ));
+    let script = line(&env, env!("CARGO_BIN_EXE_eonyx"));
     let st = tmux
         .cmd()
         .args([
@@ -1019,7 +1009,76 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
         .status()
         .unwrap();
     assert!(st.success(), "tmux new-session failed");
+    tmux
+}
 
+#[test]
+fn repl_asks_before_running_a_shell_command_and_remembers_always() {
+    let fx = Fx::new();
+    let touch = |name: &str| json!({"command": format!("touch {name}")});
+    fx.fake
+        .push(Reply::tool_call("shell", touch("denied.txt")))
+        .push(Reply::text("ok, not run"))
+        .push(Reply::tool_call("shell", touch("once.txt")))
+        .push(Reply::text("ran once"))
+        .push(Reply::tool_call("shell", touch("always1.txt")))
+        .push(Reply::tool_call("shell", touch("always2.txt")))
+        .push(Reply::text("ran both"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    tmux.send("make denied.txt");
+    tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("ok, not run") && prompt_count(p) >= 2
+    });
+    assert!(!fx.sb.work.join("denied.txt").exists());
+    let denied = fx.chats()[1].messages().last().cloned().unwrap();
+    assert!(content(&denied).contains("denied"), "{denied}");
+
+    tmux.send("make once.txt");
+    tmux.wait_pane("the second question", |p| {
+        p.matches("[a]lways").count() == 2
+    });
+    tmux.send("y");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("ran once") && prompt_count(p) >= 3
+    });
+    assert!(fx.sb.work.join("once.txt").exists());
+
+    // "always" covers the rest of the session: the second call is not asked.
+    tmux.send("make two files");
+    tmux.wait_pane("the third question", |p| p.matches("[a]lways").count() == 3);
+    tmux.send("a");
+    let pane = tmux.wait_pane("the answer", |p| {
+        p.contains("ran both") && prompt_count(p) >= 4
+    });
+    assert_eq!(pane.matches("[a]lways").count(), 3, "{pane}");
+    assert!(fx.sb.work.join("always1.txt").exists());
+    assert!(fx.sb.work.join("always2.txt").exists());
+
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}
+
+#[test]
+fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is not installed (`.ci/run` installs it)");
+    }
+    let fx = Fx::new();
+    fx.fake.push(
+        Reply::text("streamed words arrive one by one").with_chunk_delay(Duration::from_millis(30)),
+    );
+    // First a fresh session, then one that resumes it.
+    let tmux = start_repl(&fx, |env, bin| {
+        format!(
+            "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; sleep 60"
+        )
+    });
     let pane = tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
     assert!(pane.contains("new session 1"), "{pane}");
 
