@@ -70,7 +70,6 @@ pub struct ContextStatus {
 /// One eonyx agent bound to one session at a time.
 pub struct Agent {
     config: Config,
-    env: Env,
     store: Store,
     writer: SessionWriter,
     message_count: u64,
@@ -161,7 +160,6 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let mut agent = Self {
-            env: opts.env,
             store,
             writer: opened.writer,
             message_count: opened.message_count,
@@ -219,10 +217,6 @@ impl Agent {
         std::mem::take(&mut self.startup_notices)
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
     pub fn session_id(&self) -> &SessionId {
         self.writer.id()
     }
@@ -242,10 +236,6 @@ impl Agent {
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    pub fn project_root(&self) -> &Utf8Path {
-        &self.project.root
     }
 
     /// The running summary, if the session has been compacted.
@@ -769,11 +759,6 @@ impl Agent {
         }
         sink(AgentEvent::Compacted(saved.clone()));
         Ok(Some(saved))
-    }
-
-    /// The environment the agent was opened with.
-    pub fn env(&self) -> &Env {
-        &self.env
     }
 }
 
