@@ -1247,3 +1247,29 @@ fn a_context_file_changed_mid_session_is_used_from_the_next_turn_with_a_notice()
         .collect();
     assert_eq!(notices.len(), 1, "{err}");
 }
+
+/// `/context` lists the context files with sizes and the `{ctx}` estimate,
+/// on stderr, without calling the model.
+#[test]
+fn slash_context_lists_the_files_and_the_estimate() {
+    let fx = Fx::new();
+    fx.sb.write("work/AGENTS.md", "Use tabs.\n");
+    fx.sb.write("work/style.context.md", "Short lines.\n");
+    let o = fx.run(&[], "/context\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    let err = stderr(&o);
+    let table: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.starts_with("FILE"))
+        .take(3)
+        .collect();
+    assert_eq!(table.len(), 3, "{err}");
+    assert!(
+        table[1].starts_with("AGENTS.md") && table[1].contains(" 10 "),
+        "{err}"
+    );
+    assert!(table[2].starts_with("style.context.md"), "{err}");
+    assert!(err.contains("context: ~"), "{err}");
+    assert!(fx.chats().is_empty());
+}

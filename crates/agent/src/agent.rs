@@ -238,6 +238,11 @@ impl Agent {
         &self.store
     }
 
+    /// The context files as last read (before the latest user turn).
+    pub fn context_files(&self) -> &Loaded {
+        &self.loaded
+    }
+
     /// The running summary, if the session has been compacted.
     pub fn summary(&self) -> Option<&str> {
         self.view.summary()

@@ -84,8 +84,8 @@ fn json_report(loaded: &Loaded, prompt: &SystemPrompt, total_tokens: u64) -> ser
 }
 
 /// One row per file, then the total, on stderr. Absolute paths under
-/// `home` are shown as `~/…`.
-fn print_table(
+/// `home` are shown as `~/…`. Also used by the REPL's `/context`.
+pub(crate) fn print_table(
     printer: &Printer,
     loaded: &Loaded,
     prompt: &SystemPrompt,

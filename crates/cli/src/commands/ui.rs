@@ -535,6 +535,18 @@ pub async fn slash(
             Err(e) => Slash::Failed(e.into()),
         },
         "/context" => {
+            let system = agent.system_prompt();
+            let system_tokens = eonyx_core::tokens::estimate(
+                system.chars(),
+                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
+            );
+            super::context::print_table(
+                view.printer,
+                agent.context_files(),
+                &system,
+                system_tokens,
+                std::env::var("HOME").ok().as_deref(),
+            );
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
