@@ -93,7 +93,7 @@ pub fn edit_trusted(
         if let Some(mut key) = doc.key_mut("trusted_projects") {
             let prefix = if has_root_values { "\n" } else { "" };
             key.leaf_decor_mut().set_prefix(format!(
-                "{prefix}# Projects whose eonyx.json may set base_url, api_key_env and tools.shell\n"
+                "{prefix}# Projects whose eonyx.json may set base_url, api_key_env, tools.shell and tools.write\n"
             ));
         }
     }
