@@ -2,6 +2,7 @@
 //! (one turn per non-empty line) when stdin is piped.
 
 use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
 
 use eonyx_agent::Agent;
 use tokio::sync::mpsc;
@@ -90,9 +91,10 @@ fn repl(
     new: bool,
 ) -> anyhow::Result<Status> {
     let choice = ui::session_choice(session, new)?;
+    let color = printer.color();
     let opts = ui::options(
         global,
-        Some(Box::new(super::approve::TerminalApprover::default())),
+        Some(Arc::new(super::approve::TerminalApprover::new(color))),
     )?;
     let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {
