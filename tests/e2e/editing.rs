@@ -262,3 +262,20 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
 }
+
+/// The fixed part of the first request (system prompt and tool
+/// definitions, as sent) stays under 1,500 tokens at eonyx's 4 characters
+/// per token: peers send 7k–19k, and every helper adding a tool shares this.
+#[test]
+fn the_fixed_first_request_stays_under_1500_tokens() {
+    let fx = Fx::new();
+    fx.fake.push(Reply::text("hi"));
+    let o = fx.run(&[], "hello\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let first = &fx.chats()[0];
+    let tools = serde_json::to_string(&first.body["tools"]).unwrap();
+    let chars = first.system_text().chars().count() + tools.chars().count();
+    let tokens = chars.div_ceil(4);
+    eprintln!("fixed first request: {chars} characters, ~{tokens} tokens");
+    assert!(tokens < 1500, "~{tokens} tokens ({chars} characters)");
+}
