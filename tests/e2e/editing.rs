@@ -57,6 +57,15 @@ fn write_file_writes_exact_content_and_reports_the_change() {
     let call = &msgs[1]["tool_calls"][0];
     assert_eq!(call["name"], "write_file");
     assert_eq!(call["arguments"]["content"], content_);
+    let id = fx
+        .session()
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let o = fx.run(&["sessions", "show", &id], "");
+    assert!(stdout(&o).contains("no final newline"), "{}", stdout(&o));
 }
 
 #[test]

@@ -1,5 +1,4 @@
 //! Asking the user in the REPL: y / n / always (for this session).
-#![allow(clippy::print_stderr)]
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -7,6 +6,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
 use eonyx_core::provider::BoxFuture;
 use tokio::sync::mpsc;
+
+use crate::printer::Printer;
 
 type Lines = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<std::io::Result<String>>>>;
 
@@ -40,15 +41,15 @@ pub fn shared_lines() -> SharedLines {
 /// Asks on the terminal; remembers "always" per kind for the session.
 pub struct TerminalApprover {
     always: Mutex<HashSet<&'static str>>,
-    /// Colour the diff (stderr is a terminal and `NO_COLOR` is unset).
-    color: bool,
+    /// For the question and the diff (stderr).
+    printer: Printer,
 }
 
 impl TerminalApprover {
-    pub fn new(color: bool) -> Self {
+    pub fn new() -> Self {
         Self {
             always: Mutex::default(),
-            color,
+            printer: Printer::new(),
         }
     }
 }
@@ -64,15 +65,15 @@ pub enum Answer {
 /// Shows what is asked (with a write's diff first) and reads y / n /
 /// always. The one place the REPL asks a question; a line editor can
 /// replace how the answer line is read here.
-pub async fn ask(kind: &ApprovalKind, color: bool) -> Answer {
+pub async fn ask(kind: &ApprovalKind, printer: &Printer) -> Answer {
     if let ApprovalKind::Write { diff, .. } = kind {
-        eprint!("{}", crate::printer::paint_diff(diff, color));
+        printer.diff(diff);
         remember_shown(diff);
     }
     let question = kind.describe();
     let lines = shared_lines();
     loop {
-        eprint!("allow: {question}? [y]es / [n]o / [a]lways: ");
+        printer.err_raw(&format!("allow: {question}? [y]es / [n]o / [a]lways: "));
         match lines.next_line().await {
             Some(Ok(answer)) => match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Answer::Yes,
@@ -110,7 +111,7 @@ impl Approver for TerminalApprover {
             if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
                 return Decision::Allow;
             }
-            match ask(kind, self.color).await {
+            match ask(kind, &self.printer).await {
                 Answer::Yes => Decision::Allow,
                 Answer::Always => {
                     if let Ok(mut a) = self.always.lock() {

@@ -91,10 +91,9 @@ fn repl(
     new: bool,
 ) -> anyhow::Result<Status> {
     let choice = ui::session_choice(session, new)?;
-    let color = printer.color();
     let opts = ui::options(
         global,
-        Some(Arc::new(super::approve::TerminalApprover::new(color))),
+        Some(Arc::new(super::approve::TerminalApprover::new())),
     )?;
     let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {
