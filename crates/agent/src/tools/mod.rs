@@ -145,11 +145,13 @@ pub enum Decision {
     Deny,
 }
 
-/// Decides whether a shell command or an outside path may be used.
+/// Decides whether a shell command, an outside path or a file write may
+/// go ahead.
 ///
-/// The frontend decides: the REPL asks y/n/always (always = for the rest of
-/// the session, per [`ApprovalKind::class`]); batch and `run` deny unless
-/// `--allow-shell` or `tools.shell = "allow"` (see [`PolicyApprover`]).
+/// The agent's [`PolicyApprover`] applies config and flags and consults the
+/// frontend's approver (the user) only when the answer is "ask": the REPL
+/// asks y/n/always (always = for the rest of the session, per
+/// [`ApprovalKind::class`]); batch and `run` have none, so "ask" denies.
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 }

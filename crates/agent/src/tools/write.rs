@@ -373,7 +373,10 @@ impl Target {
 fn diff(shown: &str, old: Option<&str>, new: &str) -> FileChange {
     let old_n = old.unwrap_or("").replace("\r\n", "\n");
     let new_n = new.replace("\r\n", "\n");
-    let d = similar::TextDiff::from_lines(&old_n, &new_n);
+    // Huge rewrites get an approximate (still correct) diff, not a stall.
+    let d = similar::TextDiff::configure()
+        .timeout(std::time::Duration::from_secs(2))
+        .diff_lines(&old_n, &new_n);
     let (mut added, mut removed) = (0, 0);
     for c in d.iter_all_changes() {
         match c.tag() {
