@@ -268,6 +268,26 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
     assert_eq!(read(&fx, "b.txt"), "one\n");
     assert_eq!(read(&fx, "c.txt"), "two\n");
 
+    // "always" for the project does not cover a path outside it: asked.
+    fx.fake
+        .push(Reply::tool_call(
+            "write_file",
+            write("../outside.txt", "out\n"),
+        ))
+        .push(Reply::text("wrote outside"));
+    tmux.send("outside");
+    tmux.wait_pane("the outside question", |p| {
+        p.contains("allow: write_file outside the project:")
+    });
+    tmux.send("y");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("wrote outside") && prompt_count(p) >= 5
+    });
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.root.join("outside.txt")).unwrap(),
+        "out\n"
+    );
+
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
 }
