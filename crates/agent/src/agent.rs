@@ -149,6 +149,7 @@ impl Agent {
             project_root: project.root.clone(),
             shell_timeout: std::time::Duration::from_secs(config.tools.shell_timeout_secs),
             max_read_bytes: 1024 * 1024,
+            recall: None,
         };
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
@@ -175,7 +176,7 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
+            tool_defs: tools::enabled_definitions(&config.tools),
             approver: opts.approver,
             project,
             cwd: opts.cwd,
@@ -254,10 +255,14 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
+        let summary = self
+            .view
+            .summary()
+            .map(|s| eonyx_prompt::summary_for_prompt(s, self.config.tools.recall));
         eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
-            self.view.summary(),
+            summary.as_deref(),
         )
     }
 
@@ -429,20 +434,22 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
         for call in calls {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
                 interrupted = true;
-                tools::ToolOutput {
-                    text: "interrupted: the user cancelled this step before the tool ran"
-                        .to_owned(),
-                    is_error: true,
-                }
+                tools::ToolOutput::error(
+                    "interrupted: the user cancelled this step before the tool ran",
+                )
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
             if cancel.is_cancelled() {
                 interrupted = true;
+            }
+            if let Some(event) = &output.event {
+                sink(AgentEvent::Tool(event.clone()));
             }
             self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
             sink(AgentEvent::ToolResult {
@@ -456,6 +463,16 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
     }
 
     /// One provider step; on a context overflow of an uncompacted request,

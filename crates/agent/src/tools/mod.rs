@@ -21,6 +21,7 @@ mod grep;
 mod list_dir;
 mod path;
 mod read_file;
+mod recall;
 mod shell;
 
 use std::time::Duration;
@@ -34,9 +35,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 pub use path::{Resolved, resolve_path};
+pub use recall::RecallSource;
 
 /// Names of the built-in tools, in the order of [`definitions`].
-pub const TOOL_NAMES: [&str; 4] = ["read_file", "list_dir", "grep", "shell"];
+pub const TOOL_NAMES: [&str; 5] = ["read_file", "list_dir", "grep", "shell", "recall"];
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
@@ -56,6 +58,8 @@ pub struct ToolContext {
     pub shell_timeout: Duration,
     /// `read_file` reads at most this many bytes and says so when it stops.
     pub max_read_bytes: u64,
+    /// Where `recall` searches; `None` when `tools.recall = false`.
+    pub recall: Option<RecallSource>,
 }
 
 impl ToolContext {
@@ -65,6 +69,7 @@ impl ToolContext {
             project_root: project_root.into(),
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            recall: None,
         }
     }
 }
@@ -167,6 +172,23 @@ impl Approver for PolicyApprover {
 pub struct ToolOutput {
     pub text: String,
     pub is_error: bool,
+    /// Something the frontend reports on its own (a stderr line, a JSON
+    /// event), besides the result.
+    pub event: Option<ToolEvent>,
+}
+
+/// What a tool did that the user is told about directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEvent {
+    /// A `recall` search ran.
+    Recall {
+        query: String,
+        scope: &'static str,
+        /// Every match, including those past the limit.
+        matches: u64,
+        /// Matches returned to the model.
+        returned: u64,
+    },
 }
 
 impl ToolOutput {
@@ -174,6 +196,7 @@ impl ToolOutput {
         Self {
             text: text.into(),
             is_error: false,
+            event: None,
         }
     }
 
@@ -181,6 +204,7 @@ impl ToolOutput {
         Self {
             text: text.into(),
             is_error: true,
+            event: None,
         }
     }
 
@@ -290,7 +314,32 @@ pub fn definitions() -> Vec<ToolDef> {
                 "additionalProperties": false
             }),
         },
+        ToolDef {
+            name: "recall".into(),
+            description: "Fetch earlier messages verbatim from the session files, including \
+                          what a summary left out. All words must match (case-insensitive); \
+                          \"quoted phrases\" match as written."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        },
     ]
+}
+
+/// The definitions of the tools `tools` leaves on.
+pub fn enabled_definitions(tools: &eonyx_core::config::ToolsConfig) -> Vec<ToolDef> {
+    definitions()
+        .into_iter()
+        .filter(|d| tools.recall || d.name != "recall")
+        .collect()
 }
 
 /// Runs one call. Never panics; bad arguments, an unknown tool, I/O errors,
@@ -310,6 +359,7 @@ pub async fn execute(
         "list_dir" => list_dir::run(&call.arguments, ctx, approver, cancel).await,
         "grep" => grep::run(&call.arguments, ctx, approver, cancel).await,
         "shell" => shell::run(&call.arguments, ctx, approver, cancel).await,
+        "recall" => recall::run(&call.arguments, ctx, cancel).await,
         other => Err(ToolError::Usage(format!(
             "unknown tool `{other}`; available tools: {}",
             TOOL_NAMES.join(", ")
@@ -534,7 +584,7 @@ mod tests {
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "unknown tool `write_file`; available tools: read_file, list_dir, grep, shell"
+            "unknown tool `write_file`; available tools: read_file, list_dir, grep, shell, recall"
         );
     }
 

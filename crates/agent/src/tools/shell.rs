@@ -153,7 +153,11 @@ async fn run_command(
             "[background processes still hold the output open; their later output is not shown]\n",
         );
     }
-    Ok(ToolOutput { text, is_error })
+    Ok(ToolOutput {
+        text,
+        is_error,
+        event: None,
+    })
 }
 
 /// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].

@@ -820,6 +820,10 @@ fn resolve(
                 cfg.tools.shell_timeout_secs = v;
                 set("tools.shell_timeout_secs");
             }
+            if let Some(v) = t.recall {
+                cfg.tools.recall = v;
+                set("tools.recall");
+            }
         }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;

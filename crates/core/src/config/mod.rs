@@ -167,6 +167,8 @@ pub struct ToolsFile {
     pub shell: Option<ShellPolicy>,
     pub output_cap_bytes: Option<u64>,
     pub shell_timeout_secs: Option<u64>,
+    /// Safe for an untrusted project: it can only take a tool away.
+    pub recall: Option<bool>,
 }
 
 /// Resolved tool settings.
@@ -176,6 +178,8 @@ pub struct ToolsConfig {
     /// Tool output shown to the model beyond this is truncated visibly.
     pub output_cap_bytes: u64,
     pub shell_timeout_secs: u64,
+    /// Whether the model gets the `recall` tool.
+    pub recall: bool,
 }
 
 impl Default for ToolsConfig {
@@ -184,6 +188,7 @@ impl Default for ToolsConfig {
             shell: ShellPolicy::Ask,
             output_cap_bytes: 16 * 1024,
             shell_timeout_secs: 120,
+            recall: true,
         }
     }
 }
