@@ -4,5 +4,6 @@ mod compaction;
 mod config;
 mod context;
 mod release;
+mod session_order;
 mod sessions;
 mod util;
