@@ -189,7 +189,11 @@ fn run_c_after_a_kill_9_mid_batch_resumes_the_killed_session_then_the_script_hol
         // Right after the crash, -c picks the killed batch's session.
         let o = fx.ok(&["run", "-c", &format!("recover {i}")], "");
         let want = format!("resumed session {title} ({id}, 3 messages)");
-        assert!(stderr(&o).contains(&want), "wanted `{want}`: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&want),
+            "wanted `{want}`: {}",
+            stderr(&o)
+        );
         assert_eq!(
             fx.fake.last_request().unwrap().user_texts(),
             [format!("batch {i}"), hang.clone(), format!("recover {i}")]
@@ -223,9 +227,16 @@ fn sessions_that_never_got_a_message_take_no_title_number() {
         .iter()
         .map(|t| t.parse().unwrap())
         .collect();
-    assert_eq!(n, [n[0], n[0] + 1, n[0] + 2], "titles {one}, {two}, {three}");
+    assert_eq!(
+        n,
+        [n[0], n[0] + 1, n[0] + 2],
+        "titles {one}, {two}, {three}"
+    );
     let listed = fx.listed();
-    let titles: Vec<&str> = listed.iter().map(|s| s["title"].as_str().unwrap()).collect();
+    let titles: Vec<&str> = listed
+        .iter()
+        .map(|s| s["title"].as_str().unwrap())
+        .collect();
     assert_eq!(titles, [three.as_str(), two.as_str(), one.as_str()]);
     assert_eq!(
         std::fs::read_dir(fx.sb.data.join("sessions"))
