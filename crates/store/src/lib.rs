@@ -14,7 +14,13 @@
 //! - One writer per session: an exclusive lock on `locks/<id>.lock`, which
 //!   holds the owner's pid; a second writer gets [`StoreError::InUse`].
 //! - Titles `1`, `2`, … come from a counter file (`titles`), advanced under
-//!   a lock and replaced atomically; they are never reused.
+//!   a lock and replaced atomically when a session is born (its first
+//!   append), not at `create`; they are never reused, and a session that
+//!   never got a message takes none.
+//! - "Most recent" is exact: records are stamped with nanosecond precision
+//!   and listings sort by the last record's time as a time (ties, only
+//!   between whole-second records of older versions, by id), newest first;
+//!   `latest_for_project` takes the first of that same list.
 //! - Readers skip torn tails, unparsable lines and unknown record types
 //!   (counted, never fatal) and never panic on any input.
 //! - `index` and `journal` are caches: the index describes a prefix of each
@@ -26,7 +32,9 @@
 //!   no rewrite); an index with damaged, duplicate or unordered lines is
 //!   checked against the directory and saved clean. Resuming reads from
 //!   the last compaction record (plus the retained messages just before
-//!   it), not the whole file.
+//!   it), not the whole file; an entry an open had to compute is saved
+//!   (in a new index if there is none), so only the first open of a
+//!   never-indexed session reads it all.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
 
 mod error;
