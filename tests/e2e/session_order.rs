@@ -2,8 +2,9 @@
 //! script sees it through the real binary against the fake provider:
 //! `run first; run second; run -c third` continues "second" every time,
 //! also right after a `kill -9` mid-batch (issue 20), `eonyx sessions`
-//! lists the order `-c` uses, and sessions that never got a message take
-//! no title number and leave no file (issue 13, part 3).
+//! lists the order `-c` uses, and sessions that never got a message
+//! (`/new`, an empty batch, an `--new` REPL left at once) take no title
+//! number and leave no file (issue 13, part 3).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use std::io::Write as _;
@@ -245,4 +246,85 @@ fn sessions_that_never_got_a_message_take_no_title_number() {
         3
     );
     fx.assert_no_empty_session_file();
+}
+
+/// Run `eonyx --new` on a terminal (a tmux server of its own), leave at
+/// once with `/exit`, and return the pane.
+fn repl_new_left_at_once(fx: &Fx) -> String {
+    let socket = format!("eonyx-e2e-order-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let mut line = String::from("env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u OPENAI_API_KEY");
+    for (k, v) in fx.sb.eonyx().get_envs() {
+        if let Some(v) = v {
+            line.push_str(&format!(
+                " {}='{}'",
+                k.to_str().unwrap(),
+                v.to_str().unwrap()
+            ));
+        }
+    }
+    line.push_str(&format!(
+        " '{}' --new; echo EONYX_EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_eonyx")
+    ));
+    let work = fx.sb.work.to_str().unwrap();
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "repl",
+        "-x",
+        "200",
+        "-y",
+        "50",
+        "-c",
+        work,
+        &line,
+    ]);
+    assert!(started.status.success(), "tmux: {}", stderr(&started));
+    let wait = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let o = tmux(&["capture-pane", "-p", "-J", "-t", "repl"]);
+            let pane = stdout(&o);
+            if pane.contains(what) {
+                return pane;
+            }
+            if Instant::now() > deadline {
+                let _ = tmux(&["kill-server"]);
+                panic!("no {what:?} in the pane:\n{pane}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait("/exit to leave");
+    for keys in [&["-l", "/exit"][..], &["Enter"][..]] {
+        let mut args = vec!["send-keys", "-t", "repl"];
+        args.extend_from_slice(keys);
+        assert!(tmux(&args).status.success());
+    }
+    let pane = wait("EONYX_EXIT=");
+    let _ = tmux(&["kill-server"]);
+    pane
+}
+
+#[test]
+fn a_new_repl_left_at_once_leaves_nothing_and_takes_no_title() {
+    let fx = Fx::new();
+    let pane = repl_new_left_at_once(&fx);
+    assert!(pane.contains("new session 1 ("), "{pane}");
+    assert!(pane.contains("EONYX_EXIT=0"), "{pane}");
+    let left = |dir: &str| {
+        std::fs::read_dir(fx.sb.data.join(dir))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert_eq!((left("sessions"), left("locks")), (0, 0));
+    assert_eq!(new_session(&fx.ok(&["run", "one"], "")).0, "1");
 }
