@@ -317,7 +317,7 @@ impl Store {
 
     /// Every readable session, newest activity first: by the time of the
     /// last message or compaction (nanosecond precision, see
-    /// [`sort_newest_first`]). `latest_for_project` (`run -c`) and
+    /// `sort_newest_first`). `latest_for_project` (`run -c`) and
     /// `search` use this same order.
     pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let current = match self.refresh(false, true)? {
