@@ -6,5 +6,6 @@ mod context;
 mod editing;
 mod recall;
 mod release;
+mod session_order;
 mod sessions;
 mod util;
