@@ -16,6 +16,7 @@ use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::secrets::Redactor;
 use crate::tools::{self, Approver, ToolContext};
 
 /// Which session to work in.
@@ -90,6 +91,8 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// Scrubs provider keys from tool results.
+    redactor: Redactor,
 }
 
 impl Agent {
@@ -145,10 +148,13 @@ impl Agent {
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
 
+        let key_vars = eonyx_core::secrets::key_env_vars(&config);
+        let redactor = Redactor::new(&key_vars, &opts.env);
         let tool_ctx = ToolContext {
             project_root: project.root.clone(),
             shell_timeout: std::time::Duration::from_secs(config.tools.shell_timeout_secs),
             max_read_bytes: 1024 * 1024,
+            hidden_env: key_vars,
         };
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
@@ -180,6 +186,7 @@ impl Agent {
             project,
             cwd: opts.cwd,
             startup_notices,
+            redactor,
             config,
         };
         agent.calibrate_from_history(compaction_seq);
@@ -444,17 +451,30 @@ impl Agent {
             if cancel.is_cancelled() {
                 interrupted = true;
             }
-            self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
-            sink(AgentEvent::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                output: output.text,
-                is_error: output.is_error,
-            });
+            self.record_tool_result(call, output, sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);
         }
+        Ok(())
+    }
+
+    /// The one way a tool result enters the session: scrubbed of provider
+    /// keys, appended, then shown.
+    fn record_tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: tools::ToolOutput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), AgentError> {
+        let text = self.redactor.scrub(output.text);
+        self.append(&Message::tool_result(call.id.clone(), text.clone()))?;
+        sink(AgentEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            output: text,
+            is_error: output.is_error,
+        });
         Ok(())
     }
 
