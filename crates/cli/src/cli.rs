@@ -69,7 +69,7 @@ pub enum Command {
     Compact(CompactArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
-    /// Trust a project: let its eonyx.json set base_url, api_key_env and tool permissions.
+    /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
     Trust(TrustArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
