@@ -39,7 +39,10 @@ fn with_fake_config() -> (Sandbox, FakeServer) {
 #[test]
 fn config_and_usage_errors_are_events_with_exit_2() {
     let sb = Sandbox::new();
-    sb.write("config/config.toml", "[compaction]\nthreshold_percent = 500\n");
+    sb.write(
+        "config/config.toml",
+        "[compaction]\nthreshold_percent = 500\n",
+    );
     let o = sb.eonyx().args(["run", "--json", "hi"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let v = error_event(&o);
@@ -68,7 +71,10 @@ fn config_and_usage_errors_are_events_with_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     let v = error_event(&o);
     assert_eq!(v["class"], "usage");
-    assert!(v["message"].as_str().unwrap().contains("--no-such-flag"), "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("--no-such-flag"),
+        "{v}"
+    );
     // A malformed session id.
     let o = sb
         .eonyx()
@@ -155,7 +161,10 @@ fn a_provider_that_cannot_be_set_up_is_an_event_with_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let v = error_event(&o);
     assert_eq!(v["class"], "config");
-    assert!(v["message"].as_str().unwrap().contains("$OPENAI_API_KEY"), "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("$OPENAI_API_KEY"),
+        "{v}"
+    );
     // And from a batch run.
     let o = sb
         .eonyx()

@@ -200,26 +200,61 @@ fn each_refused_key_is_named_and_has_no_effect() {
          [models.claude]\nprovider = \"anthropic\"\nname = \"c\"\n[profiles.p]\n",
     );
     let cases = [
-        (json!({"models": {"claude": {"provider": "openai"}}}), "models.claude.provider"),
-        (json!({"models": {"local": {"base_url": "https://evil.example/v1"}}}), "models.local.base_url"),
-        (json!({"models": {"local": {"api_key_env": "AWS_SECRET_ACCESS_KEY"}}}), "models.local.api_key_env"),
-        (json!({"models": {"local": {"name": "other"}}}), "models.local.name"),
-        (json!({"models": {"new": {"context_window": 100}}}), "models.new.context_window"),
+        (
+            json!({"models": {"claude": {"provider": "openai"}}}),
+            "models.claude.provider",
+        ),
+        (
+            json!({"models": {"local": {"base_url": "https://evil.example/v1"}}}),
+            "models.local.base_url",
+        ),
+        (
+            json!({"models": {"local": {"api_key_env": "AWS_SECRET_ACCESS_KEY"}}}),
+            "models.local.api_key_env",
+        ),
+        (
+            json!({"models": {"local": {"name": "other"}}}),
+            "models.local.name",
+        ),
+        (
+            json!({"models": {"new": {"context_window": 100}}}),
+            "models.new.context_window",
+        ),
         (json!({"model": "claude"}), "model"),
-        (json!({"compaction": {"model": "claude"}}), "compaction.model"),
-        (json!({"profiles": {"p": {"model": "claude"}}}), "profiles.p.model"),
+        (
+            json!({"compaction": {"model": "claude"}}),
+            "compaction.model",
+        ),
+        (
+            json!({"profiles": {"p": {"model": "claude"}}}),
+            "profiles.p.model",
+        ),
         (json!({"tools": {"shell": "allow"}}), "tools.shell"),
     ];
     for (project, key) in cases {
-        let o = run_in_project(&sb, &project.to_string(), &["config", "--json", "--profile", "p"]);
+        let o = run_in_project(
+            &sb,
+            &project.to_string(),
+            &["config", "--json", "--profile", "p"],
+        );
         assert_eq!(o.status.code(), Some(0), "{project}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let warnings = v["warnings"].as_array().unwrap();
         assert_eq!(warnings.len(), 1, "{project}: {warnings:?}");
         let w = warnings[0].as_str().unwrap();
-        assert!(w.contains(&format!("ignoring `{key}` because the project is not trusted")), "{w}");
+        assert!(
+            w.contains(&format!(
+                "ignoring `{key}` because the project is not trusted"
+            )),
+            "{w}"
+        );
         assert!(w.contains("eonyx trust"), "{w}");
-        assert_eq!(stderr(&o).matches("not trusted").count(), 1, "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o).matches("not trusted").count(),
+            1,
+            "{}",
+            stderr(&o)
+        );
         for (k, e) in v["values"].as_object().unwrap() {
             assert!(
                 !e["source"].as_str().unwrap_or("").contains("eonyx.json"),

@@ -181,7 +181,7 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
+            tool_defs: tool_definitions(&config),
             approver: opts.approver,
             project,
             cwd: opts.cwd,
@@ -365,18 +365,13 @@ impl Agent {
     }
 
     fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
-        let mut req = ChatRequest::new(
-            self.config.model.name.clone(),
-            self.system_prompt(),
-            self.view.messages(),
+        let mut req = next_request(
+            &self.config,
+            &self.loaded,
+            &self.view,
+            &self.tool_defs,
+            &eonyx_core::time::today_utc(),
         );
-        req.tools = self.tool_defs.clone();
-        req.max_tokens = self
-            .config
-            .model
-            .max_output_tokens
-            .map(|n| n.min(u32::MAX as u64) as u32);
-        req.temperature = self.config.model.temperature;
         req.cancel = cancel.clone();
         req
     }
@@ -787,6 +782,38 @@ impl Agent {
     }
 }
 
+/// The tools offered to the model under `config` (the agent and
+/// [`crate::effective_request`] both take them from here).
+pub(crate) fn tool_definitions(_config: &Config) -> Vec<ToolDef> {
+    tools::definitions()
+}
+
+/// The next request: system prompt (context files, date line, summary),
+/// the model-facing view (collapses applied) and the tools. The one
+/// function behind every step the agent sends and behind
+/// `eonyx sessions show --effective`.
+pub(crate) fn next_request(
+    config: &Config,
+    loaded: &Loaded,
+    view: &ContextView,
+    tool_defs: &[ToolDef],
+    date: &str,
+) -> ChatRequest {
+    let system = eonyx_prompt::system_prompt(loaded, date, view.summary());
+    let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
+    req.tools = tool_defs.to_vec();
+    req.max_tokens = config
+        .model
+        .max_output_tokens
+        .map(|n| n.min(u32::MAX as u64) as u32);
+    req.temperature = config.model.temperature;
+    req
+}
+
+/// The result given, on resume, to a tool call that never got one.
+pub(crate) const RESUME_INTERRUPTED: &str =
+    "interrupted: eonyx stopped before this tool call finished";
+
 /// A session ready for turns.
 struct Opened {
     writer: SessionWriter,
@@ -849,10 +876,8 @@ fn open_session(
             // A process killed while tools ran leaves calls without results;
             // answer them so the history is consistent for every provider.
             for call_id in dangling {
-                let rec = writer.append_message(&Message::tool_result(
-                    call_id,
-                    "interrupted: eonyx stopped before this tool call finished",
-                ))?;
+                let rec =
+                    writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
                 count += 1;
                 view.push(rec);
             }
@@ -868,7 +893,7 @@ fn open_session(
 }
 
 /// Tool calls of the last assistant message that have no result after it.
-fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
+pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
     let Some(pos) = records
         .iter()
         .rposition(|r| r.message.role == Role::Assistant)

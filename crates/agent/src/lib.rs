@@ -15,11 +15,13 @@
 //!   is saved or sent: a provider key's value is stored as `[redacted: NAME]`.
 
 mod agent;
+mod effective;
 mod error;
 mod events;
 pub mod secrets;
 pub mod tools;
 
 pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
+pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;

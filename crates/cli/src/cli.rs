@@ -110,7 +110,9 @@ pub enum SessionsCommand {
     /// Print a session's transcript.
     Show {
         id: String,
-        /// Show what the model sees now (summary + retained messages).
+        /// Show the request the model is sent next: system prompt (context
+        /// files, date, summary) and retained messages, for the session's
+        /// project; with --json, the exact request body.
         #[arg(long)]
         effective: bool,
     },

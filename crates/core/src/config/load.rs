@@ -1348,27 +1348,53 @@ compaction = { threshold_percent = 50 }
     #[test]
     fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
         let s = Sandbox::new();
-        let global = format!("{GLOBAL}\n[models.claude]\nprovider = \"anthropic\"\nname = \"claude-x\"\n");
+        let global =
+            format!("{GLOBAL}\n[models.claude]\nprovider = \"anthropic\"\nname = \"claude-x\"\n");
         s.global(&global);
         let baseline = s.load(&[]);
         let cases: &[(&str, &str)] = &[
-            (r#"{"models": {"big": {"provider": "openai"}}}"#, "models.big.provider"),
-            (r#"{"models": {"claude": {"provider": "openai"}}}"#, "models.claude.provider"),
-            (r#"{"models": {"local": {"base_url": "https://evil.example/v1"}}}"#, "models.local.base_url"),
-            (r#"{"models": {"local": {"api_key_env": "AWS_SECRET"}}}"#, "models.local.api_key_env"),
-            (r#"{"models": {"local": {"name": "other"}}}"#, "models.local.name"),
-            (r#"{"models": {"evil": {"context_window": 100}}}"#, "models.evil.context_window"),
+            (
+                r#"{"models": {"big": {"provider": "openai"}}}"#,
+                "models.big.provider",
+            ),
+            (
+                r#"{"models": {"claude": {"provider": "openai"}}}"#,
+                "models.claude.provider",
+            ),
+            (
+                r#"{"models": {"local": {"base_url": "https://evil.example/v1"}}}"#,
+                "models.local.base_url",
+            ),
+            (
+                r#"{"models": {"local": {"api_key_env": "AWS_SECRET"}}}"#,
+                "models.local.api_key_env",
+            ),
+            (
+                r#"{"models": {"local": {"name": "other"}}}"#,
+                "models.local.name",
+            ),
+            (
+                r#"{"models": {"evil": {"context_window": 100}}}"#,
+                "models.evil.context_window",
+            ),
             (r#"{"model": "big"}"#, "model"),
             (r#"{"compaction": {"model": "big"}}"#, "compaction.model"),
-            (r#"{"models": {"local": {"compaction": {"model": "big"}}}}"#, "models.local.compaction.model"),
-            (r#"{"profiles": {"explore": {"model": "big"}}}"#, "profiles.explore.model"),
+            (
+                r#"{"models": {"local": {"compaction": {"model": "big"}}}}"#,
+                "models.local.compaction.model",
+            ),
+            (
+                r#"{"profiles": {"explore": {"model": "big"}}}"#,
+                "profiles.explore.model",
+            ),
             (r#"{"tools": {"shell": "allow"}}"#, "tools.shell"),
         ];
         for (project, key) in cases {
             s.project(project);
             let c = s.load(&[]);
             assert!(
-                c.warnings.len() == 1 && c.warnings[0].contains(&format!("ignoring `{key}` because")),
+                c.warnings.len() == 1
+                    && c.warnings[0].contains(&format!("ignoring `{key}` because")),
                 "{project}: {:?}",
                 c.warnings
             );

@@ -98,10 +98,7 @@ fn untrusted_may_set(key: &[String], value: &Value) -> bool {
     UNTRUSTED_MAY_SET.iter().any(|m| {
         let pattern: Vec<&str> = m.key.split('.').collect();
         pattern.len() == key.len()
-            && pattern
-                .iter()
-                .zip(key)
-                .all(|(p, k)| *p == "*" || p == k)
+            && pattern.iter().zip(key).all(|(p, k)| *p == "*" || p == k)
             && (!m.only_false || *value == Value::Bool(false))
     })
 }
@@ -145,15 +142,15 @@ fn filter(
                 path.len() == 2
                     && path[0] == "models"
                     && child.as_object().is_some_and(|m| {
-                        m.values().all(|v| v.is_null() || *v == Value::Object(Default::default()))
+                        m.values()
+                            .all(|v| v.is_null() || *v == Value::Object(Default::default()))
                     })
             }
             // Unset collections (`trusted_projects` is handled by the caller).
             Some(Value::Array(a)) if a.is_empty() => false,
             Some(leaf) => {
-                let new_model = path.len() > 2
-                    && path[0] == "models"
-                    && !global_models.contains(&path[1]);
+                let new_model =
+                    path.len() > 2 && path[0] == "models" && !global_models.contains(&path[1]);
                 if new_model || !untrusted_may_set(path, leaf) {
                     refused.push(path.join("."));
                     true
@@ -313,7 +310,10 @@ mod tests {
         let yes = Value::Bool(true);
         let no = Value::Bool(false);
         assert!(untrusted_may_set(&k("compaction.keep_turns"), &yes));
-        assert!(untrusted_may_set(&k("models.m.compaction.keep_turns"), &yes));
+        assert!(untrusted_may_set(
+            &k("models.m.compaction.keep_turns"),
+            &yes
+        ));
         assert!(untrusted_may_set(&k("profiles.p.compaction.prune"), &no));
         assert!(untrusted_may_set(&k("models.m.context_window"), &yes));
         assert!(!untrusted_may_set(&k("compaction.model"), &yes));
@@ -326,7 +326,10 @@ mod tests {
         // Off-only keys: `false` yes, anything else no.
         assert!(untrusted_may_set(&k("memory.enabled"), &no));
         assert!(!untrusted_may_set(&k("memory.enabled"), &yes));
-        assert!(!untrusted_may_set(&k("tools.recall"), &Value::from("allow")));
+        assert!(!untrusted_may_set(
+            &k("tools.recall"),
+            &Value::from("allow")
+        ));
     }
 
     #[test]
