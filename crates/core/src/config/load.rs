@@ -1343,6 +1343,25 @@ compaction = { threshold_percent = 50 }
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
     }
 
+    /// A typo in the allow-list would silently refuse a safe key: every
+    /// entry names a real key (off-only entries may name a key still to
+    /// come).
+    #[test]
+    fn every_allow_list_entry_names_a_config_key() {
+        for m in super::super::trust::UNTRUSTED_MAY_SET {
+            let parts: Vec<&str> = m.key.split('.').collect();
+            let known = match parts.as_slice() {
+                [k] => field_names::<super::super::ConfigFile>().contains(&(*k).to_owned()),
+                ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
+                ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
+                ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
+                _ => false,
+            };
+            assert!(known || m.only_false, "{} is not a config key", m.key);
+        }
+    }
+
     /// Each key an untrusted project may not set, alone: refused, named,
     /// and without effect on the resolved config.
     #[test]
