@@ -261,11 +261,7 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
-        eonyx_prompt::system_prompt(
-            &self.loaded,
-            &eonyx_core::time::today_utc(),
-            self.view.summary(),
-        )
+        system_prompt(&self.loaded, &self.view, &eonyx_core::time::today_utc())
     }
 
     /// What the next request would carry: system prompt and messages.
@@ -788,6 +784,12 @@ pub(crate) fn tool_definitions(_config: &Config) -> Vec<ToolDef> {
     tools::definitions()
 }
 
+/// The system prompt of the next request (the agent's estimates and
+/// [`next_request`] both use it).
+fn system_prompt(loaded: &Loaded, view: &ContextView, date: &str) -> SystemPrompt {
+    eonyx_prompt::system_prompt(loaded, date, view.summary())
+}
+
 /// The next request: system prompt (context files, date line, summary),
 /// the model-facing view (collapses applied) and the tools. The one
 /// function behind every step the agent sends and behind
@@ -799,7 +801,7 @@ pub(crate) fn next_request(
     tool_defs: &[ToolDef],
     date: &str,
 ) -> ChatRequest {
-    let system = eonyx_prompt::system_prompt(loaded, date, view.summary());
+    let system = system_prompt(loaded, view, date);
     let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
     req.tools = tool_defs.to_vec();
     req.max_tokens = config
