@@ -70,6 +70,7 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     // Tool output and time limits (not permissions).
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
+    any("tools.max_edit_bytes"),
     // Limits and sampling of a model the global config defines.
     any("models.*.context_window"),
     any("models.*.max_input_tokens"),
@@ -278,22 +279,17 @@ pub fn edit_trusted(
 }
 
 fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
-    use std::io::Write;
     let err = |source| ConfigError::Write {
         path: path.to_path_buf(),
         source,
     };
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    // Keep the permissions of the file being replaced.
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(err)?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    let how = crate::fs::AtomicWrite {
+        durable: true,
+        private: true,
+    };
+    crate::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]
