@@ -1,4 +1,4 @@
-//! Compaction policy for eonyx (SPEC §6): when to compact, what the model
+//! Compaction policy for eonyx (docs/compaction.md): when to compact, what the model
 //! sees, where the boundary goes, and the summarizer call.
 //!
 //! - [`trigger`] turns config and model limits into the token trigger

@@ -1,4 +1,4 @@
-//! The lines of a session file (SPEC §5). Every line is one JSON object with a
+//! The lines of a session file (docs/session-format.md#lines). Every line is one JSON object with a
 //! `"type"`; readers skip types they do not know.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! Prompt assembly: context-file discovery and inheritance (SPEC §3) and the
-//! system prompt's two parts (SPEC §4).
+//! Prompt assembly: context-file discovery and inheritance (docs/prompt.md#context-files) and the
+//! system prompt's two parts (docs/prompt.md#the-request).
 //!
 //! [`ContextLoader`] reads the global `<config dir>/AGENTS.md`, then, in
 //! each directory of [`eonyx_core::paths::Project::dirs`] from outermost to

@@ -1,4 +1,5 @@
-//! Reading, validating and merging config files (SPEC §6, §7).
+//! Reading, validating and merging config files (README, section "Configuration
+//! reference").
 //!
 //! [`parse_global`] and [`parse_project`] are pure (text in, typed file or a
 //! positioned error out) so that the fuzz target and tests can drive them

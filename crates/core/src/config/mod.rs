@@ -1,4 +1,4 @@
-//! Layered configuration (SPEC §6, §7).
+//! Layered configuration (README, section "Configuration reference").
 //!
 //! Sources, lowest to highest: built-in defaults, the global
 //! `<config dir>/config.toml`, the project's `eonyx.json`, the active
@@ -38,7 +38,7 @@ pub mod trust;
 pub use load::{LoadOptions, load, parse_global, parse_project};
 pub use trust::{TrustChange, trust_project};
 
-/// Fallback context window when neither config nor server says (SPEC §6).
+/// Fallback context window when neither config nor server says (docs/compaction.md#window).
 pub const FALLBACK_CONTEXT_WINDOW: u64 = 120_000;
 
 /// Which wire protocol a model speaks.
@@ -95,7 +95,7 @@ pub struct CompactionFile {
     pub model: Option<String>,
 }
 
-/// Resolved compaction settings (defaults per SPEC §6).
+/// Resolved compaction settings (defaults: README, section "Configuration reference").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionConfig {
     pub auto: bool,
