@@ -398,7 +398,7 @@ pub fn check_citations(root: &Path) -> Result<Vec<Problem>> {
                 file: name.clone(),
                 line,
                 message: "cites \"SPEC §…\", which is not in this repository; cite the \
-                          repository's docs instead: `docs/NAME.md#anchor`, or \
+                          repository's docs instead: `docs/<name>.md#<anchor>`, or \
                           README, section \"Title\" (see docs/ and README.md)"
                     .to_owned(),
             });
