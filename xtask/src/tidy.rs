@@ -112,21 +112,41 @@ pub const PRINT_ALLOWED: &[(&str, &str)] = &[(
 )];
 
 /// Lines of `src` that print or take stdout/stderr directly, with what was
-/// found. Comment lines are skipped, and so is everything from the first
-/// `#[cfg(test)]` on (unit-test modules sit at the end of a file by
-/// convention here).
+/// found. Comment lines are skipped, and so is the item after each
+/// `#[cfg(test)]` (braces counted naively: a test module whose strings hold
+/// unbalanced braces may end the skip early, which errs towards reporting).
 pub fn print_violations(src: &str) -> Vec<(usize, String)> {
     static MACRO_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(e?print(?:ln)?|dbg)!"));
     static STREAM_RE: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?:\bio::|^|[^:.\w])(stdout|stderr)\s*\("));
     let (macro_re, stream_re) = (&*MACRO_RE, &*STREAM_RE);
     let mut out = Vec::new();
+    // Inside a `#[cfg(test)]` item: its brace depth, and whether its body
+    // has opened yet.
+    let mut test_item: Option<(i64, bool)> = None;
     for (i, line) in src.lines().enumerate() {
         let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") {
-            break;
-        }
         if t.starts_with("//") {
+            continue;
+        }
+        if let Some((depth, opened)) = &mut test_item {
+            for c in t.chars() {
+                match c {
+                    '{' => {
+                        *depth += 1;
+                        *opened = true;
+                    }
+                    '}' => *depth -= 1,
+                    _ => {}
+                }
+            }
+            if (*opened && *depth <= 0) || (!*opened && t.ends_with(';')) {
+                test_item = None;
+            }
+            continue;
+        }
+        if t.starts_with("#[cfg(test)]") {
+            test_item = Some((0, false));
             continue;
         }
         if let Some(m) = macro_re.captures(line) {
@@ -578,7 +598,12 @@ fn a() {
     dbg!(1);
 }
 #[cfg(test)]
-mod tests { fn t() { println!(\"fine in tests\"); } }
+mod tests {
+    fn t() { println!(\"fine in tests\"); }
+}
+#[cfg(test)]
+use std::io::stdout;
+fn after_tests() { eprintln!(\"not fine\"); }
 ";
         assert_eq!(
             print_violations(src),
@@ -588,6 +613,7 @@ mod tests { fn t() { println!(\"fine in tests\"); } }
                 (5, "`stdout()`".to_owned()),
                 (6, "`stderr()`".to_owned()),
                 (9, "`dbg!`".to_owned()),
+                (17, "`eprintln!`".to_owned()),
             ]
         );
     }
