@@ -15,7 +15,9 @@
 mod agent;
 mod error;
 mod events;
+pub mod limits;
 pub mod tools;
+mod truncation;
 
 pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
 pub use error::AgentError;

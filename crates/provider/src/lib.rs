@@ -22,6 +22,7 @@ pub mod classify;
 mod http;
 pub mod limits;
 pub mod openai;
+pub mod refusal;
 pub mod sse;
 
 use eonyx_core::config::ProviderKind;
@@ -77,7 +78,14 @@ pub fn from_config(model: &ModelConfig, env: &Env) -> Result<Box<dyn Provider>, 
         });
     }
     Ok(match model.provider {
-        ProviderKind::Openai => Box::new(OpenAiProvider::new(model.clone(), key)?),
+        ProviderKind::Openai => {
+            let ollama_default = env
+                .get("OLLAMA_CONTEXT_LENGTH")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(limits::OLLAMA_DEFAULT_CONTEXT);
+            Box::new(OpenAiProvider::new(model.clone(), key)?.with_ollama_default(ollama_default))
+        }
         ProviderKind::Anthropic => Box::new(AnthropicProvider::new(model.clone(), key)?),
     })
 }
@@ -104,7 +112,7 @@ mod tests {
         let p = from_config(&model, &Env::from_pairs([("X", "y")])).unwrap();
         assert_eq!(p.name(), "openai");
         model.provider = ProviderKind::Anthropic;
-        model.base_url = "https://api.anthropic.com/v1".into();
+        model.base_url = "https://api.anthropic.com".into();
         model.api_key_env = Some("MY_CLAUDE".into());
         let p = from_config(&model, &Env::from_pairs([("MY_CLAUDE", "k")])).unwrap();
         assert_eq!(p.name(), "anthropic");
