@@ -52,6 +52,8 @@ pub struct Ollama {
     pub num_ctx: Option<u64>,
     /// `context_length` of the loaded model in `/api/ps`; `None`: not listed.
     pub ps_context: Option<u64>,
+    /// List the model in `/api/ps` only once a chat request has loaded it.
+    pub loads_on_first_request: bool,
     /// Prompts over this many tokens are truncated silently: the oldest
     /// messages after the system prompt are dropped and `prompt_tokens`
     /// reports what was kept. No error.
@@ -463,8 +465,9 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
             ));
         }
     }
+    let loaded = inner.requests.iter().any(RecordedRequest::is_chat);
     if let Some(o) = inner.ollama
-        && let Some(r) = ollama_endpoint(&o, record, &inner.model_id)
+        && let Some(r) = ollama_endpoint(&o, record, &inner.model_id, loaded)
     {
         return Decision::Immediate(r);
     }
@@ -511,7 +514,12 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
 }
 
 /// Ollama's `/api/show` and `/api/ps`.
-fn ollama_endpoint(o: &Ollama, record: &RecordedRequest, model_id: &str) -> Option<Response> {
+fn ollama_endpoint(
+    o: &Ollama,
+    record: &RecordedRequest,
+    model_id: &str,
+    loaded: bool,
+) -> Option<Response> {
     match (record.method.as_str(), record.path.as_str()) {
         ("POST", "/api/show") => {
             let mut parameters = "stop                           \"<end_of_turn>\"".to_owned();
@@ -536,6 +544,7 @@ fn ollama_endpoint(o: &Ollama, record: &RecordedRequest, model_id: &str) -> Opti
         ("GET", "/api/ps") => {
             let models: Vec<Value> = o
                 .ps_context
+                .filter(|_| loaded || !o.loads_on_first_request)
                 .map(|n| {
                     json!({"name": format!("{model_id}:latest"), "model": format!("{model_id}:latest"),
                            "size": 1, "size_vram": 1, "context_length": n})

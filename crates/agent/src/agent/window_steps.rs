@@ -81,7 +81,7 @@ impl Agent {
             None => "the answer is incomplete".to_owned(),
         };
         format!(
-            "reply cut at {}; {what}. Raise models.{}.max_output_tokens in config",
+            "reply cut at {}; raise it in config (models.{}.max_output_tokens): {what}",
             self.output_cap_text(),
             self.config.model_key
         )
