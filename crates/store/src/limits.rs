@@ -88,7 +88,7 @@ pub enum LimitsError {
         source: std::io::Error,
     },
     #[error(
-        "the context-window cache {path} is not valid ({source}); delete it and eonyx will learn the windows again"
+        "the context-window cache {path} is not valid ({source}); the next session replaces it, or run `eonyx config --reset-limits`"
     )]
     Corrupt {
         path: Utf8PathBuf,
@@ -460,7 +460,7 @@ mod tests {
         std::fs::create_dir_all(&data).unwrap();
         std::fs::write(data.join(LIMITS_FILE), "{not json").unwrap();
         let err = LimitsCache::open(&data).unwrap_err();
-        assert!(err.to_string().contains("delete it"), "{err}");
+        assert!(err.to_string().contains("--reset-limits"), "{err}");
         // An empty cache can replace it.
         let mut c = LimitsCache::empty(&data);
         c.record_overflow("http://h", "m", 10);

@@ -1244,6 +1244,43 @@ compaction = { threshold_percent = 50 }
     }
 
     #[test]
+    fn zero_config_speaks_anthropic_with_only_anthropic_variables() {
+        let s = Sandbox::new();
+        let c = s.load(&[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", "http://localhost:4000"),
+            ("EONYX_MODEL", "claude-sonnet-4-5"),
+        ]);
+        assert_eq!(c.model.provider, ProviderKind::Anthropic);
+        assert_eq!(c.model.base_url, "http://localhost:4000");
+        assert_eq!(c.model.name, "claude-sonnet-4-5");
+        assert_eq!(c.model.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        // The key alone: Anthropic's API root.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "sk-ant")]);
+        assert_eq!(
+            (c.model.provider, c.model.base_url.as_str()),
+            (ProviderKind::Anthropic, "https://api.anthropic.com")
+        );
+        // OPENAI_* set too: OpenAI, as before.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+        assert_eq!(c.model.provider, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn keep_turns_zero_is_rejected_and_compaction_temperature_is_read() {
+        let p = Utf8Path::new("/x/config.toml");
+        let err = parse_global("[compaction]\nkeep_turns = 0\n", p).unwrap_err();
+        assert!(err.to_string().contains("keep_turns"), "{err}");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        let err = parse_global("[compaction]\ntemperature = 9.0\n", p).unwrap_err();
+        assert!(err.to_string().contains("temperature"), "{err}");
+        let s = Sandbox::new();
+        s.global("[compaction]\ntemperature = 0.3\n[models.m]\nname = \"x\"\n");
+        let c = s.load(&[]);
+        assert_eq!(c.compaction.temperature, Some(0.3));
+    }
+
+    #[test]
     fn zero_config_runs_from_env_alone() {
         let s = Sandbox::new();
         let c = s.load(&[
