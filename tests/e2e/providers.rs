@@ -303,7 +303,11 @@ fn compaction_temperature_is_the_summarizers_preference() {
         .expect("a summary");
     assert_eq!(sum.body["temperature"], 0.5);
     // Unset: the summarizer's own default.
-    let env = env_with(&openai(&server).merge_model_toml("compaction.keep_turns = 1").unwrap());
+    let env = env_with(
+        &openai(&server)
+            .merge_model_toml("compaction.keep_turns = 1")
+            .unwrap(),
+    );
     server.clear_requests();
     let r = batch(&env, &compact_after_two_turns(), &[], &[]);
     assert_eq!(r.code(), Some(0), "{}", r.stderr());
@@ -375,10 +379,7 @@ fn a_tool_call_cut_mid_arguments_is_not_run_and_the_model_is_told() {
         .find(|m| m["role"] == "tool")
         .unwrap();
     assert!(
-        tool["content"]
-            .as_str()
-            .unwrap()
-            .contains("was not run"),
+        tool["content"].as_str().unwrap().contains("was not run"),
         "{tool}"
     );
 }
@@ -397,7 +398,11 @@ fn a_cut_summary_is_asked_again_shorter_once_else_kept_and_said() {
             Reply::text("## Active goal\nchat\n## Critical context\nnone")
         }
     });
-    let env = env_with(&openai(&server).merge_model_toml("compaction.keep_turns = 1").unwrap());
+    let env = env_with(
+        &openai(&server)
+            .merge_model_toml("compaction.keep_turns = 1")
+            .unwrap(),
+    );
     let r = batch(&env, &compact_after_two_turns(), &[], &[]);
     assert_eq!(r.code(), Some(0), "{}", r.stderr());
     let sums: Vec<RecordedRequest> = server
@@ -455,17 +460,27 @@ fn a_window_learned_from_an_overflow_holds_until_the_server_answers_differently(
     let r = batch(&env, &lines(40, 600), &[], &[]);
     assert_eq!(r.code(), Some(0), "{}", r.stderr());
     let w = window(&env, &[]);
-    assert_eq!((w["value"].as_u64(), w["origin"].as_str()), (Some(5000), Some("overflow")), "{w}");
+    assert_eq!(
+        (w["value"].as_u64(), w["origin"].as_str()),
+        (Some(5000), Some("overflow")),
+        "{w}"
+    );
     // Same answer from /props: it holds.
     let r = batch(&env, &["hi".to_owned()], &[], &[]);
     assert_eq!(r.code(), Some(0), "{}", r.stderr());
     assert_eq!(window(&env, &[])["origin"], "overflow");
     // Restarted with a larger window: the new answer replaces it.
-    server.advertise_props(Some(16_000)).set_context_window(None);
+    server
+        .advertise_props(Some(16_000))
+        .set_context_window(None);
     let r = batch(&env, &["hi".to_owned()], &[], &[]);
     assert_eq!(r.code(), Some(0), "{}", r.stderr());
     let w = window(&env, &[]);
-    assert_eq!((w["value"].as_u64(), w["origin"].as_str()), (Some(16_000), Some("detected")), "{w}");
+    assert_eq!(
+        (w["value"].as_u64(), w["origin"].as_str()),
+        (Some(16_000), Some("detected")),
+        "{w}"
+    );
 }
 
 #[test]
@@ -548,7 +563,10 @@ fn anthropic_zero_config_uses_the_server_root_and_marks_failed_tool_results() {
     let server = FakeServer::start();
     server.require_api_key(Some("sk-ant-test"));
     server
-        .push(Reply::tool_call("read_file", json!({"path": "missing.txt"})))
+        .push(Reply::tool_call(
+            "read_file",
+            json!({"path": "missing.txt"}),
+        ))
         .push(Reply::text("no such file"));
     let env = TestEnv::new().unwrap();
     let root = server.root_url();

@@ -9,8 +9,8 @@ use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{
-    ChatRequest, CompactionRecord, CompactionTrigger, FinishReason, Message, ModelConfig,
-    Provider, ProviderError, Role, SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
+    ChatRequest, CompactionRecord, CompactionTrigger, FinishReason, Message, ModelConfig, Provider,
+    ProviderError, Role, SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
 };
 use eonyx_prompt::{ContextLoader, Loaded};
 use eonyx_store::{SessionWriter, Store};
@@ -136,9 +136,10 @@ impl Agent {
             (provider.clone(), config.model.clone())
         } else {
             match config.model_by_key(&config.compaction.model) {
-                Some(m) if opts.provider.is_none() => {
-                    (Arc::from(eonyx_provider::from_config(m, &opts.env)?), m.clone())
-                }
+                Some(m) if opts.provider.is_none() => (
+                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
+                    m.clone(),
+                ),
                 Some(m) => (provider.clone(), m.clone()),
                 None => {
                     return Err(AgentError::Usage(format!(
@@ -548,7 +549,9 @@ impl Agent {
                     let Some(u) = resp.usage.filter(|u| u.prompt_tokens > 0) else {
                         return Ok(resp);
                     };
-                    let Some(t) = self.truncation.check(&size, u.prompt_tokens, &self.estimator)
+                    let Some(t) = self
+                        .truncation
+                        .check(&size, u.prompt_tokens, &self.estimator)
                     else {
                         self.estimator.observe(&size, u.prompt_tokens);
                         return Ok(resp);

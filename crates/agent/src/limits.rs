@@ -237,25 +237,25 @@ pub async fn start(
     if !same {
         summarizer.set_quirks(cache.quirks(&summarizer_model.base_url, &summarizer_model.name));
     }
-    let (main, other) = tokio::join!(
-        detect(provider, model),
-        async {
-            if same {
-                None
-            } else {
-                detect(summarizer, summarizer_model).await
-            }
+    let (main, other) = tokio::join!(detect(provider, model), async {
+        if same {
+            None
+        } else {
+            detect(summarizer, summarizer_model).await
         }
-    );
+    });
     let mut changed = false;
     if let Some((w, from)) = main {
         changed |= cache.record_detected(&model.base_url, &model.name, w, from);
     }
     if let Some((w, from)) = other {
-        changed |= cache.record_detected(&summarizer_model.base_url, &summarizer_model.name, w, from);
+        changed |=
+            cache.record_detected(&summarizer_model.base_url, &summarizer_model.name, w, from);
     }
     if changed && let Err(e) = cache.save() {
-        notices.push(format!("could not remember the detected context window: {e}"));
+        notices.push(format!(
+            "could not remember the detected context window: {e}"
+        ));
     }
     let window = resolve_cached(model, Some(&cache));
     if let Some(w) = window.override_warning(&configured_source(config, &config.model_key)) {
@@ -278,7 +278,10 @@ pub async fn detect(provider: &dyn Provider, model: &ModelConfig) -> Option<(u64
         return None;
     }
     let limits = provider.detect_limits(&model.name).await;
-    Some((limits.context_window?, limits.source.unwrap_or("the server")))
+    Some((
+        limits.context_window?,
+        limits.source.unwrap_or("the server"),
+    ))
 }
 
 /// Remember request-shape changes a provider learned from refused
@@ -310,7 +313,10 @@ mod tests {
         let w = resolve(None, None);
         assert_eq!((w.tokens, w.tag()), (120_000, "fallback"));
         let w = resolve(Some(8192), None);
-        assert_eq!((w.tokens, w.tag(), w.overridden), (8192, "configured", None));
+        assert_eq!(
+            (w.tokens, w.tag(), w.overridden),
+            (8192, "configured", None)
+        );
         let mut c = LimitsCache::empty(&data);
         c.record_detected("http://h", "m", 4096, "/props");
         let l = c.get("http://h", "m").unwrap();
@@ -330,7 +336,11 @@ mod tests {
         c.record_learned("http://h", "m", 2500, TRUNCATION_HOW);
         let w = resolve(None, c.get("http://h", "m").as_ref());
         assert_eq!((w.tokens, w.tag()), (2500, "truncation"));
-        assert_eq!(w.limits(&ModelConfig::with_defaults("m", Default::default())).context_window, Some(2500));
+        assert_eq!(
+            w.limits(&ModelConfig::with_defaults("m", Default::default()))
+                .context_window,
+            Some(2500)
+        );
         assert_eq!(
             resolve(None, None)
                 .limits(&ModelConfig::with_defaults("m", Default::default()))

@@ -9,8 +9,7 @@ use eonyx_core::{ChatRequest, ChatResponse, Content, FinishReason, Provider, Pro
 use crate::CompactError;
 
 /// Appended to a summary that was still cut after the shorter retry.
-pub const CUT_SUMMARY_NOTE: &str =
-    "[This summary was cut at the summarizer's output limit (compaction.summary_max_tokens) and may be incomplete.]";
+pub const CUT_SUMMARY_NOTE: &str = "[This summary was cut at the summarizer's output limit (compaction.summary_max_tokens) and may be incomplete.]";
 
 /// The request asking again for a summary at most half as long.
 pub(crate) fn shorter(req: &ChatRequest) -> ChatRequest {

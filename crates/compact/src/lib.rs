@@ -23,11 +23,11 @@
 //! request only grows at the end (prompt caches keep hitting). Exact facts
 //! never depend on the model's text.
 
+mod cut;
 mod estimate;
 mod facts;
 mod guard;
 mod plan;
-mod cut;
 mod summary;
 mod trigger;
 mod view;

@@ -279,7 +279,10 @@ mod tests {
                 training: Some(131072)
             })
         );
-        assert_eq!(parse_ollama_show(&json!({"error": "model not found"})), None);
+        assert_eq!(
+            parse_ollama_show(&json!({"error": "model not found"})),
+            None
+        );
     }
 
     #[test]
@@ -294,7 +297,10 @@ mod tests {
 
     #[test]
     fn model_ids() {
-        let v: Value = serde_json::from_str(r#"{"object":"list","data":[{"id":"gemma-3-270m","object":"model"}]}"#).unwrap();
+        let v: Value = serde_json::from_str(
+            r#"{"object":"list","data":[{"id":"gemma-3-270m","object":"model"}]}"#,
+        )
+        .unwrap();
         assert_eq!(parse_model_ids(&v), ["gemma-3-270m"]);
         assert!(parse_model_ids(&json!({"error": "x"})).is_empty());
     }

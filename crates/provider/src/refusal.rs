@@ -93,7 +93,10 @@ mod tests {
             "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
         );
         assert_eq!(refused_parameter(&m), Some(Refused::MaxTokens));
-        assert_eq!(refused_parameter(&rejected("messages: field required")), None);
+        assert_eq!(
+            refused_parameter(&rejected("messages: field required")),
+            None
+        );
         assert_eq!(
             refused_parameter(&ProviderError::Transient {
                 message: "unsupported temperature".into()
@@ -110,7 +113,8 @@ mod tests {
         // Already dropped, or never sent: no retry.
         assert_eq!(learn(q, &t, true, true), None);
         assert_eq!(learn(RequestQuirks::default(), &t, false, true), None);
-        let m = rejected("Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.");
+        let m =
+            rejected("Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.");
         let q2 = learn(q, &m, false, true).unwrap();
         assert!(q2.drop_temperature && q2.max_completion_tokens);
     }

@@ -24,10 +24,12 @@ impl Agent {
         if now.0 != self.saved_quirks.0 {
             save(&self.config.model, now.0);
         }
-        if now.1 != self.saved_quirks.1 && !std::ptr::addr_eq(
-            std::sync::Arc::as_ptr(&self.provider),
-            std::sync::Arc::as_ptr(&self.summarizer),
-        ) {
+        if now.1 != self.saved_quirks.1
+            && !std::ptr::addr_eq(
+                std::sync::Arc::as_ptr(&self.provider),
+                std::sync::Arc::as_ptr(&self.summarizer),
+            )
+        {
             save(&self.summarizer_config, now.1);
         }
         self.saved_quirks = now;
@@ -42,12 +44,18 @@ impl Agent {
         };
         let mut notices = Vec::new();
         let mut cache = window::open_cache(self.store.data_dir(), &mut notices);
-        if !cache.record_detected(&self.config.model.base_url, &self.config.model.name, w, from)
-        {
+        if !cache.record_detected(
+            &self.config.model.base_url,
+            &self.config.model.name,
+            w,
+            from,
+        ) {
             return;
         }
         if let Err(e) = cache.save() {
-            notices.push(format!("could not remember the detected context window: {e}"));
+            notices.push(format!(
+                "could not remember the detected context window: {e}"
+            ));
         }
         for n in notices {
             sink(AgentEvent::Warning(n));

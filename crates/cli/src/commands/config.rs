@@ -3,9 +3,9 @@
 //! api_key_env and tools.shell).
 
 use camino::Utf8PathBuf;
+use eonyx_agent::limits::{self as window, Window};
 use eonyx_core::config::{Config, LoadOptions, TrustChange};
 use eonyx_core::paths::{self, Env};
-use eonyx_agent::limits::{self as window, Window};
 use eonyx_store::limits::LimitsCache;
 use serde_json::{Value, json};
 

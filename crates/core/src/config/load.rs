@@ -451,7 +451,9 @@ fn validate_compaction(
     {
         return Err(invalid(
             "temperature",
-            &format!("{t} is out of range; use a number from 0 to 2, or leave it unset for the summarizer's default"),
+            &format!(
+                "{t} is out of range; use a number from 0 to 2, or leave it unset for the summarizer's default"
+            ),
         ));
     }
     if c.max_consecutive == Some(0) {
