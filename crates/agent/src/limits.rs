@@ -204,10 +204,13 @@ pub async fn ensure_model_name(
         key: config.model_key.clone(),
         base_url: config.model.base_url.clone(),
         config_file: eonyx_core::config::load::global_config_path(&config.config_dir),
-        listed: if listed.is_empty() {
-            String::new()
-        } else {
-            format!("; the server lists: {}", listed.join(", "))
+        listed: match listed.len() {
+            0 => String::new(),
+            n if n <= 8 => format!("; the server lists: {}", listed.join(", ")),
+            n => format!(
+                "; the server lists {n} models, e.g. {}",
+                listed[..8].join(", ")
+            ),
         },
     })
 }
