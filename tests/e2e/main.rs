@@ -5,6 +5,8 @@ mod config;
 mod context;
 mod editing;
 mod providers;
+mod recall;
 mod release;
+mod session_order;
 mod sessions;
 mod util;
