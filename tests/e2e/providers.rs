@@ -113,6 +113,12 @@ fn compact_after_two_turns() -> Vec<String> {
         .to_vec()
 }
 
+fn run_ok_json(env: &TestEnv, args: &[&str]) -> Value {
+    let out = run(env, args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -276,6 +282,15 @@ fn refused_temperature_and_max_tokens_are_dropped_renamed_and_remembered() {
     assert!(last.body.get("temperature").is_none(), "{}", last.raw_body);
     assert_eq!(last.body["max_completion_tokens"], 256);
     assert!(sent.iter().any(RecordedRequest::is_summarizer));
+
+    // `sessions show --effective --json` shows the shape that is sent.
+    let session = run.of_type("session")[0]["id"].as_str().unwrap().to_owned();
+    let shown = run_ok_json(
+        &env,
+        &["sessions", "show", &session, "--effective", "--json"],
+    );
+    assert!(shown.get("temperature").is_none(), "{shown}");
+    assert_eq!(shown["max_completion_tokens"], 256, "{shown}");
 
     // A later run sends the right shape the first time.
     let before = server.refusals();

@@ -56,12 +56,7 @@ impl AnthropicProvider {
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let url = messages_url(&self.model.base_url);
-        let mut body = request_body(&self.model, request);
-        if self.quirks().drop_temperature
-            && let Some(o) = body.as_object_mut()
-        {
-            o.remove("temperature");
-        }
+        let body = request_body_with(&self.model, request, self.quirks());
         let mut builder = self
             .http
             .client
@@ -151,6 +146,22 @@ pub fn messages_url(base_url: &str) -> String {
 
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
+}
+
+/// The Messages body for `request`, without a temperature when the model
+/// refused one.
+pub fn request_body_with(
+    model: &ModelConfig,
+    request: &ChatRequest,
+    quirks: RequestQuirks,
+) -> Value {
+    let mut body = request_body(model, request);
+    if quirks.drop_temperature
+        && let Some(o) = body.as_object_mut()
+    {
+        o.remove("temperature");
+    }
+    body
 }
 
 /// The Messages body for `request`.

@@ -76,7 +76,9 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
         AgentError::Config(c) => anyhow::Error::new(c),
         AgentError::Usage(m) => usage(m),
         // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => usage(message),
+        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
+            anyhow::Error::new(crate::exit::SetupError(message))
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -351,7 +353,8 @@ impl<'p> View<'p> {
         self.stop_spinner();
         self.end_stream_line();
         if self.mode == Mode::Json {
-            self.json(json!({"type":"error","class":err.class(),"message":err.to_string()}));
+            let r = self.printer.json_error(err.class(), &err.to_string());
+            self.out(r);
         }
     }
 }
