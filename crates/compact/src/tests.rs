@@ -362,6 +362,7 @@ fn collapse_is_deterministic_under_replay_and_resume() {
         mid_turn: false,
         focus: None,
         facts: None,
+        skills: Vec::new(),
     };
     let mut live = a.clone();
     live.apply(&rec);
