@@ -11,7 +11,7 @@ use eonyx_core::{
     ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
     SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
 };
-use eonyx_prompt::{ContextLoader, Loaded};
+use eonyx_prompt::{ContextLoader, Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
@@ -90,6 +90,12 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// Skills found when the agent started (SPEC §14).
+    skills: Skills,
+    /// Skills whose bodies are re-attached after the summary: those the
+    /// last compaction record lists, and that section as rendered then.
+    skills_in_use: Vec<String>,
+    skills_in_use_section: String,
 }
 
 impl Agent {
@@ -144,6 +150,17 @@ impl Agent {
         let loaded = loader.load();
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
+        let skills = eonyx_prompt::skills::discover(
+            &project,
+            &config.config_dir,
+            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
+            &config.skills,
+        );
+        startup_notices.extend(skills.warnings.iter().cloned());
+        let mut tool_defs = tools::definitions();
+        if !skills.is_empty() {
+            tool_defs.push(tools::skill::definition());
+        }
 
         let tool_ctx = ToolContext {
             project_root: project.root.clone(),
@@ -159,6 +176,7 @@ impl Agent {
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
         let compaction_seq = opened.compaction_seq;
+        let skills_in_use = opened.skills_in_use.clone();
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -175,13 +193,18 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
+            tool_defs,
             approver: opts.approver,
             project,
             cwd: opts.cwd,
             startup_notices,
             config,
+            skills,
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
         };
+        let notes = agent.reattach_skills(skills_in_use);
+        agent.startup_notices.extend(notes);
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
     }
@@ -254,11 +277,71 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
-        eonyx_prompt::system_prompt(
+        let mut prompt = eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
             self.view.summary(),
-        )
+        );
+        self.add_skills(&mut prompt);
+        prompt
+    }
+
+    /// The skills found when the agent started.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// Skills whose bodies are re-attached after the summary.
+    pub fn skills_in_use(&self) -> &[String] {
+        &self.skills_in_use
+    }
+
+    /// The `# Skills` listing at the end of the stable prefix (after the
+    /// context files and memory), and after a compaction the bodies of the
+    /// skills in use after the summary, in the part that changes anyway.
+    fn add_skills(&self, prompt: &mut SystemPrompt) {
+        if !self.skills.section.is_empty() {
+            prompt.stable.push_str("\n\n");
+            prompt.stable.push_str(&self.skills.section);
+        }
+        if !self.skills_in_use_section.is_empty() {
+            prompt.suffix.push_str("\n\n");
+            prompt.suffix.push_str(&self.skills_in_use_section);
+        }
+    }
+
+    /// Render the bodies of `names` for the suffix; returns warnings.
+    fn reattach_skills(&mut self, names: Vec<String>) -> Vec<String> {
+        let rendered = eonyx_prompt::skills::skills_in_use(
+            &self.skills,
+            &names,
+            self.config.skills.max_reloaded_bytes,
+            &eonyx_prompt::FsReader,
+        );
+        self.skills_in_use = names;
+        self.skills_in_use_section = rendered.section;
+        rendered.warnings
+    }
+
+    /// The skills in use after compacting `compacted`: those already in use,
+    /// then each skill loaded whole in the span (a reload moves it last, as
+    /// the most recent).
+    fn skills_after(&self, compacted: &[eonyx_core::MessageRecord]) -> Vec<String> {
+        let mut names = self.skills_in_use.clone();
+        for call in compacted
+            .iter()
+            .filter(|r| r.message.role == Role::Assistant)
+            .flat_map(|r| &r.message.tool_calls)
+            .filter(|c| c.name == tools::skill::NAME)
+        {
+            if let Some(name) = tools::skill::loaded_by(&call.arguments)
+                && self.skills.get(name).is_some()
+            {
+                names.retain(|n| n != name);
+                names.push(name.to_owned());
+            }
+        }
+        names
     }
 
     /// What the next request would carry: system prompt and messages.
@@ -319,6 +402,8 @@ impl Agent {
 
     fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
+        let notes = self.reattach_skills(opened.skills_in_use.clone());
+        self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
         self.message_count = opened.message_count;
@@ -438,6 +523,8 @@ impl Agent {
                         .to_owned(),
                     is_error: true,
                 }
+            } else if call.name == tools::skill::NAME && !self.skills.is_empty() {
+                tools::skill::run(&call.arguments, &self.skills, cancel).await
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
@@ -699,8 +786,9 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system =
+        let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        self.add_skills(&mut bare_system);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -730,6 +818,7 @@ impl Agent {
             }
         }
         let plan = self.plan_compaction(trigger, overhead, budget)?;
+        let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
@@ -754,8 +843,13 @@ impl Agent {
                 AgentError::Compaction(e.to_string())
             }
         })?;
+        let mut record = record;
+        record.skills = skills_in_use;
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        for w in self.reattach_skills(saved.skills.clone()) {
+            sink(AgentEvent::Warning(w));
+        }
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)
@@ -775,6 +869,8 @@ struct Opened {
     resumed: bool,
     /// Seq of the last compaction record (0 when none).
     compaction_seq: u64,
+    /// The skills the last compaction record lists.
+    skills_in_use: Vec<String>,
 }
 
 /// Open or create the chosen session and build its model-facing view.
@@ -812,6 +908,7 @@ fn open_session(
                 message_count: 0,
                 resumed: false,
                 compaction_seq: 0,
+                skills_in_use: Vec::new(),
             })
         }
         Some(id) => {
@@ -819,6 +916,11 @@ fn open_session(
             let mut writer = store.open_writer(&id)?;
             let dangling = unanswered_calls(&effective.messages);
             let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+            let skills_in_use = effective
+                .compaction
+                .as_ref()
+                .map(|c| c.skills.clone())
+                .unwrap_or_default();
             let mut view = ContextView::from_effective(
                 &config.compaction,
                 cap,
@@ -842,6 +944,7 @@ fn open_session(
                 message_count: count,
                 resumed: true,
                 compaction_seq,
+                skills_in_use,
             })
         }
     }

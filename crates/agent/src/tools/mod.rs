@@ -22,6 +22,7 @@ mod list_dir;
 mod path;
 mod read_file;
 mod shell;
+pub mod skill;
 
 use std::time::Duration;
 
