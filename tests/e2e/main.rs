@@ -5,4 +5,5 @@ mod config;
 mod context;
 mod release;
 mod sessions;
+mod skills;
 mod util;

@@ -300,14 +300,11 @@ impl Agent {
     /// context files and memory), and after a compaction the bodies of the
     /// skills in use after the summary, in the part that changes anyway.
     fn add_skills(&self, prompt: &mut SystemPrompt) {
-        if !self.skills.section.is_empty() {
-            prompt.stable.push_str("\n\n");
-            prompt.stable.push_str(&self.skills.section);
-        }
-        if !self.skills_in_use_section.is_empty() {
-            prompt.suffix.push_str("\n\n");
-            prompt.suffix.push_str(&self.skills_in_use_section);
-        }
+        eonyx_prompt::skills::add_to_prompt(
+            prompt,
+            &self.skills.section,
+            &self.skills_in_use_section,
+        );
     }
 
     /// Render the bodies of `names` for the suffix; returns warnings.

@@ -377,6 +377,21 @@ pub fn read_body(skill: &Skill, reader: &dyn ContextReader) -> io::Result<String
     Ok(body)
 }
 
+/// Put the `# Skills` listing at the end of the stable prefix (after the
+/// context files and memory, before the date line) and the `# Skills in
+/// use` section at the end of the suffix (after the summary). Empty
+/// sections add nothing.
+pub fn add_to_prompt(prompt: &mut eonyx_core::SystemPrompt, listing: &str, in_use: &str) {
+    if !listing.is_empty() {
+        prompt.stable.push_str("\n\n");
+        prompt.stable.push_str(listing);
+    }
+    if !in_use.is_empty() {
+        prompt.suffix.push_str("\n\n");
+        prompt.suffix.push_str(in_use);
+    }
+}
+
 /// The `# Skills in use` section and what went into it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillsInUse {
