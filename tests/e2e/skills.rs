@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 
 use crate::util::{Sandbox, stderr, stdout};
 
-const DEPLOY_BODY: &str = "# Deploy\n\nDEPLOY-BODY-MARKER: run scripts/deploy.sh, then check references/checklist.md.";
+const DEPLOY_BODY: &str =
+    "# Deploy\n\nDEPLOY-BODY-MARKER: run scripts/deploy.sh, then check references/checklist.md.";
 
 struct Fx {
     sb: Sandbox,
@@ -51,8 +52,10 @@ impl Fx {
             "Deploy the shop to production.",
             DEPLOY_BODY,
         );
-        self.sb
-            .write("work/.agents/skills/deploy/scripts/deploy.sh", "echo deploying\n");
+        self.sb.write(
+            "work/.agents/skills/deploy/scripts/deploy.sh",
+            "echo deploying\n",
+        );
         self.sb.write(
             "work/.agents/skills/deploy/references/checklist.md",
             "CHECKLIST-MARKER: tests green, changelog written.\n",
@@ -111,7 +114,8 @@ fn a_description_is_in_the_first_request_and_the_body_is_not() {
     let first = &fx.turns()[0];
     let system = first.system_text();
     assert!(
-        system.contains("# Skills\n\n") && system.contains("\n- deploy: Deploy the shop to production."),
+        system.contains("# Skills\n\n")
+            && system.contains("\n- deploy: Deploy the shop to production."),
         "{system}"
     );
     assert!(!system.contains("DEPLOY-BODY-MARKER"), "{system}");
@@ -160,9 +164,19 @@ fn a_skill_call_returns_the_body_and_a_resource_file() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].starts_with(DEPLOY_BODY), "{}", results[0]);
     assert!(!results[0].contains("description:"), "no front matter");
-    assert!(results[0].contains("- references/checklist.md\n- scripts/deploy.sh"), "{}", results[0]);
-    assert!(results[0].contains(".agents/skills/deploy"), "the directory is named");
-    assert_eq!(results[1], "CHECKLIST-MARKER: tests green, changelog written.\n");
+    assert!(
+        results[0].contains("- references/checklist.md\n- scripts/deploy.sh"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[0].contains(".agents/skills/deploy"),
+        "the directory is named"
+    );
+    assert_eq!(
+        results[1],
+        "CHECKLIST-MARKER: tests green, changelog written.\n"
+    );
     // Reading a skill needs no approval, even in a batch run.
     assert!(!stderr(&o).contains("denied"), "{}", stderr(&o));
 }
@@ -180,8 +194,14 @@ fn a_path_escaping_the_skill_directory_is_refused() {
     .unwrap();
     fx.fake
         .push(Reply::tool_calls([
-            ("skill", json!({"name": "deploy", "path": "../../../secret.txt"})),
-            ("skill", json!({"name": "deploy", "path": "references/leak.md"})),
+            (
+                "skill",
+                json!({"name": "deploy", "path": "../../../secret.txt"}),
+            ),
+            (
+                "skill",
+                json!({"name": "deploy", "path": "references/leak.md"}),
+            ),
         ]))
         .push(Reply::text("Could not."));
     let o = fx.run(&["run", "read the secret"], "");
@@ -189,12 +209,18 @@ fn a_path_escaping_the_skill_directory_is_refused() {
     let results = tool_results(&fx.turns()[1]);
     assert_eq!(results.len(), 2);
     assert!(
-        results[0].starts_with("refused: `../../../secret.txt` is outside the directory of skill `deploy`"),
+        results[0].starts_with(
+            "refused: `../../../secret.txt` is outside the directory of skill `deploy`"
+        ),
         "{}",
         results[0]
     );
     if cfg!(unix) {
-        assert!(results[1].starts_with("refused: `references/leak.md` is outside"), "{}", results[1]);
+        assert!(
+            results[1].starts_with("refused: `references/leak.md` is outside"),
+            "{}",
+            results[1]
+        );
     }
     for r in &results {
         assert!(!r.contains("SECRET-MARKER"), "{r}");
@@ -205,11 +231,14 @@ fn a_path_escaping_the_skill_directory_is_refused() {
 fn a_malformed_skill_is_skipped_with_a_warning_and_the_run_goes_on() {
     let fx = Fx::new();
     fx.deploy();
-    let bad = fx
-        .sb
-        .write("work/.agents/skills/broken/SKILL.md", "---\nname: broken\n---\nbody\n");
-    fx.sb
-        .write("work/.agents/skills/Wrong/SKILL.md", "---\nname: wrong\ndescription: x\n---\n");
+    let bad = fx.sb.write(
+        "work/.agents/skills/broken/SKILL.md",
+        "---\nname: broken\n---\nbody\n",
+    );
+    fx.sb.write(
+        "work/.agents/skills/Wrong/SKILL.md",
+        "---\nname: wrong\ndescription: x\n---\n",
+    );
     fx.fake.push(Reply::text("fine"));
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
@@ -222,10 +251,16 @@ fn a_malformed_skill_is_skipped_with_a_warning_and_the_run_goes_on() {
         )),
         "{err}"
     );
-    assert!(err.contains("Wrong/SKILL.md: `name: wrong` does not match its directory `Wrong`"), "{err}");
+    assert!(
+        err.contains("Wrong/SKILL.md: `name: wrong` does not match its directory `Wrong`"),
+        "{err}"
+    );
     let system = fx.turns()[0].system_text();
     assert!(system.contains("- deploy: "));
-    assert!(!system.contains("broken") && !system.contains("wrong"), "{system}");
+    assert!(
+        !system.contains("broken") && !system.contains("wrong"),
+        "{system}"
+    );
 
     // `eonyx skills` lists the good one and warns about the same files.
     let o = fx.run(&["skills"], "");
@@ -242,7 +277,12 @@ fn a_project_skill_overrides_a_global_one_of_the_same_name() {
     let fx = Fx::new();
     fx.deploy();
     fx.skill("config/skills", "deploy", "GLOBAL deploy", "GLOBAL-BODY");
-    fx.skill("home/.agents/skills", "notes", "Keep release notes.", "NOTES-BODY");
+    fx.skill(
+        "home/.agents/skills",
+        "notes",
+        "Keep release notes.",
+        "NOTES-BODY",
+    );
     fx.fake
         .push(Reply::tool_call("skill", json!({"name": "deploy"})))
         .push(Reply::text("done"));
@@ -250,7 +290,10 @@ fn a_project_skill_overrides_a_global_one_of_the_same_name() {
     ok(&o);
     let turns = fx.turns();
     let system = turns[0].system_text();
-    assert!(system.contains("- deploy: Deploy the shop to production.\n- notes: Keep release notes."), "{system}");
+    assert!(
+        system.contains("- deploy: Deploy the shop to production.\n- notes: Keep release notes."),
+        "{system}"
+    );
     assert!(!system.contains("GLOBAL"), "{system}");
     let result = &tool_results(&turns[1])[0];
     assert!(result.starts_with(DEPLOY_BODY), "{result}");
@@ -280,7 +323,11 @@ fn a_project_skill_overrides_a_global_one_of_the_same_name() {
     let path = v[0]["path"].as_str().unwrap();
     assert_eq!(
         path,
-        fx.sb.work.join(".agents/skills/deploy/SKILL.md").to_str().unwrap()
+        fx.sb
+            .work
+            .join(".agents/skills/deploy/SKILL.md")
+            .to_str()
+            .unwrap()
     );
 }
 
@@ -314,7 +361,10 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
         let summary_at = system.find("# Summary of earlier conversation").unwrap();
         let in_use_at = system.find("# Skills in use").expect(&system);
         assert!(summary_at < in_use_at, "{system}");
-        assert!(system.contains(&format!("## Skill: deploy\n\n{DEPLOY_BODY}")), "{system}");
+        assert!(
+            system.contains(&format!("## Skill: deploy\n\n{DEPLOY_BODY}")),
+            "{system}"
+        );
         assert!(
             !t.all_text().contains("\"name\":\"deploy\""),
             "the call itself was compacted away"
@@ -338,7 +388,8 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
     }
     // `/skills` shows it in use.
     assert!(
-        stderr(&o).contains("in use since the last compaction (re-attached after the summary): deploy"),
+        stderr(&o)
+            .contains("in use since the last compaction (re-attached after the summary): deploy"),
         "{}",
         stderr(&o)
     );
@@ -356,16 +407,26 @@ fn the_listing_is_capped_visibly() {
     fx.sb
         .write("work/eonyx.json", r#"{"skills": {"max_listed_bytes": 60}}"#);
     for n in ["alpha", "bravo", "charlie", "delta"] {
-        fx.skill("work/.agents/skills", n, &format!("Handles {n} work."), "body");
+        fx.skill(
+            "work/.agents/skills",
+            n,
+            &format!("Handles {n} work."),
+            "body",
+        );
     }
     fx.fake.push(Reply::text("ok"));
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
     let system = fx.turns()[0].system_text();
-    assert!(system.contains("- alpha: Handles alpha work.\n- bravo: Handles bravo work.\n"), "{system}");
+    assert!(
+        system.contains("- alpha: Handles alpha work.\n- bravo: Handles bravo work.\n"),
+        "{system}"
+    );
     assert!(!system.contains("- charlie"), "{system}");
     assert!(
-        system.contains("[eonyx: 2 more skills not listed (skills.max_listed_bytes = 60): charlie, delta]"),
+        system.contains(
+            "[eonyx: 2 more skills not listed (skills.max_listed_bytes = 60): charlie, delta]"
+        ),
         "{system}"
     );
     assert!(
@@ -390,11 +451,19 @@ fn context_shows_the_skills_section_and_its_size() {
     assert!(stdout(&o).contains("# Skills\n"), "{}", stdout(&o));
     assert!(stdout(&o).contains("- deploy: Deploy the shop to production."));
     let err = stderr(&o);
-    assert!(err.contains("skills: 1 listed in the # Skills section, "), "{err}");
+    assert!(
+        err.contains("skills: 1 listed in the # Skills section, "),
+        "{err}"
+    );
     let o = fx.run(&["context", "--json"], "");
     ok(&o);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["skills"]["listed"], 1);
     assert!(v["skills"]["bytes"].as_u64().unwrap() > 40);
-    assert!(v["stable_prefix"].as_str().unwrap().ends_with("- deploy: Deploy the shop to production."));
+    assert!(
+        v["stable_prefix"]
+            .as_str()
+            .unwrap()
+            .ends_with("- deploy: Deploy the shop to production.")
+    );
 }

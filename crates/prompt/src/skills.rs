@@ -131,7 +131,11 @@ pub fn home_dir(env: &Env) -> Option<Utf8PathBuf> {
 /// `.claude/skills`; then `<config dir>/skills`, `~/.agents/skills`,
 /// `~/.claude/skills`. A directory reached twice is read once, in its first
 /// place.
-pub fn skill_dirs(project: &Project, config_dir: &Utf8Path, home: Option<&Utf8Path>) -> Vec<SkillDir> {
+pub fn skill_dirs(
+    project: &Project,
+    config_dir: &Utf8Path,
+    home: Option<&Utf8Path>,
+) -> Vec<SkillDir> {
     let mut out: Vec<SkillDir> = Vec::new();
     let mut push = |path: Utf8PathBuf, scope| {
         if !out.iter().any(|d| d.path == path) {
@@ -532,7 +536,9 @@ mod tests {
         );
         // Folded YAML descriptions become one line; extra keys are fine.
         assert_eq!(
-            ok("---\nname: deploy\nlicense: MIT\ndescription: >\n  Ship\n  it.\nmetadata:\n  a: b\n---\n"),
+            ok(
+                "---\nname: deploy\nlicense: MIT\ndescription: >\n  Ship\n  it.\nmetadata:\n  a: b\n---\n"
+            ),
             Ok("Ship it.".into())
         );
         let err = |t: &str| ok(t).unwrap_err();
@@ -568,18 +574,45 @@ mod tests {
     #[test]
     fn nearer_directories_win_and_project_overrides_global() {
         let t = Tree::new();
-        t.write("proj/.agents/skills/deploy/SKILL.md", &skill_md("deploy", "ROOT deploy", ""));
-        t.write("proj/sub/.agents/skills/deploy/SKILL.md", &skill_md("deploy", "SUB deploy", ""));
-        t.write("proj/.claude/skills/review/SKILL.md", &skill_md("review", "claude review", ""));
-        t.write("config/skills/review/SKILL.md", &skill_md("review", "GLOBAL review", ""));
-        t.write("config/skills/lint/SKILL.md", &skill_md("lint", "global lint", ""));
-        t.write("home/.agents/skills/lint/SKILL.md", &skill_md("lint", "home lint", ""));
-        t.write("home/.agents/skills/notes/SKILL.md", &skill_md("notes", "home notes", ""));
-        t.write("home/.claude/skills/plan/SKILL.md", &skill_md("plan", "claude plan", ""));
+        t.write(
+            "proj/.agents/skills/deploy/SKILL.md",
+            &skill_md("deploy", "ROOT deploy", ""),
+        );
+        t.write(
+            "proj/sub/.agents/skills/deploy/SKILL.md",
+            &skill_md("deploy", "SUB deploy", ""),
+        );
+        t.write(
+            "proj/.claude/skills/review/SKILL.md",
+            &skill_md("review", "claude review", ""),
+        );
+        t.write(
+            "config/skills/review/SKILL.md",
+            &skill_md("review", "GLOBAL review", ""),
+        );
+        t.write(
+            "config/skills/lint/SKILL.md",
+            &skill_md("lint", "global lint", ""),
+        );
+        t.write(
+            "home/.agents/skills/lint/SKILL.md",
+            &skill_md("lint", "home lint", ""),
+        );
+        t.write(
+            "home/.agents/skills/notes/SKILL.md",
+            &skill_md("notes", "home notes", ""),
+        );
+        t.write(
+            "home/.claude/skills/plan/SKILL.md",
+            &skill_md("plan", "claude plan", ""),
+        );
         // Not skills: a plain file, a directory without SKILL.md, a hidden one.
         t.write("proj/.agents/skills/README.md", "hi");
         t.write("proj/.agents/skills/empty/notes.txt", "hi");
-        t.write("proj/.agents/skills/.hidden/SKILL.md", &skill_md(".hidden", "x", ""));
+        t.write(
+            "proj/.agents/skills/.hidden/SKILL.md",
+            &skill_md(".hidden", "x", ""),
+        );
         let s = t.discover(&SkillsConfig::default());
         assert_eq!(s.warnings, Vec::<String>::new());
         let got: Vec<(&str, &str, SkillScope)> = s
@@ -597,17 +630,26 @@ mod tests {
                 ("plan", "claude plan", SkillScope::Global),
             ]
         );
-        assert_eq!(s.get("deploy").unwrap().dir, t.root.join("proj/sub/.agents/skills/deploy"));
+        assert_eq!(
+            s.get("deploy").unwrap().dir,
+            t.root.join("proj/sub/.agents/skills/deploy")
+        );
         assert_eq!(s.listed, 5);
         assert!(s.section.starts_with("# Skills\n\n"));
         assert!(s.section.ends_with("- plan: claude plan"), "{}", s.section);
-        assert!(s.section.contains("\n- deploy: SUB deploy\n- review: claude review\n"));
+        assert!(
+            s.section
+                .contains("\n- deploy: SUB deploy\n- review: claude review\n")
+        );
     }
 
     #[test]
     fn malformed_and_unreadable_skills_are_skipped_with_a_warning_naming_the_file() {
         let t = Tree::new();
-        t.write("proj/.agents/skills/good/SKILL.md", &skill_md("good", "fine", ""));
+        t.write(
+            "proj/.agents/skills/good/SKILL.md",
+            &skill_md("good", "fine", ""),
+        );
         let bad = t.write("proj/.agents/skills/bad/SKILL.md", "---\nname: bad\n---\n");
         // A malformed near skill does not hide a valid farther one.
         t.write("proj/sub/.agents/skills/good/SKILL.md", "no front matter");
@@ -675,9 +717,18 @@ mod tests {
     #[test]
     fn skills_in_use_keep_the_newest_bodies_under_the_cap_and_name_the_rest() {
         let t = Tree::new();
-        t.write("proj/.agents/skills/old/SKILL.md", &skill_md("old", "d", "OLD BODY"));
-        t.write("proj/.agents/skills/new/SKILL.md", &skill_md("new", "d", "NEW BODY"));
-        t.write("proj/.agents/skills/big/SKILL.md", &skill_md("big", "d", &"B".repeat(500)));
+        t.write(
+            "proj/.agents/skills/old/SKILL.md",
+            &skill_md("old", "d", "OLD BODY"),
+        );
+        t.write(
+            "proj/.agents/skills/new/SKILL.md",
+            &skill_md("new", "d", "NEW BODY"),
+        );
+        t.write(
+            "proj/.agents/skills/big/SKILL.md",
+            &skill_md("big", "d", &"B".repeat(500)),
+        );
         let s = t.discover(&SkillsConfig::default());
         let names: Vec<String> = ["old", "big", "gone", "new"].map(String::from).to_vec();
         let u = skills_in_use(&s, &names, 60, &FsReader);
@@ -695,6 +746,9 @@ mod tests {
         // Under a tight cap the newest loaded skill wins.
         let u = skills_in_use(&s, &names, 30, &FsReader);
         assert_eq!(u.attached, ["new"]);
-        assert_eq!(skills_in_use(&s, &[], 30, &FsReader), SkillsInUse::default());
+        assert_eq!(
+            skills_in_use(&s, &[], 30, &FsReader),
+            SkillsInUse::default()
+        );
     }
 }

@@ -107,7 +107,9 @@ fn instructions(skill: &Skill) -> Result<ToolOutput, ToolError> {
     if files.is_empty() {
         out.push_str("No other files.");
     } else {
-        out.push_str("Files (read one with skill and path; run scripts with shell, by full path):\n");
+        out.push_str(
+            "Files (read one with skill and path; run scripts with shell, by full path):\n",
+        );
         for f in &files {
             out.push_str("- ");
             out.push_str(f);
@@ -149,7 +151,9 @@ fn list_files(dir: &Utf8Path) -> Vec<String> {
     walk(dir, dir, 0, &mut out);
     if out.len() > MAX_LISTED_FILES {
         out.truncate(MAX_LISTED_FILES);
-        out.push(format!("… (only the first {MAX_LISTED_FILES} files are listed)"));
+        out.push(format!(
+            "… (only the first {MAX_LISTED_FILES} files are listed)"
+        ));
     }
     out
 }
@@ -290,10 +294,20 @@ mod tests {
         let f = fx();
         let out = call(&f, json!({"name": "deploy"})).await;
         assert!(!out.is_error, "{}", out.text);
-        assert!(out.text.starts_with("# Deploy\nRun scripts/go.sh.\n\n[skill `deploy` is in "));
-        assert!(!out.text.contains("description: Ship it."), "no front matter");
+        assert!(
+            out.text
+                .starts_with("# Deploy\nRun scripts/go.sh.\n\n[skill `deploy` is in ")
+        );
+        assert!(
+            !out.text.contains("description: Ship it."),
+            "no front matter"
+        );
         assert!(out.text.contains(f.root.join("skills/deploy").as_str()));
-        assert!(out.text.contains("- references/checklist.md\n"), "{}", out.text);
+        assert!(
+            out.text.contains("- references/checklist.md\n"),
+            "{}",
+            out.text
+        );
         assert!(out.text.ends_with("- scripts/go.sh"), "{}", out.text);
         assert!(!out.text.contains("- SKILL.md"));
     }
@@ -301,9 +315,17 @@ mod tests {
     #[tokio::test]
     async fn path_returns_a_file_inside_the_skill() {
         let f = fx();
-        let out = call(&f, json!({"name": "deploy", "path": "references/checklist.md"})).await;
+        let out = call(
+            &f,
+            json!({"name": "deploy", "path": "references/checklist.md"}),
+        )
+        .await;
         assert_eq!(out, ToolOutput::ok("- tests pass\n"));
-        let out = call(&f, json!({"name": "deploy", "path": "./scripts/../SKILL.md"})).await;
+        let out = call(
+            &f,
+            json!({"name": "deploy", "path": "./scripts/../SKILL.md"}),
+        )
+        .await;
         assert!(out.text.starts_with("---\nname: deploy"), "{}", out.text);
         let out = call(&f, json!({"name": "deploy", "path": "scripts"})).await;
         assert_eq!(out.text, "scripts/ holds:\n- go.sh");
@@ -311,7 +333,10 @@ mod tests {
         assert!(out.is_error && out.text.contains("binary"), "{}", out.text);
         let out = call(&f, json!({"name": "deploy", "path": "nope.md"})).await;
         assert!(out.is_error);
-        assert!(out.text.starts_with("skill `deploy` has no file `nope.md`; its files: "));
+        assert!(
+            out.text
+                .starts_with("skill `deploy` has no file `nope.md`; its files: ")
+        );
     }
 
     #[tokio::test]
@@ -329,7 +354,11 @@ mod tests {
         for p in escapes {
             let out = call(&f, json!({"name": "deploy", "path": p})).await;
             assert!(out.is_error, "{p}: {}", out.text);
-            assert!(out.text.starts_with(&format!("refused: `{p}` is outside")), "{}", out.text);
+            assert!(
+                out.text.starts_with(&format!("refused: `{p}` is outside")),
+                "{}",
+                out.text
+            );
             assert!(!out.text.contains("TOP SECRET"));
         }
     }

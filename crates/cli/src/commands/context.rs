@@ -78,7 +78,12 @@ pub fn run(
             printer.info(&super::skills::section_line(&skills));
         }
     }
-    for w in loaded.warnings.iter().chain(&skills.warnings).chain(&in_use.warnings) {
+    for w in loaded
+        .warnings
+        .iter()
+        .chain(&skills.warnings)
+        .chain(&in_use.warnings)
+    {
         printer.warn(w);
     }
     Ok(Status::Success)

@@ -14,7 +14,11 @@ use crate::cli::{GlobalArgs, SkillsArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
 
-pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &SkillsArgs) -> anyhow::Result<Status> {
+pub fn run(
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    _args: &SkillsArgs,
+) -> anyhow::Result<Status> {
     let cwd = paths::current_dir().context("cannot determine the current directory")?;
     let env = Env::from_process();
     let config = eonyx_core::config::load(&LoadOptions {
@@ -28,7 +32,12 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &SkillsArgs) -> an
     }
     let project = paths::find_project(&cwd);
     let home = home_dir(&env);
-    let skills = discover(&project, &config.config_dir, home.as_deref(), &config.skills);
+    let skills = discover(
+        &project,
+        &config.config_dir,
+        home.as_deref(),
+        &config.skills,
+    );
     if printer.json() {
         let v: Vec<_> = skills
             .skills
@@ -58,7 +67,8 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &SkillsArgs) -> an
     Ok(Status::Success)
 }
 
-const NONE: &str = "no skills found; add one as .agents/skills/<name>/SKILL.md (see README, \"Skills\")";
+const NONE: &str =
+    "no skills found; add one as .agents/skills/<name>/SKILL.md (see README, \"Skills\")";
 
 /// `NAME  SCOPE  PATH  DESCRIPTION` rows, paths under `home` as `~/…`; a
 /// skill the listing cap left out of the prompt is marked `(not listed)`.
@@ -83,7 +93,12 @@ fn table(skills: &Skills, home: Option<&str>) -> Vec<String> {
             if i >= skills.listed {
                 d.insert_str(0, "(not listed) ");
             }
-            [s.name.clone(), s.scope.as_str().to_owned(), tilde(s.path.as_str()), d]
+            [
+                s.name.clone(),
+                s.scope.as_str().to_owned(),
+                tilde(s.path.as_str()),
+                d,
+            ]
         })
         .collect();
     let header = ["NAME", "SCOPE", "PATH", "DESCRIPTION"].map(str::to_owned);
@@ -103,7 +118,12 @@ fn table(skills: &Skills, home: Option<&str>) -> Vec<String> {
 
 /// `/skills`: the table on stderr, then the skills re-attached after the
 /// last compaction.
-pub(crate) fn print_for_repl(printer: &Printer, skills: &Skills, in_use: &[String], home: Option<&str>) {
+pub(crate) fn print_for_repl(
+    printer: &Printer,
+    skills: &Skills,
+    in_use: &[String],
+    home: Option<&str>,
+) {
     if skills.is_empty() {
         printer.info(NONE);
     } else {
@@ -127,7 +147,10 @@ pub(crate) fn section_line(skills: &Skills) -> String {
         "skills: {} listed in the # Skills section, {} bytes, ~{} tokens",
         skills.listed,
         skills.section.len(),
-        eonyx_core::tokens::estimate_text(&skills.section, eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN)
+        eonyx_core::tokens::estimate_text(
+            &skills.section,
+            eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN
+        )
     );
     if skills.listed < total {
         s.push_str(&format!(
