@@ -394,6 +394,16 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
         stderr(&o)
     );
 
+    // `eonyx context -s ID` shows the section as the next request carries it.
+    let id = session.file_stem().unwrap().to_str().unwrap().to_owned();
+    let o = fx.run(&["context", "-s", &id], "");
+    ok(&o);
+    assert!(
+        stdout(&o).contains(&format!("# Skills in use\n")) && stdout(&o).contains(DEPLOY_BODY),
+        "{}",
+        stdout(&o)
+    );
+
     // A resumed session re-attaches it too.
     let o = fx.run(&["run", "-c", "fifth"], "");
     ok(&o);
