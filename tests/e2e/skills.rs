@@ -399,7 +399,7 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
     let o = fx.run(&["context", "-s", &id], "");
     ok(&o);
     assert!(
-        stdout(&o).contains(&format!("# Skills in use\n")) && stdout(&o).contains(DEPLOY_BODY),
+        stdout(&o).contains("# Skills in use\n") && stdout(&o).contains(DEPLOY_BODY),
         "{}",
         stdout(&o)
     );
