@@ -140,6 +140,11 @@ impl ContextView {
         let idx = self.records.len();
         let m = &rec.message;
         let mut outcome = PushOutcome::default();
+        let whole = m.role == Role::Tool
+            && m.tool_call_id
+                .as_ref()
+                .and_then(|id| self.calls.get(id))
+                .is_some_and(|(name, _)| KEPT_WHOLE.contains(&name.as_str()));
         let slot = match m.role {
             Role::User => Slot {
                 over: None,
@@ -174,7 +179,11 @@ impl ContextView {
                     .as_ref()
                     .is_some_and(|id| self.calls.contains_key(id));
                 if known {
-                    let over = truncate_visibly(m, self.cap_bytes);
+                    let over = if whole {
+                        None
+                    } else {
+                        truncate_visibly(m, self.cap_bytes)
+                    };
                     let size = RequestSize::of_message(over.as_ref().unwrap_or(m));
                     Slot {
                         over,
@@ -190,7 +199,7 @@ impl ContextView {
                 }
             }
         };
-        let is_result = m.role == Role::Tool && slot.sent;
+        let is_result = m.role == Role::Tool && slot.sent && !whole;
         self.size += slot.size;
         self.slots.push(slot);
         self.records.push(rec);
@@ -365,6 +374,12 @@ impl ContextView {
             .unwrap_or_default()
     }
 }
+
+/// Tools whose results are instructions the model is following (a skill's
+/// body, SPEC §14): sent whole, never truncated by the tool-output cap nor
+/// collapsed to make room (the tool bounds its own output). Compaction
+/// keeps them through the `# Skills in use` section instead.
+const KEPT_WHOLE: &[&str] = &["skill"];
 
 /// Tool output over `cap` bytes: keep the head, say how much was cut.
 fn truncate_visibly(m: &Message, cap: u64) -> Option<Message> {

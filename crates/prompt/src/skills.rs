@@ -40,7 +40,9 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Longest `name` allowed (characters, as in the Agent Skills spec).
 pub const MAX_NAME_CHARS: usize = 64;
 /// Most bytes of a `SKILL.md` (or of a file inside a skill) that are read.
-pub const MAX_SKILL_FILE_BYTES: u64 = 1024 * 1024;
+/// The `skill` tool's results are not cut by `tools.output_cap_bytes` nor
+/// collapsed (a procedure being followed stays whole), so this bounds them.
+pub const MAX_SKILL_FILE_BYTES: u64 = 128 * 1024;
 /// Bytes of a `SKILL.md` read at discovery; the front matter must end
 /// within them.
 const FRONT_MATTER_READ_BYTES: u64 = 64 * 1024;
