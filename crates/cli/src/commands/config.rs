@@ -242,6 +242,11 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.shell_timeout_secs".into(),
             json!(config.tools.shell_timeout_secs),
         ),
+        entry("tools.write".into(), json!(config.tools.write)),
+        entry(
+            "tools.max_edit_bytes".into(),
+            json!(config.tools.max_edit_bytes),
+        ),
         entry("max_steps".into(), json!(config.max_steps)),
     ]
 }
