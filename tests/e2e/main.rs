@@ -4,6 +4,7 @@ mod compaction;
 mod config;
 mod context;
 mod editing;
+mod recall;
 mod release;
 mod sessions;
 mod skills;

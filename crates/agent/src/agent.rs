@@ -9,7 +9,7 @@ use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
     ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
-    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
+    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
 };
 use eonyx_prompt::{ContextLoader, Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
@@ -100,8 +100,9 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
-    /// Skills found when the agent started (SPEC §14).
-    skills: Skills,
+    /// Skills found when the agent started (SPEC §14); shared with the
+    /// `skill` tool through the tool context.
+    skills: Arc<Skills>,
     /// Skills whose bodies are re-attached after the summary: those the
     /// last compaction record lists, and that section as rendered then.
     skills_in_use: Vec<String>,
@@ -160,16 +161,16 @@ impl Agent {
         let loaded = loader.load();
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
-        let skills = eonyx_prompt::skills::discover(
+        let skills = Arc::new(eonyx_prompt::skills::discover(
             &project,
             &config.config_dir,
             eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
             &config.skills,
-        );
+        ));
         startup_notices.extend(skills.warnings.iter().cloned());
-        let mut tool_defs = tools::definitions();
-        if !skills.is_empty() {
-            tool_defs.push(tools::skill::definition());
+        let mut tool_defs = tools::enabled_definitions(&config.tools);
+        if skills.is_empty() {
+            tool_defs.retain(|d| d.name != ToolName::Skill.as_str());
         }
 
         let mut tool_ctx = ToolContext::new(
@@ -177,6 +178,7 @@ impl Agent {
             std::time::Duration::from_secs(config.tools.shell_timeout_secs),
         );
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        tool_ctx.skills = skills.clone();
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
@@ -294,10 +296,14 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
+        let summary = self
+            .view
+            .summary()
+            .map(|s| eonyx_prompt::summary_for_prompt(s, self.config.tools.recall));
         let mut prompt = eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
-            self.view.summary(),
+            summary.as_deref(),
         );
         self.add_skills(&mut prompt);
         prompt
@@ -346,7 +352,7 @@ impl Agent {
             .iter()
             .filter(|r| r.message.role == Role::Assistant)
             .flat_map(|r| &r.message.tool_calls)
-            .filter(|c| c.name == tools::skill::NAME)
+            .filter(|c| ToolName::parse(&c.name) == Some(ToolName::Skill))
         {
             if let Some(name) = tools::skill::loaded_by(&call.arguments)
                 && self.skills.get(name).is_some()
@@ -529,6 +535,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
         for call in calls {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
@@ -536,13 +543,14 @@ impl Agent {
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
-            } else if call.name == tools::skill::NAME && !self.skills.is_empty() {
-                tools::skill::run(&call.arguments, &self.skills, cancel).await
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
             if cancel.is_cancelled() {
                 interrupted = true;
+            }
+            if let Some(event) = &output.event {
+                sink(AgentEvent::Tool(event.clone()));
             }
             self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
             if let Some(change) = output.change {
@@ -559,6 +567,16 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
     }
 
     /// One provider step; on a context overflow of an uncompacted request,

@@ -144,7 +144,8 @@ impl ContextView {
             && m.tool_call_id
                 .as_ref()
                 .and_then(|id| self.calls.get(id))
-                .is_some_and(|(name, _)| KEPT_WHOLE.contains(&name.as_str()));
+                .and_then(|(name, _)| eonyx_core::ToolName::parse(name))
+                .is_some_and(eonyx_core::ToolName::kept_whole);
         let slot = match m.role {
             Role::User => Slot {
                 over: None,
@@ -374,12 +375,6 @@ impl ContextView {
             .unwrap_or_default()
     }
 }
-
-/// Tools whose results are instructions the model is following (a skill's
-/// body, SPEC §14): sent whole, never truncated by the tool-output cap nor
-/// collapsed to make room (the tool bounds its own output). Compaction
-/// keeps them through the `# Skills in use` section instead.
-const KEPT_WHOLE: &[&str] = &["skill"];
 
 /// Tool output over `cap` bytes: keep the head, say how much was cut.
 fn truncate_visibly(m: &Message, cap: u64) -> Option<Message> {

@@ -36,6 +36,7 @@ mod journal;
 pub mod limits;
 pub mod lines;
 mod lock;
+mod recall;
 mod search;
 mod writer;
 
@@ -48,6 +49,7 @@ use eonyx_core::record::{FORMAT_VERSION, ParsedLine, Record, SessionHeader};
 use eonyx_core::{CompactionRecord, MessageRecord, SessionId};
 
 pub use error::StoreError;
+pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
 pub use writer::SessionWriter;
 
 use index::{Entry, Index};

@@ -10,16 +10,13 @@ use std::io::Read as _;
 use std::path::Component;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::ToolDef;
+use eonyx_core::{ToolDef, ToolName};
 use eonyx_prompt::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE, read_body};
 use eonyx_prompt::{FsReader, Skill, Skills};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{CancellationToken, ToolError, ToolOutput, blocking, looks_binary, parse_args};
-
-/// The tool's name.
-pub const NAME: &str = "skill";
 
 /// At most this many files are listed for a skill.
 const MAX_LISTED_FILES: usize = 200;
@@ -36,7 +33,7 @@ struct Args {
 /// The tool definition; offered only when the session has skills.
 pub fn definition() -> ToolDef {
     ToolDef {
-        name: NAME.into(),
+        name: ToolName::Skill.as_str().into(),
         description: "Load a skill listed under # Skills: its instructions and the list of its \
                       files. With path, read one of those files."
             .into(),
@@ -62,19 +59,12 @@ pub fn loaded_by(arguments: &Value) -> Option<&str> {
     arguments.get("name").and_then(Value::as_str)
 }
 
-pub async fn run(args: &Value, skills: &Skills, cancel: &CancellationToken) -> ToolOutput {
-    match load(args, skills, cancel).await {
-        Ok(out) => out,
-        Err(e) => ToolOutput::error(e.to_string()),
-    }
-}
-
-async fn load(
+pub(super) async fn run(
     args: &Value,
     skills: &Skills,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args(NAME, args)?;
+    let args: Args = parse_args("skill", args)?;
     let Some(skill) = skills.get(args.name.trim()).cloned() else {
         return Err(ToolError::Usage(if skills.is_empty() {
             format!("no skill named `{}`: there are no skills", args.name)
@@ -286,7 +276,10 @@ mod tests {
     }
 
     async fn call(f: &Fx, args: Value) -> ToolOutput {
-        run(&args, &f.skills, &CancellationToken::new()).await
+        match run(&args, &f.skills, &CancellationToken::new()).await {
+            Ok(out) => out,
+            Err(e) => ToolOutput::error(e.to_string()),
+        }
     }
 
     #[tokio::test]

@@ -37,7 +37,10 @@ pub fn run(
             store
                 .load_effective(&id)?
                 .compaction
-                .map(|c| (Some(c.summary), c.skills))
+                .map(|c| {
+                    let summary = eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall);
+                    (Some(summary), c.skills)
+                })
                 .unwrap_or_default()
         }
         None => (None, Vec::new()),
