@@ -6,6 +6,7 @@ mod context;
 mod editing;
 mod recall;
 mod release;
+mod session_order;
 mod sessions;
 mod skills;
 mod util;
