@@ -448,6 +448,7 @@ pub const HELP: &str = "\
 /resume ID        switch to another session
 /rename TITLE     rename this session
 /context          show the context files and the {ctx} estimate
+/skills           list the skills the model can load
 /help             this help
 /exit             leave";
 
@@ -556,6 +557,10 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&super::skills::section_line(agent.skills()));
+            }
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -571,6 +576,15 @@ pub async fn slash(
                 view.printer
                     .info(&format!("summary: {} characters", s.chars().count()));
             }
+            Slash::Continue
+        }
+        "/skills" => {
+            super::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
             Slash::Continue
         }
         other => {
