@@ -14,7 +14,7 @@ pub enum ToolName {
     WriteFile,
     EditFile,
     Recall,
-    /// Offered only when the session has skills (SPEC §14).
+    /// Offered only when the session has skills (README, section "Skills").
     Skill,
 }
 

@@ -628,7 +628,7 @@ fn resolve(
         cfg.models.insert(key.clone(), model);
     }
     let zero_config = cfg.models.is_empty();
-    // Zero config speaks Anthropic when only ANTHROPIC_* is set (SPEC §12).
+    // Zero config speaks Anthropic when only ANTHROPIC_* is set (docs/providers.md#base-urls-and-zero-config).
     let zero_anthropic = zero_config
         && openai_base.is_none()
         && env.get("OPENAI_API_KEY").is_none()

@@ -182,7 +182,7 @@ pub struct SkillsFile {
     pub max_reloaded_bytes: Option<u64>,
 }
 
-/// Resolved skill caps (SPEC §14).
+/// Resolved skill caps (README, section "Skills").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillsConfig {
     /// The `# Skills` listing in the stable prefix is cut past this.
