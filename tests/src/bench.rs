@@ -131,7 +131,12 @@ pub struct Line {
 
 impl Line {
     /// Two timings side by side.
-    pub fn timed(measure: impl Into<String>, ours: Duration, baseline: Duration, goal: &str) -> Self {
+    pub fn timed(
+        measure: impl Into<String>,
+        ours: Duration,
+        baseline: Duration,
+        goal: &str,
+    ) -> Self {
         Self {
             measure: measure.into(),
             ours: human(ours),
@@ -142,7 +147,13 @@ impl Line {
     }
 
     /// Two quantities in `unit` (e.g. peak RSS in `MB`).
-    pub fn quantity(measure: impl Into<String>, ours: f64, baseline: f64, unit: &str, goal: &str) -> Self {
+    pub fn quantity(
+        measure: impl Into<String>,
+        ours: f64,
+        baseline: f64,
+        unit: &str,
+        goal: &str,
+    ) -> Self {
         Self {
             measure: measure.into(),
             ours: format!("{ours:.1} {unit}"),
@@ -192,10 +203,16 @@ mod tests {
     fn a_line_prints_in_the_format_xtask_parses() {
         let ms = Duration::from_millis;
         let l = Line::timed("list 10k sessions", ms(3), ms(41), "<= 0.1x");
-        assert_eq!(l.to_string(), "BENCH|list 10k sessions|3.000 ms|41.000 ms|0.07x|<= 0.1x");
+        assert_eq!(
+            l.to_string(),
+            "BENCH|list 10k sessions|3.000 ms|41.000 ms|0.07x|<= 0.1x"
+        );
         assert_eq!(Line::parse(&l.to_string()), Some(l));
         let rss = Line::quantity("peak rss", 30.0, 10.0, "MB", "< 50 MB");
-        assert_eq!(rss.to_string(), "BENCH|peak rss|30.0 MB|10.0 MB|3.00x|< 50 MB");
+        assert_eq!(
+            rss.to_string(),
+            "BENCH|peak rss|30.0 MB|10.0 MB|3.00x|< 50 MB"
+        );
         assert_eq!(ratio(1.0, 1e6), "1.0e-6x");
         assert!(Line::parse("BENCH|too|few").is_none());
         assert!(Line::parse("BENCH||a|b|c|d").is_none());
@@ -209,7 +226,10 @@ mod tests {
         let s = Samples([5, 1, 3, 9].map(Duration::from_millis).to_vec());
         assert_eq!(s.median(), Duration::from_millis(5));
         assert_eq!(s.best(), Duration::from_millis(1));
-        assert_eq!(s.mean(), Duration::from_millis(4) + Duration::from_micros(500));
+        assert_eq!(
+            s.mean(),
+            Duration::from_millis(4) + Duration::from_micros(500)
+        );
         assert_eq!(s.first(), Duration::from_millis(5));
         assert_eq!(Samples::default().median(), Duration::ZERO);
         assert_eq!(human(Duration::from_nanos(812)), "812 ns");

@@ -138,7 +138,10 @@ impl ScriptedProvider {
     }
 
     /// Answer with `f` once the queue is empty.
-    pub fn with_responder(mut self, f: impl Fn(&ChatRequest) -> Step + Send + Sync + 'static) -> Self {
+    pub fn with_responder(
+        mut self,
+        f: impl Fn(&ChatRequest) -> Step + Send + Sync + 'static,
+    ) -> Self {
         self.responder = Some(Box::new(f));
         self
     }
@@ -244,11 +247,24 @@ mod tests {
         let a = p.send(&request("a"), &mut sink).await.unwrap();
         assert_eq!(a.message.content.text(), "one");
         let b = p.send(&request("b"), &mut sink).await;
-        assert!(matches!(b, Err(ProviderError::ContextOverflow { limit: Some(8), .. })));
+        assert!(matches!(
+            b,
+            Err(ProviderError::ContextOverflow { limit: Some(8), .. })
+        ));
         let c = p.send(&request("c"), &mut sink).await.unwrap();
         assert_eq!(c.message.content.text(), "echo 1");
-        assert_eq!(deltas, [StreamEvent::TextDelta("one".into()), StreamEvent::TextDelta("echo 1".into())]);
-        let seen: Vec<String> = p.requests().iter().map(|r| r.messages[0].content.text()).collect();
+        assert_eq!(
+            deltas,
+            [
+                StreamEvent::TextDelta("one".into()),
+                StreamEvent::TextDelta("echo 1".into())
+            ]
+        );
+        let seen: Vec<String> = p
+            .requests()
+            .iter()
+            .map(|r| r.messages[0].content.text())
+            .collect();
         assert_eq!(seen, ["a", "b", "c"]);
     }
 

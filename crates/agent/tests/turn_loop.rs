@@ -151,19 +151,38 @@ async fn every_message_is_in_the_session_file_before_the_next_step() {
     assert_eq!(second.steps, 1);
 
     assert_eq!(provider.requests().len(), 4);
-    assert!(mismatches.lock().unwrap().is_empty(), "{:?}", mismatches.lock().unwrap());
+    assert!(
+        mismatches.lock().unwrap().is_empty(),
+        "{:?}",
+        mismatches.lock().unwrap()
+    );
     // And the last answer is on disk before the turn returns.
     let saved = saved_messages(&env.data_dir);
-    assert_eq!(saved.len(), 9, "user, 2 calls + 2 results, 1 call + 1 result, answer; user, answer");
-    assert_eq!(saved.last().map(|m| m.content.text()), Some("the parser, noted".into()));
-    assert!(saved[2].content.text().contains("remember the parser"), "{saved:?}");
+    assert_eq!(
+        saved.len(),
+        9,
+        "user, 2 calls + 2 results, 1 call + 1 result, answer; user, answer"
+    );
+    assert_eq!(
+        saved.last().map(|m| m.content.text()),
+        Some("the parser, noted".into())
+    );
+    assert!(
+        saved[2].content.text().contains("remember the parser"),
+        "{saved:?}"
+    );
 }
 
 /// Six turns of ~1,500-character lines, then the seventh request
 /// overflows a server whose real window is far below the configured one.
 async fn overflow_session(
     overflows: &'static [usize],
-) -> (TestEnv, Arc<ScriptedProvider>, Result<String, AgentError>, Vec<AgentEvent>) {
+) -> (
+    TestEnv,
+    Arc<ScriptedProvider>,
+    Result<String, AgentError>,
+    Vec<AgentEvent>,
+) {
     let env = env();
     let main = AtomicUsize::new(0);
     let provider = Arc::new(ScriptedProvider::answering(move |request| {
@@ -182,7 +201,10 @@ async fn overflow_session(
     let mut events = Vec::new();
     let mut result = Ok(String::new());
     for turn in 0..7 {
-        let line = format!("turn {turn}: {}", "please remember this paragraph. ".repeat(45));
+        let line = format!(
+            "turn {turn}: {}",
+            "please remember this paragraph. ".repeat(45)
+        );
         result = agent
             .turn(&line, &mut |e| events.push(e), &cancel)
             .await
@@ -202,12 +224,25 @@ async fn an_overflow_is_compacted_and_retried_once() {
         .requests()
         .iter()
         .skip(6)
-        .map(|r| if is_summarizer(r) { "summarize" } else { "step" })
+        .map(|r| {
+            if is_summarizer(r) {
+                "summarize"
+            } else {
+                "step"
+            }
+        })
         .collect();
-    assert_eq!(kinds, ["step", "summarize", "step"], "overflow, compaction, one retry");
+    assert_eq!(
+        kinds,
+        ["step", "summarize", "step"],
+        "overflow, compaction, one retry"
+    );
     let requests = provider.requests();
     let (overflowed, retry) = (&requests[6], &requests[8]);
-    assert!(retry.messages.len() < overflowed.messages.len(), "the retry is compacted");
+    assert!(
+        retry.messages.len() < overflowed.messages.len(),
+        "the retry is compacted"
+    );
     assert_eq!(
         retry.messages.last().map(Message::chars),
         overflowed.messages.last().map(Message::chars),
@@ -222,19 +257,32 @@ async fn an_overflow_is_compacted_and_retried_once() {
         })
         .collect();
     assert_eq!(compactions.len(), 1, "{compactions:?}");
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("3000"))));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Notice(n) if n.contains("3000")))
+    );
     assert!(unanswered_calls(&saved_messages(&env.data_dir)).is_empty());
 }
 
 #[tokio::test]
 async fn an_overflow_after_compaction_is_not_retried_again() {
     let (env, provider, result, _) = overflow_session(&[6, 7]).await;
-    assert!(matches!(result, Err(AgentError::TooLarge { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(AgentError::TooLarge { .. })),
+        "{result:?}"
+    );
     let kinds: Vec<&str> = provider
         .requests()
         .iter()
         .skip(6)
-        .map(|r| if is_summarizer(r) { "summarize" } else { "step" })
+        .map(|r| {
+            if is_summarizer(r) {
+                "summarize"
+            } else {
+                "step"
+            }
+        })
         .collect();
     assert_eq!(kinds, ["step", "summarize", "step"], "never a second retry");
     // The user's line is saved; nothing after it but the compaction.
@@ -266,7 +314,10 @@ async fn a_cancel_between_the_answer_and_its_tools_answers_every_call() {
         .map(|m| m.content.text())
         .collect();
     assert_eq!(results.len(), 2, "{saved:?}");
-    assert!(results.iter().all(|r| r.contains("interrupted")), "{results:?}");
+    assert!(
+        results.iter().all(|r| r.contains("interrupted")),
+        "{results:?}"
+    );
     assert_eq!(provider.requests().len(), 1, "no step after the cancel");
 
     // The session resumes consistently: the next turn sends every call
@@ -307,9 +358,17 @@ async fn a_cancel_mid_stream_saves_no_half_answer() {
     assert!(matches!(result, Err(AgentError::Interrupted)), "{result:?}");
     let saved = saved_messages(&env.data_dir);
     let roles: Vec<Role> = saved.iter().map(|m| m.role).collect();
-    assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool], "{saved:?}");
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::Tool],
+        "{saved:?}"
+    );
     assert!(unanswered_calls(&saved).is_empty());
-    assert!(!saved.iter().any(|m| m.content.text().contains("The notes s")));
+    assert!(
+        !saved
+            .iter()
+            .any(|m| m.content.text().contains("The notes s"))
+    );
 }
 
 fn session_id(env: &TestEnv) -> eonyx_core::SessionId {
