@@ -28,7 +28,7 @@
 //!   inherited variables ([`CLEARED_ENV`]).
 //!
 //! [`ScriptedProvider`] is the in-process provider for unit tests and
-//! benches; [`bench`] is the harness every bench prints its
+//! benches; [`mod@bench`] is the harness every bench prints its
 //! `BENCH|measure|ours|baseline|ratio|goal` lines with.
 
 pub mod bench;

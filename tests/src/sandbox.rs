@@ -93,7 +93,7 @@ impl Sandbox {
     }
 
     /// A command for `bin` (e.g. `env!("CARGO_BIN_EXE_eonyx")`) run in
-    /// [`Sandbox::work`] under this sandbox's [environment policy](self).
+    /// [`Sandbox::work`] under this sandbox's environment policy (see this module's docs).
     pub fn command(&self, bin: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut cmd = Command::new(bin);
         cmd.current_dir(&self.work).stdin(Stdio::null());
