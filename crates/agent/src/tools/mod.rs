@@ -510,7 +510,7 @@ pub(crate) fn parse_args<T: DeserializeOwned>(
                 tool,
                 message: format!(
                     "the arguments are not a JSON object ({}); send them as a JSON object",
-                    preview(s, 200)
+                    eonyx_core::text::ellipsize(s, 200)
                 ),
             });
         }
@@ -579,14 +579,6 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// Whether the first bytes of a file look binary (a NUL byte, as git decides).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {
     head.contains(&0)
-}
-
-/// At most `max` characters of `s`, with `…` when cut.
-pub(crate) fn preview(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// A path for output: relative to the project root when inside it.
