@@ -7,6 +7,9 @@
 //! and never returns early without a result, so every tool call in a session
 //! gets exactly one tool message.
 //!
+//! Over 600 lines only with its unit tests: the code (dispatch, argument
+//! parsing, approval and the helpers every tool shares) is ~600 lines.
+//!
 //! Invariants:
 //! - Paths are resolved against the project root, with `..` and symlinks
 //!   resolved before the root check; anything outside needs approval, and so
