@@ -70,6 +70,8 @@ pub enum Command {
     Context(ContextArgs),
     /// Compact a session now.
     Compact(CompactArgs),
+    /// List the skills the model can load: name, scope, path, description.
+    Skills(SkillsArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
@@ -143,7 +145,14 @@ pub struct CompactArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {}
+pub struct ConfigArgs {
+    /// Forget the detected and learned context windows and refused parameters.
+    #[arg(long)]
+    pub reset_limits: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {}
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
@@ -173,6 +182,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
         Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
+        Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),

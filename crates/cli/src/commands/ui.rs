@@ -329,6 +329,7 @@ impl<'p> View<'p> {
                 "text": outcome.text,
                 "steps": outcome.steps,
                 "max_steps_reached": outcome.max_steps_reached,
+                "finish_reason": outcome.finish_reason.as_ref().map(finish_reason_str),
                 "usage": {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens, "cached_tokens": outcome.usage.cached_tokens}
             })),
             Mode::Stream => {
@@ -441,6 +442,7 @@ pub const HELP: &str = "\
 /resume ID        switch to another session
 /rename TITLE     rename this session
 /context          show the context files and the {ctx} estimate
+/skills           list the skills the model can load
 /help             this help
 /exit             leave";
 
@@ -549,6 +551,10 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&super::skills::section_line(agent.skills()));
+            }
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -564,6 +570,15 @@ pub async fn slash(
                 view.printer
                     .info(&format!("summary: {} characters", s.chars().count()));
             }
+            Slash::Continue
+        }
+        "/skills" => {
+            super::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
             Slash::Continue
         }
         other => {
@@ -582,5 +597,17 @@ pub fn status_for(err: &AgentError) -> Status {
         Status::Usage
     } else {
         Status::Failed
+    }
+}
+
+/// The API-neutral name of a finish reason for JSON events.
+fn finish_reason_str(f: &eonyx_core::FinishReason) -> String {
+    use eonyx_core::FinishReason as F;
+    match f {
+        F::Stop => "stop".to_owned(),
+        F::Length => "length".to_owned(),
+        F::ToolCalls => "tool_calls".to_owned(),
+        F::ContentFilter => "content_filter".to_owned(),
+        F::Other(s) => s.clone(),
     }
 }

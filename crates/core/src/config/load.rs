@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
-    ProfileFile, ProviderKind, Source, ToolsFile,
+    ProfileFile, ProviderKind, SkillsFile, Source, ToolsFile,
 };
 use crate::paths::Env;
 
@@ -185,6 +185,7 @@ enum Section {
     Compaction,
     Context,
     Tools,
+    Skills,
     Leaf,
 }
 
@@ -197,6 +198,7 @@ impl Section {
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
+            Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -208,6 +210,7 @@ impl Section {
             (Section::Root, "compaction") => Section::Compaction,
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
+            (Section::Root, "skills") => Section::Skills,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -259,10 +262,11 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 3] = [
+    let sections: [(&str, Vec<String>); 4] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
+        ("skills", field_names::<SkillsFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {
@@ -442,6 +446,22 @@ fn validate_compaction(
     if c.summary_max_tokens == Some(0) {
         return Err(invalid("summary_max_tokens", "must be at least 1"));
     }
+    if c.keep_turns == Some(0) {
+        return Err(invalid(
+            "keep_turns",
+            "must be at least 1: the turn in progress is always kept verbatim (to summarize as much as possible, use 1)",
+        ));
+    }
+    if let Some(t) = c.temperature
+        && (!t.is_finite() || !(0.0..=2.0).contains(&t))
+    {
+        return Err(invalid(
+            "temperature",
+            &format!(
+                "{t} is out of range; use a number from 0 to 2, or leave it unset for the summarizer's default"
+            ),
+        ));
+    }
     if c.max_consecutive == Some(0) {
         return Err(invalid(
             "max_consecutive",
@@ -597,15 +617,43 @@ fn resolve(
         keys.extend(l.file.models.keys().cloned());
     }
     let openai_base = env.get("OPENAI_BASE_URL");
+    let anthropic_base = env.get("ANTHROPIC_BASE_URL");
     for key in &keys {
-        let (model, sources) = resolve_model(key, &layers, openai_base);
+        let (model, sources) = resolve_model(key, &layers, openai_base, anthropic_base);
         for (field, src) in sources {
             cfg.sources.insert(format!("models.{key}.{field}"), src);
         }
         cfg.models.insert(key.clone(), model);
     }
     let zero_config = cfg.models.is_empty();
-    if zero_config {
+    // Zero config speaks Anthropic when only ANTHROPIC_* is set (SPEC §12).
+    let zero_anthropic = zero_config
+        && openai_base.is_none()
+        && env.get("OPENAI_API_KEY").is_none()
+        && (anthropic_base.is_some() || env.get("ANTHROPIC_API_KEY").is_some());
+    if zero_anthropic {
+        let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Anthropic);
+        cfg.sources.insert(
+            format!("models.{IMPLICIT_MODEL_KEY}.provider"),
+            Source::Env {
+                var: if anthropic_base.is_some() {
+                    "ANTHROPIC_BASE_URL".into()
+                } else {
+                    "ANTHROPIC_API_KEY".into()
+                },
+            },
+        );
+        if let Some(url) = anthropic_base {
+            model.base_url = url.to_owned();
+            cfg.sources.insert(
+                format!("models.{IMPLICIT_MODEL_KEY}.base_url"),
+                Source::Env {
+                    var: "ANTHROPIC_BASE_URL".into(),
+                },
+            );
+        }
+        cfg.models.insert(IMPLICIT_MODEL_KEY.to_owned(), model);
+    } else if zero_config {
         let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Openai);
         if let Some(url) = openai_base {
             model.base_url = url.to_owned();
@@ -844,6 +892,16 @@ fn resolve(
             cfg.max_steps = v;
             set("max_steps");
         }
+        if let Some(k) = &f.skills {
+            if let Some(v) = k.max_listed_bytes {
+                cfg.skills.max_listed_bytes = v;
+                set("skills.max_listed_bytes");
+            }
+            if let Some(v) = k.max_reloaded_bytes {
+                cfg.skills.max_reloaded_bytes = v;
+                set("skills.max_reloaded_bytes");
+            }
+        }
     }
     Ok(cfg)
 }
@@ -883,6 +941,7 @@ fn resolve_model(
     key: &str,
     layers: &[Layer],
     openai_base: Option<&str>,
+    anthropic_base: Option<&str>,
 ) -> (ModelConfig, Vec<(&'static str, Source)>) {
     let mut provider = (ProviderKind::Openai, Source::Default);
     for l in layers {
@@ -908,16 +967,13 @@ fn resolve_model(
     .map(|f| (f, Source::Default))
     .collect();
     sources.insert("provider", provider.1);
-    if provider.0 == ProviderKind::Openai
-        && let Some(url) = openai_base
-    {
+    let env_base = match provider.0 {
+        ProviderKind::Openai => openai_base.map(|u| (u, "OPENAI_BASE_URL")),
+        ProviderKind::Anthropic => anthropic_base.map(|u| (u, "ANTHROPIC_BASE_URL")),
+    };
+    if let Some((url, var)) = env_base {
         m.base_url = url.to_owned();
-        sources.insert(
-            "base_url",
-            Source::Env {
-                var: "OPENAI_BASE_URL".into(),
-            },
-        );
+        sources.insert("base_url", Source::Env { var: var.into() });
     }
     for l in layers {
         let Some(f) = l.file.models.get(key) else {
@@ -998,6 +1054,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         max_consecutive,
         model
     );
+    if let Some(t) = f.temperature {
+        c.temperature = Some(t);
+        set.push("temperature");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());
@@ -1172,7 +1232,7 @@ compaction = { threshold_percent = 50 }
         assert_eq!(c.compaction.threshold_percent, 90.0);
         assert_eq!(c.compaction.keep_turns, 2);
         assert_eq!(c.model.provider, ProviderKind::Anthropic);
-        assert_eq!(c.model.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(c.model.base_url, "https://api.anthropic.com");
         assert_eq!(
             c.source("model"),
             Source::Flag {
@@ -1206,6 +1266,43 @@ compaction = { threshold_percent = 50 }
         );
         let err = load(&s.opts(&[("EONYX_AUTO_COMPACT", "maybe")])).unwrap_err();
         assert!(err.to_string().contains("use true or false"), "{err}");
+    }
+
+    #[test]
+    fn zero_config_speaks_anthropic_with_only_anthropic_variables() {
+        let s = Sandbox::new();
+        let c = s.load(&[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", "http://localhost:4000"),
+            ("EONYX_MODEL", "claude-sonnet-4-5"),
+        ]);
+        assert_eq!(c.model.provider, ProviderKind::Anthropic);
+        assert_eq!(c.model.base_url, "http://localhost:4000");
+        assert_eq!(c.model.name, "claude-sonnet-4-5");
+        assert_eq!(c.model.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        // The key alone: Anthropic's API root.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "sk-ant")]);
+        assert_eq!(
+            (c.model.provider, c.model.base_url.as_str()),
+            (ProviderKind::Anthropic, "https://api.anthropic.com")
+        );
+        // OPENAI_* set too: OpenAI, as before.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+        assert_eq!(c.model.provider, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn keep_turns_zero_is_rejected_and_compaction_temperature_is_read() {
+        let p = Utf8Path::new("/x/config.toml");
+        let err = parse_global("[compaction]\nkeep_turns = 0\n", p).unwrap_err();
+        assert!(err.to_string().contains("keep_turns"), "{err}");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        let err = parse_global("[compaction]\ntemperature = 9.0\n", p).unwrap_err();
+        assert!(err.to_string().contains("temperature"), "{err}");
+        let s = Sandbox::new();
+        s.global("[compaction]\ntemperature = 0.3\n[models.m]\nname = \"x\"\n");
+        let c = s.load(&[]);
+        assert_eq!(c.compaction.temperature, Some(0.3));
     }
 
     #[test]
@@ -1308,6 +1405,27 @@ compaction = { threshold_percent = 50 }
     }
 
     #[test]
+    fn skills_caps_default_and_may_be_set_by_an_untrusted_project() {
+        let s = Sandbox::new();
+        s.global(&format!("{GLOBAL}\n[skills]\nmax_reloaded_bytes = 2000\n"))
+            .project(r#"{"skills": {"max_listed_bytes": 100}}"#);
+        let c = s.load(&[]);
+        assert!(!c.trusted);
+        assert_eq!(c.skills.max_listed_bytes, 100);
+        assert_eq!(c.skills.max_reloaded_bytes, 2000);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert!(matches!(
+            c.source("skills.max_listed_bytes"),
+            Source::Project { .. }
+        ));
+        s.global(GLOBAL).project("{}");
+        let c = s.load(&[]);
+        assert_eq!(c.skills, super::super::SkillsConfig::default());
+        assert_eq!(c.skills.max_listed_bytes, 4096);
+        assert_eq!(c.skills.max_reloaded_bytes, 16384);
+    }
+
+    #[test]
     fn untrusted_project_cannot_redirect_keys_or_allow_shell() {
         let s = Sandbox::new();
         s.global(GLOBAL).project(
@@ -1371,6 +1489,9 @@ compaction = { threshold_percent = 50 }
                 ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
                 ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["skills", k] => {
+                    field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
+                }
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 _ => false,
             };

@@ -93,6 +93,9 @@ pub struct CompactionFile {
     pub keep_recent_results: Option<u32>,
     pub max_consecutive: Option<u32>,
     pub model: Option<String>,
+    /// Summarizer temperature; unset = the summarizer's default (0.1).
+    /// Safe for an untrusted project: it only changes the summary's style.
+    pub temperature: Option<f32>,
 }
 
 /// Resolved compaction settings (defaults per SPEC §6).
@@ -115,6 +118,9 @@ pub struct CompactionConfig {
     pub max_consecutive: u32,
     /// Summarizer model key; empty = the session's model.
     pub model: String,
+    /// Summarizer temperature; `None` = the summarizer's default. A model
+    /// that refuses it gets none (never a failed compaction).
+    pub temperature: Option<f32>,
     /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
     /// one; `Some(0)` disables auto compaction.
     pub trigger_tokens_override: Option<u64>,
@@ -136,6 +142,7 @@ impl Default for CompactionConfig {
             keep_recent_results: 6,
             max_consecutive: 3,
             model: String::new(),
+            temperature: None,
             trigger_tokens_override: None,
         }
     }
@@ -161,6 +168,34 @@ impl Default for ContextConfig {
         Self {
             max_file_bytes: 64 * 1024,
             max_total_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// `[skills]` as written in a file. Both keys only size the prompt, so an
+/// untrusted project's `eonyx.json` may set them (they cannot send anything
+/// anywhere or widen a permission).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsFile {
+    pub max_listed_bytes: Option<u64>,
+    pub max_reloaded_bytes: Option<u64>,
+}
+
+/// Resolved skill caps (SPEC §14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillsConfig {
+    /// The `# Skills` listing in the stable prefix is cut past this.
+    pub max_listed_bytes: u64,
+    /// Bodies re-attached after a compaction (`# Skills in use`) stop here.
+    pub max_reloaded_bytes: u64,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            max_listed_bytes: 4096,
+            max_reloaded_bytes: 16 * 1024,
         }
     }
 }
@@ -253,7 +288,7 @@ impl ModelConfig {
     pub fn with_defaults(key: impl Into<String>, provider: ProviderKind) -> Self {
         let (base_url, api_key_env) = match provider {
             ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
-            ProviderKind::Anthropic => ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
         };
         Self {
             key: key.into(),
@@ -294,6 +329,7 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionFile>,
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
+    pub skills: Option<SkillsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]
@@ -363,6 +399,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub context: ContextConfig,
     pub tools: ToolsConfig,
+    pub skills: SkillsConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -388,6 +425,7 @@ impl Config {
             compaction: CompactionConfig::default(),
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
+            skills: SkillsConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),
@@ -457,6 +495,16 @@ pub enum ConfigError {
         key: String,
         known: String,
         config_file: Utf8PathBuf,
+    },
+    #[error(
+        "no model name for `{key}` at {base_url}: set $EONYX_MODEL to the model's id, or `name = \"…\"` under [models.{key}] in {config_file} (models.{key}.name){listed}"
+    )]
+    MissingModelName {
+        key: String,
+        base_url: String,
+        config_file: Utf8PathBuf,
+        /// What the server lists, when it lists several (` ; the server lists: a, b`).
+        listed: String,
     },
     #[error("unknown profile `{name}`; add [profiles.{name}] to {config_file}")]
     UnknownProfile {

@@ -64,6 +64,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.tool_result_budget_chars"),
     any("compaction.keep_recent_results"),
     any("compaction.max_consecutive"),
+    // Only the summary's style (issue 12).
+    any("compaction.temperature"),
     // Context-file caps.
     any("context.max_file_bytes"),
     any("context.max_total_bytes"),
@@ -71,6 +73,9 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
+    // Skills: prompt sizing only.
+    any("skills.max_listed_bytes"),
+    any("skills.max_reloaded_bytes"),
     // Limits and sampling of a model the global config defines.
     any("models.*.context_window"),
     any("models.*.max_input_tokens"),
