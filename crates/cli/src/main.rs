@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod exit;
 mod printer;
+mod stdin;
 
 fn main() -> std::process::ExitCode {
     exit::run(cli::parse_and_dispatch)

@@ -58,12 +58,12 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Like `ellipsize`, and says how long the whole item was.
 fn shorten(s: &str) -> String {
-    if s.chars().count() <= MAX_ITEM_CHARS {
-        return s.to_owned();
+    match eonyx_core::text::cut_chars(s, MAX_ITEM_CHARS) {
+        Some(head) => format!("{head}… ({} characters in all)", s.chars().count()),
+        None => s.to_owned(),
     }
-    let head: String = s.chars().take(MAX_ITEM_CHARS).collect();
-    format!("{head}… ({} characters in all)", s.chars().count())
 }
 
 fn arg(args: &Value, key: &str) -> Option<String> {

@@ -45,12 +45,13 @@ fn system_prompt(max_tokens: u64) -> String {
     s
 }
 
+/// Not `ellipsize`: the summarizer model is told, on a line of its own,
+/// how much of the message was left out.
 fn shorten(text: &str, max: usize, what: &str) -> String {
-    let n = text.chars().count();
-    if n <= max {
+    let Some(head) = eonyx_core::text::cut_chars(text, max) else {
         return text.to_owned();
-    }
-    let head: String = text.chars().take(max).collect();
+    };
+    let n = text.chars().count();
     format!(
         "{head}\n[… {} of {n} characters of this {what} cut for the summary]",
         n - max

@@ -155,12 +155,7 @@ impl ContextView {
             Role::Assistant => {
                 for c in &m.tool_calls {
                     let args: String = c.arguments_json();
-                    let args = if args.chars().count() > STUB_ARGS_CHARS {
-                        let head: String = args.chars().take(STUB_ARGS_CHARS).collect();
-                        format!("{head}…")
-                    } else {
-                        args
-                    };
+                    let args = eonyx_core::text::ellipsize(&args, STUB_ARGS_CHARS);
                     self.calls.insert(c.id.clone(), (c.name.clone(), args));
                 }
                 let over = m.usage.is_some().then(|| {

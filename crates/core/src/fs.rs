@@ -4,7 +4,8 @@
 //!
 //! Invariant: every file eonyx replaces (session index, limits cache,
 //! `config.toml` on `eonyx trust`, files the editing tools write) goes
-//! through [`write_atomic`].
+//! through [`write_atomic`]. Every private directory (the data dir and
+//! its directories) is made by [`create_private_dir`].
 
 use std::io::{self, Write};
 
@@ -50,6 +51,19 @@ pub fn write_atomic(path: &Utf8Path, bytes: &[u8], how: AtomicWrite) -> io::Resu
     Ok(())
 }
 
+/// `mkdir -p` with mode 0700 for every directory it creates (unix);
+/// directories that already exist keep their mode.
+pub fn create_private_dir(path: &Utf8Path) -> io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +72,20 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let p = camino::Utf8PathBuf::from_path_buf(t.path().to_path_buf()).unwrap();
         (t, p)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn private_dir_creates_every_missing_level_0700_and_is_idempotent() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_t, d) = dir();
+        let deep = d.join("a/b");
+        create_private_dir(&deep).unwrap();
+        create_private_dir(&deep).unwrap();
+        for p in [d.join("a"), deep] {
+            let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{p}");
+        }
     }
 
     #[test]

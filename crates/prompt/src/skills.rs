@@ -8,6 +8,8 @@
 //! Only the name and description go into the prompt; the body is read when
 //! the model asks for it (the agent's `skill` tool).
 //!
+//! Over 600 lines only with its unit tests: the code is ~490 lines.
+//!
 //! Invariants:
 //! - The directories are read in [`skill_dirs`] order and the first skill
 //!   of a name wins: nearer project directories before outer ones, project

@@ -264,12 +264,7 @@ fn number_before(text: &str, marker: &str) -> Option<u64> {
 
 /// Cut a server message to a readable length.
 pub(crate) fn shorten(s: &str) -> String {
-    if s.chars().count() <= MAX_MESSAGE_CHARS {
-        return s.to_owned();
-    }
-    let mut out: String = s.chars().take(MAX_MESSAGE_CHARS).collect();
-    out.push('…');
-    out
+    eonyx_core::text::ellipsize(s, MAX_MESSAGE_CHARS)
 }
 
 #[cfg(test)]

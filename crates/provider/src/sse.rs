@@ -8,6 +8,9 @@
 //!
 //! A stream that ends before the server said it was finished is an error,
 //! never a silently truncated answer.
+//!
+//! Over 600 lines only with its unit tests: the decoders are ~540 lines,
+//! the rest is their tests (split, malformed and truncated streams).
 
 use std::collections::BTreeMap;
 

@@ -6,17 +6,9 @@ use camino::Utf8Path;
 
 use crate::StoreError;
 
-/// `mkdir -p` with mode 0700 for every directory it creates (unix).
+/// `mkdir -p`, 0700 (unix). See [`eonyx_core::fs::create_private_dir`].
 pub(crate) fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(path)
-        .map_err(StoreError::io("create directory", path))
+    eonyx_core::fs::create_private_dir(path).map_err(StoreError::io("create directory", path))
 }
 
 /// Open options for a file that only the user may read (0600 on unix).

@@ -340,7 +340,7 @@ impl LimitsCache {
         let mut json =
             serde_json::to_string_pretty(&file).map_err(|e| write_err(std::io::Error::other(e)))?;
         json.push('\n');
-        create_private_dir(&self.dir).map_err(write_err)?;
+        eonyx_core::fs::create_private_dir(&self.dir).map_err(write_err)?;
         eonyx_core::fs::write_atomic(
             &path,
             json.as_bytes(),
@@ -352,17 +352,6 @@ impl LimitsCache {
         .map_err(write_err)?;
         Ok(())
     }
-}
-
-fn create_private_dir(dir: &Utf8Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{
     Approver, CancellationToken, ToolContext, ToolError, ToolOutput, blocking, display_path,
-    list_dir::walker, looks_binary, parse_args, preview, resolve_approved,
+    list_dir::walker, looks_binary, parse_args, resolve_approved,
 };
 
 #[derive(Deserialize)]
@@ -142,7 +142,12 @@ fn search(
             }
             matches += 1;
             let line = line.strip_suffix('\r').unwrap_or(line);
-            let _ = writeln!(out, "{name}:{}: {}", i + 1, preview(line, MAX_LINE_CHARS));
+            let _ = writeln!(
+                out,
+                "{name}:{}: {}",
+                i + 1,
+                eonyx_core::text::ellipsize(line, MAX_LINE_CHARS)
+            );
         }
     }
     if matches == 0 {

@@ -7,6 +7,9 @@
 //! and never returns early without a result, so every tool call in a session
 //! gets exactly one tool message.
 //!
+//! Over 600 lines only with its unit tests: the code (dispatch, argument
+//! parsing, approval and the helpers every tool shares) is ~600 lines.
+//!
 //! Invariants:
 //! - Paths are resolved against the project root, with `..` and symlinks
 //!   resolved before the root check; anything outside needs approval, and so
@@ -516,7 +519,7 @@ pub(crate) fn parse_args<T: DeserializeOwned>(
                 tool,
                 message: format!(
                     "the arguments are not a JSON object ({}); send them as a JSON object",
-                    preview(s, 200)
+                    eonyx_core::text::ellipsize(s, 200)
                 ),
             });
         }
@@ -585,14 +588,6 @@ pub(crate) async fn blocking<T: Send + 'static>(
 /// Whether the first bytes of a file look binary (a NUL byte, as git decides).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {
     head.contains(&0)
-}
-
-/// At most `max` characters of `s`, with `…` when cut.
-pub(crate) fn preview(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
 }
 
 /// A path for output: relative to the project root when inside it.

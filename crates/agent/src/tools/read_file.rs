@@ -151,6 +151,8 @@ fn read(
                 break;
             }
             // A single line longer than the limit: show its start, move on.
+            // (Cut at the byte limit while reading, not `ellipsize`d: the
+            // line is never held whole.)
             skip_line(&mut reader).map_err(io_err)?;
             number += 1;
             let text = String::from_utf8_lossy(&line);

@@ -205,7 +205,7 @@ fn render_hit(out: &mut String, hit: &RecallHit, query: &RecallQuery) {
     for (s, e) in windows.iter().take(MAX_WINDOWS) {
         out.push_str(&format!("lines {}-{}:\n", s + 1, e + 1));
         for line in &lines[*s..=*e] {
-            out.push_str(&super::preview(line, MAX_LINE_CHARS));
+            out.push_str(&eonyx_core::text::ellipsize(line, MAX_LINE_CHARS));
             out.push('\n');
         }
     }
@@ -217,7 +217,7 @@ fn render_hit(out: &mut String, hit: &RecallHit, query: &RecallQuery) {
     }
     if total_windows == 0 {
         // The words matched across lines (a phrase spanning a break).
-        out.push_str(&super::preview(&msg_text, WHOLE_MAX_CHARS));
+        out.push_str(&eonyx_core::text::ellipsize(&msg_text, WHOLE_MAX_CHARS));
         out.push('\n');
     }
 }

@@ -1,11 +1,10 @@
 //! `eonyx` with no subcommand: the line-mode REPL on a terminal, a batch run
 //! (one turn per non-empty line) when stdin is piped.
 
-use std::io::{BufRead, IsTerminal};
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use eonyx_agent::Agent;
-use tokio::sync::mpsc;
 
 use super::ui::{self, Mode, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
@@ -25,20 +24,6 @@ pub fn run(
     }
 }
 
-/// Lines of stdin, read on a blocking thread so Ctrl-C stays responsive.
-fn stdin_lines() -> mpsc::UnboundedReceiver<std::io::Result<String>> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        for line in stdin.lock().lines() {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    rx
-}
-
 fn batch(
     printer: &mut Printer,
     global: &GlobalArgs,
@@ -54,7 +39,7 @@ fn batch(
             mut view,
             interrupts,
         } = ui::start(printer, opts, choice, mode, true).await?;
-        let mut lines = stdin_lines();
+        let mut lines = crate::stdin::lines();
         while let Some(line) = lines.recv().await {
             let line = line?;
             let input = line.trim();

@@ -1,7 +1,5 @@
 //! `eonyx run [PROMPT]`: one turn, the answer on stdout.
 
-use std::io::Read;
-
 use anyhow::Context as _;
 
 use super::ui::{self, Mode, TurnResult};
@@ -12,13 +10,7 @@ use crate::printer::Printer;
 pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow::Result<Status> {
     let prompt = match args.prompt.as_deref() {
         Some(p) if p != "-" => p.to_owned(),
-        _ => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .context("cannot read the prompt from stdin")?;
-            s
-        }
+        _ => crate::stdin::read_all().context("cannot read the prompt from stdin")?,
     };
     let prompt = prompt.trim().to_owned();
     if prompt.is_empty() {

@@ -359,15 +359,9 @@ impl<'p> View<'p> {
     }
 }
 
+/// `s` on one line (newlines as spaces), ellipsized to `max` characters.
 pub fn preview(s: &str, max: usize) -> String {
-    let one_line: String = s.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let mut t: String = one_line.chars().take(max).collect();
-        t.push('…');
-        t
-    }
+    eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
 }
 
 /// An open agent with its view and Ctrl-C handling.

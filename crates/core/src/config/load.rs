@@ -141,9 +141,8 @@ fn positioned_error(
     if let Some(src) = text.lines().nth(line.saturating_sub(1)) {
         let src = src.trim();
         if !src.is_empty() {
-            let shown: String = src.chars().take(80).collect();
-            let ellipsis = if shown.len() < src.len() { "…" } else { "" };
-            message.push_str(&format!(" (in `{shown}{ellipsis}`)"));
+            let shown = crate::text::ellipsize(src, 80);
+            message.push_str(&format!(" (in `{shown}`)"));
         }
     }
     ConfigError::Parse {

@@ -1,0 +1,367 @@
+//! Listing and the index: `list`, `search`, `latest_for_project`, and
+//! bringing the index cache up to date (whole, or one entry at a time).
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_core::SessionId;
+
+use crate::index::{self, Entry, Index};
+use crate::{Store, StoreError, fsutil, journal, search};
+
+/// A session as listed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SessionSummary {
+    pub id: SessionId,
+    pub title: String,
+    /// RFC 3339 UTC.
+    pub created: String,
+    /// RFC 3339 UTC: the last message or compaction (else `created`).
+    pub last_activity: String,
+    /// Message records in the file (compaction keeps them all).
+    pub message_count: u64,
+    pub project: String,
+    pub cwd: String,
+}
+
+/// Seconds within which a directory mtime may still change unseen.
+const RACY_MTIME_NS: u128 = 2_000_000_000;
+
+impl Store {
+    /// Every readable session, newest activity first: by the time of the
+    /// last message or compaction (nanosecond precision, see
+    /// `sort_newest_first`). `latest_for_project` (`run -c`) and
+    /// `search` use this same order.
+    pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let current = match self.refresh(false, true)? {
+            // Nothing changed since the index was saved: summaries straight
+            // from its text.
+            Refreshed::Current(raw) => {
+                index::Head::parse(&raw).and_then(|(_, body)| index::summaries(body))
+            }
+            Refreshed::Updated(idx) => Some(summaries(idx)),
+        };
+        let out = match current {
+            Some(out) => out,
+            // The index has damaged or unordered lines: the full path
+            // repairs and saves it.
+            None => summaries(self.refresh_all(false)?),
+        };
+        Ok(sort_newest_first(out))
+    }
+
+    /// Sessions whose current title or any message text contains `text`
+    /// (case-insensitive), newest activity first.
+    pub fn search(&self, text: &str) -> Result<Vec<SessionSummary>, StoreError> {
+        let m = search::Matcher::new(text);
+        let mut out = Vec::new();
+        for s in self.list()? {
+            let hit = m.matches_str(&s.title)
+                || m.file_matches(&self.session_path(&s.id)).unwrap_or(false);
+            if hit {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Most recent session (by last activity) whose header `project` equals
+    /// `project`.
+    pub fn latest_for_project(
+        &self,
+        project: &Utf8Path,
+    ) -> Result<Option<SessionSummary>, StoreError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .find(|s| s.project == project.as_str()))
+    }
+
+    /// The up-to-date index entry of one session and its open file.
+    pub(crate) fn entry_for(&self, id: &SessionId) -> Result<(Entry, File), StoreError> {
+        let mut file = self.open_existing(id)?;
+        let raw = std::fs::read(&self.dirs.index).unwrap_or_default();
+        let cached = index::find_entry(&raw, id);
+        let (entry, changed) = self.refresh_entry(id, cached, &mut file)?;
+        if changed {
+            self.save_entry_into(&raw, id, Some(&entry));
+        }
+        Ok((entry, file))
+    }
+
+    /// Best-effort single-entry update of the index file.
+    pub(crate) fn save_entry(&self, id: &SessionId, entry: Option<&Entry>) {
+        let raw = std::fs::read(&self.dirs.index).unwrap_or_default();
+        self.save_entry_into(&raw, id, entry);
+    }
+
+    /// Save `raw` (the index as read) with `id`'s entry replaced. With no
+    /// usable index (none yet, e.g. a data dir copied without one, or a
+    /// damaged one) a new index holding just this entry is written, so
+    /// what one open computed is kept and only the first open of a long
+    /// session reads it all. Its head (no journal epoch, directory mtime 0)
+    /// makes the next listing check every file, reusing this entry.
+    fn save_entry_into(&self, raw: &[u8], id: &SessionId, entry: Option<&Entry>) {
+        let bytes = match index::upsert_raw(raw, id, entry) {
+            Some(bytes) => bytes,
+            None => {
+                let Some(e) = entry else { return };
+                let mut idx = Index::default();
+                idx.entries.insert(id.clone(), e.clone());
+                idx.encode().into_bytes()
+            }
+        };
+        let _ = fsutil::atomic_write(&self.dirs.index, &bytes, false);
+    }
+
+    /// Bring `cached` up to date with the file: read only what was
+    /// appended, or the whole file when `cached` does not fit it. Returns
+    /// the entry and whether it changed.
+    fn refresh_entry(
+        &self,
+        id: &SessionId,
+        cached: Option<Entry>,
+        file: &mut File,
+    ) -> Result<(Entry, bool), StoreError> {
+        let path = self.session_path(id);
+        if let Some(mut e) = cached {
+            let len = file
+                .metadata()
+                .map_err(StoreError::io("read the size of", &path))?
+                .len();
+            if len == e.len {
+                return Ok((e, false));
+            }
+            if len > e.len && (e.len == 0 || byte_at(file, e.len - 1) == Some(b'\n')) {
+                let before = e.len;
+                e.update_from(file)
+                    .map_err(StoreError::io("read session file", &path))?;
+                let changed = e.len != before;
+                return Ok((e, changed));
+            }
+        }
+        let mut e = Entry::empty(id.clone());
+        e.update_from(file)
+            .map_err(StoreError::io("read session file", &path))?;
+        Ok((e, true))
+    }
+
+    /// Refresh one session for the listing; `None` when its file is gone.
+    fn refresh_one(
+        &self,
+        id: &SessionId,
+        cached: Option<Entry>,
+    ) -> Result<Option<(Entry, bool)>, StoreError> {
+        let path = self.session_path(id);
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io("open session file", &path)(e)),
+        };
+        self.refresh_entry(id, cached, &mut file).map(Some)
+    }
+
+    /// Session ids present in `sessions/`, and files there that are not
+    /// session files.
+    pub(crate) fn scan_sessions_dir(
+        &self,
+    ) -> Result<(BTreeSet<SessionId>, Vec<Utf8PathBuf>), StoreError> {
+        let rd = std::fs::read_dir(&self.dirs.sessions)
+            .map_err(StoreError::io("list directory", &self.dirs.sessions))?;
+        let mut ids = BTreeSet::new();
+        let mut ignored = Vec::new();
+        for ent in rd {
+            let ent = ent.map_err(StoreError::io("list directory", &self.dirs.sessions))?;
+            let name = ent.file_name();
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            match name.strip_suffix(".jsonl").map(SessionId::parse) {
+                Some(Ok(id)) => {
+                    ids.insert(id);
+                }
+                _ if name.starts_with(".tmp-") => {}
+                _ => ignored.push(self.dirs.sessions.join(name)),
+            }
+        }
+        Ok((ids, ignored))
+    }
+
+    /// Bring the whole index up to date and save it when it changed.
+    pub(crate) fn refresh_all(&self, force_full: bool) -> Result<Index, StoreError> {
+        match self.refresh(force_full, false)? {
+            Refreshed::Updated(idx) => Ok(idx),
+            Refreshed::Current(raw) => Ok(Index::parse(&raw).unwrap_or_default()),
+        }
+    }
+
+    /// Bring the whole index up to date and save it when it changed. With
+    /// `allow_current`, an index that needs no change (its journal epoch
+    /// and offset and directory mtime are current, no session was noted
+    /// since) is returned as its raw bytes, unparsed.
+    pub(crate) fn refresh(
+        &self,
+        force_full: bool,
+        allow_current: bool,
+    ) -> Result<Refreshed, StoreError> {
+        let raw = if force_full {
+            Vec::new()
+        } else {
+            std::fs::read(&self.dirs.index).unwrap_or_default()
+        };
+        let head = index::Head::parse(&raw).map(|(h, _)| h);
+        // Order matters: journal first, then the directory, then files, so
+        // a change racing with us is seen now or noted for next time.
+        let j = journal::read(&self.dirs.data, head.map_or(0, |h| h.journal_offset))
+            .map_err(StoreError::io("read", journal::path(&self.dirs.data)))?;
+        let dir_mtime = mtime_ns(&self.dirs.sessions);
+        if allow_current
+            && let Some(h) = head
+            && j.offset_ok
+            && j.epoch == h.epoch
+            && j.changed.is_empty()
+            && j.end == h.journal_offset
+            && j.end <= journal::ROTATE_BYTES
+            && dir_mtime != 0
+            && dir_mtime == h.dir_mtime
+            && settled_mtime(dir_mtime) == dir_mtime
+        {
+            return Ok(Refreshed::Current(raw));
+        }
+        let old = head.and_then(|_| Index::parse(&raw));
+        let had_index = old.is_some();
+        let mut idx = old.unwrap_or_default();
+        let trusted = had_index && j.offset_ok && j.epoch == idx.epoch;
+        let mut changed = !had_index;
+
+        let refresh = |idx: &mut Index, id: &SessionId, changed: &mut bool| {
+            let cached = idx.entries.get(id).cloned();
+            match self.refresh_one(id, cached) {
+                Ok(Some((e, c))) => {
+                    *changed |= c;
+                    idx.entries.insert(id.clone(), e);
+                }
+                Ok(None) => {
+                    *changed |= idx.entries.remove(id).is_some();
+                }
+                // An unreadable file keeps its old entry (if any) and is
+                // reported by `doctor`.
+                Err(_) => {}
+            }
+        };
+
+        // A dirty index may lack entries (damaged lines): list the
+        // directory to find them, and save it cleaned.
+        changed |= idx.dirty;
+        if !trusted || idx.dirty || dir_mtime == 0 || dir_mtime != idx.dir_mtime {
+            let (present, _) = self.scan_sessions_dir()?;
+            let before = idx.entries.len();
+            idx.entries.retain(|id, _| present.contains(id));
+            changed |= idx.entries.len() != before;
+            for id in &present {
+                if !trusted || !idx.entries.contains_key(id) {
+                    refresh(&mut idx, id, &mut changed);
+                }
+            }
+        }
+        if trusted {
+            for id in &j.changed {
+                refresh(&mut idx, id, &mut changed);
+            }
+        }
+        let new_mtime = settled_mtime(dir_mtime);
+        let (mut epoch, mut offset) = (j.epoch, j.end);
+        if (epoch.is_empty() || offset > journal::ROTATE_BYTES)
+            && let Some((e, o)) = journal::rotate(&self.dirs.data, j.end)
+        {
+            (epoch, offset) = (e, o);
+        }
+        if epoch != idx.epoch || offset != idx.journal_offset || new_mtime != idx.dir_mtime {
+            changed = true;
+        }
+        idx.epoch = epoch;
+        idx.journal_offset = offset;
+        idx.dir_mtime = new_mtime;
+        if changed {
+            // A cache: failing to save only costs time on the next listing.
+            let _ = fsutil::atomic_write(&self.dirs.index, idx.encode().as_bytes(), false);
+        }
+        idx.dirty = false;
+        Ok(Refreshed::Updated(idx))
+    }
+}
+
+/// Result of [`Store::refresh`].
+pub(crate) enum Refreshed {
+    /// The index file needed no change: its bytes.
+    Current(Vec<u8>),
+    /// The index as brought up to date (and saved if it changed).
+    Updated(Index),
+}
+
+/// Sort newest activity first. `last_activity` is compared as a point in
+/// time, not as text: records are written with nanosecond precision
+/// (`…:00.123456789Z`), older files have whole seconds (`…:00Z`), and text
+/// order would put `…:00Z` after `…:00.5Z`. Equal times (only possible
+/// between whole-second records of older versions) fall back to the id,
+/// newest first, so the order is total; unparsable times sort last.
+fn sort_newest_first(sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
+    let mut keyed: Vec<(i128, SessionSummary)> = sessions
+        .into_iter()
+        .map(|s| {
+            let t = eonyx_core::time::parse_rfc3339(&s.last_activity);
+            (t.map_or(i128::MIN, |t| t.as_nanosecond()), s)
+        })
+        .collect();
+    // Ids are unique, so the order is total and an unstable sort gives
+    // the same result every time.
+    keyed.sort_unstable_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| b.id.cmp(&a.id)));
+    keyed.into_iter().map(|(_, s)| s).collect()
+}
+
+/// The listed sessions of an index, in id order.
+fn summaries(idx: Index) -> Vec<SessionSummary> {
+    idx.entries.into_values().filter_map(summary).collect()
+}
+
+pub(crate) fn summary(e: Entry) -> Option<SessionSummary> {
+    let h = e.header?;
+    Some(SessionSummary {
+        id: e.id,
+        title: e.title,
+        created: h.created,
+        last_activity: e.last_activity,
+        message_count: e.message_count,
+        project: h.project,
+        cwd: h.cwd,
+    })
+}
+
+fn byte_at(file: &mut File, pos: u64) -> Option<u8> {
+    let mut b = [0u8; 1];
+    file.seek(SeekFrom::Start(pos)).ok()?;
+    file.read_exact(&mut b).ok()?;
+    Some(b[0])
+}
+
+/// The directory mtime to store in the index: 0 ("list it again") while it
+/// is so recent that a change within the same clock tick could go unseen.
+fn settled_mtime(dir_mtime: u128) -> u128 {
+    let now = jiff::Timestamp::now().as_nanosecond().max(0) as u128;
+    if now.saturating_sub(dir_mtime) < RACY_MTIME_NS {
+        0
+    } else {
+        dir_mtime
+    }
+}
+
+/// mtime in ns since the epoch; 0 when unknown (forces a directory scan).
+fn mtime_ns(path: &Utf8Path) -> u128 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
