@@ -18,6 +18,8 @@ use crate::error::AgentError;
 use crate::events::AgentEvent;
 use crate::tools::{self, Approver, ToolContext};
 
+mod memory;
+
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionChoice {
@@ -90,6 +92,13 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// `None` when `memory.enabled = false`.
+    memory: Option<eonyx_store::memory::MemoryStore>,
+    /// Read when a session starts and after each compaction only, so the
+    /// stable prefix stays byte-identical in between (SPEC §10).
+    memory_section: eonyx_prompt::MemorySection,
+    /// Values of the configured API keys: memory refuses them.
+    secrets: Vec<String>,
 }
 
 impl Agent {
@@ -158,6 +167,16 @@ impl Agent {
         );
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
+        let memory = config
+            .memory
+            .enabled
+            .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+        let secrets = eonyx_core::memory::configured_key_values(&config, &opts.env);
+        let mut tool_defs = tools::definitions();
+        if memory.is_some() {
+            tool_defs.push(tools::memory::definition());
+        }
+
         let compaction_seq = opened.compaction_seq;
         let mut agent = Self {
             store,
@@ -175,13 +194,19 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
+            tool_defs,
             approver: opts.approver,
             project,
             cwd: opts.cwd,
             startup_notices,
             config,
+            memory,
+            memory_section: eonyx_prompt::MemorySection::default(),
+            secrets,
         };
+        if let Some(w) = agent.refresh_memory() {
+            agent.startup_notices.push(w);
+        }
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
     }
@@ -254,11 +279,13 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
-        eonyx_prompt::system_prompt(
+        let mut prompt = eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
             self.view.summary(),
-        )
+        );
+        self.memory_section.append_to(&mut prompt);
+        prompt
     }
 
     /// What the next request would carry: system prompt and messages.
@@ -324,6 +351,10 @@ impl Agent {
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        // A session starts: read memory again.
+        if let Some(w) = self.refresh_memory() {
+            self.startup_notices.push(w);
+        }
         self.calibrate_from_history(compaction_seq);
     }
 
@@ -438,6 +469,8 @@ impl Agent {
                         .to_owned(),
                     is_error: true,
                 }
+            } else if call.name == tools::memory::NAME && self.memory.is_some() {
+                self.run_memory_tool(call, sink)
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
@@ -699,8 +732,9 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system =
+        let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        self.memory_section.append_to(&mut bare_system);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -756,6 +790,10 @@ impl Agent {
         })?;
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        // The prefix changes here anyway: pick up memory saved since.
+        if let Some(w) = self.refresh_memory() {
+            sink(AgentEvent::Warning(w));
+        }
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)

@@ -21,6 +21,8 @@ pub enum AgentError {
     Interrupted,
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Memory(#[from] eonyx_store::memory::MemoryError),
 }
 
 impl AgentError {
@@ -34,6 +36,7 @@ impl AgentError {
             AgentError::TooLarge { .. } => "context_overflow",
             AgentError::Interrupted => "cancelled",
             AgentError::Usage(_) => "usage",
+            AgentError::Memory(_) => "memory",
         }
     }
 

@@ -1,3 +1,4 @@
+use eonyx_core::memory::MemoryEntry;
 use eonyx_core::{CompactionRecord, ToolCall, Usage};
 
 /// What the agent reports while it works; the frontend decides how to show
@@ -29,4 +30,11 @@ pub enum AgentEvent {
     Notice(String),
     /// A warning for stderr.
     Warning(String),
+    /// A memory entry was added or forgotten (the `memory` tool,
+    /// `/remember`): one line on stderr, a `memory_changed` JSON event.
+    MemoryChanged {
+        /// `"add"` or `"forget"`.
+        action: &'static str,
+        entry: MemoryEntry,
+    },
 }

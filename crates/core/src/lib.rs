@@ -11,6 +11,7 @@
 
 pub mod config;
 pub mod id;
+pub mod memory;
 pub mod message;
 pub mod paths;
 pub mod provider;

@@ -25,9 +25,11 @@
 //! - The crate never prints.
 
 mod loader;
+mod memory;
 mod reader;
 
 pub use loader::{AGENTS_FILE, CONTEXT_SUFFIX, ContextFileInfo, ContextLoader, Loaded};
+pub use memory::{MEMORY_HEADING, MemorySection, memory_section};
 pub use reader::{ContextReader, FileContent, FsReader};
 
 use eonyx_core::SystemPrompt;
@@ -45,6 +47,7 @@ Your tools:
 - list_dir: list the entries of a directory.
 - grep: search file contents for a pattern.
 - shell: run a shell command in the project directory. The user may have to approve each command, and it may be denied; when a command is denied, do not retry it, carry on without it or ask.
+- memory: save a note for later sessions, or forget one by id.
 
 How to work:
 - Look before you answer: read the relevant files instead of guessing.
@@ -52,7 +55,9 @@ How to work:
 - Quote paths, commands and identifiers exactly.
 - Be brief and concrete. The answer is read in a terminal.
 
-Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
+Memory: save what a later session needs and cannot find out by itself: corrections and preferences the user states, facts about the project that the code does not show. Never save what the code or git history shows, details of the task at hand, or secrets.
+
+Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. Then come the notes saved in memory (# Memory). A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
 
 /// The fixed opening of every system prompt: what eonyx is, its tools
 /// (sent natively as tool definitions) and that context follows.

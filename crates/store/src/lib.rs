@@ -36,6 +36,7 @@ mod journal;
 pub mod limits;
 pub mod lines;
 mod lock;
+pub mod memory;
 mod search;
 mod writer;
 

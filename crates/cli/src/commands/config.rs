@@ -234,6 +234,8 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.shell_timeout_secs".into(),
             json!(config.tools.shell_timeout_secs),
         ),
+        entry("memory.enabled".into(), json!(config.memory.enabled)),
+        entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("max_steps".into(), json!(config.max_steps)),
     ]
 }

@@ -186,6 +186,7 @@ enum Section {
     Compaction,
     Context,
     Tools,
+    Memory,
     Leaf,
 }
 
@@ -198,6 +199,7 @@ impl Section {
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
+            Section::Memory => Some(field_names::<super::MemoryFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -209,6 +211,7 @@ impl Section {
             (Section::Root, "compaction") => Section::Compaction,
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
+            (Section::Root, "memory") => Section::Memory,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -260,10 +263,11 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 3] = [
+    let sections: [(&str, Vec<String>); 4] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
+        ("memory", field_names::<super::MemoryFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {
@@ -340,6 +344,14 @@ pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigE
                 "must be at least 1",
             ));
         }
+    }
+    if let Some(m) = &file.memory
+        && m.max_bytes == Some(0)
+    {
+        return Err(invalid(
+            "memory.max_bytes".into(),
+            "must be at least 1; set memory.enabled = false to turn memory off",
+        ));
     }
     for (key, m) in &file.models {
         let k = |field: &str| format!("models.{key}.{field}");
@@ -821,6 +833,16 @@ fn resolve(
                 set("tools.shell_timeout_secs");
             }
         }
+        if let Some(m) = &f.memory {
+            if let Some(v) = m.enabled {
+                cfg.memory.enabled = v;
+                set("memory.enabled");
+            }
+            if let Some(v) = m.max_bytes {
+                cfg.memory.max_bytes = v;
+                set("memory.max_bytes");
+            }
+        }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;
             set("max_steps");
@@ -864,6 +886,15 @@ fn apply_trust(
     {
         warnings.push(format!(
             "{path}: ignoring `tools.shell` because the project is not trusted; {how}"
+        ));
+    }
+    // An untrusted project may turn memory off, never on.
+    if let Some(m) = &mut file.memory
+        && m.enabled == Some(true)
+    {
+        m.enabled = None;
+        warnings.push(format!(
+            "{path}: ignoring `memory.enabled = true` because the project is not trusted (it may only turn memory off); {how}"
         ));
     }
 }

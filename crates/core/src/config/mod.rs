@@ -188,6 +188,37 @@ impl Default for ToolsConfig {
     }
 }
 
+/// `[memory]` as written in a file (SPEC §10).
+///
+/// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
+/// (turning memory off is always safe) and `max_bytes` (a cap, like the
+/// context caps), never `enabled = true` over the user's `false`. There is
+/// no key for where memory lives: it is always `<data dir>/memory/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryFile {
+    pub enabled: Option<bool>,
+    pub max_bytes: Option<u64>,
+}
+
+/// Resolved memory settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryConfig {
+    pub enabled: bool,
+    /// The entries in one request take at most this many bytes; the
+    /// newest are kept.
+    pub max_bytes: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_bytes: 8192,
+        }
+    }
+}
+
 /// `[models.<key>]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -272,6 +303,7 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionFile>,
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
+    pub memory: Option<MemoryFile>,
     /// Project roots whose `eonyx.json` may set `base_url`, `api_key_env`
     /// and tool permissions. Only honoured in the global file.
     #[serde(default)]
@@ -341,6 +373,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub context: ContextConfig,
     pub tools: ToolsConfig,
+    pub memory: MemoryConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -366,6 +399,7 @@ impl Config {
             compaction: CompactionConfig::default(),
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
+            memory: MemoryConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),
