@@ -55,9 +55,9 @@ How to work:
 - Quote paths, commands and identifiers exactly.
 - Be brief and concrete. The answer is read in a terminal.
 
-Memory: save what a later session needs and cannot find out by itself: corrections and preferences the user states, facts about the project that the code does not show. Never save what the code or git history shows, details of the task at hand, or secrets.
+Memory: save corrections and preferences the user states and facts about the project that the code does not show; never what the code or git history shows, details of the task at hand, or secrets.
 
-Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. Then come the notes saved in memory (# Memory). A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
+Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. Then # Memory: notes saved in earlier sessions. A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
 
 /// The fixed opening of every system prompt: what eonyx is, its tools
 /// (sent natively as tool definitions) and that context follows.

@@ -18,19 +18,18 @@ pub const NAME: &str = "memory";
 pub fn definition() -> ToolDef {
     ToolDef {
         name: NAME.into(),
-        description: "Keep a note for later sessions (add) or remove one by its id from # Memory \
-                      (forget). Notes reach # Memory from the next session on."
+        description: "Save a note for later sessions (scope: project, the default, or global), \
+                      or forget one by its id."
             .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "action": { "enum": ["add", "forget"] },
-                "text": { "type": "string", "description": "add: one short line." },
-                "scope": { "enum": ["project", "global"], "description": "add: global = every project (default project)." },
-                "id": { "type": "string", "description": "forget: the entry's id." }
+                "text": { "type": "string" },
+                "scope": { "enum": ["project", "global"] },
+                "id": { "type": "string" }
             },
-            "required": ["action"],
-            "additionalProperties": false
+            "required": ["action"]
         }),
     }
 }

@@ -63,8 +63,8 @@ pub fn run(
             printer.out("\n")?;
         }
         printer.flush()?;
-        print_memory_line(printer, &memory);
         print_table(printer, &loaded, &prompt, total_tokens, env.get("HOME"));
+        print_memory_line(printer, &memory);
     }
     for w in &loaded.warnings {
         printer.warn(w);

@@ -567,7 +567,6 @@ pub async fn slash(
                 system.chars(),
                 eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
             );
-            super::context::print_memory_line(view.printer, agent.memory_section());
             super::context::print_table(
                 view.printer,
                 agent.context_files(),
@@ -575,6 +574,7 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            super::context::print_memory_line(view.printer, agent.memory_section());
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
