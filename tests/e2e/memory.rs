@@ -243,7 +243,7 @@ fn within_the_saving_session_every_request_keeps_a_byte_identical_system_prompt(
     let out = fx.run_in(
         "",
         &[],
-        "remember the CI day\n/remember Use British English.\nanother question\n",
+        "remember the CI day\n/remember Use British English.\n/memory\nanother question\n",
         &[],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -251,6 +251,14 @@ fn within_the_saving_session_every_request_keeps_a_byte_identical_system_prompt(
         stderr(&out).contains("memory: remembered ["),
         "{}",
         stderr(&out)
+    );
+    // `/memory` lists what is on disk now, the global entry first.
+    let err = stderr(&out);
+    let listed = err.find("  global   ").unwrap();
+    assert!(err[listed..].contains("Answer briefly."), "{err}");
+    assert!(
+        err[listed..].contains("  project  ") && err[listed..].contains("Use British English."),
+        "{err}"
     );
 
     let reqs = fx.agent_requests();
