@@ -5,7 +5,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use camino::Utf8Path;
 use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};

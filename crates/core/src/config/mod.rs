@@ -22,6 +22,8 @@
 //!   `tools.shell` unless its canonical root is in the global
 //!   `trusted_projects` (`eonyx trust`); `trusted_projects` in a project
 //!   file is always ignored. Ignored keys produce a warning, not an error.
+//! - An untrusted project may set `memory.enabled = false` (off is always
+//!   safe) but not `true`; no key moves memory (always `<data dir>/memory`).
 //! - Loading never writes; only [`trust_project`] edits `config.toml`, in
 //!   place (comments kept), atomically.
 
