@@ -592,3 +592,32 @@ fn the_fixed_first_request_stays_under_1500_tokens() {
     let chars = r.system_text().len() + serde_json::to_string(&r.tools()).unwrap().len();
     assert!(chars / 4 < 1500, "~{} tokens", chars / 4);
 }
+
+#[test]
+fn concurrent_eonyx_processes_never_lose_an_entry() {
+    let fx = Fx::new();
+    let children: Vec<_> = (0..16)
+        .map(|i| {
+            let mut cmd = fx.sb.eonyx();
+            let scope = if i % 2 == 0 { "--global" } else { "--" };
+            cmd.args(["memory", "add", scope, &format!("note {i}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let entries = fx.entries();
+    let mut texts: Vec<&str> = entries
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    texts.sort_unstable();
+    let mut want: Vec<String> = (0..16).map(|i| format!("note {i}")).collect();
+    want.sort_unstable();
+    assert_eq!(texts, want);
+}

@@ -512,6 +512,9 @@ pub async fn slash(
         "/new" => match agent.new_session() {
             Ok(()) => {
                 view.session(agent);
+                for n in agent.take_startup_notices() {
+                    view.printer.warn(&n);
+                }
                 Slash::Continue
             }
             Err(e) => Slash::Failed(agent_error(e)),
@@ -527,6 +530,9 @@ pub async fn slash(
             match agent.resume(&id) {
                 Ok(()) => {
                     view.session(agent);
+                    for n in agent.take_startup_notices() {
+                        view.printer.warn(&n);
+                    }
                     Slash::Continue
                 }
                 Err(e) => Slash::Failed(agent_error(e)),
