@@ -18,8 +18,8 @@ pub const NAME: &str = "memory";
 pub fn definition() -> ToolDef {
     ToolDef {
         name: NAME.into(),
-        description: "Save a note for later sessions (scope: project, the default, or global), \
-                      or forget one by its id."
+        description: "Add a note for later sessions (scope project by default, or global), \
+                      or forget one by id."
             .into(),
         parameters: json!({
             "type": "object",
