@@ -5,6 +5,7 @@ mod config;
 mod context;
 mod editing;
 mod memory;
+mod recall;
 mod release;
 mod sessions;
 mod util;

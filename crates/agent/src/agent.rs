@@ -189,7 +189,7 @@ impl Agent {
             .enabled
             .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
         let secrets = eonyx_core::memory::configured_key_values(&config, &opts.env);
-        let mut tool_defs = tools::definitions();
+        let mut tool_defs = tools::enabled_definitions(&config.tools);
         if memory.is_some() {
             tool_defs.push(tools::memory::definition());
         }
@@ -296,10 +296,14 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
+        let summary = self
+            .view
+            .summary()
+            .map(|s| eonyx_prompt::summary_for_prompt(s, self.config.tools.recall));
         let mut prompt = eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
-            self.view.summary(),
+            summary.as_deref(),
         );
         self.memory_section.append_to(&mut prompt);
         prompt
@@ -478,6 +482,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
         for call in calls {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
@@ -492,6 +497,9 @@ impl Agent {
             };
             if cancel.is_cancelled() {
                 interrupted = true;
+            }
+            if let Some(event) = &output.event {
+                sink(AgentEvent::Tool(event.clone()));
             }
             self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
             if let Some(change) = output.change {
@@ -508,6 +516,16 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
     }
 
     /// One provider step; on a context overflow of an uncompacted request,

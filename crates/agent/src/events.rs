@@ -39,4 +39,6 @@ pub enum AgentEvent {
         action: &'static str,
         entry: MemoryEntry,
     },
+    /// A tool did something the user is told about directly.
+    Tool(crate::tools::ToolEvent),
 }

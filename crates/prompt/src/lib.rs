@@ -42,12 +42,10 @@ You are eonyx, a coding agent that works in the user's terminal, inside their pr
 
 Help with software tasks: understanding code, tracking down bugs, planning and making changes, running builds and tests. Ground every answer in what you have actually read or run; never invent file contents, command output or results. When something is unclear or risky, say so and ask.
 
-Your tools:
-- read_file: read a file of the project, or a range of its lines.
-- list_dir: list the entries of a directory.
-- grep: search file contents for a pattern.
+About your tools:
 - shell: run a shell command in the project directory. The user may have to approve each command, and it may be denied; when a command is denied, do not retry it, carry on without it or ask.
-- memory: keep a note for later sessions, or forget one by id. Keep corrections and preferences the user states and project facts the code does not show; never what the code or git history shows, task details, or secrets.
+- memory: keep user corrections and preferences, and project facts the code does not show; never what code or git show, or secrets.
+- recall: fetch earlier messages of this session (or this project's sessions) word for word, when a summary left out an exact detail.
 
 How to work:
 - Look before you answer: read the relevant files instead of guessing.
@@ -55,12 +53,25 @@ How to work:
 - Quote paths, commands and identifiers exactly.
 - Be brief and concrete. The answer is read in a terminal.
 
-Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. Then # Memory, notes from earlier sessions. A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
+Below follow the user's global instructions and the project's context files (AGENTS.md and *.context.md), outermost first, nearest last: follow them, and where they disagree the nearer file wins. A line starting with \"[eonyx:\" is a note from eonyx itself, such as a truncation notice. At the end come today's date and, when earlier turns were compacted, a summary of the conversation so far.";
 
 /// The fixed opening of every system prompt: what eonyx is, its tools
 /// (sent natively as tool definitions) and that context follows.
 pub fn base_instructions() -> &'static str {
     BASE_INSTRUCTIONS
+}
+
+/// The last line of the summary section when the model has `recall`.
+pub const RECALL_HINT: &str = "Exact earlier messages, including those summarized above, can be fetched with the recall tool.";
+
+/// `summary` with [`RECALL_HINT`] as its last line when `recall` is on; the
+/// hint is part of the prompt only, never of the stored summary.
+pub fn summary_for_prompt(summary: &str, recall: bool) -> String {
+    if recall && !summary.trim().is_empty() {
+        format!("{}\n\n{RECALL_HINT}", summary.trim_end())
+    } else {
+        summary.to_owned()
+    }
 }
 
 /// The date line, then the summary section when there is a summary.

@@ -243,6 +243,47 @@ fn bench_resume(s: f64) {
     );
 }
 
+/// `recall` over one long session vs `eonyx sessions --search` (the store's
+/// search) over the same file. Search stops at its first hit and recall
+/// counts every match, so the one match sits near the end: both read the
+/// whole file.
+fn bench_recall(s: f64) {
+    let n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    let id = session_id(7);
+    write_session(
+        &dir,
+        &id,
+        n,
+        150,
+        Some((n - 150, "QuasarParser")),
+        Some(100),
+    );
+    std::thread::sleep(Duration::from_millis(2100));
+    let query = eonyx_store::RecallQuery::parse("quasarparser").unwrap();
+    let sessions = [id.clone()];
+    let opts = eonyx_store::RecallOptions {
+        sessions: &sessions,
+        exclude_from: None,
+        limit: 5,
+    };
+    assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    let ours = best_of(5, || {
+        assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    });
+    let base = best_of(5, || {
+        assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    });
+    bench_line(
+        &format!("recall_{n}_msgs_vs_sessions_search"),
+        ours,
+        base,
+        "<= 2.0x",
+    );
+}
+
 /// Child for the RSS measure: resume once, print VmHWM in MB.
 fn rss_child(spec: &str) {
     let (dir, id) = spec.split_once('|').unwrap();
@@ -269,4 +310,5 @@ fn main() {
     bench_list(s);
     bench_search(s);
     bench_resume(s);
+    bench_recall(s);
 }

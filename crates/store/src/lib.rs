@@ -37,6 +37,7 @@ pub mod limits;
 pub mod lines;
 mod lock;
 pub mod memory;
+mod recall;
 mod search;
 mod writer;
 
@@ -49,6 +50,7 @@ use eonyx_core::record::{FORMAT_VERSION, ParsedLine, Record, SessionHeader};
 use eonyx_core::{CompactionRecord, MessageRecord, SessionId};
 
 pub use error::StoreError;
+pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
 pub use writer::SessionWriter;
 
 use index::{Entry, Index};

@@ -18,9 +18,7 @@ pub const NAME: &str = "memory";
 pub fn definition() -> ToolDef {
     ToolDef {
         name: NAME.into(),
-        description: "Add a note for later sessions (scope project by default, or global), \
-                      or forget one by id."
-            .into(),
+        description: "Add a note for later sessions, or forget one by id.".into(),
         parameters: json!({
             "type": "object",
             "properties": {
@@ -28,8 +26,7 @@ pub fn definition() -> ToolDef {
                 "text": { "type": "string" },
                 "scope": { "enum": ["project", "global"] },
                 "id": { "type": "string" }
-            },
-            "required": ["action"]
+            }
         }),
     }
 }

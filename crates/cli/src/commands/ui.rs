@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use eonyx_agent::tools::Approver;
+use eonyx_agent::tools::{Approver, ToolEvent};
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, TurnOutcome};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
@@ -290,6 +290,20 @@ impl<'p> View<'p> {
                 } else {
                     self.end_stream_line();
                     self.printer.warn(&m);
+                }
+            }
+            AgentEvent::Tool(ToolEvent::Recall {
+                query,
+                scope,
+                matches,
+                returned,
+            }) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                let noun = if matches == 1 { "match" } else { "matches" };
+                self.printer.info(&format!("recall: {matches} {noun}"));
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
                 }
             }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),

@@ -843,6 +843,10 @@ fn resolve(
                 cfg.tools.max_edit_bytes = v;
                 set("tools.max_edit_bytes");
             }
+            if let Some(v) = t.recall {
+                cfg.tools.recall = v;
+                set("tools.recall");
+            }
         }
         if let Some(m) = &f.memory {
             if let Some(v) = m.enabled {
