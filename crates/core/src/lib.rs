@@ -17,6 +17,7 @@ pub mod message;
 pub mod paths;
 pub mod provider;
 pub mod record;
+pub mod secrets;
 pub mod time;
 pub mod tokens;
 pub mod tool;

@@ -80,7 +80,9 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
         }
         AgentError::Memory(m) => usage(m.to_string()),
         // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => usage(message),
+        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
+            anyhow::Error::new(crate::exit::SetupError(message))
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -375,7 +377,8 @@ impl<'p> View<'p> {
         self.stop_spinner();
         self.end_stream_line();
         if self.mode == Mode::Json {
-            self.json(json!({"type":"error","class":err.class(),"message":err.to_string()}));
+            let r = self.printer.json_error(err.class(), &err.to_string());
+            self.out(r);
         }
     }
 }
