@@ -218,6 +218,14 @@ fn an_entry_the_model_saves_reaches_the_next_session_with_its_session_id() {
     let id = entries[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(changed[0]["id"], id.as_str());
 
+    // The saving session, opened again, would carry it: `--effective` shows
+    // the next request as the agent would build it.
+    let effective = stdout(&fx.ok(&["sessions", "show", &session, "--effective"]));
+    assert!(
+        effective.contains(&format!("- [{id}] Deploys go through `make ship`.")),
+        "{effective}"
+    );
+
     fx.ok(&["run", "how do we deploy?"]);
     assert!(
         fx.last_system()
