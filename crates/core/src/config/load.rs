@@ -1394,6 +1394,9 @@ compaction = { threshold_percent = 50 }
                 ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
                 ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["memory", k] => {
+                    field_names::<super::super::MemoryFile>().contains(&(*k).to_owned())
+                }
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 _ => false,
             };
