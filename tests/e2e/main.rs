@@ -12,4 +12,5 @@ mod recall;
 mod release;
 mod session_order;
 mod sessions;
+mod skills;
 mod util;

@@ -121,11 +121,15 @@ fn added_id(out: &Output) -> String {
     err[start..start + 6].to_owned()
 }
 
-/// The `# Memory` section of a system prompt (up to the date line).
+/// The `# Memory` section of a system prompt.
 fn memory_section(system: &str) -> &str {
     let start = system.find("\n# Memory\n").expect(system) + 1;
-    let end = system.find(DATE_LINE).unwrap();
-    assert!(start < end, "memory after the date line: {system}");
+    let date = system.find(DATE_LINE).unwrap();
+    assert!(start < date, "memory after the date line: {system}");
+    // Up to the next top-level section (skills) or the date line.
+    let end = system[start..date]
+        .find("\n\n# ")
+        .map_or(date, |i| start + i);
     system[start..end].trim_end()
 }
 
@@ -138,6 +142,10 @@ fn session_id(path: &Path) -> String {
 fn an_entry_added_by_the_cli_is_in_the_next_sessions_stable_prefix_before_the_date_line() {
     let fx = Fx::new();
     fx.sb.write("work/AGENTS.md", "Project rule: use tabs.\n");
+    fx.sb.write(
+        "work/.agents/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploy the shop.\n---\n\nRun make ship.\n",
+    );
     let out = fx.ok(&["memory", "add", "Staging", "is", "read-only"]);
     let id = added_id(&out);
     fx.ok(&["run", "hello"]);
@@ -151,8 +159,9 @@ fn an_entry_added_by_the_cli_is_in_the_next_sessions_stable_prefix_before_the_da
     // After the context files, before the date line.
     let rule = system.find("Project rule: use tabs.").unwrap();
     let mem = system.find("\n# Memory\n").unwrap();
+    let skills = system.find("\n# Skills").unwrap();
     let date = system.find(DATE_LINE).unwrap();
-    assert!(rule < mem && mem < date, "{system}");
+    assert!(rule < mem && mem < skills && skills < date, "{system}");
 
     // The listing shows it, and `eonyx context` shows the section and its size.
     let list = stdout(&fx.ok(&["memory"]));

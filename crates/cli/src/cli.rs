@@ -70,6 +70,8 @@ pub enum Command {
     Context(ContextArgs),
     /// Compact a session now.
     Compact(CompactArgs),
+    /// List the skills the model can load: name, scope, path, description.
+    Skills(SkillsArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -180,6 +182,9 @@ pub enum MemoryCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct SkillsArgs {}
+
+#[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Project root to trust (default: the current project).
     pub path: Option<Utf8PathBuf>,
@@ -207,6 +212,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
         Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
+        Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => commands::memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),

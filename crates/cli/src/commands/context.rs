@@ -30,16 +30,20 @@ pub fn run(
         printer.warn(w);
     }
 
-    let summary = match &args.session {
+    let (summary, in_use) = match &args.session {
         Some(id) => {
             let id = SessionId::parse(id)?;
             let store = eonyx_store::Store::open(&paths::data_dir(&env)?)?;
             store
                 .load_effective(&id)?
                 .compaction
-                .map(|c| eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall))
+                .map(|c| {
+                    let summary = eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall);
+                    (Some(summary), c.skills)
+                })
+                .unwrap_or_default()
         }
-        None => None,
+        None => (None, Vec::new()),
     };
 
     let project = paths::find_project(&cwd);
@@ -49,6 +53,19 @@ pub fn run(
     let date = eonyx_core::time::today_utc();
     let mut prompt = eonyx_prompt::system_prompt(&loaded, &date, summary.as_deref());
     memory.append_to(&mut prompt);
+    let skills = eonyx_prompt::skills::discover(
+        &project,
+        &config.config_dir,
+        eonyx_prompt::skills::home_dir(&env).as_deref(),
+        &config.skills,
+    );
+    let in_use = eonyx_prompt::skills::skills_in_use(
+        &skills,
+        &in_use,
+        config.skills.max_reloaded_bytes,
+        &eonyx_prompt::FsReader,
+    );
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, &skills.section, &in_use.section);
     let total_tokens = estimate(prompt.chars(), DEFAULT_CHARS_PER_TOKEN);
 
     if printer.json() {
@@ -59,6 +76,7 @@ pub fn run(
             "entries": memory.shown,
             "omitted": memory.omitted,
         });
+        report["skills"] = super::skills::section_json(&skills);
         printer.json_line(&report)?;
     } else {
         printer.out(&prompt.text())?;
@@ -67,9 +85,17 @@ pub fn run(
         }
         printer.flush()?;
         print_table(printer, &loaded, &prompt, total_tokens, env.get("HOME"));
+        if !skills.is_empty() {
+            printer.info(&super::skills::section_line(&skills));
+        }
         print_memory_line(printer, &memory);
     }
-    for w in &loaded.warnings {
+    for w in loaded
+        .warnings
+        .iter()
+        .chain(&skills.warnings)
+        .chain(&in_use.warnings)
+    {
         printer.warn(w);
     }
     Ok(Status::Success)

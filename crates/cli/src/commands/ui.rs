@@ -474,6 +474,7 @@ pub const HELP: &str = "\
 /context          show the context files and the {ctx} estimate
 /memory           list memory entries
 /remember TEXT    remember TEXT in this project's memory (sent from the next session on)
+/skills           list the skills the model can load
 /help             this help
 /exit             leave";
 
@@ -588,6 +589,10 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&super::skills::section_line(agent.skills()));
+            }
             super::context::print_memory_line(view.printer, agent.memory_section());
             let st = agent.context_status();
             view.printer.info(&format!(
@@ -631,6 +636,15 @@ pub async fn slash(
                 }
                 Err(e) => Slash::Failed(agent_error(e)),
             }
+        }
+        "/skills" => {
+            super::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
+            Slash::Continue
         }
         other => {
             view.printer
