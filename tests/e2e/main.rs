@@ -8,6 +8,7 @@ mod effective;
 mod json_errors;
 mod keys;
 mod memory;
+mod providers;
 mod recall;
 mod release;
 mod session_order;
