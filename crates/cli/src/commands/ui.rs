@@ -109,7 +109,7 @@ impl Interrupts {
                     Some(t) if b.load(Ordering::SeqCst) && !t.is_cancelled() => t.cancel(),
                     _ => {
                         // Second Ctrl-C, or Ctrl-C at the prompt.
-                        let _ = std::io::Write::flush(&mut std::io::stdout());
+                        crate::printer::flush_stdout();
                         std::process::exit(130);
                     }
                 }
