@@ -125,7 +125,7 @@ pub struct Agent {
     /// `None` when `memory.enabled = false`.
     memory: Option<eonyx_store::memory::MemoryStore>,
     /// Read when a session starts and after each compaction only, so the
-    /// stable prefix stays byte-identical in between (SPEC §10).
+    /// stable prefix stays byte-identical in between (README, section "Memory").
     memory_section: eonyx_prompt::MemorySection,
     /// Values of the configured API keys: memory refuses them.
     secrets: Vec<String>,

@@ -1,4 +1,4 @@
-//! Memory on disk (SPEC §10): plain Markdown files under
+//! Memory on disk (README, section "Memory"): plain Markdown files under
 //! `<data dir>/memory/`, one for every project (`global.md`) and one per
 //! project root (`projects/<name>-<hash>.md`).
 //!

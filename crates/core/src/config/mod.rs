@@ -248,7 +248,7 @@ impl Default for ToolsConfig {
     }
 }
 
-/// `[memory]` as written in a file (SPEC §10).
+/// `[memory]` as written in a file (README, section "Memory").
 ///
 /// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
 /// (turning memory off is always safe) and `max_bytes` (a cap, like the
