@@ -12,7 +12,7 @@ use eonyx_core::{
     ChatRequest, CompactionRecord, CompactionTrigger, FinishReason, Message, ModelConfig, Provider,
     ProviderError, Role, SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
 };
-use eonyx_prompt::{ContextLoader, Loaded, Skills};
+use eonyx_prompt::{ContextLoader, Loaded, MemorySection, Skills};
 use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
@@ -23,6 +23,10 @@ use crate::tools::{self, Approver, ToolContext};
 use crate::truncation::TruncationCheck;
 
 mod window_steps;
+
+mod memory;
+
+pub(crate) use memory::read_memory_section;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,6 +122,13 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// `None` when `memory.enabled = false`.
+    memory: Option<eonyx_store::memory::MemoryStore>,
+    /// Read when a session starts and after each compaction only, so the
+    /// stable prefix stays byte-identical in between (README, section "Memory").
+    memory_section: eonyx_prompt::MemorySection,
+    /// Values of the configured API keys: memory refuses them.
+    secrets: Vec<String>,
     /// Scrubs provider keys from tool results.
     redactor: Redactor,
     /// Skills found when the agent started (README, section "Skills"); shared with the
@@ -229,6 +240,12 @@ impl Agent {
         );
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
+        let memory = config
+            .memory
+            .enabled
+            .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+        let secrets = eonyx_core::memory::configured_key_values(&config, &opts.env);
+
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
         let mut agent = Self {
@@ -259,12 +276,18 @@ impl Agent {
             startup_notices,
             redactor,
             config,
+            memory,
+            memory_section: MemorySection::default(),
+            secrets,
             skills,
             skills_in_use: Vec::new(),
             skills_in_use_section: String::new(),
         };
         let notes = agent.reattach_skills(skills_in_use);
         agent.startup_notices.extend(notes);
+        if let Some(w) = agent.refresh_memory() {
+            agent.startup_notices.push(w);
+        }
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
     }
@@ -341,6 +364,7 @@ impl Agent {
             &self.config,
             &self.loaded,
             &self.view,
+            &self.memory_section,
             self.skill_sections(),
             &eonyx_core::time::today_utc(),
         )
@@ -464,6 +488,10 @@ impl Agent {
         self.tool_ctx.seen.clear();
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
         self.truncation.forget();
+        // A session starts: read memory again.
+        if let Some(w) = self.refresh_memory() {
+            self.startup_notices.push(w);
+        }
         self.calibrate_from_history(compaction_seq);
     }
 
@@ -591,6 +619,8 @@ impl Agent {
                     call.name,
                     self.output_cap_text()
                 ))
+            } else if call.name == tools::memory::NAME && self.memory.is_some() {
+                self.run_memory_tool(call, sink)
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
@@ -916,6 +946,7 @@ impl Agent {
         // and room for the new summary.
         let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        self.memory_section.append_to(&mut bare_system);
         let skills = self.skill_sections();
         eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
@@ -983,6 +1014,10 @@ impl Agent {
         record.skills = skills_in_use;
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        // The prefix changes here anyway: pick up memory saved since.
+        if let Some(w) = self.refresh_memory() {
+            sink(AgentEvent::Warning(w));
+        }
         for w in self.reattach_skills(saved.skills.clone()) {
             sink(AgentEvent::Warning(w));
         }
@@ -1001,6 +1036,9 @@ impl Agent {
 /// [`crate::effective_request`] both take them from here).
 pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
     let mut defs = tools::enabled_definitions(&config.tools);
+    if config.memory.enabled {
+        defs.push(tools::memory::definition());
+    }
     if skills.is_empty() {
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
@@ -1017,11 +1055,14 @@ pub(crate) struct SkillSections<'a> {
 }
 
 /// The system prompt of the next request (the agent's estimates, its
-/// requests and [`crate::effective_request`] all use it).
+/// requests and [`crate::effective_request`] all use it). `memory` is the
+/// `# Memory` section as read when the session started or was last
+/// compacted; it goes after the context files, before the skills listing.
 pub(crate) fn system_prompt(
     config: &Config,
     loaded: &Loaded,
     view: &ContextView,
+    memory: &MemorySection,
     skills: SkillSections<'_>,
     date: &str,
 ) -> SystemPrompt {
@@ -1029,6 +1070,7 @@ pub(crate) fn system_prompt(
         .summary()
         .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
+    memory.append_to(&mut prompt);
     eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
     prompt
 }

@@ -98,10 +98,20 @@ pub fn effective_request(
         });
     }
 
+    // Memory as a session opened now would read it.
+    let memory_store = config
+        .memory
+        .enabled
+        .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+    let (memory, memory_warning) =
+        crate::agent::read_memory_section(memory_store.as_ref(), config.memory.max_bytes);
+    warnings.extend(memory_warning);
+
     let system = system_prompt(
         &config,
         &loaded,
         &view,
+        &memory,
         SkillSections {
             listing: &skills.section,
             in_use: &in_use.section,

@@ -23,6 +23,8 @@ pub enum AgentError {
     Interrupted,
     #[error("{0}")]
     Usage(String),
+    #[error(transparent)]
+    Memory(#[from] eonyx_store::memory::MemoryError),
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -48,6 +50,7 @@ impl AgentError {
             AgentError::TooLarge { .. } => "context_overflow",
             AgentError::Interrupted => "cancelled",
             AgentError::Usage(_) => "usage",
+            AgentError::Memory(_) => "memory",
         }
     }
 

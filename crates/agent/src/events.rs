@@ -1,3 +1,4 @@
+use eonyx_core::memory::MemoryEntry;
 use eonyx_core::{CompactionRecord, ToolCall, Usage};
 
 /// What the agent reports while it works; the frontend decides how to show
@@ -31,6 +32,13 @@ pub enum AgentEvent {
     Notice(String),
     /// A warning for stderr.
     Warning(String),
+    /// A memory entry was added or forgotten (the `memory` tool,
+    /// `/remember`): one line on stderr, a `memory_changed` JSON event.
+    MemoryChanged {
+        /// `"add"` or `"forget"`.
+        action: &'static str,
+        entry: MemoryEntry,
+    },
     /// A tool did something the user is told about directly.
     Tool(crate::tools::ToolEvent),
 }

@@ -74,6 +74,8 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
+    /// List, add, forget and edit memory kept across sessions.
+    Memory(MemoryArgs),
     /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
     Trust(TrustArgs),
     /// Print shell completions.
@@ -152,6 +154,38 @@ pub struct ConfigArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct MemoryArgs {
+    #[command(subcommand)]
+    pub command: Option<MemoryCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Add an entry to this project's memory (or the global one).
+    Add {
+        /// Add to the global memory (every project).
+        #[arg(long)]
+        global: bool,
+        /// The entry; several words are joined with spaces.
+        #[arg(required = true, value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Remove entries by id.
+    Forget {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Open this project's memory file (or the global one) in $VISUAL or $EDITOR.
+    Edit {
+        /// Edit the global memory file.
+        #[arg(long)]
+        global: bool,
+    },
+    /// Print where the memory files are (global, then this project's).
+    Path,
+}
+
+#[derive(Debug, Args)]
 pub struct SkillsArgs {}
 
 #[derive(Debug, Args)]
@@ -184,6 +218,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
         Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
+        Some(Command::Memory(args)) => commands::memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),

@@ -12,6 +12,7 @@
 pub mod config;
 pub mod fs;
 pub mod id;
+pub mod memory;
 pub mod message;
 pub mod paths;
 pub mod provider;

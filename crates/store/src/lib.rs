@@ -50,6 +50,7 @@ pub mod lines;
 mod listing;
 mod lock;
 mod read;
+pub mod memory;
 mod recall;
 mod search;
 mod writer;

@@ -26,6 +26,7 @@
 
 mod grep;
 mod list_dir;
+pub mod memory;
 mod path;
 mod read_file;
 mod recall;

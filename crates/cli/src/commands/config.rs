@@ -240,6 +240,8 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.max_edit_bytes".into(),
             json!(config.tools.max_edit_bytes),
         ),
+        entry("memory.enabled".into(), json!(config.memory.enabled)),
+        entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("max_steps".into(), json!(config.max_steps)),
     ]
 }

@@ -49,8 +49,10 @@ pub fn run(
     let project = paths::find_project(&cwd);
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
     let loaded = loader.load();
+    let memory = memory_section(&config, &env, &project.root, printer);
     let date = eonyx_core::time::today_utc();
     let mut prompt = eonyx_prompt::system_prompt(&loaded, &date, summary.as_deref());
+    memory.append_to(&mut prompt);
     let skills = eonyx_prompt::skills::discover(
         &project,
         &config.config_dir,
@@ -68,6 +70,12 @@ pub fn run(
 
     if printer.json() {
         let mut report = json_report(&loaded, &prompt, total_tokens);
+        report["memory"] = serde_json::json!({
+            "bytes": memory.text.len(),
+            "tokens": estimate(memory.text.chars().count(), DEFAULT_CHARS_PER_TOKEN),
+            "entries": memory.shown,
+            "omitted": memory.omitted,
+        });
         report["skills"] = super::skills::section_json(&skills);
         printer.json_line(&report)?;
     } else {
@@ -80,6 +88,7 @@ pub fn run(
         if !skills.is_empty() {
             printer.info(&super::skills::section_line(&skills));
         }
+        print_memory_line(printer, &memory);
     }
     for w in loaded
         .warnings
@@ -90,6 +99,52 @@ pub fn run(
         printer.warn(w);
     }
     Ok(Status::Success)
+}
+
+/// The `# Memory` section a new session would start with.
+fn memory_section(
+    config: &eonyx_core::Config,
+    env: &Env,
+    root: &camino::Utf8Path,
+    printer: &Printer,
+) -> eonyx_prompt::MemorySection {
+    if !config.memory.enabled {
+        return eonyx_prompt::MemorySection::disabled();
+    }
+    let store = match paths::data_dir(env) {
+        Ok(d) => eonyx_store::memory::MemoryStore::new(&d, root),
+        Err(e) => return eonyx_prompt::MemorySection::unreadable(&e.to_string()),
+    };
+    match store.list() {
+        Ok(entries) => eonyx_prompt::memory_section(&entries, config.memory.max_bytes),
+        Err(e) => {
+            printer.warn(&format!("memory: {e}"));
+            eonyx_prompt::MemorySection::unreadable(&e.to_string())
+        }
+    }
+}
+
+/// The memory section's size on stderr, like a context file's. Also used
+/// by the REPL's `/context`.
+pub(crate) fn print_memory_line(printer: &Printer, memory: &eonyx_prompt::MemorySection) {
+    if memory.text.is_empty() {
+        printer.info("memory: no entries");
+        return;
+    }
+    let mut line = format!(
+        "memory: {} entr{}, {} bytes, ~{} tokens",
+        memory.shown,
+        if memory.shown == 1 { "y" } else { "ies" },
+        memory.text.len(),
+        estimate(memory.text.chars().count(), DEFAULT_CHARS_PER_TOKEN)
+    );
+    if memory.omitted > 0 {
+        line.push_str(&format!(
+            "; {} older left out (memory.max_bytes); `eonyx memory` lists all",
+            memory.omitted
+        ));
+    }
+    printer.info(&line);
 }
 
 fn json_report(loaded: &Loaded, prompt: &SystemPrompt, total_tokens: u64) -> serde_json::Value {

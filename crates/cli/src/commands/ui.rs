@@ -75,6 +75,10 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
     match e {
         AgentError::Config(c) => anyhow::Error::new(c),
         AgentError::Usage(m) => usage(m),
+        AgentError::Memory(m @ eonyx_store::memory::MemoryError::Io { .. }) => {
+            anyhow::Error::new(m)
+        }
+        AgentError::Memory(m) => usage(m.to_string()),
         // A provider that cannot be built from the config is a config error.
         AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
             anyhow::Error::new(crate::exit::SetupError(message))
@@ -304,6 +308,27 @@ impl<'p> View<'p> {
                     self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
                 }
             }
+            AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
+        }
+    }
+
+    /// One stderr line per memory change (JSON mode too) and a
+    /// `memory_changed` event in JSON mode.
+    pub fn memory_changed(&mut self, action: &str, entry: &eonyx_core::memory::MemoryEntry) {
+        self.stop_spinner();
+        self.end_stream_line();
+        let id = entry.id.as_deref().unwrap_or_default();
+        let verb = if action == "add" {
+            "remembered"
+        } else {
+            "forgot"
+        };
+        self.printer.info(&format!(
+            "memory: {verb} [{id}] ({}): {}",
+            entry.scope, entry.text
+        ));
+        if self.mode == Mode::Json {
+            self.json(json!({"type":"memory_changed","action":action,"id":id,"scope":entry.scope,"text":entry.text,"session":entry.session}));
         }
     }
 
@@ -442,6 +467,8 @@ pub const HELP: &str = "\
 /resume ID        switch to another session
 /rename TITLE     rename this session
 /context          show the context files and the {ctx} estimate
+/memory           list memory entries
+/remember TEXT    remember TEXT in this project's memory (sent from the next session on)
 /skills           list the skills the model can load
 /help             this help
 /exit             leave";
@@ -489,6 +516,9 @@ pub async fn slash(
         "/new" => match agent.new_session() {
             Ok(()) => {
                 view.session(agent);
+                for n in agent.take_startup_notices() {
+                    view.printer.warn(&n);
+                }
                 Slash::Continue
             }
             Err(e) => Slash::Failed(agent_error(e)),
@@ -504,6 +534,9 @@ pub async fn slash(
             match agent.resume(&id) {
                 Ok(()) => {
                     view.session(agent);
+                    for n in agent.take_startup_notices() {
+                        view.printer.warn(&n);
+                    }
                     Slash::Continue
                 }
                 Err(e) => Slash::Failed(agent_error(e)),
@@ -555,6 +588,7 @@ pub async fn slash(
                 view.printer
                     .info(&super::skills::section_line(agent.skills()));
             }
+            super::context::print_memory_line(view.printer, agent.memory_section());
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -571,6 +605,32 @@ pub async fn slash(
                     .info(&format!("summary: {} characters", s.chars().count()));
             }
             Slash::Continue
+        }
+        "/memory" => match agent.memory_entries() {
+            Ok(entries) => {
+                let entries = super::memory::newest_last(entries);
+                if entries.is_empty() {
+                    view.printer
+                        .info("no memory entries yet; add one with /remember TEXT");
+                }
+                for row in super::memory::rows(&entries) {
+                    view.printer.info(&row);
+                }
+                Slash::Continue
+            }
+            Err(e) => Slash::Failed(agent_error(e)),
+        },
+        "/remember" => {
+            let Some(text) = arg else {
+                return Slash::Failed(usage("usage: /remember TEXT"));
+            };
+            match agent.remember(text) {
+                Ok(entry) => {
+                    view.memory_changed("add", &entry);
+                    Slash::Continue
+                }
+                Err(e) => Slash::Failed(agent_error(e)),
+            }
         }
         "/skills" => {
             super::skills::print_for_repl(

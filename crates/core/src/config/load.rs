@@ -186,6 +186,7 @@ enum Section {
     Compaction,
     Context,
     Tools,
+    Memory,
     Skills,
     Leaf,
 }
@@ -199,6 +200,7 @@ impl Section {
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
+            Section::Memory => Some(field_names::<super::MemoryFile>()),
             Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
@@ -211,6 +213,7 @@ impl Section {
             (Section::Root, "compaction") => Section::Compaction,
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
+            (Section::Root, "memory") => Section::Memory,
             (Section::Root, "skills") => Section::Skills,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
@@ -263,10 +266,11 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 4] = [
+    let sections: [(&str, Vec<String>); 5] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
+        ("memory", field_names::<super::MemoryFile>()),
         ("skills", field_names::<SkillsFile>()),
     ];
     for (section, fields) in sections {
@@ -347,6 +351,14 @@ pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigE
         if t.max_edit_bytes == Some(0) {
             return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
+    }
+    if let Some(m) = &file.memory
+        && m.max_bytes == Some(0)
+    {
+        return Err(invalid(
+            "memory.max_bytes".into(),
+            "must be at least 1; set memory.enabled = false to turn memory off",
+        ));
     }
     for (key, m) in &file.models {
         let k = |field: &str| format!("models.{key}.{field}");
@@ -887,6 +899,16 @@ fn resolve(
             if let Some(v) = t.recall {
                 cfg.tools.recall = v;
                 set("tools.recall");
+            }
+        }
+        if let Some(m) = &f.memory {
+            if let Some(v) = m.enabled {
+                cfg.memory.enabled = v;
+                set("memory.enabled");
+            }
+            if let Some(v) = m.max_bytes {
+                cfg.memory.max_bytes = v;
+                set("memory.max_bytes");
             }
         }
         if let Some(v) = f.max_steps {
@@ -1490,6 +1512,9 @@ compaction = { threshold_percent = 50 }
                 ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
                 ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["memory", k] => {
+                    field_names::<super::super::MemoryFile>().contains(&(*k).to_owned())
+                }
                 ["skills", k] => {
                     field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
                 }

@@ -23,6 +23,9 @@
 //!   allow-list [`trust::UNTRUSTED_MAY_SET`]; `trusted_projects` in a project
 //!   file is always ignored. Ignored keys are named in one warning, not an
 //!   error.
+//! - `memory.enabled` is on the allow-list because an untrusted project may
+//!   only turn memory off (`true` there is ignored); no key moves memory
+//!   (always `<data dir>/memory`).
 //! - Loading never writes; only [`trust_project`] edits `config.toml`, in
 //!   place (comments kept), atomically.
 
@@ -245,6 +248,37 @@ impl Default for ToolsConfig {
     }
 }
 
+/// `[memory]` as written in a file (README, section "Memory").
+///
+/// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
+/// (turning memory off is always safe) and `max_bytes` (a cap, like the
+/// context caps), never `enabled = true` over the user's `false`. There is
+/// no key for where memory lives: it is always `<data dir>/memory/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryFile {
+    pub enabled: Option<bool>,
+    pub max_bytes: Option<u64>,
+}
+
+/// Resolved memory settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryConfig {
+    pub enabled: bool,
+    /// The entries in one request take at most this many bytes; the
+    /// newest are kept.
+    pub max_bytes: u64,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            max_bytes: 8192,
+        }
+    }
+}
+
 /// `[models.<key>]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -329,6 +363,7 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionFile>,
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
+    pub memory: Option<MemoryFile>,
     pub skills: Option<SkillsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
@@ -399,6 +434,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub context: ContextConfig,
     pub tools: ToolsConfig,
+    pub memory: MemoryConfig,
     pub skills: SkillsConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
@@ -425,6 +461,7 @@ impl Config {
             compaction: CompactionConfig::default(),
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
+            memory: MemoryConfig::default(),
             skills: SkillsConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),

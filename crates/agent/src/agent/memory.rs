@@ -1,0 +1,134 @@
+//! Memory in the agent (README, section "Memory"): the snapshot in the stable prefix, the
+//! `memory` tool and `/remember`, `/memory`.
+
+use eonyx_core::ToolCall;
+use eonyx_core::memory::{MemoryEntry, MemoryScope};
+use eonyx_prompt::MemorySection;
+use eonyx_store::memory::MemoryStore;
+
+use super::Agent;
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::tools::ToolOutput;
+use crate::tools::memory::{self as tool, MemoryCall};
+
+/// The `# Memory` section from `store` (`None`: memory is off), and a
+/// warning when entries were left out or the files could not be read.
+pub(crate) fn read_memory_section(
+    store: Option<&MemoryStore>,
+    max_bytes: u64,
+) -> (MemorySection, Option<String>) {
+    let Some(store) = store else {
+        return (MemorySection::disabled(), None);
+    };
+    match store.list() {
+        Ok(entries) => {
+            let section = eonyx_prompt::memory_section(&entries, max_bytes);
+            let warning = (section.omitted > 0).then(|| {
+                format!(
+                    "memory: {} older entr{} left out of the prompt (memory.max_bytes = {max_bytes}); `eonyx memory` lists all",
+                    section.omitted,
+                    if section.omitted == 1 { "y" } else { "ies" },
+                )
+            });
+            (section, warning)
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            (
+                MemorySection::unreadable(&reason),
+                Some(format!("memory: {reason}")),
+            )
+        }
+    }
+}
+
+/// The error for `/remember` and friends when memory is off.
+const DISABLED: &str = "memory is off (memory.enabled = false); turn it on in config.toml with [memory] enabled = true";
+
+impl Agent {
+    /// Whether memory is on (`memory.enabled`).
+    pub fn memory_enabled(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    /// The `# Memory` section as the current session's requests carry it.
+    pub fn memory_section(&self) -> &MemorySection {
+        &self.memory_section
+    }
+
+    /// Every entry on disk now (global, then project), for `/memory`.
+    pub fn memory_entries(&self) -> Result<Vec<MemoryEntry>, AgentError> {
+        let store = self
+            .memory
+            .as_ref()
+            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+        Ok(store.list()?)
+    }
+
+    /// `/remember TEXT`: add to the project scope, saved by this session.
+    /// The prompt keeps its snapshot until the next session or compaction.
+    pub fn remember(&mut self, text: &str) -> Result<MemoryEntry, AgentError> {
+        let store = self
+            .memory
+            .as_ref()
+            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+        let session = self.session_id().to_string();
+        Ok(store.add(MemoryScope::Project, text, &session, &self.secrets)?)
+    }
+
+    /// Read memory into the section for the stable prefix. Called when a
+    /// session starts and after each compaction, never between two
+    /// requests of a session. Returns a warning when it cannot be read.
+    pub(super) fn refresh_memory(&mut self) -> Option<String> {
+        let (section, warning) =
+            read_memory_section(self.memory.as_ref(), self.config.memory.max_bytes);
+        self.memory_section = section;
+        warning
+    }
+
+    /// Run a `memory` tool call: no approval, one event per change.
+    pub(super) fn run_memory_tool(
+        &mut self,
+        call: &ToolCall,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> ToolOutput {
+        let Some(store) = &self.memory else {
+            return ToolOutput::error(DISABLED);
+        };
+        let parsed = match tool::parse(&call.arguments) {
+            Ok(p) => p,
+            Err(e) => return ToolOutput::error(e.to_string()),
+        };
+        match parsed {
+            MemoryCall::Add { text, scope } => {
+                let session = self.session_id().to_string();
+                match store.add(scope, &text, &session, &self.secrets) {
+                    Ok(entry) => {
+                        let id = entry.id.clone().unwrap_or_default();
+                        sink(AgentEvent::MemoryChanged {
+                            action: "add",
+                            entry,
+                        });
+                        ToolOutput::ok(format!(
+                            "saved as [{id}] ({scope}); later sessions see it under # Memory"
+                        ))
+                    }
+                    Err(e) => ToolOutput::error(e.to_string()),
+                }
+            }
+            MemoryCall::Forget { id } => match store.forget(&[id.as_str()]) {
+                Ok(removed) => {
+                    for entry in removed {
+                        sink(AgentEvent::MemoryChanged {
+                            action: "forget",
+                            entry,
+                        });
+                    }
+                    ToolOutput::ok(format!("forgot [{id}]; later sessions no longer see it"))
+                }
+                Err(e) => ToolOutput::error(e.to_string()),
+            },
+        }
+    }
+}
