@@ -18,17 +18,17 @@ use crate::util::{Sandbox, stderr, stdout};
 
 /// A sandbox whose `work` dir is a project (`eonyx.json`), with a config
 /// selecting the fake model (no retries, so failures are immediate).
-struct Fx {
-    sb: Sandbox,
-    fake: FakeServer,
+pub(crate) struct Fx {
+    pub(crate) sb: Sandbox,
+    pub(crate) fake: FakeServer,
 }
 
 impl Fx {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(|c| c)
     }
 
-    fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
+    pub(crate) fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
         let sb = Sandbox::new();
         sb.write("work/eonyx.json", "{}\n");
         let fake = FakeServer::start();
@@ -49,7 +49,7 @@ impl Fx {
     }
 
     /// The session files, oldest id first.
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let dir = self.sb.data.join("sessions");
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
             Ok(rd) => rd
@@ -63,13 +63,13 @@ impl Fx {
     }
 
     /// The only session file.
-    fn session(&self) -> PathBuf {
+    pub(crate) fn session(&self) -> PathBuf {
         let files = self.session_files();
         assert_eq!(files.len(), 1, "expected exactly one session: {files:?}");
         files.into_iter().next().unwrap()
     }
 
-    fn chats(&self) -> Vec<RecordedRequest> {
+    pub(crate) fn chats(&self) -> Vec<RecordedRequest> {
         self.fake.chat_requests()
     }
 }
@@ -142,18 +142,18 @@ fn records(path: &Path) -> Vec<Value> {
 }
 
 /// The message records of a session file.
-fn messages(path: &Path) -> Vec<Value> {
+pub(crate) fn messages(path: &Path) -> Vec<Value> {
     records(path)
         .into_iter()
         .filter(|r| r["type"] == "message")
         .collect()
 }
 
-fn roles(msgs: &[Value]) -> Vec<&str> {
+pub(crate) fn roles(msgs: &[Value]) -> Vec<&str> {
     msgs.iter().map(|m| m["role"].as_str().unwrap()).collect()
 }
 
-fn content(m: &Value) -> String {
+pub(crate) fn content(m: &Value) -> String {
     match &m["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -220,7 +220,7 @@ fn raw_array<'a>(raw: &'a str, key: &str) -> &'a str {
     panic!("unterminated {key} array in {raw}");
 }
 
-fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !cond() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
@@ -892,18 +892,18 @@ fn exit_codes_for_usage_errors_and_a_closed_stdout_is_quiet() {
 // ---------------------------------------------------------------- REPL in tmux
 
 /// A tmux server of its own (`-L`), killed on drop.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
         c.args(["-L", &self.socket, "-f", "/dev/null"]);
         c
     }
 
-    fn pane(&self) -> String {
+    pub(crate) fn pane(&self) -> String {
         let o = self
             .cmd()
             .args(["capture-pane", "-p", "-J", "-S", "-200", "-t", "repl"])
@@ -912,7 +912,7 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    fn send(&self, keys: &str) {
+    pub(crate) fn send(&self, keys: &str) {
         let st = self
             .cmd()
             .args(["send-keys", "-t", "repl", "-l", keys])
@@ -927,7 +927,7 @@ impl Tmux {
         assert!(st.success());
     }
 
-    fn wait_pane(&self, what: &str, mut cond: impl FnMut(&str) -> bool) -> String {
+    pub(crate) fn wait_pane(&self, what: &str, mut cond: impl FnMut(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let pane = self.pane();
@@ -949,7 +949,7 @@ impl Drop for Tmux {
     }
 }
 
-fn prompt_count(pane: &str) -> usize {
+pub(crate) fn prompt_count(pane: &str) -> usize {
     pane.lines()
         .filter(|l| {
             l.trim_start().starts_with("{ctx ")
@@ -966,7 +966,7 @@ fn prompt_count(pane: &str) -> usize {
 /// Start a shell line in a new tmux server whose session `repl` runs in the
 /// sandbox's work dir. `line(env, bin)` builds it from the sandbox's
 /// environment assignments and the binary's path.
-fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
+pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     let tmux = Tmux {
         socket: format!(
             "eonyx-e2e-{}-{}",
@@ -979,7 +979,7 @@ fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     };
     let base = fx.sb.eonyx();
     let mut env = String::from(
-        "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
+        "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u NO_HISTORY -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
     );
     for (k, v) in base.get_envs() {
         if let Some(v) = v {

@@ -4,5 +4,6 @@ mod compaction;
 mod config;
 mod context;
 mod release;
+mod repl;
 mod sessions;
 mod util;

@@ -45,6 +45,8 @@ impl Sandbox {
             .env("NO_COLOR", "1")
             .env_remove("XDG_DATA_HOME")
             .env_remove("XDG_CONFIG_HOME")
+            .env("XDG_STATE_HOME", self.root.join("state"))
+            .env_remove("NO_HISTORY")
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env_remove("EONYX_MODEL")

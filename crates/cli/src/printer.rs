@@ -73,6 +73,12 @@ impl Printer {
         self.stdout.flush()
     }
 
+    /// Flush stdout from where no `Printer` is at hand (the Ctrl-C handler,
+    /// right before it exits).
+    pub fn flush_stdout() {
+        let _ = std::io::stdout().flush();
+    }
+
     /// A diagnostic line on stderr.
     pub fn info(&self, s: &str) {
         eprintln!("{s}");
@@ -102,10 +108,5 @@ impl Printer {
         } else {
             eprintln!("error: {msg}");
         }
-    }
-
-    /// Raw text on stderr (no newline added).
-    pub fn err_raw(&self, s: &str) {
-        eprint!("{s}");
     }
 }

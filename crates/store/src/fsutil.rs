@@ -8,7 +8,7 @@ use camino::Utf8Path;
 use crate::StoreError;
 
 /// `mkdir -p` with mode 0700 for every directory it creates (unix).
-pub(crate) fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
+pub fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
     #[cfg(unix)]
@@ -21,7 +21,7 @@ pub(crate) fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
 }
 
 /// Open options for a file that only the user may read (0600 on unix).
-pub(crate) fn private_options() -> OpenOptions {
+pub fn private_options() -> OpenOptions {
     #[allow(unused_mut)]
     let mut o = OpenOptions::new();
     #[cfg(unix)]

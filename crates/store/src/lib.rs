@@ -48,6 +48,8 @@ use eonyx_core::record::{FORMAT_VERSION, ParsedLine, Record, SessionHeader};
 use eonyx_core::{CompactionRecord, MessageRecord, SessionId};
 
 pub use error::StoreError;
+/// Private (0700 / 0600) directories and files, also for the cli's REPL history.
+pub use fsutil::{create_private_dir, private_options};
 pub use writer::SessionWriter;
 
 use index::{Entry, Index};

@@ -1,46 +1,28 @@
-//! Asking the user in the REPL: y / n / always (for this session).
-#![allow(clippy::print_stderr)]
+//! Asking the user in the REPL: y / n / always (for this session). The
+//! question is read through the REPL's line editor ([`Asker`]), the only
+//! reader of the terminal.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 
 use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
 use eonyx_core::provider::BoxFuture;
-use tokio::sync::mpsc;
 
-type Lines = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<std::io::Result<String>>>>;
-
-/// Lines of the terminal, shared by the REPL loop and the approver.
-#[derive(Clone)]
-pub struct SharedLines(Lines);
-
-impl SharedLines {
-    pub async fn next_line(&self) -> Option<std::io::Result<String>> {
-        self.0.lock().await.recv().await
-    }
-}
-
-pub fn shared_lines() -> SharedLines {
-    static LINES: OnceLock<Lines> = OnceLock::new();
-    let lines = LINES.get_or_init(|| {
-        let (tx, rx) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::stdin().lock().lines() {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Arc::new(tokio::sync::Mutex::new(rx))
-    });
-    SharedLines(lines.clone())
-}
+use super::repl::editor::Asker;
 
 /// Asks on the terminal; remembers "always" per kind for the session.
-#[derive(Default)]
 pub struct TerminalApprover {
+    asker: Asker,
     always: Mutex<HashSet<&'static str>>,
+}
+
+impl TerminalApprover {
+    pub fn new(asker: Asker) -> Self {
+        Self {
+            asker,
+            always: Mutex::default(),
+        }
+    }
 }
 
 impl Approver for TerminalApprover {
@@ -50,11 +32,10 @@ impl Approver for TerminalApprover {
             if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
                 return Decision::Allow;
             }
-            let lines = shared_lines();
             loop {
-                eprint!("allow: {question}? [y]es / [n]o / [a]lways: ");
-                match lines.next_line().await {
-                    Some(Ok(answer)) => match answer.trim().to_ascii_lowercase().as_str() {
+                let prompt = format!("allow: {question}? [y]es / [n]o / [a]lways: ");
+                match self.asker.ask(&prompt).await {
+                    Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
                         "y" | "yes" => return Decision::Allow,
                         "a" | "always" => {
                             if let Ok(mut a) = self.always.lock() {
@@ -65,7 +46,7 @@ impl Approver for TerminalApprover {
                         "n" | "no" | "" => return Decision::Deny,
                         _ => continue,
                     },
-                    _ => return Decision::Deny,
+                    None => return Decision::Deny,
                 }
             }
         })

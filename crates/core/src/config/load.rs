@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
-    ProfileFile, ProviderKind, Source, ToolsFile,
+    ProfileFile, ProviderKind, ReplFile, Source, ToolsFile,
 };
 use crate::paths::Env;
 
@@ -186,6 +186,7 @@ enum Section {
     Compaction,
     Context,
     Tools,
+    Repl,
     Leaf,
 }
 
@@ -198,6 +199,7 @@ impl Section {
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
+            Section::Repl => Some(field_names::<ReplFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -209,6 +211,7 @@ impl Section {
             (Section::Root, "compaction") => Section::Compaction,
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
+            (Section::Root, "repl") => Section::Repl,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -260,10 +263,11 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 3] = [
+    let sections: [(&str, Vec<String>); 4] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
+        ("repl", field_names::<ReplFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {
@@ -340,6 +344,14 @@ pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigE
                 "must be at least 1",
             ));
         }
+    }
+    if let Some(r) = &file.repl
+        && r.history_size == Some(0)
+    {
+        return Err(invalid(
+            "repl.history_size".into(),
+            "must be at least 1; to keep no history set `repl.history = false`",
+        ));
     }
     for (key, m) in &file.models {
         let k = |field: &str| format!("models.{key}.{field}");
@@ -821,6 +833,23 @@ fn resolve(
                 set("tools.shell_timeout_secs");
             }
         }
+        if let Some(r) = &f.repl {
+            if let Some(v) = r.edit_mode {
+                cfg.repl.edit_mode = v;
+                set("repl.edit_mode");
+            }
+            // Any layer can turn history off; none turns it back on.
+            if let Some(v) = r.history
+                && cfg.repl.history
+            {
+                cfg.repl.history = v;
+                set("repl.history");
+            }
+            if let Some(v) = r.history_size {
+                cfg.repl.history_size = v;
+                set("repl.history_size");
+            }
+        }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;
             set("max_steps");
@@ -864,6 +893,15 @@ fn apply_trust(
     {
         warnings.push(format!(
             "{path}: ignoring `tools.shell` because the project is not trusted; {how}"
+        ));
+    }
+    // The history is shared by every project: an untrusted one may not
+    // bound it (it may still turn it off, and pick the key bindings).
+    if let Some(r) = &mut file.repl
+        && r.history_size.take().is_some()
+    {
+        warnings.push(format!(
+            "{path}: ignoring `repl.history_size` because the project is not trusted; {how}"
         ));
     }
 }
@@ -1296,6 +1334,42 @@ compaction = { threshold_percent = 50 }
             s.scrub(&err.to_string()),
             "unknown model `gpt`; configured models: big, local. Add [models.gpt] to [TMP]/cfg/config.toml"
         );
+    }
+
+    #[test]
+    fn repl_keys_resolve_and_an_untrusted_project_cannot_bound_the_shared_history() {
+        use crate::config::EditMode;
+        let s = Sandbox::new();
+        let c = s.load(&[]);
+        assert_eq!(c.repl.edit_mode, EditMode::Emacs);
+        assert!(c.repl.history);
+        assert_eq!(c.repl.history_size, 1000);
+
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory_size = 50\n"))
+            .project(r#"{"repl": {"edit_mode": "vi", "history": false, "history_size": 1}}"#);
+        let c = s.load(&[]);
+        assert_eq!(c.repl.edit_mode, EditMode::Vi);
+        assert!(!c.repl.history, "a project may turn history off");
+        assert_eq!(c.repl.history_size, 50, "but not bound it while untrusted");
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("ignoring `repl.history_size`")),
+            "{:?}",
+            c.warnings
+        );
+
+        // Off in the global file stays off.
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory = false\n"))
+            .project(r#"{"repl": {"history": true}}"#);
+        assert!(!s.load(&[]).repl.history);
+
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory_size = 0\n"));
+        let err = load(&s.opts(&[])).unwrap_err().to_string();
+        assert!(err.contains("repl.history_size"), "{err}");
+        s.global(&format!("{GLOBAL}\n[repl]\nedit_mod = \"vi\"\n"));
+        let err = load(&s.opts(&[])).unwrap_err().to_string();
+        assert!(err.contains("did you mean `edit_mode`"), "{err}");
     }
 
     #[test]

@@ -188,6 +188,49 @@ impl Default for ToolsConfig {
     }
 }
 
+/// Key bindings of the REPL's line editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EditMode {
+    #[default]
+    Emacs,
+    Vi,
+}
+
+/// `[repl]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplFile {
+    /// Safe for an untrusted project: only changes key bindings.
+    pub edit_mode: Option<EditMode>,
+    /// Safe for an untrusted project: it can only turn history off
+    /// (`true` from a project does not override a global `false`).
+    pub history: Option<bool>,
+    /// Not from an untrusted project: the history is shared by all
+    /// projects, and a small bound would cut it for all of them.
+    pub history_size: Option<usize>,
+}
+
+/// Resolved REPL settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplConfig {
+    pub edit_mode: EditMode,
+    /// Persist the input history (`$XDG_STATE_HOME/eonyx/history`).
+    pub history: bool,
+    /// Entries kept in the history file.
+    pub history_size: usize,
+}
+
+impl Default for ReplConfig {
+    fn default() -> Self {
+        Self {
+            edit_mode: EditMode::Emacs,
+            history: true,
+            history_size: 1000,
+        }
+    }
+}
+
 /// `[models.<key>]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -272,6 +315,7 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionFile>,
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
+    pub repl: Option<ReplFile>,
     /// Project roots whose `eonyx.json` may set `base_url`, `api_key_env`
     /// and tool permissions. Only honoured in the global file.
     #[serde(default)]
@@ -341,6 +385,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub context: ContextConfig,
     pub tools: ToolsConfig,
+    pub repl: ReplConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -366,6 +411,7 @@ impl Config {
             compaction: CompactionConfig::default(),
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
+            repl: ReplConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),

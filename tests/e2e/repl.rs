@@ -1,0 +1,260 @@
+//! The REPL's line editor in a real terminal (tmux): history (Up, across a
+//! restart, shared file, NO_HISTORY), Tab completion, a bracketed paste as
+//! one message, Alt-Enter and `\` continuation, Ctrl-C on a typed and on an
+//! empty line. Every test also checks that no escape sequence reached a
+//! request or the session file.
+#![allow(clippy::unwrap_used)] // test code: a failure is a test failure
+
+use std::path::Path;
+
+use eonyx_tests::Reply;
+
+use crate::agent::{Fx, Tmux, messages, prompt_count, start_repl};
+
+/// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
+fn keys(tmux: &Tmux, names: &[&str]) {
+    let st = tmux
+        .cmd()
+        .args(["send-keys", "-t", "repl"])
+        .args(names)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Type text literally, no Enter.
+fn type_text(tmux: &Tmux, text: &str) {
+    let st = tmux
+        .cmd()
+        .args(["send-keys", "-t", "repl", "-l", text])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// Neither the requests the fake server got nor the session files hold an
+/// escape character.
+fn assert_no_escapes(fx: &Fx) {
+    for (i, r) in fx.chats().iter().enumerate() {
+        assert!(
+            !r.raw_body.contains('\u{1b}') && !r.raw_body.contains("\\u001b"),
+            "request {i} carries an escape sequence: {}",
+            r.raw_body
+        );
+    }
+    for f in fx.session_files() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            !text.contains('\u{1b}') && !text.contains("\\u001b"),
+            "{} carries an escape sequence:\n{text}",
+            f.display()
+        );
+    }
+}
+
+fn history_file(fx: &Fx) -> std::path::PathBuf {
+    fx.sb.root.join("state/eonyx/history")
+}
+
+fn user_texts(path: &Path) -> Vec<String> {
+    messages(path)
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(crate::agent::content)
+        .collect()
+}
+
+#[test]
+fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
+    let fx = Fx::new();
+    fx.fake
+        .push(Reply::text("first answer"))
+        .push(Reply::text("second answer"))
+        .push(Reply::text("third answer"))
+        .push(Reply::text("fourth answer"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!(
+            "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; \
+             {env} NO_HISTORY=1 '{bin}'; echo EONYX_EXIT3=$?; sleep 60"
+        )
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    // Up with no history yet does nothing; no `ESC [ A` gets typed.
+    keys(&tmux, &["Up"]);
+    tmux.send("what is up?");
+    tmux.wait_pane("the first answer", |p| {
+        p.contains("first answer") && prompt_count(p) >= 2
+    });
+    assert_eq!(
+        fx.chats()[0].last_user_text().as_deref(),
+        Some("what is up?")
+    );
+
+    // Up recalls it; sent unchanged.
+    keys(&tmux, &["Up"]);
+    tmux.wait_pane("the recalled line", |p| {
+        p.lines().last_non_empty().ends_with("> what is up?")
+    });
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the second answer", |p| {
+        p.contains("second answer") && prompt_count(p) >= 3
+    });
+    assert_eq!(fx.chats().len(), 2);
+    assert_eq!(
+        fx.chats()[1].last_user_text().as_deref(),
+        Some("what is up?")
+    );
+
+    // Tab completes a slash command.
+    type_text(&tmux, "/he");
+    keys(&tmux, &["Tab"]);
+    tmux.wait_pane("the completed command", |p| {
+        p.lines().last_non_empty().ends_with("> /help")
+    });
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the help", |p| p.contains("switch to another session"));
+    type_text(&tmux, "/comp");
+    keys(&tmux, &["Tab"]);
+    tmux.wait_pane("the completed command", |p| {
+        p.lines().last_non_empty().ends_with("> /compact")
+    });
+    keys(&tmux, &["C-u"]);
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+
+    // History survives the restart (and is private).
+    let file = history_file(&fx);
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(saved, "#V2\nwhat is up?\n/help\n/exit\n", "duplicates collapse");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    tmux.wait_pane("the resumed REPL", |p| p.contains("resumed session 1"));
+    keys(&tmux, &["Up", "Up", "Up"]);
+    tmux.wait_pane("the line from the last run", |p| {
+        p.lines().last_non_empty().ends_with("> what is up?")
+    });
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the third answer", |p| p.contains("third answer"));
+    assert_eq!(
+        fx.chats()[2].last_user_text().as_deref(),
+        Some("what is up?")
+    );
+    keys(&tmux, &["C-d"]);
+    tmux.wait_pane("the exit on Ctrl-D", |p| p.contains("EONYX_EXIT2=0"));
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(saved, "#V2\n/help\n/exit\nwhat is up?\n", "newest last, once");
+
+    // NO_HISTORY: nothing is read or written.
+    tmux.wait_pane("the third REPL", |p| p.matches("resumed session 1").count() == 2);
+    tmux.send("not for the file");
+    tmux.wait_pane("the fourth answer", |p| p.contains("fourth answer"));
+    keys(&tmux, &["C-d"]);
+    tmux.wait_pane("the third exit", |p| p.contains("EONYX_EXIT3=0"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
+
+    assert_eq!(
+        user_texts(&fx.session()),
+        ["what is up?", "what is up?", "what is up?", "not for the file"]
+    );
+    assert_no_escapes(&fx);
+}
+
+#[test]
+fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
+    let fx = Fx::new();
+    fx.fake
+        .push(Reply::text("got the paste"))
+        .push(Reply::text("got the continued lines"))
+        .push(Reply::text("got the clean line"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    // A bracketed paste of two lines: one message, marked as two lines.
+    let st = tmux
+        .cmd()
+        .args(["set-buffer", "-b", "paste", "first pasted line\nsecond pasted line"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let st = tmux
+        .cmd()
+        .args(["paste-buffer", "-p", "-b", "paste", "-t", "repl"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    tmux.wait_pane("the lines marker", |p| p.contains("[2 lines]"));
+    assert!(fx.chats().is_empty(), "the paste was sent before Enter");
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the answer", |p| {
+        p.contains("got the paste") && prompt_count(p) >= 2
+    });
+    assert_eq!(fx.chats().len(), 1);
+    assert_eq!(
+        fx.chats()[0].last_user_text().as_deref(),
+        Some("first pasted line\nsecond pasted line")
+    );
+
+    // Alt-Enter and a trailing `\` continue the line; editing keys edit.
+    type_text(&tmux, "one");
+    keys(&tmux, &["M-Enter"]);
+    type_text(&tmux, "two \\");
+    keys(&tmux, &["Enter"]);
+    type_text(&tmux, "thre");
+    keys(&tmux, &["Left", "Left", "Right", "Right", "Home", "End"]);
+    type_text(&tmux, "e");
+    tmux.wait_pane("the third line", |p| p.contains("[3 lines]"));
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the answer", |p| {
+        p.contains("got the continued lines") && prompt_count(p) >= 3
+    });
+    assert_eq!(
+        fx.chats()[1].last_user_text().as_deref(),
+        Some("one\ntwo \nthree")
+    );
+
+    // Ctrl-C on a half-typed line clears it; the REPL stays.
+    type_text(&tmux, "half typed");
+    tmux.wait_pane("the typed text", |p| p.contains("half typed"));
+    keys(&tmux, &["C-c"]);
+    tmux.wait_pane("the cleared line", |p| {
+        p.lines().last_non_empty().ends_with("%} >")
+    });
+    tmux.send("clean line");
+    tmux.wait_pane("the answer", |p| p.contains("got the clean line"));
+    assert_eq!(
+        fx.chats()[2].last_user_text().as_deref(),
+        Some("clean line")
+    );
+
+    // Ctrl-C on an empty line exits 130, the session consistent.
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 4);
+    keys(&tmux, &["C-c"]);
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=130"));
+    assert_eq!(
+        user_texts(&fx.session()),
+        [
+            "first pasted line\nsecond pasted line",
+            "one\ntwo \nthree",
+            "clean line"
+        ]
+    );
+    assert_eq!(fx.chats().len(), 3);
+    assert_no_escapes(&fx);
+}
+
+trait LastNonEmpty<'a> {
+    fn last_non_empty(self) -> &'a str;
+}
+
+impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
+    fn last_non_empty(mut self) -> &'a str {
+        self.rfind(|l| !l.trim().is_empty()).unwrap_or("").trim_end()
+    }
+}
