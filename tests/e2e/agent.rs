@@ -166,7 +166,7 @@ pub(crate) fn content(m: &Value) -> String {
 }
 
 /// Every tool call in the session file has exactly one result after it.
-fn assert_consistent(path: &Path) {
+pub(crate) fn assert_consistent(path: &Path) {
     let msgs = messages(path);
     for (i, m) in msgs.iter().enumerate() {
         for call in m["tool_calls"].as_array().into_iter().flatten() {

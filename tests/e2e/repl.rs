@@ -9,7 +9,8 @@ use std::path::Path;
 
 use eonyx_tests::Reply;
 
-use crate::agent::{Fx, Tmux, messages, prompt_count, start_repl};
+use crate::agent::{Fx, Tmux, assert_consistent, messages, prompt_count, start_repl};
+use serde_json::json;
 
 /// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
 fn keys(tmux: &Tmux, names: &[&str]) {
@@ -71,7 +72,9 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
         .push(Reply::text("first answer"))
         .push(Reply::text("second answer"))
         .push(Reply::text("third answer"))
-        .push(Reply::text("fourth answer"));
+        .push(Reply::text("fourth answer"))
+        .push(Reply::text("fifth answer"))
+        .push(Reply::text("sixth answer"));
     let tmux = start_repl(&fx, |env, bin| {
         format!(
             "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; \
@@ -106,6 +109,21 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
         Some("what is up?")
     );
 
+    // Ctrl-R finds it by a piece of it.
+    tmux.send("something else");
+    tmux.wait_pane("the third answer", |p| p.contains("third answer"));
+    keys(&tmux, &["C-r"]);
+    type_text(&tmux, "is u");
+    tmux.wait_pane("the search hit", |p| {
+        p.contains("what is up?") && p.contains("reverse")
+    });
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the fourth answer", |p| p.contains("fourth answer"));
+    assert_eq!(
+        fx.chats()[3].last_user_text().as_deref(),
+        Some("what is up?")
+    );
+
     // Tab completes a slash command.
     type_text(&tmux, "/he");
     keys(&tmux, &["Tab"]);
@@ -126,7 +144,10 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     // History survives the restart (and is private).
     let file = history_file(&fx);
     let saved = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(saved, "#V2\nwhat is up?\n/help\n/exit\n", "duplicates collapse");
+    assert_eq!(
+        saved, "#V2\nsomething else\nwhat is up?\n/help\n/exit\n",
+        "duplicates collapse to the newest"
+    );
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -139,27 +160,39 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
         p.lines().last_non_empty().ends_with("> what is up?")
     });
     keys(&tmux, &["Enter"]);
-    tmux.wait_pane("the third answer", |p| p.contains("third answer"));
+    tmux.wait_pane("the fifth answer", |p| p.contains("fifth answer"));
     assert_eq!(
-        fx.chats()[2].last_user_text().as_deref(),
+        fx.chats()[4].last_user_text().as_deref(),
         Some("what is up?")
     );
     keys(&tmux, &["C-d"]);
     tmux.wait_pane("the exit on Ctrl-D", |p| p.contains("EONYX_EXIT2=0"));
     let saved = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(saved, "#V2\n/help\n/exit\nwhat is up?\n", "newest last, once");
+    assert_eq!(
+        saved, "#V2\nsomething else\n/help\n/exit\nwhat is up?\n",
+        "newest last, once"
+    );
 
     // NO_HISTORY: nothing is read or written.
-    tmux.wait_pane("the third REPL", |p| p.matches("resumed session 1").count() == 2);
+    tmux.wait_pane("the third REPL", |p| {
+        p.matches("resumed session 1").count() == 2
+    });
     tmux.send("not for the file");
-    tmux.wait_pane("the fourth answer", |p| p.contains("fourth answer"));
+    tmux.wait_pane("the sixth answer", |p| p.contains("sixth answer"));
     keys(&tmux, &["C-d"]);
     tmux.wait_pane("the third exit", |p| p.contains("EONYX_EXIT3=0"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
 
     assert_eq!(
         user_texts(&fx.session()),
-        ["what is up?", "what is up?", "what is up?", "not for the file"]
+        [
+            "what is up?",
+            "what is up?",
+            "something else",
+            "what is up?",
+            "what is up?",
+            "not for the file"
+        ]
     );
     assert_no_escapes(&fx);
 }
@@ -179,7 +212,12 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     // A bracketed paste of two lines: one message, marked as two lines.
     let st = tmux
         .cmd()
-        .args(["set-buffer", "-b", "paste", "first pasted line\nsecond pasted line"])
+        .args([
+            "set-buffer",
+            "-b",
+            "paste",
+            "first pasted line\nsecond pasted line",
+        ])
         .status()
         .unwrap();
     assert!(st.success());
@@ -249,12 +287,56 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     assert_no_escapes(&fx);
 }
 
+#[test]
+fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
+    let fx = Fx::new();
+    fx.sb
+        .write("work/eonyx.json", r#"{"repl": {"edit_mode": "vi"}}"#);
+    fx.fake.push(Reply::tool_call(
+        "shell",
+        json!({"command": "touch never.txt"}),
+    ));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    // The question is read by the same editor; Ctrl-C there denies and
+    // stops the turn, and the session stays consistent.
+    tmux.send("make a file");
+    tmux.wait_pane("the question", |p| p.contains("[a]lways"));
+    keys(&tmux, &["C-c"]);
+    tmux.wait_pane("the interrupt", |p| {
+        p.contains("interrupted") && prompt_count(p) >= 2
+    });
+    assert!(!fx.sb.work.join("never.txt").exists());
+    assert_eq!(fx.chats().len(), 1, "the turn went on after Ctrl-C");
+    assert_consistent(&fx.session());
+
+    // vi keys: Escape, 0, i inserts at the start.
+    fx.fake.push(Reply::text("vi works"));
+    type_text(&tmux, "world");
+    keys(&tmux, &["Escape"]);
+    type_text(&tmux, "0ihello ");
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the answer", |p| p.contains("vi works"));
+    assert_eq!(
+        fx.chats()[1].last_user_text().as_deref(),
+        Some("hello world")
+    );
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    assert_no_escapes(&fx);
+}
+
 trait LastNonEmpty<'a> {
     fn last_non_empty(self) -> &'a str;
 }
 
 impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
     fn last_non_empty(mut self) -> &'a str {
-        self.rfind(|l| !l.trim().is_empty()).unwrap_or("").trim_end()
+        self.rfind(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim_end()
     }
 }

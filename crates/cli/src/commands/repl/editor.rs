@@ -83,7 +83,8 @@ impl LineEditor {
     /// Replace what Up/Down and Ctrl-R walk (oldest first).
     pub fn set_history(&self, entries: &[String]) -> anyhow::Result<()> {
         let mut ed = self.lock()?;
-        ed.clear_history().context("cannot reset the REPL history")?;
+        ed.clear_history()
+            .context("cannot reset the REPL history")?;
         for e in entries {
             ed.add_history_entry(e.as_str())
                 .context("cannot add to the REPL history")?;
@@ -96,7 +97,12 @@ impl LineEditor {
         self.read_with(prompt, highlight, false).await
     }
 
-    async fn read_with(&self, prompt: String, highlight: bool, plain: bool) -> anyhow::Result<Input> {
+    async fn read_with(
+        &self,
+        prompt: String,
+        highlight: bool,
+        plain: bool,
+    ) -> anyhow::Result<Input> {
         let inner = self.inner.clone();
         let continuations = self.continuations.clone();
         let result = tokio::task::spawn_blocking(move || {
@@ -142,7 +148,11 @@ impl Asker {
     }
 
     pub async fn ask(&self, question: &str) -> Option<String> {
-        match self.editor.read_with(question.to_owned(), false, true).await {
+        match self
+            .editor
+            .read_with(question.to_owned(), false, true)
+            .await
+        {
             Ok(Input::Line(answer)) => Some(answer),
             Ok(Input::Interrupted) => {
                 self.interrupts.cancel_current();

@@ -55,10 +55,7 @@ impl Completer for ReplHelper {
 /// Candidates for the text before the cursor: slash commands while the
 /// first word is typed, session ids after `/resume `. `ids` gives
 /// `(id, title)` pairs, newest first; it is called only when needed.
-pub fn complete(
-    before: &str,
-    ids: impl FnOnce() -> Vec<(String, String)>,
-) -> (usize, Vec<Pair>) {
+pub fn complete(before: &str, ids: impl FnOnce() -> Vec<(String, String)>) -> (usize, Vec<Pair>) {
     if !before.starts_with('/') || before.contains('\n') {
         return (0, Vec::new());
     }
@@ -224,11 +221,11 @@ mod tests {
     #[test]
     fn tab_completes_slash_commands_and_session_ids_after_resume() {
         let none = || -> Vec<(String, String)> { panic!("ids not needed") };
-        assert_eq!(names(complete("/comp", none)), (0, vec!["/compact ".to_owned()]));
         assert_eq!(
-            names(complete("/s", none)).1,
-            ["/summarize", "/sessions"]
+            names(complete("/comp", none)),
+            (0, vec!["/compact ".to_owned()])
         );
+        assert_eq!(names(complete("/s", none)).1, ["/summarize", "/sessions"]);
         assert!(complete("hello /comp", none).1.is_empty());
         assert!(complete("/compact fo", none).1.is_empty());
         let ids = || {

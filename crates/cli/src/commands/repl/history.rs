@@ -201,7 +201,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let h = file(&dir, 3);
         h.record("secret").unwrap();
-        let mode = std::fs::metadata(h.path().unwrap()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(h.path().unwrap())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 
@@ -217,15 +220,18 @@ mod tests {
         h.record("nothing").unwrap();
         assert!(!dir.path().join("eonyx").exists());
 
-        let env = eonyx_core::paths::Env::from_pairs([(
-            "XDG_STATE_HOME",
-            dir.path().to_str().unwrap(),
-        )]);
+        let env =
+            eonyx_core::paths::Env::from_pairs([("XDG_STATE_HOME", dir.path().to_str().unwrap())]);
         let off = eonyx_core::config::ReplConfig {
             history: false,
             ..Default::default()
         };
-        assert!(HistoryFile::from_settings(&env, &off).unwrap().path().is_none());
+        assert!(
+            HistoryFile::from_settings(&env, &off)
+                .unwrap()
+                .path()
+                .is_none()
+        );
         let on = HistoryFile::from_settings(&env, &Default::default()).unwrap();
         assert_eq!(
             on.path().unwrap(),

@@ -92,7 +92,6 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
     }
 }
 
-
 /// An open agent with its view and Ctrl-C handling.
 pub struct Session<'p> {
     pub agent: Agent,
@@ -174,7 +173,6 @@ pub async fn run_turn(
         }
     }
 }
-
 
 /// Final status for a failed turn.
 pub fn status_for(err: &AgentError) -> Status {
