@@ -23,6 +23,13 @@ fn keys(tmux: &Tmux, names: &[&str]) {
     assert!(st.success());
 }
 
+/// Wait until the editor shows an empty prompt: keys sent before it would
+/// reach a terminal in cooked mode (where Ctrl-C is a signal and Ctrl-D an
+/// end of file), not the editor.
+fn idle(tmux: &Tmux, what: &str) -> String {
+    tmux.wait_pane(what, |p| p.lines().last_non_empty().ends_with("%} >"))
+}
+
 /// Type text literally, no Enter.
 fn type_text(tmux: &Tmux, text: &str) {
     let st = tmux
@@ -86,9 +93,8 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     // Up with no history yet does nothing; no `ESC [ A` gets typed.
     keys(&tmux, &["Up"]);
     tmux.send("what is up?");
-    tmux.wait_pane("the first answer", |p| {
-        p.contains("first answer") && prompt_count(p) >= 2
-    });
+    tmux.wait_pane("the first answer", |p| p.contains("first answer"));
+    idle(&tmux, "the prompt after the first answer");
     assert_eq!(
         fx.chats()[0].last_user_text().as_deref(),
         Some("what is up?")
@@ -100,9 +106,8 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
         p.lines().last_non_empty().ends_with("> what is up?")
     });
     keys(&tmux, &["Enter"]);
-    tmux.wait_pane("the second answer", |p| {
-        p.contains("second answer") && prompt_count(p) >= 3
-    });
+    tmux.wait_pane("the second answer", |p| p.contains("second answer"));
+    idle(&tmux, "the prompt after the second answer");
     assert_eq!(fx.chats().len(), 2);
     assert_eq!(
         fx.chats()[1].last_user_text().as_deref(),
@@ -112,6 +117,7 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     // Ctrl-R finds it by a piece of it.
     tmux.send("something else");
     tmux.wait_pane("the third answer", |p| p.contains("third answer"));
+    idle(&tmux, "the prompt after the third answer");
     keys(&tmux, &["C-r"]);
     type_text(&tmux, "is u");
     tmux.wait_pane("the search hit", |p| {
@@ -119,6 +125,7 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     });
     keys(&tmux, &["Enter"]);
     tmux.wait_pane("the fourth answer", |p| p.contains("fourth answer"));
+    idle(&tmux, "the prompt after the fourth answer");
     assert_eq!(
         fx.chats()[3].last_user_text().as_deref(),
         Some("what is up?")
@@ -132,6 +139,7 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     });
     keys(&tmux, &["Enter"]);
     tmux.wait_pane("the help", |p| p.contains("switch to another session"));
+    idle(&tmux, "the prompt after the help");
     type_text(&tmux, "/comp");
     keys(&tmux, &["Tab"]);
     tmux.wait_pane("the completed command", |p| {
@@ -155,12 +163,14 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
         assert_eq!(mode & 0o777, 0o600);
     }
     tmux.wait_pane("the resumed REPL", |p| p.contains("resumed session 1"));
+    idle(&tmux, "the resumed prompt");
     keys(&tmux, &["Up", "Up", "Up"]);
     tmux.wait_pane("the line from the last run", |p| {
         p.lines().last_non_empty().ends_with("> what is up?")
     });
     keys(&tmux, &["Enter"]);
     tmux.wait_pane("the fifth answer", |p| p.contains("fifth answer"));
+    idle(&tmux, "the prompt after the fifth answer");
     assert_eq!(
         fx.chats()[4].last_user_text().as_deref(),
         Some("what is up?")
@@ -177,8 +187,10 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     tmux.wait_pane("the third REPL", |p| {
         p.matches("resumed session 1").count() == 2
     });
+    idle(&tmux, "the third prompt");
     tmux.send("not for the file");
     tmux.wait_pane("the sixth answer", |p| p.contains("sixth answer"));
+    idle(&tmux, "the prompt after the sixth answer");
     keys(&tmux, &["C-d"]);
     tmux.wait_pane("the third exit", |p| p.contains("EONYX_EXIT3=0"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
@@ -230,9 +242,8 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     tmux.wait_pane("the lines marker", |p| p.contains("[2 lines]"));
     assert!(fx.chats().is_empty(), "the paste was sent before Enter");
     keys(&tmux, &["Enter"]);
-    tmux.wait_pane("the answer", |p| {
-        p.contains("got the paste") && prompt_count(p) >= 2
-    });
+    tmux.wait_pane("the answer", |p| p.contains("got the paste"));
+    idle(&tmux, "the prompt after the paste");
     assert_eq!(fx.chats().len(), 1);
     assert_eq!(
         fx.chats()[0].last_user_text().as_deref(),
@@ -249,9 +260,8 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     type_text(&tmux, "e");
     tmux.wait_pane("the third line", |p| p.contains("[3 lines]"));
     keys(&tmux, &["Enter"]);
-    tmux.wait_pane("the answer", |p| {
-        p.contains("got the continued lines") && prompt_count(p) >= 3
-    });
+    tmux.wait_pane("the answer", |p| p.contains("got the continued lines"));
+    idle(&tmux, "the prompt after the continued lines");
     assert_eq!(
         fx.chats()[1].last_user_text().as_deref(),
         Some("one\ntwo \nthree")
@@ -272,7 +282,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     );
 
     // Ctrl-C on an empty line exits 130, the session consistent.
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 4);
+    idle(&tmux, "the prompt after the clean line");
     keys(&tmux, &["C-c"]);
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=130"));
     assert_eq!(
@@ -306,9 +316,8 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
     tmux.send("make a file");
     tmux.wait_pane("the question", |p| p.contains("[a]lways"));
     keys(&tmux, &["C-c"]);
-    tmux.wait_pane("the interrupt", |p| {
-        p.contains("interrupted") && prompt_count(p) >= 2
-    });
+    tmux.wait_pane("the interrupt", |p| p.contains("interrupted"));
+    idle(&tmux, "the prompt after the interrupt");
     assert!(!fx.sb.work.join("never.txt").exists());
     assert_eq!(fx.chats().len(), 1, "the turn went on after Ctrl-C");
     assert_consistent(&fx.session());
@@ -320,12 +329,29 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
     type_text(&tmux, "0ihello ");
     keys(&tmux, &["Enter"]);
     tmux.wait_pane("the answer", |p| p.contains("vi works"));
+    idle(&tmux, "the prompt after the vi line");
     assert_eq!(
         fx.chats()[1].last_user_text().as_deref(),
         Some("hello world")
     );
+    // A command of several lines is shown once above a one-line question.
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch multi1.txt\ntouch multi2.txt"}),
+        ))
+        .push(Reply::text("left alone"));
+    tmux.send("run two lines");
+    tmux.wait_pane("the question", |p| {
+        p.contains("allow the above? [y]es") && p.contains("touch multi2.txt")
+    });
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| p.contains("left alone"));
+    idle(&tmux, "the prompt after the denial");
+    assert!(!fx.sb.work.join("multi1.txt").exists());
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    assert_consistent(&fx.session());
     assert_no_escapes(&fx);
 }
 

@@ -32,9 +32,25 @@ impl Approver for TerminalApprover {
             if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
                 return Decision::Allow;
             }
+            // A question of several lines (a multi-line command) is shown
+            // once above a one-line prompt, not redrawn at each key.
+            let (shown, prompt) = if question.contains('\n') {
+                (
+                    Some(format!("allow: {question}")),
+                    "allow the above? [y]es / [n]o / [a]lways: ".to_owned(),
+                )
+            } else {
+                (
+                    None,
+                    format!("allow: {question}? [y]es / [n]o / [a]lways: "),
+                )
+            };
             loop {
-                let prompt = format!("allow: {question}? [y]es / [n]o / [a]lways: ");
-                match self.asker.ask(&prompt).await {
+                let answer = match &shown {
+                    Some(text) => self.asker.ask_after(text, &prompt).await,
+                    None => self.asker.ask(&prompt).await,
+                };
+                match answer {
                     Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
                         "y" | "yes" => return Decision::Allow,
                         "a" | "always" => {

@@ -17,6 +17,7 @@ use rustyline::history::MemHistory;
 
 use super::helper::{Continuations, ReplHelper, bind_keys, strip_continuations};
 use crate::commands::ui::Interrupts;
+use crate::printer::Printer;
 
 type Editor = rustyline::Editor<ReplHelper, MemHistory>;
 
@@ -135,16 +136,27 @@ impl LineEditor {
 ///
 /// `ask` returns the answer as typed, or `None` on Ctrl-C (which also stops
 /// the running turn, as Ctrl-C does anywhere else during a turn), Ctrl-D or
-/// a terminal error. Callers treat `None` as "no".
-#[derive(Clone)]
+/// a terminal error. Callers treat `None` as "no". `ask_after` first shows
+/// some lines (a diff, say) on stderr through a [`Printer`], so a long text
+/// is not redrawn with the question at each key.
 pub struct Asker {
     editor: LineEditor,
     interrupts: Interrupts,
+    printer: Printer,
 }
 
 impl Asker {
     pub fn new(editor: LineEditor, interrupts: Interrupts) -> Self {
-        Self { editor, interrupts }
+        Self {
+            editor,
+            interrupts,
+            printer: Printer::new(),
+        }
+    }
+
+    pub async fn ask_after(&self, shown: &str, question: &str) -> Option<String> {
+        self.printer.info(shown.trim_end_matches('\n'));
+        self.ask(question).await
     }
 
     pub async fn ask(&self, question: &str) -> Option<String> {
