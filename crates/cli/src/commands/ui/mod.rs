@@ -1,6 +1,6 @@
 //! Shared frontend for commands that run turns: building the agent and
 //! running turns. Showing events is in [`view`], Ctrl-C in [`interrupts`],
-//! slash commands in [`slash`].
+//! slash commands in [`mod@slash`].
 
 use std::sync::Arc;
 
