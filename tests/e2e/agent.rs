@@ -220,7 +220,7 @@ fn raw_array<'a>(raw: &'a str, key: &str) -> &'a str {
     panic!("unterminated {key} array in {raw}");
 }
 
-pub(crate) fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
     while !cond() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // test code: a failure is a test failure
 
 use std::path::Path;
+use std::time::Duration;
 
 use eonyx_tests::Reply;
 
@@ -281,8 +282,33 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
         Some("clean line")
     );
 
-    // Ctrl-C on an empty line exits 130, the session consistent.
+    // Typing while an answer streams: not echoed into the answer, kept for
+    // the next prompt.
     idle(&tmux, "the prompt after the clean line");
+    fx.fake.push(
+        Reply::text("slow words stream in here").with_chunk_delay(Duration::from_millis(200)),
+    );
+    fx.fake.push(Reply::text("got the typeahead"));
+    tmux.send("stream please");
+    tmux.wait_pane("the answer streaming", |p| p.contains("slow words"));
+    type_text(&tmux, "typed ahead");
+    let pane = tmux.wait_pane("the typeahead at the prompt", |p| {
+        p.lines().last_non_empty().ends_with("%} > typed ahead")
+    });
+    assert!(
+        pane.lines()
+            .any(|l| l.trim_end() == "slow words stream in here"),
+        "the answer was garbled:\n{pane}"
+    );
+    keys(&tmux, &["Enter"]);
+    tmux.wait_pane("the answer", |p| p.contains("got the typeahead"));
+    assert_eq!(
+        fx.chats()[4].last_user_text().as_deref(),
+        Some("typed ahead")
+    );
+
+    // Ctrl-C on an empty line exits 130, the session consistent.
+    idle(&tmux, "the prompt after the typeahead");
     keys(&tmux, &["C-c"]);
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=130"));
     assert_eq!(
@@ -290,10 +316,12 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
         [
             "first pasted line\nsecond pasted line",
             "one\ntwo \nthree",
-            "clean line"
+            "clean line",
+            "stream please",
+            "typed ahead"
         ]
     );
-    assert_eq!(fx.chats().len(), 3);
+    assert_eq!(fx.chats().len(), 5);
     assert_no_escapes(&fx);
 }
 

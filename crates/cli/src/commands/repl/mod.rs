@@ -8,6 +8,7 @@
 pub mod editor;
 pub mod helper;
 pub mod history;
+pub mod quiet;
 
 use eonyx_agent::Agent;
 
@@ -61,6 +62,7 @@ pub fn run(
                 continue;
             }
             history.add(input, &editor, view.printer);
+            let _quiet = quiet::QuietTyping::start();
             if input.starts_with('/') {
                 match ui::slash(&mut agent, &mut view, &interrupts, input).await {
                     Slash::Continue => {}

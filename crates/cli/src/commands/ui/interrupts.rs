@@ -62,6 +62,7 @@ impl Interrupts {
                     _ => {
                         // Second Ctrl-C, or Ctrl-C while nothing runs.
                         Printer::flush_stdout();
+                        crate::commands::repl::quiet::restore();
                         std::process::exit(i32::from(Status::Interrupted.code()));
                     }
                 }
