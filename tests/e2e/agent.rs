@@ -44,7 +44,7 @@ impl Fx {
     }
 
     /// Run to completion with `input` on stdin (a pipe).
-    fn run(&self, args: &[&str], input: &str) -> Output {
+    pub(crate) fn run(&self, args: &[&str], input: &str) -> Output {
         run_with_stdin(self.cmd(args), input)
     }
 
@@ -128,7 +128,7 @@ fn wait_output(mut child: Child, limit: Duration) -> Output {
     }
 }
 
-fn code(o: &Output) -> Option<i32> {
+pub(crate) fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
 

@@ -3,6 +3,7 @@ mod agent;
 mod compaction;
 mod config;
 mod context;
+mod editing;
 mod release;
 mod repl;
 mod sessions;

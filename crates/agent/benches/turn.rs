@@ -182,7 +182,9 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         env,
         model: None,
         profile: None,
-        approver: Arc::new(AllowAll),
+        allow_shell: false,
+        allow_write: false,
+        approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(Instant0)),
     };
 

@@ -40,7 +40,17 @@ pub struct AgentOptions {
     pub model: Option<String>,
     /// `--profile NAME`.
     pub profile: Option<String>,
-    pub approver: Arc<dyn Approver>,
+    /// `--allow-shell`: shell commands (and reads outside the root) run
+    /// without asking.
+    pub allow_shell: bool,
+    /// `--allow-write`: `write_file` / `edit_file` inside the root without
+    /// asking.
+    pub allow_write: bool,
+    /// The user, when there is one to ask (the REPL); `None` for batch runs
+    /// and `eonyx run`, where what config and flags do not allow is denied.
+    /// The agent applies `tools.shell` / `tools.write` and the flags first
+    /// (see [`tools::PolicyApprover`]).
+    pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
 }
@@ -145,11 +155,18 @@ impl Agent {
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
 
-        let tool_ctx = ToolContext {
-            project_root: project.root.clone(),
-            shell_timeout: std::time::Duration::from_secs(config.tools.shell_timeout_secs),
-            max_read_bytes: 1024 * 1024,
-        };
+        let mut tool_ctx = ToolContext::new(
+            project.root.clone(),
+            std::time::Duration::from_secs(config.tools.shell_timeout_secs),
+        );
+        tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
+            shell: config.tools.shell,
+            allow_shell: opts.allow_shell,
+            write: config.tools.write,
+            allow_write: opts.allow_write,
+            ask: opts.approver.clone(),
+        });
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
@@ -176,7 +193,7 @@ impl Agent {
             guard,
             tool_ctx,
             tool_defs: tools::definitions(),
-            approver: opts.approver,
+            approver,
             project,
             cwd: opts.cwd,
             startup_notices,
@@ -328,6 +345,7 @@ impl Agent {
         self.view = opened.view;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
+        self.tool_ctx.seen.clear();
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
         self.calibrate_from_history(compaction_seq);
     }
@@ -438,11 +456,9 @@ impl Agent {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
                 interrupted = true;
-                tools::ToolOutput {
-                    text: "interrupted: the user cancelled this step before the tool ran"
-                        .to_owned(),
-                    is_error: true,
-                }
+                tools::ToolOutput::error(
+                    "interrupted: the user cancelled this step before the tool ran",
+                )
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
@@ -450,6 +466,9 @@ impl Agent {
                 interrupted = true;
             }
             self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
+            if let Some(change) = output.change {
+                sink(AgentEvent::FileChanged(change));
+            }
             sink(AgentEvent::ToolResult {
                 call_id: call.id.clone(),
                 name: call.name.clone(),

@@ -17,6 +17,8 @@ pub enum AgentEvent {
         output: String,
         is_error: bool,
     },
+    /// `write_file` / `edit_file` changed a file (after it was saved).
+    FileChanged(crate::tools::FileChange),
     /// A compaction begins.
     CompactionStarted {
         trigger: eonyx_core::CompactionTrigger,

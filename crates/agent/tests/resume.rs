@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use camino::Utf8PathBuf;
-use eonyx_agent::tools::DenyAll;
 use eonyx_agent::{Agent, AgentOptions, SessionChoice};
 use eonyx_core::paths::Env;
 use eonyx_core::provider::{BoxFuture, CancellationToken};
@@ -65,7 +64,9 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         ]),
         model: None,
         profile: None,
-        approver: Arc::new(DenyAll),
+        allow_shell: false,
+        allow_write: false,
+        approver: None,
         provider: Some(Arc::new(TwoCharsPerToken)),
     }
 }

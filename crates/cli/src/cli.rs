@@ -39,6 +39,9 @@ pub struct GlobalArgs {
     /// Let the model run shell commands without asking.
     #[arg(long, global = true)]
     pub allow_shell: bool,
+    /// Let the model write and edit files in the project without asking.
+    #[arg(long, global = true)]
+    pub allow_write: bool,
 }
 
 /// Which session to continue.

@@ -109,4 +109,49 @@ impl Printer {
             eprintln!("error: {msg}");
         }
     }
+
+    /// A unified diff on stderr, coloured when colour is allowed.
+    pub fn diff(&self, diff: &str) {
+        eprint!("{}", paint_diff(diff, self.stderr_color));
+    }
+}
+
+/// A unified diff for the terminal: with `color`, added lines green,
+/// removed lines red, hunk headers cyan. Ends with a newline.
+pub fn paint_diff(diff: &str, color: bool) -> String {
+    let mut out = String::with_capacity(diff.len() + 64);
+    for line in diff.lines() {
+        let code = match line.as_bytes().first() {
+            _ if !color => None,
+            Some(b'+') if !line.starts_with("+++") => Some("32"),
+            Some(b'-') if !line.starts_with("---") => Some("31"),
+            Some(b'@') => Some("36"),
+            _ => None,
+        };
+        match code {
+            Some(c) => out.push_str(&format!("\x1b[{c}m{line}\x1b[0m\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paint_diff;
+
+    #[test]
+    fn diffs_are_coloured_only_when_allowed() {
+        let d = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n";
+        assert_eq!(paint_diff(d, false), d);
+        let c = paint_diff(d, true);
+        assert!(c.starts_with("--- a/x\n+++ b/x\n\x1b[36m@@"), "{c:?}");
+        assert!(
+            c.contains("\x1b[31m-old\x1b[0m\n\x1b[32m+new\x1b[0m\n"),
+            "{c:?}"
+        );
+    }
 }

@@ -10,6 +10,7 @@
 //! through serde without losing fields (unknown fields are kept in `extra`).
 
 pub mod config;
+pub mod fs;
 pub mod id;
 pub mod message;
 pub mod paths;
@@ -17,6 +18,7 @@ pub mod provider;
 pub mod record;
 pub mod time;
 pub mod tokens;
+pub mod tool;
 
 pub use config::{CompactionConfig, Config, ConfigError, ModelConfig};
 pub use id::{SessionId, SessionIdError};
@@ -28,3 +30,4 @@ pub use provider::{
 pub use record::{
     CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader, TitleRecord,
 };
+pub use tool::{ShellOutcome, ToolName};

@@ -289,21 +289,15 @@ impl LimitsCache {
             serde_json::to_string_pretty(&file).map_err(|e| write_err(std::io::Error::other(e)))?;
         json.push('\n');
         create_private_dir(&self.dir).map_err(write_err)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".limits")
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)
-            .map_err(write_err)?;
-        use std::io::Write;
-        tmp.write_all(json.as_bytes()).map_err(write_err)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600))
-                .map_err(write_err)?;
-        }
-        tmp.as_file().sync_all().map_err(write_err)?;
-        tmp.persist(&path).map_err(|e| write_err(e.error))?;
+        eonyx_core::fs::write_atomic(
+            &path,
+            json.as_bytes(),
+            eonyx_core::fs::AtomicWrite {
+                durable: true,
+                private: true,
+            },
+        )
+        .map_err(write_err)?;
         Ok(())
     }
 }

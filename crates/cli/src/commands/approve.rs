@@ -9,11 +9,14 @@ use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
 use eonyx_core::provider::BoxFuture;
 
 use super::repl::editor::Asker;
+use crate::printer::Printer;
 
 /// Asks on the terminal; remembers "always" per kind for the session.
 pub struct TerminalApprover {
     asker: Asker,
     always: Mutex<HashSet<&'static str>>,
+    /// For the diff (stderr).
+    printer: Printer,
 }
 
 impl TerminalApprover {
@@ -21,49 +24,92 @@ impl TerminalApprover {
         Self {
             asker,
             always: Mutex::default(),
+            printer: Printer::new(),
         }
     }
+}
+
+/// The user's answer to one question.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Yes,
+    No,
+    Always,
+}
+
+/// Shows what is asked (with a write's diff first) and reads y / n /
+/// always through the line editor. The one place the REPL asks a question.
+/// Ctrl-C or Ctrl-D at the question is "no" (Ctrl-C also stops the turn).
+pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answer {
+    if let ApprovalKind::Write { diff, .. } = kind {
+        printer.diff(diff);
+        remember_shown(diff);
+    }
+    let question = kind.describe();
+    // A question of several lines (a multi-line command) is shown once
+    // above a one-line prompt, not redrawn at each key.
+    let (shown, prompt) = if question.contains('\n') {
+        (
+            Some(format!("allow: {question}")),
+            "allow the above? [y]es / [n]o / [a]lways: ".to_owned(),
+        )
+    } else {
+        (
+            None,
+            format!("allow: {question}? [y]es / [n]o / [a]lways: "),
+        )
+    };
+    loop {
+        let answer = match &shown {
+            Some(text) => asker.ask_after(text, &prompt).await,
+            None => asker.ask(&prompt).await,
+        };
+        match answer {
+            Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Answer::Yes,
+                "a" | "always" => return Answer::Always,
+                "n" | "no" | "" => return Answer::No,
+                _ => continue,
+            },
+            None => return Answer::No,
+        }
+    }
+}
+
+static SHOWN: Mutex<Option<String>> = Mutex::new(None);
+
+fn remember_shown(diff: &str) {
+    if let Ok(mut s) = SHOWN.lock() {
+        *s = Some(diff.to_owned());
+    }
+}
+
+/// Whether `diff` was just shown by [`ask`] (so the view need not repeat
+/// it); forgets it either way.
+pub fn take_shown(diff: &str) -> bool {
+    SHOWN
+        .lock()
+        .ok()
+        .and_then(|mut s| s.take())
+        .is_some_and(|d| d == diff)
 }
 
 impl Approver for TerminalApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let (key, question) = (kind.class(), kind.describe());
+            let key = kind.class();
             if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
                 return Decision::Allow;
             }
-            // A question of several lines (a multi-line command) is shown
-            // once above a one-line prompt, not redrawn at each key.
-            let (shown, prompt) = if question.contains('\n') {
-                (
-                    Some(format!("allow: {question}")),
-                    "allow the above? [y]es / [n]o / [a]lways: ".to_owned(),
-                )
-            } else {
-                (
-                    None,
-                    format!("allow: {question}? [y]es / [n]o / [a]lways: "),
-                )
-            };
-            loop {
-                let answer = match &shown {
-                    Some(text) => self.asker.ask_after(text, &prompt).await,
-                    None => self.asker.ask(&prompt).await,
-                };
-                match answer {
-                    Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
-                        "y" | "yes" => return Decision::Allow,
-                        "a" | "always" => {
-                            if let Ok(mut a) = self.always.lock() {
-                                a.insert(key);
-                            }
-                            return Decision::Allow;
-                        }
-                        "n" | "no" | "" => return Decision::Deny,
-                        _ => continue,
-                    },
-                    None => return Decision::Deny,
+            match ask(kind, &self.printer, &self.asker).await {
+                Answer::Yes => Decision::Allow,
+                Answer::Always => {
+                    if let Ok(mut a) = self.always.lock() {
+                        a.insert(key);
+                    }
+                    Decision::Allow
                 }
+                Answer::No => Decision::Deny,
             }
         })
     }

@@ -234,6 +234,11 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.shell_timeout_secs".into(),
             json!(config.tools.shell_timeout_secs),
         ),
+        entry("tools.write".into(), json!(config.tools.write)),
+        entry(
+            "tools.max_edit_bytes".into(),
+            json!(config.tools.max_edit_bytes),
+        ),
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),
         entry("repl.history".into(), json!(config.repl.history)),
         entry("repl.history_size".into(), json!(config.repl.history_size)),

@@ -18,8 +18,8 @@
 //!   key; otherwise it renames the active model) > project > global.
 //! - Every error names the file; parse and unknown-key errors also the line
 //!   (and column), with the full dotted key and a "did you mean" hint.
-//! - A project's `eonyx.json` never sets `base_url`, `api_key_env` or
-//!   `tools.shell` unless its canonical root is in the global
+//! - A project's `eonyx.json` never sets `base_url`, `api_key_env`,
+//!   `tools.shell` or `tools.write` unless its canonical root is in the global
 //!   `trusted_projects` (`eonyx trust`); `trusted_projects` in a project
 //!   file is always ignored. Ignored keys produce a warning, not an error.
 //! - Loading never writes; only [`trust_project`] edits `config.toml`, in
@@ -70,6 +70,10 @@ pub enum ShellPolicy {
     Allow,
     Deny,
 }
+
+/// Policy for the editing tools (`tools.write`): the same three answers as
+/// `tools.shell`; `--allow-write` plays the part of `--allow-shell`.
+pub type WritePolicy = ShellPolicy;
 
 /// `[compaction]` as written in a file: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -167,6 +171,12 @@ pub struct ToolsFile {
     pub shell: Option<ShellPolicy>,
     pub output_cap_bytes: Option<u64>,
     pub shell_timeout_secs: Option<u64>,
+    /// `write_file` / `edit_file`. Never settable by an untrusted project
+    /// (not even to a stricter value): dropped with a warning.
+    pub write: Option<WritePolicy>,
+    /// Files larger than this are not edited. Safe for an untrusted
+    /// project: a guard against huge diffs, not a permission.
+    pub max_edit_bytes: Option<u64>,
 }
 
 /// Resolved tool settings.
@@ -176,6 +186,10 @@ pub struct ToolsConfig {
     /// Tool output shown to the model beyond this is truncated visibly.
     pub output_cap_bytes: u64,
     pub shell_timeout_secs: u64,
+    /// Permission for `write_file` and `edit_file`.
+    pub write: WritePolicy,
+    /// `edit_file` refuses files larger than this.
+    pub max_edit_bytes: u64,
 }
 
 impl Default for ToolsConfig {
@@ -184,6 +198,8 @@ impl Default for ToolsConfig {
             shell: ShellPolicy::Ask,
             output_cap_bytes: 16 * 1024,
             shell_timeout_secs: 120,
+            write: WritePolicy::Ask,
+            max_edit_bytes: 1024 * 1024,
         }
     }
 }

@@ -93,7 +93,7 @@ pub fn edit_trusted(
         if let Some(mut key) = doc.key_mut("trusted_projects") {
             let prefix = if has_root_values { "\n" } else { "" };
             key.leaf_decor_mut().set_prefix(format!(
-                "{prefix}# Projects whose eonyx.json may set base_url, api_key_env and tools.shell\n"
+                "{prefix}# Projects whose eonyx.json may set base_url, api_key_env, tools.shell and tools.write\n"
             ));
         }
     }
@@ -119,22 +119,17 @@ pub fn edit_trusted(
 }
 
 fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
-    use std::io::Write;
     let err = |source| ConfigError::Write {
         path: path.to_path_buf(),
         source,
     };
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    // Keep the permissions of the file being replaced.
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(err)?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    let how = crate::fs::AtomicWrite {
+        durable: true,
+        private: true,
+    };
+    crate::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]

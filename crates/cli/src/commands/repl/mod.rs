@@ -10,6 +10,8 @@ pub mod helper;
 pub mod history;
 pub mod quiet;
 
+use std::sync::Arc;
+
 use eonyx_agent::Agent;
 
 use self::editor::{Asker, Input, LineEditor};
@@ -30,7 +32,7 @@ pub fn run(
     let editor = LineEditor::new()?;
     let interrupts = Interrupts::new();
     let asker = Asker::new(editor.clone(), interrupts.clone());
-    let opts = ui::options(global, Some(Box::new(TerminalApprover::new(asker))))?;
+    let opts = ui::options(global, Some(Arc::new(TerminalApprover::new(asker))))?;
     let env = opts.env.clone();
     let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use eonyx_agent::tools::{Approver, PolicyApprover};
+use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
@@ -43,42 +43,24 @@ pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionCh
     })
 }
 
+/// The agent's options from the command line. `ask` is the user to ask
+/// (the REPL) or `None` (batch, `run`); the agent applies `tools.shell`,
+/// `tools.write` and the `--allow-*` flags itself.
 pub fn options(
     global: &GlobalArgs,
-    ask: Option<Box<dyn Approver>>,
+    ask: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<AgentOptions> {
     let cwd = eonyx_core::paths::current_dir().context("cannot read the current directory")?;
-    let env = Env::from_process();
-    // The policy is resolved against config inside the approver: the flag
-    // wins, then `tools.shell`.
-    let approver: Arc<dyn Approver> = Arc::new(PolicyApprover {
-        policy: policy_from_config(&cwd, &env, global),
-        allow_flag: global.allow_shell,
-        ask,
-    });
     Ok(AgentOptions {
         cwd,
-        env,
+        env: Env::from_process(),
         model: global.model.clone(),
         profile: global.profile.clone(),
-        approver,
+        allow_shell: global.allow_shell,
+        allow_write: global.allow_write,
+        approver: ask,
         provider: None,
     })
-}
-
-fn policy_from_config(
-    cwd: &camino::Utf8Path,
-    env: &Env,
-    global: &GlobalArgs,
-) -> eonyx_core::config::ShellPolicy {
-    eonyx_core::config::load(&eonyx_core::config::LoadOptions {
-        cwd: cwd.to_path_buf(),
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })
-    .map(|c| c.tools.shell)
-    .unwrap_or_default()
 }
 
 /// Map agent errors to anyhow, keeping config errors as exit 2.

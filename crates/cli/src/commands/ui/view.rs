@@ -135,6 +135,15 @@ impl<'p> View<'p> {
                     ));
                 }
             }
+            AgentEvent::FileChanged(change) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"file_changed","path":change.path,"added":change.added,"removed":change.removed}));
+                } else if !crate::commands::approve::take_shown(&change.diff) {
+                    self.end_stream_line();
+                    self.printer.diff(&change.diff);
+                }
+            }
             AgentEvent::CompactionStarted { trigger } => {
                 self.end_stream_line();
                 self.spin(&format!("compacting ({})", trigger.as_str()));
