@@ -324,8 +324,10 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
     );
     assert_eq!(next.code(), Some(0), "{}", next.stderr());
     let req = &server.chat_requests()[0];
+    // The summary section ends with the one-line recall hint.
     assert!(
-        req.system_text().ends_with(summary),
+        req.system_text()
+            .ends_with(&format!("{summary}\n\n{}", eonyx_prompt::RECALL_HINT)),
         "{}",
         req.system_text()
     );

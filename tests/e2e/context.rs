@@ -177,7 +177,8 @@ fn context_with_a_session_shows_its_latest_summary() {
     let date = today_line(&prompt);
     assert!(
         prompt.ends_with(&format!(
-            "\n\n{date}\n\n# Summary of earlier conversation\n\nGoal: add invoices.\nNext: tests."
+            "\n\n{date}\n\n# Summary of earlier conversation\n\nGoal: add invoices.\nNext: tests.\n\n{}",
+            eonyx_prompt::RECALL_HINT
         )),
         "{prompt:?}"
     );

@@ -192,7 +192,7 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
+            tool_defs: tools::enabled_definitions(&config.tools),
             approver,
             project,
             cwd: opts.cwd,
@@ -276,10 +276,14 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
+        let summary = self
+            .view
+            .summary()
+            .map(|s| eonyx_prompt::summary_for_prompt(s, self.config.tools.recall));
         eonyx_prompt::system_prompt(
             &self.loaded,
             &eonyx_core::time::today_utc(),
-            self.view.summary(),
+            summary.as_deref(),
         )
     }
 
@@ -452,6 +456,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
         for call in calls {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
@@ -464,6 +469,9 @@ impl Agent {
             };
             if cancel.is_cancelled() {
                 interrupted = true;
+            }
+            if let Some(event) = &output.event {
+                sink(AgentEvent::Tool(event.clone()));
             }
             self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
             if let Some(change) = output.change {
@@ -480,6 +488,16 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
     }
 
     /// One provider step; on a context overflow of an uncompacted request,

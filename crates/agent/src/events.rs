@@ -31,4 +31,6 @@ pub enum AgentEvent {
     Notice(String),
     /// A warning for stderr.
     Warning(String),
+    /// A tool did something the user is told about directly.
+    Tool(crate::tools::ToolEvent),
 }

@@ -130,6 +130,8 @@ impl Facts {
                     continue;
                 };
                 match tool {
+                    // Looking up the conversation itself touches no file.
+                    ToolName::Recall => {}
                     ToolName::ReadFile => {
                         if let Some(p) = arg(a, "path") {
                             push_unique(&mut f.read, shorten(&p));

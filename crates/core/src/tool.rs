@@ -13,17 +13,19 @@ pub enum ToolName {
     Shell,
     WriteFile,
     EditFile,
+    Recall,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order the model is offered them.
-    pub const ALL: [ToolName; 6] = [
+    pub const ALL: [ToolName; 7] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
         ToolName::Shell,
         ToolName::WriteFile,
         ToolName::EditFile,
+        ToolName::Recall,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +36,7 @@ impl ToolName {
             ToolName::Shell => "shell",
             ToolName::WriteFile => "write_file",
             ToolName::EditFile => "edit_file",
+            ToolName::Recall => "recall",
         }
     }
 

@@ -45,6 +45,7 @@ Your tools:
 - list_dir: list the entries of a directory.
 - grep: search file contents for a pattern.
 - shell: run a shell command in the project directory. The user may have to approve each command, and it may be denied; when a command is denied, do not retry it, carry on without it or ask.
+- recall: fetch earlier messages of this session (or this project's sessions) word for word, when a summary left out an exact detail.
 
 How to work:
 - Look before you answer: read the relevant files instead of guessing.
@@ -58,6 +59,19 @@ Below follow the user's global instructions and the project's context files (AGE
 /// (sent natively as tool definitions) and that context follows.
 pub fn base_instructions() -> &'static str {
     BASE_INSTRUCTIONS
+}
+
+/// The last line of the summary section when the model has `recall`.
+pub const RECALL_HINT: &str = "Exact earlier messages, including those summarized above, can be fetched with the recall tool.";
+
+/// `summary` with [`RECALL_HINT`] as its last line when `recall` is on; the
+/// hint is part of the prompt only, never of the stored summary.
+pub fn summary_for_prompt(summary: &str, recall: bool) -> String {
+    if recall && !summary.trim().is_empty() {
+        format!("{}\n\n{RECALL_HINT}", summary.trim_end())
+    } else {
+        summary.to_owned()
+    }
 }
 
 /// The date line, then the summary section when there is a summary.

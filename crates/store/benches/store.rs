@@ -3,7 +3,8 @@
 //!
 //! `EONYX_BENCH_SCALE` (default 0.05) scales the data: 1.0 is the full size
 //! of the goals (10,000 sessions / ~200 MB to list, 1 GB to search, a
-//! 300,000-message session to resume).
+//! 300,000-message session to resume and to open unindexed). Words after
+//! `--` pick measures by name (`cargo bench -p eonyx-store -- open`).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -35,6 +36,20 @@ fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
         })
         .min()
         .unwrap()
+}
+
+/// Median of `n` runs (each run's time, sorted, the middle one).
+fn median_of(n: usize, mut f: impl FnMut()) -> (Duration, Vec<Duration>) {
+    let runs: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    let mut sorted = runs.clone();
+    sorted.sort();
+    (sorted[n / 2], runs)
 }
 
 fn human(d: Duration) -> String {
@@ -243,6 +258,84 @@ fn bench_resume(s: f64) {
     );
 }
 
+/// Issue 13 part 6: a data dir copied from another machine has no index
+/// entry for its sessions. Open a long session that was never indexed five
+/// times, as `sessions show --effective` and a resume do (a fresh `Store`,
+/// then `load_effective`, which finds or computes the entry): only the
+/// first open may read the whole file, so the median is compared with a
+/// 1,000-message session opened the same way. (The resume's writer adds a
+/// lock file and an open, the same for any length.)
+fn bench_open_unindexed(s: f64) {
+    let big_n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    Store::open(&dir).unwrap();
+    let big = session_id(1);
+    let small = session_id(2);
+    write_session(&dir, &big, big_n, 200, None, Some(100));
+    write_session(&dir, &small, 1000, 200, None, None);
+    assert!(!dir.join("index").exists(), "nothing indexed yet");
+    let open = |id: &SessionId| {
+        let store = Store::open(&dir).unwrap();
+        let e = store.load_effective(id).unwrap();
+        assert!(!e.messages.is_empty());
+    };
+    let (ours, big_runs) = median_of(5, || open(&big));
+    let (base, small_runs) = median_of(5, || open(&small));
+    bench_line(
+        &format!("open_unindexed_{big_n}_msgs_median_of_5_vs_1000_msgs"),
+        ours,
+        base,
+        "<= 2.0x",
+    );
+    bench_line(
+        &format!("open_unindexed_{big_n}_msgs_first_open_vs_1000_msgs"),
+        big_runs[0],
+        small_runs[0],
+        "one scan, then cached",
+    );
+}
+
+/// `recall` over one long session vs `eonyx sessions --search` (the store's
+/// search) over the same file. Search stops at its first hit and recall
+/// counts every match, so the one match sits near the end: both read the
+/// whole file.
+fn bench_recall(s: f64) {
+    let n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    let id = session_id(7);
+    write_session(
+        &dir,
+        &id,
+        n,
+        150,
+        Some((n - 150, "QuasarParser")),
+        Some(100),
+    );
+    std::thread::sleep(Duration::from_millis(2100));
+    let query = eonyx_store::RecallQuery::parse("quasarparser").unwrap();
+    let sessions = [id.clone()];
+    let opts = eonyx_store::RecallOptions {
+        sessions: &sessions,
+        exclude_from: None,
+        limit: 5,
+    };
+    assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    let ours = best_of(5, || {
+        assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    });
+    let base = best_of(5, || {
+        assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    });
+    bench_line(
+        &format!("recall_{n}_msgs_vs_sessions_search"),
+        ours,
+        base,
+        "<= 2.0x",
+    );
+}
+
 /// Child for the RSS measure: resume once, print VmHWM in MB.
 fn rss_child(spec: &str) {
     let (dir, id) = spec.split_once('|').unwrap();
@@ -266,7 +359,27 @@ fn main() {
         return;
     }
     let s = scale();
-    bench_list(s);
-    bench_search(s);
-    bench_resume(s);
+    // `cargo bench -p eonyx-store --bench store -- open resume` runs only
+    // the measures whose name contains one of the words (cargo passes
+    // `--bench` itself: flags are ignored).
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    if want("list") {
+        bench_list(s);
+    }
+    if want("search") {
+        bench_search(s);
+    }
+    if want("resume") {
+        bench_resume(s);
+    }
+    if want("open_unindexed") {
+        bench_open_unindexed(s);
+    }
+    if want("recall") {
+        bench_recall(s);
+    }
 }

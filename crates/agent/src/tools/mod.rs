@@ -25,6 +25,7 @@ mod grep;
 mod list_dir;
 mod path;
 mod read_file;
+mod recall;
 mod shell;
 mod write;
 
@@ -39,10 +40,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 pub use path::{Resolved, resolve_path};
+pub use recall::RecallSource;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools, in the order of [`definitions`].
-pub const TOOLS: [ToolName; 6] = ToolName::ALL;
+pub const TOOLS: [ToolName; 7] = ToolName::ALL;
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
@@ -66,6 +68,8 @@ pub struct ToolContext {
     pub max_edit_bytes: u64,
     /// Files read or written in this session, for the stale-edit warning.
     pub seen: SeenFiles,
+    /// Where `recall` searches; `None` when `tools.recall = false`.
+    pub recall: Option<RecallSource>,
 }
 
 impl ToolContext {
@@ -77,6 +81,7 @@ impl ToolContext {
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             max_edit_bytes: DEFAULT_MAX_READ_BYTES,
             seen: SeenFiles::default(),
+            recall: None,
         }
     }
 }
@@ -247,6 +252,23 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// The file a write tool changed (for the diff and the event).
     pub change: Option<FileChange>,
+    /// Something else the frontend reports on its own (a stderr line, a
+    /// JSON event), besides the result.
+    pub event: Option<ToolEvent>,
+}
+
+/// What a tool did that the user is told about directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEvent {
+    /// A `recall` search ran.
+    Recall {
+        query: String,
+        scope: &'static str,
+        /// Every match, including those past the limit.
+        matches: u64,
+        /// Matches returned to the model.
+        returned: u64,
+    },
 }
 
 impl ToolOutput {
@@ -255,6 +277,7 @@ impl ToolOutput {
             text: text.into(),
             is_error: false,
             change: None,
+            event: None,
         }
     }
 
@@ -263,6 +286,7 @@ impl ToolOutput {
             text: text.into(),
             is_error: true,
             change: None,
+            event: None,
         }
     }
 
@@ -405,7 +429,32 @@ pub fn definitions() -> Vec<ToolDef> {
                 "additionalProperties": false
             }),
         },
+        ToolDef {
+            name: "recall".into(),
+            description: "Fetch earlier messages verbatim from the session files, including \
+                          what a summary left out. All words must match (case-insensitive); \
+                          \"quoted phrases\" match as written."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        },
     ]
+}
+
+/// The definitions of the tools `tools` leaves on.
+pub fn enabled_definitions(tools: &eonyx_core::config::ToolsConfig) -> Vec<ToolDef> {
+    definitions()
+        .into_iter()
+        .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())
+        .collect()
 }
 
 /// Runs one call. Never panics; bad arguments, an unknown tool, I/O errors,
@@ -428,6 +477,7 @@ pub async fn execute(
         Some(ToolName::Shell) => shell::run(a, ctx, approver, cancel).await,
         Some(ToolName::WriteFile) => write::write_file(a, ctx, approver, cancel).await,
         Some(ToolName::EditFile) => write::edit_file(a, ctx, approver, cancel).await,
+        Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
@@ -653,7 +703,7 @@ mod tests {
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file"
+            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall"
         );
     }
 

@@ -34,7 +34,10 @@ pub fn run(
         Some(id) => {
             let id = SessionId::parse(id)?;
             let store = eonyx_store::Store::open(&paths::data_dir(&env)?)?;
-            store.load_effective(&id)?.compaction.map(|c| c.summary)
+            store
+                .load_effective(&id)?
+                .compaction
+                .map(|c| eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall))
         }
         None => None,
     };

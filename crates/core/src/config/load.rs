@@ -843,6 +843,10 @@ fn resolve(
                 cfg.tools.max_edit_bytes = v;
                 set("tools.max_edit_bytes");
             }
+            if let Some(v) = t.recall {
+                cfg.tools.recall = v;
+                set("tools.recall");
+            }
         }
         if let Some(r) = &f.repl {
             if let Some(v) = r.edit_mode {

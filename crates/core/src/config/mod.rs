@@ -177,6 +177,8 @@ pub struct ToolsFile {
     /// Files larger than this are not edited. Safe for an untrusted
     /// project: a guard against huge diffs, not a permission.
     pub max_edit_bytes: Option<u64>,
+    /// Safe for an untrusted project: it can only take a tool away.
+    pub recall: Option<bool>,
 }
 
 /// Resolved tool settings.
@@ -190,6 +192,8 @@ pub struct ToolsConfig {
     pub write: WritePolicy,
     /// `edit_file` refuses files larger than this.
     pub max_edit_bytes: u64,
+    /// Whether the model gets the `recall` tool.
+    pub recall: bool,
 }
 
 impl Default for ToolsConfig {
@@ -200,6 +204,7 @@ impl Default for ToolsConfig {
             shell_timeout_secs: 120,
             write: WritePolicy::Ask,
             max_edit_bytes: 1024 * 1024,
+            recall: true,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use eonyx_agent::tools::ToolEvent;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
@@ -178,6 +179,20 @@ impl<'p> View<'p> {
                 } else {
                     self.end_stream_line();
                     self.printer.warn(&m);
+                }
+            }
+            AgentEvent::Tool(ToolEvent::Recall {
+                query,
+                scope,
+                matches,
+                returned,
+            }) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                let noun = if matches == 1 { "match" } else { "matches" };
+                self.printer.info(&format!("recall: {matches} {noun}"));
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
                 }
             }
         }
