@@ -313,8 +313,15 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
         &[],
     ))
     .unwrap();
-    let summary = eff["summary"].as_str().unwrap();
-    assert_eq!(summary, comps.last().unwrap()["summary"].as_str().unwrap());
+    // It is the request body: the system prompt ends with the summary
+    // section, whose last line is the recall hint.
+    let summary = comps.last().unwrap()["summary"].as_str().unwrap();
+    let shown_system = eff["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(eff["messages"][0]["role"], "system");
+    assert!(
+        shown_system.ends_with(&format!("{summary}\n\n{}", eonyx_prompt::RECALL_HINT)),
+        "{shown_system}"
+    );
     server.clear_requests();
     let next = batch(
         &env,
@@ -331,13 +338,11 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
         "{}",
         req.system_text()
     );
-    let sent = convo(req);
+    assert_eq!(req.system_text(), shown_system);
+    let sent = req.body["messages"].as_array().unwrap();
     let shown = eff["messages"].as_array().unwrap();
     assert_eq!(sent.len(), shown.len() + 1);
-    for (s, e) in sent.iter().zip(shown) {
-        assert_eq!(s["role"], e["role"]);
-        assert_eq!(s["content"], e["content"]);
-    }
+    assert_eq!(&sent[..shown.len()], &shown[..]);
     assert_eq!(sent.last().unwrap()["content"], "one more");
 }
 

@@ -143,7 +143,7 @@ fn config_json_has_values_files_and_warnings() {
         "configured"
     );
     assert_eq!(v["files"]["trusted"], false);
-    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1));
     insta::assert_snapshot!("config_json", s.scrub(&out.stdout));
 }
 
@@ -246,7 +246,7 @@ fn trust_lets_the_project_set_base_url_and_keeps_the_global_file() {
     assert_eq!(out.status.code(), Some(0), "{}", s.scrub(&out.stderr));
     assert_eq!(
         s.scrub(&out.stderr),
-        "trusted [TMP]/proj: its eonyx.json may now set base_url, api_key_env and tools.shell (recorded in [TMP]/config/config.toml)\n"
+        "trusted [TMP]/proj: its eonyx.json may now set any key, including provider, base_url, api_key_env, models and tool permissions (recorded in [TMP]/config/config.toml)\n"
     );
     let global = std::fs::read_to_string(s.path("config/config.toml")).unwrap();
     assert!(global.starts_with("# my eonyx settings\n"), "{global}");

@@ -263,3 +263,42 @@ fn messages_already_in_the_request_are_not_returned_and_recall_can_be_turned_off
         req.tool_names()
     );
 }
+
+#[test]
+fn the_provider_key_never_appears_in_a_recall_result() {
+    const KEY: &str = "sk-recall-test-0123456789abcdef";
+    let server = FakeServer::start();
+    scripted(&server, json!({"query": "deploy token"}));
+    let env = env_for(&server, "compaction.keep_turns = 1");
+    let lines = [
+        format!("the deploy token is {KEY}"),
+        "something else".to_owned(),
+        "/compact".to_owned(),
+        ASK.to_owned(),
+    ];
+    let mut cmd: Command = env.command(BIN);
+    cmd.current_dir(&env.project)
+        .env("OPENAI_API_KEY", KEY)
+        .arg("--json")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let result = recall_result(&server);
+    assert!(result.starts_with("recall: 1 match"), "{result}");
+    assert!(
+        result.contains("the deploy token is [redacted: OPENAI_API_KEY]"),
+        "{result}"
+    );
+    assert!(!result.contains(KEY), "{result}");
+}

@@ -16,6 +16,7 @@ use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::secrets::Redactor;
 use crate::tools::{self, Approver, ToolContext};
 
 /// Which session to work in.
@@ -100,6 +101,8 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// Scrubs provider keys from tool results.
+    redactor: Redactor,
 }
 
 impl Agent {
@@ -155,11 +158,14 @@ impl Agent {
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
 
+        let key_vars = eonyx_core::secrets::key_env_vars(&config);
+        let redactor = Redactor::new(&key_vars, &opts.env);
         let mut tool_ctx = ToolContext::new(
             project.root.clone(),
             std::time::Duration::from_secs(config.tools.shell_timeout_secs),
         );
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        tool_ctx.hidden_env = key_vars;
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
@@ -192,11 +198,12 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::enabled_definitions(&config.tools),
+            tool_defs: tool_definitions(&config),
             approver,
             project,
             cwd: opts.cwd,
             startup_notices,
+            redactor,
             config,
         };
         agent.calibrate_from_history(compaction_seq);
@@ -276,14 +283,11 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
-        let summary = self
-            .view
-            .summary()
-            .map(|s| eonyx_prompt::summary_for_prompt(s, self.config.tools.recall));
-        eonyx_prompt::system_prompt(
+        system_prompt(
+            &self.config,
             &self.loaded,
+            &self.view,
             &eonyx_core::time::today_utc(),
-            summary.as_deref(),
         )
     }
 
@@ -385,18 +389,13 @@ impl Agent {
     }
 
     fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
-        let mut req = ChatRequest::new(
-            self.config.model.name.clone(),
-            self.system_prompt(),
-            self.view.messages(),
+        let mut req = next_request(
+            &self.config,
+            &self.loaded,
+            &self.view,
+            &self.tool_defs,
+            &eonyx_core::time::today_utc(),
         );
-        req.tools = self.tool_defs.clone();
-        req.max_tokens = self
-            .config
-            .model
-            .max_output_tokens
-            .map(|n| n.min(u32::MAX as u64) as u32);
-        req.temperature = self.config.model.temperature;
         req.cancel = cancel.clone();
         req
     }
@@ -470,19 +469,7 @@ impl Agent {
             if cancel.is_cancelled() {
                 interrupted = true;
             }
-            if let Some(event) = &output.event {
-                sink(AgentEvent::Tool(event.clone()));
-            }
-            self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
-            if let Some(change) = output.change {
-                sink(AgentEvent::FileChanged(change));
-            }
-            sink(AgentEvent::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                output: output.text,
-                is_error: output.is_error,
-            });
+            self.record_tool_result(call, output, sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);
@@ -498,6 +485,31 @@ impl Agent {
             project: self.project.root.clone(),
             in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
         })
+    }
+
+    /// The one way a tool result enters the session: scrubbed of provider
+    /// keys, appended, then shown.
+    fn record_tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: tools::ToolOutput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), AgentError> {
+        if let Some(event) = output.event {
+            sink(AgentEvent::Tool(event));
+        }
+        let text = self.redactor.scrub(output.text);
+        self.append(&Message::tool_result(call.id.clone(), text.clone()))?;
+        if let Some(change) = output.change {
+            sink(AgentEvent::FileChanged(change));
+        }
+        sink(AgentEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            output: text,
+            is_error: output.is_error,
+        });
+        Ok(())
     }
 
     /// One provider step; on a context overflow of an uncompacted request,
@@ -809,6 +821,47 @@ impl Agent {
     }
 }
 
+/// The tools offered to the model under `config` (the agent and
+/// [`crate::effective_request`] both take them from here).
+pub(crate) fn tool_definitions(config: &Config) -> Vec<ToolDef> {
+    tools::enabled_definitions(&config.tools)
+}
+
+/// The system prompt of the next request (the agent's estimates and
+/// [`next_request`] both use it).
+fn system_prompt(config: &Config, loaded: &Loaded, view: &ContextView, date: &str) -> SystemPrompt {
+    let summary = view
+        .summary()
+        .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
+    eonyx_prompt::system_prompt(loaded, date, summary.as_deref())
+}
+
+/// The next request: system prompt (context files, date line, summary),
+/// the model-facing view (collapses applied) and the tools. The one
+/// function behind every step the agent sends and behind
+/// `eonyx sessions show --effective`.
+pub(crate) fn next_request(
+    config: &Config,
+    loaded: &Loaded,
+    view: &ContextView,
+    tool_defs: &[ToolDef],
+    date: &str,
+) -> ChatRequest {
+    let system = system_prompt(config, loaded, view, date);
+    let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
+    req.tools = tool_defs.to_vec();
+    req.max_tokens = config
+        .model
+        .max_output_tokens
+        .map(|n| n.min(u32::MAX as u64) as u32);
+    req.temperature = config.model.temperature;
+    req
+}
+
+/// The result given, on resume, to a tool call that never got one.
+pub(crate) const RESUME_INTERRUPTED: &str =
+    "interrupted: eonyx stopped before this tool call finished";
+
 /// A session ready for turns.
 struct Opened {
     writer: SessionWriter,
@@ -871,10 +924,8 @@ fn open_session(
             // A process killed while tools ran leaves calls without results;
             // answer them so the history is consistent for every provider.
             for call_id in dangling {
-                let rec = writer.append_message(&Message::tool_result(
-                    call_id,
-                    "interrupted: eonyx stopped before this tool call finished",
-                ))?;
+                let rec =
+                    writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
                 count += 1;
                 view.push(rec);
             }
@@ -890,7 +941,7 @@ fn open_session(
 }
 
 /// Tool calls of the last assistant message that have no result after it.
-fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
+pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
     let Some(pos) = records
         .iter()
         .rposition(|r| r.message.role == Role::Assistant)

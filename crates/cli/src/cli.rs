@@ -72,7 +72,7 @@ pub enum Command {
     Compact(CompactArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
-    /// Trust a project: let its eonyx.json set base_url, api_key_env and tool permissions.
+    /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
     Trust(TrustArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
@@ -113,7 +113,9 @@ pub enum SessionsCommand {
     /// Print a session's transcript.
     Show {
         id: String,
-        /// Show what the model sees now (summary + retained messages).
+        /// Show the request the model is sent next: system prompt (context
+        /// files, date, summary) and retained messages, for the session's
+        /// project; with --json, the exact request body.
         #[arg(long)]
         effective: bool,
     },
@@ -160,7 +162,10 @@ pub struct CompletionsArgs {
 }
 
 pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::Status> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return Ok(usage_error(printer, &e)),
+    };
     printer.set_json(cli.global.json);
     match cli.command {
         None => commands::interactive::run(printer, &cli.global, &cli.session, cli.new),
@@ -173,4 +178,23 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),
     }
+}
+
+/// A command line clap rejects. Without `--json` clap reports it as
+/// usual (help and `--version` included); with `--json` an `error` event
+/// goes to stdout too, and the exit code is still 2.
+fn usage_error(printer: &mut Printer, e: &clap::Error) -> crate::exit::Status {
+    let wants_json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !e.use_stderr() || !wants_json {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let first = text.split("\n\n").next().unwrap_or(&text).trim();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let _ = printer.json_error("usage", message);
+    printer.err_raw(&text);
+    crate::exit::Status::Usage
 }

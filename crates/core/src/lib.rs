@@ -16,6 +16,7 @@ pub mod message;
 pub mod paths;
 pub mod provider;
 pub mod record;
+pub mod secrets;
 pub mod time;
 pub mod tokens;
 pub mod tool;

@@ -34,6 +34,16 @@ pub use http::{ApiKey, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use sse::{parse_anthropic_sse_chunks, parse_openai_sse_chunks};
 
+/// The JSON body the client for `model` sends for `request` (streaming, as
+/// the clients ask first). `eonyx sessions show --effective --json` prints
+/// it, so what is shown is what is sent.
+pub fn request_body(model: &ModelConfig, request: &eonyx_core::ChatRequest) -> serde_json::Value {
+    match model.provider {
+        ProviderKind::Openai => openai::request_body(model, request, true),
+        ProviderKind::Anthropic => anthropic::request_body(model, request),
+    }
+}
+
 /// Hosts that always need a key.
 const HOSTED: &[&str] = &["api.openai.com", "api.anthropic.com", "openrouter.ai"];
 

@@ -64,6 +64,9 @@ pub struct ToolContext {
     pub shell_timeout: Duration,
     /// `read_file` reads at most this many bytes and says so when it stops.
     pub max_read_bytes: u64,
+    /// Environment variables removed from `shell`'s child (the provider
+    /// key variables, `eonyx_core::secrets::key_env_vars`).
+    pub hidden_env: Vec<String>,
     /// `tools.max_edit_bytes`: larger files are not edited.
     pub max_edit_bytes: u64,
     /// Files read or written in this session, for the stale-edit warning.
@@ -79,6 +82,10 @@ impl ToolContext {
             project_root: project_root.into(),
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            hidden_env: eonyx_core::secrets::WELL_KNOWN_KEY_VARS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
             max_edit_bytes: DEFAULT_MAX_READ_BYTES,
             seen: SeenFiles::default(),
             recall: None,

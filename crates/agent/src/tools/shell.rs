@@ -79,6 +79,10 @@ async fn run_command(
         .stdout(writer.try_clone().map_err(spawn_err)?)
         .stderr(writer)
         .kill_on_drop(true);
+    // The provider keys never reach a command the model runs.
+    for var in &ctx.hidden_env {
+        cmd.env_remove(var);
+    }
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(spawn_err)?;

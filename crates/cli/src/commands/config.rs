@@ -1,6 +1,6 @@
 //! `eonyx config` (the effective configuration and where each value came
-//! from) and `eonyx trust` (let a project's eonyx.json set base_url,
-//! api_key_env and tools.shell).
+//! from) and `eonyx trust` (let a project's eonyx.json set any key,
+//! not only the untrusted allow-list).
 
 use camino::Utf8PathBuf;
 use eonyx_core::config::{Config, LoadOptions, TrustChange};
@@ -277,7 +277,7 @@ pub fn trust(
     }
     match change {
         TrustChange::Added => printer.info(&format!(
-            "trusted {root}: its eonyx.json may now set base_url, api_key_env and tools.shell (recorded in {file})"
+            "trusted {root}: its eonyx.json may now set any key, including provider, base_url, api_key_env, models and tool permissions (recorded in {file})"
         )),
         TrustChange::AlreadyTrusted => printer.info(&format!("{root} is already trusted ({file})")),
         TrustChange::Removed => printer.info(&format!("{root} is no longer trusted ({file})")),

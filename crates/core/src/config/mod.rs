@@ -18,10 +18,11 @@
 //!   key; otherwise it renames the active model) > project > global.
 //! - Every error names the file; parse and unknown-key errors also the line
 //!   (and column), with the full dotted key and a "did you mean" hint.
-//! - A project's `eonyx.json` never sets `base_url`, `api_key_env`,
-//!   `tools.shell` or `tools.write` unless its canonical root is in the global
-//!   `trusted_projects` (`eonyx trust`); `trusted_projects` in a project
-//!   file is always ignored. Ignored keys produce a warning, not an error.
+//! - Unless its canonical root is in the global `trusted_projects`
+//!   (`eonyx trust`), a project's `eonyx.json` sets only the keys in the
+//!   allow-list [`trust::UNTRUSTED_MAY_SET`]; `trusted_projects` in a project
+//!   file is always ignored. Ignored keys are named in one warning, not an
+//!   error.
 //! - Loading never writes; only [`trust_project`] edits `config.toml`, in
 //!   place (comments kept), atomically.
 
@@ -337,8 +338,8 @@ pub struct ConfigFile {
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
     pub repl: Option<ReplFile>,
-    /// Project roots whose `eonyx.json` may set `base_url`, `api_key_env`
-    /// and tool permissions. Only honoured in the global file.
+    /// Project roots whose `eonyx.json` may set any key (untrusted, only
+    /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]
     pub trusted_projects: Vec<String>,
 }

@@ -69,7 +69,9 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
         AgentError::Config(c) => anyhow::Error::new(c),
         AgentError::Usage(m) => usage(m),
         // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => usage(message),
+        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
+            anyhow::Error::new(crate::exit::SetupError(message))
+        }
         other => anyhow::Error::new(other),
     }
 }

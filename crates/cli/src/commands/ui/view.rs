@@ -243,7 +243,8 @@ impl<'p> View<'p> {
         self.stop_spinner();
         self.end_stream_line();
         if self.mode == Mode::Json {
-            self.json(json!({"type":"error","class":err.class(),"message":err.to_string()}));
+            let r = self.printer.json_error(err.class(), &err.to_string());
+            self.out(r);
         }
     }
 }

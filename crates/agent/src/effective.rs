@@ -1,0 +1,91 @@
+//! `eonyx sessions show --effective`: the request the agent would send next
+//! for a session, built read-only (no lock, nothing appended, no network)
+//! with the same [`crate::agent::next_request`] the turn loop uses.
+
+use camino::Utf8PathBuf;
+use eonyx_compact::ContextView;
+use eonyx_core::config::{Config, LoadOptions};
+use eonyx_core::paths::Env;
+use eonyx_core::{ChatRequest, Message, MessageRecord, SessionId};
+use eonyx_prompt::ContextLoader;
+use eonyx_store::Store;
+
+use crate::agent::{RESUME_INTERRUPTED, next_request, tool_definitions, unanswered_calls};
+use crate::error::AgentError;
+
+/// The next request of a session and what it was built from.
+#[derive(Debug)]
+pub struct EffectiveRequest {
+    pub request: ChatRequest,
+    /// The exact JSON body the provider client would send.
+    pub body: serde_json::Value,
+    /// The configuration of the session's project that built it.
+    pub config: Config,
+    /// Config and context-file warnings, and a note when the session's
+    /// directory is gone.
+    pub warnings: Vec<String>,
+}
+
+/// Build the next request of session `id` as the agent would, resuming it
+/// with `--model`/`--profile` (`model`, `profile`) in the directory the
+/// session was started in (its header's `cwd`).
+pub fn effective_request(
+    env: &Env,
+    model: Option<String>,
+    profile: Option<String>,
+    id: &SessionId,
+) -> Result<EffectiveRequest, AgentError> {
+    let data_dir = eonyx_core::paths::data_dir(env)
+        .map_err(|e| AgentError::Config(eonyx_core::ConfigError::Path(e)))?;
+    let store = Store::open(&data_dir)?;
+    let effective = store.load_effective(id)?;
+    let cwd = Utf8PathBuf::from(&effective.header.cwd);
+    let mut warnings = Vec::new();
+    if !cwd.is_dir() {
+        warnings.push(format!(
+            "the session's directory {cwd} no longer exists; its context files and project config are missing from this request"
+        ));
+    }
+    let config = eonyx_core::config::load(&LoadOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        model,
+        profile,
+    })?;
+    warnings.extend(config.warnings.iter().cloned());
+    let project = eonyx_core::paths::find_project(&cwd);
+    let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
+    let loaded = loader.load();
+    warnings.extend(loaded.warnings.iter().cloned());
+
+    // As on resume: calls left without a result get the interrupted one.
+    let dangling = unanswered_calls(&effective.messages);
+    let mut view = ContextView::from_effective(
+        &config.compaction,
+        config.tools.output_cap_bytes,
+        effective.compaction.as_ref(),
+        effective.messages,
+    );
+    for (seq, call_id) in (effective.next_seq..).zip(dangling) {
+        view.push(MessageRecord {
+            seq,
+            ts: String::new(),
+            message: Message::tool_result(call_id, RESUME_INTERRUPTED),
+        });
+    }
+
+    let request = next_request(
+        &config,
+        &loaded,
+        &view,
+        &tool_definitions(&config),
+        &eonyx_core::time::today_utc(),
+    );
+    let body = eonyx_provider::request_body(&config.model, &request);
+    Ok(EffectiveRequest {
+        request,
+        body,
+        config,
+        warnings,
+    })
+}
