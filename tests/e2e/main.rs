@@ -12,4 +12,5 @@ mod release;
 mod repl;
 mod session_order;
 mod sessions;
+mod skills;
 mod util;

@@ -9,9 +9,9 @@ use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
     ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
-    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
+    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
 };
-use eonyx_prompt::{ContextLoader, Loaded};
+use eonyx_prompt::{ContextLoader, Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
@@ -103,6 +103,13 @@ pub struct Agent {
     startup_notices: Vec<String>,
     /// Scrubs provider keys from tool results.
     redactor: Redactor,
+    /// Skills found when the agent started (SPEC §14); shared with the
+    /// `skill` tool through the tool context.
+    skills: Arc<Skills>,
+    /// Skills whose bodies are re-attached after the summary: those the
+    /// last compaction record lists, and that section as rendered then.
+    skills_in_use: Vec<String>,
+    skills_in_use_section: String,
 }
 
 impl Agent {
@@ -157,6 +164,13 @@ impl Agent {
         let loaded = loader.load();
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
+        let skills = Arc::new(eonyx_prompt::skills::discover(
+            &project,
+            &config.config_dir,
+            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
+            &config.skills,
+        ));
+        startup_notices.extend(skills.warnings.iter().cloned());
 
         let key_vars = eonyx_core::secrets::key_env_vars(&config);
         let redactor = Redactor::new(&key_vars, &opts.env);
@@ -166,6 +180,7 @@ impl Agent {
         );
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
         tool_ctx.hidden_env = key_vars;
+        tool_ctx.skills = skills.clone();
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
@@ -182,6 +197,7 @@ impl Agent {
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
         let compaction_seq = opened.compaction_seq;
+        let skills_in_use = opened.skills_in_use.clone();
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -198,14 +214,19 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tool_definitions(&config),
+            tool_defs: tool_definitions(&config, &skills),
             approver,
             project,
             cwd: opts.cwd,
             startup_notices,
             redactor,
             config,
+            skills,
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
         };
+        let notes = agent.reattach_skills(skills_in_use);
+        agent.startup_notices.extend(notes);
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
     }
@@ -287,8 +308,60 @@ impl Agent {
             &self.config,
             &self.loaded,
             &self.view,
+            self.skill_sections(),
             &eonyx_core::time::today_utc(),
         )
+    }
+
+    fn skill_sections(&self) -> SkillSections<'_> {
+        SkillSections {
+            listing: &self.skills.section,
+            in_use: &self.skills_in_use_section,
+        }
+    }
+
+    /// The skills found when the agent started.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// Skills whose bodies are re-attached after the summary.
+    pub fn skills_in_use(&self) -> &[String] {
+        &self.skills_in_use
+    }
+
+    /// Render the bodies of `names` for the suffix; returns warnings.
+    fn reattach_skills(&mut self, names: Vec<String>) -> Vec<String> {
+        let rendered = eonyx_prompt::skills::skills_in_use(
+            &self.skills,
+            &names,
+            self.config.skills.max_reloaded_bytes,
+            &eonyx_prompt::FsReader,
+        );
+        self.skills_in_use = names;
+        self.skills_in_use_section = rendered.section;
+        rendered.warnings
+    }
+
+    /// The skills in use after compacting `compacted`: those already in use,
+    /// then each skill loaded whole in the span (a reload moves it last, as
+    /// the most recent).
+    fn skills_after(&self, compacted: &[eonyx_core::MessageRecord]) -> Vec<String> {
+        let mut names = self.skills_in_use.clone();
+        for call in compacted
+            .iter()
+            .filter(|r| r.message.role == Role::Assistant)
+            .flat_map(|r| &r.message.tool_calls)
+            .filter(|c| ToolName::parse(&c.name) == Some(ToolName::Skill))
+        {
+            if let Some(name) = tools::skill::loaded_by(&call.arguments)
+                && self.skills.get(name).is_some()
+            {
+                names.retain(|n| n != name);
+                names.push(name.to_owned());
+            }
+        }
+        names
     }
 
     /// What the next request would carry: system prompt and messages.
@@ -349,6 +422,8 @@ impl Agent {
 
     fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
+        let notes = self.reattach_skills(opened.skills_in_use.clone());
+        self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
         self.message_count = opened.message_count;
@@ -391,10 +466,9 @@ impl Agent {
     fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
         let mut req = next_request(
             &self.config,
-            &self.loaded,
+            self.system_prompt(),
             &self.view,
             &self.tool_defs,
-            &eonyx_core::time::today_utc(),
         );
         req.cancel = cancel.clone();
         req
@@ -753,8 +827,10 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system =
+        let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        let skills = self.skill_sections();
+        eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -784,6 +860,7 @@ impl Agent {
             }
         }
         let plan = self.plan_compaction(trigger, overhead, budget)?;
+        let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
@@ -808,8 +885,13 @@ impl Agent {
                 AgentError::Compaction(e.to_string())
             }
         })?;
+        let mut record = record;
+        record.skills = skills_in_use;
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        for w in self.reattach_skills(saved.skills.clone()) {
+            sink(AgentEvent::Warning(w));
+        }
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)
@@ -823,17 +905,38 @@ impl Agent {
 
 /// The tools offered to the model under `config` (the agent and
 /// [`crate::effective_request`] both take them from here).
-pub(crate) fn tool_definitions(config: &Config) -> Vec<ToolDef> {
-    tools::enabled_definitions(&config.tools)
+pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
+    let mut defs = tools::enabled_definitions(&config.tools);
+    if skills.is_empty() {
+        defs.retain(|d| d.name != ToolName::Skill.as_str());
+    }
+    defs
 }
 
-/// The system prompt of the next request (the agent's estimates and
-/// [`next_request`] both use it).
-fn system_prompt(config: &Config, loaded: &Loaded, view: &ContextView, date: &str) -> SystemPrompt {
+/// The skill parts of the system prompt: the `# Skills` listing (end of the
+/// stable prefix) and, after a compaction, `# Skills in use` (after the
+/// summary, in the part that changes at compaction anyway).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SkillSections<'a> {
+    pub listing: &'a str,
+    pub in_use: &'a str,
+}
+
+/// The system prompt of the next request (the agent's estimates, its
+/// requests and [`crate::effective_request`] all use it).
+pub(crate) fn system_prompt(
+    config: &Config,
+    loaded: &Loaded,
+    view: &ContextView,
+    skills: SkillSections<'_>,
+    date: &str,
+) -> SystemPrompt {
     let summary = view
         .summary()
         .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
-    eonyx_prompt::system_prompt(loaded, date, summary.as_deref())
+    let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
+    prompt
 }
 
 /// The next request: system prompt (context files, date line, summary),
@@ -842,12 +945,10 @@ fn system_prompt(config: &Config, loaded: &Loaded, view: &ContextView, date: &st
 /// `eonyx sessions show --effective`.
 pub(crate) fn next_request(
     config: &Config,
-    loaded: &Loaded,
+    system: SystemPrompt,
     view: &ContextView,
     tool_defs: &[ToolDef],
-    date: &str,
 ) -> ChatRequest {
-    let system = system_prompt(config, loaded, view, date);
     let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
     req.tools = tool_defs.to_vec();
     req.max_tokens = config
@@ -870,6 +971,8 @@ struct Opened {
     resumed: bool,
     /// Seq of the last compaction record (0 when none).
     compaction_seq: u64,
+    /// The skills the last compaction record lists.
+    skills_in_use: Vec<String>,
 }
 
 /// Open or create the chosen session and build its model-facing view.
@@ -907,6 +1010,7 @@ fn open_session(
                 message_count: 0,
                 resumed: false,
                 compaction_seq: 0,
+                skills_in_use: Vec::new(),
             })
         }
         Some(id) => {
@@ -914,6 +1018,11 @@ fn open_session(
             let mut writer = store.open_writer(&id)?;
             let dangling = unanswered_calls(&effective.messages);
             let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+            let skills_in_use = effective
+                .compaction
+                .as_ref()
+                .map(|c| c.skills.clone())
+                .unwrap_or_default();
             let mut view = ContextView::from_effective(
                 &config.compaction,
                 cap,
@@ -935,6 +1044,7 @@ fn open_session(
                 message_count: count,
                 resumed: true,
                 compaction_seq,
+                skills_in_use,
             })
         }
     }

@@ -10,7 +10,10 @@ use eonyx_core::{ChatRequest, Message, MessageRecord, SessionId};
 use eonyx_prompt::ContextLoader;
 use eonyx_store::Store;
 
-use crate::agent::{RESUME_INTERRUPTED, next_request, tool_definitions, unanswered_calls};
+use crate::agent::{
+    RESUME_INTERRUPTED, SkillSections, next_request, system_prompt, tool_definitions,
+    unanswered_calls,
+};
 use crate::error::AgentError;
 
 /// The next request of a session and what it was built from.
@@ -57,6 +60,27 @@ pub fn effective_request(
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
     let loaded = loader.load();
     warnings.extend(loaded.warnings.iter().cloned());
+    // Skills as the agent finds them when it opens, and those in use since
+    // the last compaction.
+    let skills = eonyx_prompt::skills::discover(
+        &project,
+        &config.config_dir,
+        eonyx_prompt::skills::home_dir(env).as_deref(),
+        &config.skills,
+    );
+    warnings.extend(skills.warnings.iter().cloned());
+    let in_use_names = effective
+        .compaction
+        .as_ref()
+        .map(|c| c.skills.clone())
+        .unwrap_or_default();
+    let in_use = eonyx_prompt::skills::skills_in_use(
+        &skills,
+        &in_use_names,
+        config.skills.max_reloaded_bytes,
+        &eonyx_prompt::FsReader,
+    );
+    warnings.extend(in_use.warnings.iter().cloned());
 
     // As on resume: calls left without a result get the interrupted one.
     let dangling = unanswered_calls(&effective.messages);
@@ -74,13 +98,17 @@ pub fn effective_request(
         });
     }
 
-    let request = next_request(
+    let system = system_prompt(
         &config,
         &loaded,
         &view,
-        &tool_definitions(&config),
+        SkillSections {
+            listing: &skills.section,
+            in_use: &in_use.section,
+        },
         &eonyx_core::time::today_utc(),
     );
+    let request = next_request(&config, system, &view, &tool_definitions(&config, &skills));
     let body = eonyx_provider::request_body(&config.model, &request);
     Ok(EffectiveRequest {
         request,

@@ -70,6 +70,8 @@ pub enum Command {
     Context(ContextArgs),
     /// Compact a session now.
     Compact(CompactArgs),
+    /// List the skills the model can load: name, scope, path, description.
+    Skills(SkillsArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
@@ -146,6 +148,9 @@ pub struct CompactArgs {
 pub struct ConfigArgs {}
 
 #[derive(Debug, Args)]
+pub struct SkillsArgs {}
+
+#[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Project root to trust (default: the current project).
     pub path: Option<Utf8PathBuf>,
@@ -173,6 +178,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
         Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
+        Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),

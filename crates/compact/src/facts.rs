@@ -132,6 +132,8 @@ impl Facts {
                 match tool {
                     // Looking up the conversation itself touches no file.
                     ToolName::Recall => {}
+                    // Skills in use are kept by name in the record itself.
+                    ToolName::Skill => {}
                     ToolName::ReadFile => {
                         if let Some(p) = arg(a, "path") {
                             push_unique(&mut f.read, shorten(&p));

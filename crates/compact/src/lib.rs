@@ -168,5 +168,7 @@ pub async fn compact(
         mid_turn: plan.mid_turn,
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
+        // Filled in by the agent, which knows the skills (SPEC §14).
+        skills: Vec::new(),
     })
 }

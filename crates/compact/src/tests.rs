@@ -362,6 +362,7 @@ fn collapse_is_deterministic_under_replay_and_resume() {
         mid_turn: false,
         focus: None,
         facts: None,
+        skills: Vec::new(),
     };
     let mut live = a.clone();
     live.apply(&rec);
@@ -1007,4 +1008,29 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
     }
     // The estimator learned the sim's ~3 chars/token (plus message overhead).
     assert!(e.ratio() < 3.2 && e.ratio() > 2.4, "{}", e.ratio());
+}
+
+#[test]
+fn skill_results_are_never_truncated_nor_collapsed() {
+    // keep_recent 0, budget 1: every other result collapses; a cap of 100
+    // bytes cuts every other result.
+    let mut h = Hist::new();
+    h.user("deploy");
+    let body = "STEP ".repeat(100);
+    h.tool("skill", json!({"name": "deploy"}), &body);
+    h.tool("read_file", json!({"path": "a"}), &"x".repeat(500));
+    h.tool("read_file", json!({"path": "b"}), &"y".repeat(500));
+    let mut v = view_of(&h, &collapse_cfg(1, 0), 100);
+    v.collapse_for_room(usize::MAX);
+    let t = texts(&v);
+    assert_eq!(t[2], body, "the skill body is sent whole");
+    assert!(t[4].starts_with("[tool result collapsed"), "{}", t[4]);
+    assert!(t[6].starts_with("[tool result collapsed"), "{}", t[6]);
+    // The same holds for a view rebuilt from the records (resume).
+    assert_eq!(
+        view_of(&h, &collapse_cfg(1, 0), 100).messages()[2]
+            .content
+            .text(),
+        body
+    );
 }

@@ -14,11 +14,13 @@ pub enum ToolName {
     WriteFile,
     EditFile,
     Recall,
+    /// Offered only when the session has skills (SPEC §14).
+    Skill,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order the model is offered them.
-    pub const ALL: [ToolName; 7] = [
+    pub const ALL: [ToolName; 8] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -26,6 +28,7 @@ impl ToolName {
         ToolName::WriteFile,
         ToolName::EditFile,
         ToolName::Recall,
+        ToolName::Skill,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -37,12 +40,20 @@ impl ToolName {
             ToolName::WriteFile => "write_file",
             ToolName::EditFile => "edit_file",
             ToolName::Recall => "recall",
+            ToolName::Skill => "skill",
         }
     }
 
     /// The tool a call names, if it is a built-in one.
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Tools whose results are instructions the model is following (a
+    /// skill's body): sent whole, never cut by the tool-output cap nor
+    /// collapsed to make room; the tool bounds its own output.
+    pub fn kept_whole(self) -> bool {
+        matches!(self, ToolName::Skill)
     }
 
     /// Tools that change the file named by their `path` argument.

@@ -23,12 +23,18 @@
 //! - All file access goes through [`ContextReader`], so error paths are
 //!   testable as root.
 //! - The crate never prints.
+//!
+//! Skills (SPEC §14) live in [`skills`]: found along the same directories,
+//! listed in the stable prefix after the context files, re-attached after
+//! the summary once a compaction has removed the calls that loaded them.
 
 mod loader;
 mod reader;
+pub mod skills;
 
 pub use loader::{AGENTS_FILE, CONTEXT_SUFFIX, ContextFileInfo, ContextLoader, Loaded};
 pub use reader::{ContextReader, FileContent, FsReader};
+pub use skills::{Skill, SkillScope, Skills, SkillsInUse};
 
 use eonyx_core::SystemPrompt;
 

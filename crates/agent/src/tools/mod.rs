@@ -27,6 +27,7 @@ mod path;
 mod read_file;
 mod recall;
 mod shell;
+pub mod skill;
 mod write;
 
 use std::time::Duration;
@@ -44,7 +45,7 @@ pub use recall::RecallSource;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools, in the order of [`definitions`].
-pub const TOOLS: [ToolName; 7] = ToolName::ALL;
+pub const TOOLS: [ToolName; 8] = ToolName::ALL;
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
@@ -73,6 +74,8 @@ pub struct ToolContext {
     pub seen: SeenFiles,
     /// Where `recall` searches; `None` when `tools.recall = false`.
     pub recall: Option<RecallSource>,
+    /// The skills `skill` reads (found when the session started).
+    pub skills: std::sync::Arc<eonyx_prompt::Skills>,
 }
 
 impl ToolContext {
@@ -89,6 +92,7 @@ impl ToolContext {
             max_edit_bytes: DEFAULT_MAX_READ_BYTES,
             seen: SeenFiles::default(),
             recall: None,
+            skills: Default::default(),
         }
     }
 }
@@ -453,6 +457,7 @@ pub fn definitions() -> Vec<ToolDef> {
                 "additionalProperties": false
             }),
         },
+        skill::definition(),
     ]
 }
 
@@ -485,6 +490,7 @@ pub async fn execute(
         Some(ToolName::WriteFile) => write::write_file(a, ctx, approver, cancel).await,
         Some(ToolName::EditFile) => write::edit_file(a, ctx, approver, cancel).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
+        Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
         None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
@@ -710,7 +716,7 @@ mod tests {
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall"
+            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall, skill"
         );
     }
 

@@ -225,6 +225,14 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "context.max_total_bytes".into(),
             json!(config.context.max_total_bytes),
         ),
+        entry(
+            "skills.max_listed_bytes".into(),
+            json!(config.skills.max_listed_bytes),
+        ),
+        entry(
+            "skills.max_reloaded_bytes".into(),
+            json!(config.skills.max_reloaded_bytes),
+        ),
         entry("tools.shell".into(), json!(config.tools.shell)),
         entry(
             "tools.output_cap_bytes".into(),

@@ -9,4 +9,5 @@ pub mod interactive;
 pub mod repl;
 pub mod run;
 pub mod sessions;
+pub mod skills;
 pub mod ui;

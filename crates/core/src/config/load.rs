@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
-    ProfileFile, ProviderKind, ReplFile, Source, ToolsFile,
+    ProfileFile, ProviderKind, ReplFile, SkillsFile, Source, ToolsFile,
 };
 use crate::paths::Env;
 
@@ -187,6 +187,7 @@ enum Section {
     Context,
     Tools,
     Repl,
+    Skills,
     Leaf,
 }
 
@@ -200,6 +201,7 @@ impl Section {
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
             Section::Repl => Some(field_names::<ReplFile>()),
+            Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -212,6 +214,7 @@ impl Section {
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
             (Section::Root, "repl") => Section::Repl,
+            (Section::Root, "skills") => Section::Skills,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -263,11 +266,12 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 4] = [
+    let sections: [(&str, Vec<String>); 5] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
         ("repl", field_names::<ReplFile>()),
+        ("skills", field_names::<SkillsFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {
@@ -874,6 +878,16 @@ fn resolve(
             cfg.max_steps = v;
             set("max_steps");
         }
+        if let Some(k) = &f.skills {
+            if let Some(v) = k.max_listed_bytes {
+                cfg.skills.max_listed_bytes = v;
+                set("skills.max_listed_bytes");
+            }
+            if let Some(v) = k.max_reloaded_bytes {
+                cfg.skills.max_reloaded_bytes = v;
+                set("skills.max_reloaded_bytes");
+            }
+        }
     }
     Ok(cfg)
 }
@@ -1374,6 +1388,27 @@ compaction = { threshold_percent = 50 }
     }
 
     #[test]
+    fn skills_caps_default_and_may_be_set_by_an_untrusted_project() {
+        let s = Sandbox::new();
+        s.global(&format!("{GLOBAL}\n[skills]\nmax_reloaded_bytes = 2000\n"))
+            .project(r#"{"skills": {"max_listed_bytes": 100}}"#);
+        let c = s.load(&[]);
+        assert!(!c.trusted);
+        assert_eq!(c.skills.max_listed_bytes, 100);
+        assert_eq!(c.skills.max_reloaded_bytes, 2000);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert!(matches!(
+            c.source("skills.max_listed_bytes"),
+            Source::Project { .. }
+        ));
+        s.global(GLOBAL).project("{}");
+        let c = s.load(&[]);
+        assert_eq!(c.skills, super::super::SkillsConfig::default());
+        assert_eq!(c.skills.max_listed_bytes, 4096);
+        assert_eq!(c.skills.max_reloaded_bytes, 16384);
+    }
+
+    #[test]
     fn untrusted_project_cannot_redirect_keys_or_allow_shell() {
         let s = Sandbox::new();
         s.global(GLOBAL).project(
@@ -1438,6 +1473,9 @@ compaction = { threshold_percent = 50 }
                 ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
                 ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
+                ["skills", k] => {
+                    field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
+                }
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 _ => false,
             };

@@ -165,6 +165,34 @@ impl Default for ContextConfig {
     }
 }
 
+/// `[skills]` as written in a file. Both keys only size the prompt, so an
+/// untrusted project's `eonyx.json` may set them (they cannot send anything
+/// anywhere or widen a permission).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsFile {
+    pub max_listed_bytes: Option<u64>,
+    pub max_reloaded_bytes: Option<u64>,
+}
+
+/// Resolved skill caps (SPEC §14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillsConfig {
+    /// The `# Skills` listing in the stable prefix is cut past this.
+    pub max_listed_bytes: u64,
+    /// Bodies re-attached after a compaction (`# Skills in use`) stop here.
+    pub max_reloaded_bytes: u64,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            max_listed_bytes: 4096,
+            max_reloaded_bytes: 16 * 1024,
+        }
+    }
+}
+
 /// `[tools]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -338,6 +366,7 @@ pub struct ConfigFile {
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
     pub repl: Option<ReplFile>,
+    pub skills: Option<SkillsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]
@@ -408,6 +437,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub tools: ToolsConfig,
     pub repl: ReplConfig,
+    pub skills: SkillsConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -434,6 +464,7 @@ impl Config {
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
             repl: ReplConfig::default(),
+            skills: SkillsConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),

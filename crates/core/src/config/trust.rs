@@ -71,6 +71,9 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
+    // Skills: prompt sizing only.
+    any("skills.max_listed_bytes"),
+    any("skills.max_reloaded_bytes"),
     // Limits and sampling of a model the global config defines.
     any("models.*.context_window"),
     any("models.*.max_input_tokens"),

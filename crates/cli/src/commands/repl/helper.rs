@@ -225,7 +225,10 @@ mod tests {
             names(complete("/comp", none)),
             (0, vec!["/compact ".to_owned()])
         );
-        assert_eq!(names(complete("/s", none)).1, ["/summarize", "/sessions"]);
+        assert_eq!(
+            names(complete("/s", none)).1,
+            ["/summarize", "/sessions", "/skills"]
+        );
         assert!(complete("hello /comp", none).1.is_empty());
         assert!(complete("/compact fo", none).1.is_empty());
         let ids = || {

@@ -53,6 +53,11 @@ pub const COMMANDS: &[Command] = &[
         help: "show the context files and the {ctx} estimate",
     },
     Command {
+        name: "/skills",
+        args: "",
+        help: "list the skills the model can load",
+    },
+    Command {
         name: "/help",
         args: "",
         help: "this help",
@@ -185,6 +190,10 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&crate::commands::skills::section_line(agent.skills()));
+            }
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -200,6 +209,15 @@ pub async fn slash(
                 view.printer
                     .info(&format!("summary: {} characters", s.chars().count()));
             }
+            Slash::Continue
+        }
+        "/skills" => {
+            crate::commands::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
             Slash::Continue
         }
         other => {
@@ -226,6 +244,7 @@ mod tests {
 /resume ID        switch to another session
 /rename TITLE     rename this session
 /context          show the context files and the {ctx} estimate
+/skills           list the skills the model can load
 /help             this help
 /exit             leave"
         );
