@@ -7,6 +7,7 @@ mod editing;
 mod effective;
 mod json_errors;
 mod keys;
+mod providers;
 mod recall;
 mod release;
 mod repl;

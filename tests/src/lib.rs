@@ -39,7 +39,7 @@ pub use config::{
 };
 pub use recorded::RecordedRequest;
 pub use reply::{FakeToolCall, Reply, UsageOverride};
-pub use server::{FakeServer, Responder};
+pub use server::{FakeServer, Ollama, Refuse, Responder};
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };

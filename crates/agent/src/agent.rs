@@ -7,17 +7,22 @@ use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Plan, PlanError, 
 use eonyx_core::config::{Config, LoadOptions};
 use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
+use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{
-    ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
-    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
+    ChatRequest, CompactionRecord, CompactionTrigger, FinishReason, Message, ModelConfig, Provider,
+    ProviderError, Role, SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
 };
 use eonyx_prompt::{ContextLoader, Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::limits::{self as window, TRUNCATION_HOW};
 use crate::secrets::Redactor;
 use crate::tools::{self, Approver, ToolContext};
+use crate::truncation::TruncationCheck;
+
+mod window_steps;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +71,9 @@ pub struct TurnOutcome {
     pub steps: u32,
     /// The turn ended because `max_steps` was reached.
     pub max_steps_reached: bool,
+    /// Why the model stopped in the turn's last step (`length`: cut by the
+    /// output cap).
+    pub finish_reason: Option<FinishReason>,
 }
 
 /// The `{ctx N%}` figures.
@@ -92,6 +100,15 @@ pub struct Agent {
     provider: Arc<dyn Provider>,
     summarizer: Arc<dyn Provider>,
     summarizer_model: String,
+    /// The summarizer model's config (its window and learned quirks).
+    summarizer_config: ModelConfig,
+    /// The summarizer's window when it is another model than the session's.
+    summarizer_window: Option<u64>,
+    /// Quirks last saved for (session model, summarizer model).
+    saved_quirks: (RequestQuirks, RequestQuirks),
+    /// The window came from Ollama's default: ask again after the first step.
+    reprobe_after_step: bool,
+    truncation: TruncationCheck,
     limits: Limits,
     trigger: Trigger,
     guard: AutoGuard,
@@ -116,7 +133,7 @@ impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
-        let config = eonyx_core::config::load(&LoadOptions {
+        let mut config = eonyx_core::config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
@@ -131,17 +148,19 @@ impl Agent {
             Some(p) => p.clone(),
             None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
         };
-        let (summarizer, summarizer_model) = if config.compaction.model.is_empty()
+        let mut startup_notices = Vec::new();
+        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
+        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
             || config.compaction.model == config.model_key
         {
-            (provider.clone(), config.model.name.clone())
+            (provider.clone(), config.model.clone())
         } else {
             match config.model_by_key(&config.compaction.model) {
                 Some(m) if opts.provider.is_none() => (
                     Arc::from(eonyx_provider::from_config(m, &opts.env)?),
-                    m.name.clone(),
+                    m.clone(),
                 ),
-                Some(m) => (provider.clone(), m.name.clone()),
+                Some(m) => (provider.clone(), m.clone()),
                 None => {
                     return Err(AgentError::Usage(format!(
                         "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
@@ -151,8 +170,22 @@ impl Agent {
             }
         };
 
-        let mut startup_notices = Vec::new();
-        let limits = resolve_limits(&config, &store, provider.as_ref(), &mut startup_notices).await;
+        let summarizer_model = summarizer_config.name.clone();
+        let started = window::start(
+            &config,
+            &summarizer_config,
+            provider.as_ref(),
+            summarizer.as_ref(),
+            store.data_dir(),
+            &mut startup_notices,
+        )
+        .await;
+        let limits = started.window.limits(&config.model);
+        let reprobe_after_step = window::is_ollama_default(&started.window);
+        let same_summarizer = summarizer_config.base_url == config.model.base_url
+            && summarizer_config.name == config.model.name;
+        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
+        let saved_quirks = (provider.quirks(), summarizer.quirks());
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
@@ -210,6 +243,11 @@ impl Agent {
             provider,
             summarizer,
             summarizer_model,
+            summarizer_config,
+            summarizer_window,
+            saved_quirks,
+            reprobe_after_step,
+            truncation: TruncationCheck::default(),
             limits,
             trigger,
             guard,
@@ -430,6 +468,7 @@ impl Agent {
         self.resumed = opened.resumed;
         self.tool_ctx.seen.clear();
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.truncation.forget();
         self.calibrate_from_history(compaction_seq);
     }
 
@@ -513,18 +552,32 @@ impl Agent {
             }
             let calls = message.tool_calls.clone();
             outcome.text = message.content.text();
+            outcome.finish_reason = response.finish_reason.clone();
             self.append(&message)?;
+            self.remember_quirks(sink);
+            if self.reprobe_after_step {
+                self.reprobe_after_step = false;
+                self.reprobe_window(sink).await;
+            }
+            let cut_call = if response.finish_reason == Some(FinishReason::Length) {
+                sink(AgentEvent::Warning(self.cut_notice(calls.last())));
+                calls.last().map(|c| c.id.clone())
+            } else {
+                None
+            };
 
             if calls.is_empty() {
                 return Ok(outcome);
             }
-            self.run_tools(&calls, sink, cancel).await?;
+            self.run_tools(&calls, cut_call.as_deref(), sink, cancel)
+                .await?;
         }
     }
 
     async fn run_tools(
         &mut self,
         calls: &[ToolCall],
+        cut_call: Option<&str>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
@@ -537,6 +590,12 @@ impl Agent {
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
+            } else if cut_call == Some(call.id.as_str()) {
+                tools::ToolOutput::error(format!(
+                    "error: this {} call was cut by the output cap ({}) before its arguments were complete, so it was not run. Make the call again, with shorter arguments if they were long.",
+                    call.name,
+                    self.output_cap_text()
+                ))
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
@@ -573,7 +632,9 @@ impl Agent {
             sink(AgentEvent::Tool(event));
         }
         let text = self.redactor.scrub(output.text);
-        self.append(&Message::tool_result(call.id.clone(), text.clone()))?;
+        let mut result = Message::tool_result(call.id.clone(), text.clone());
+        result.is_error = output.is_error;
+        self.append(&result)?;
         if let Some(change) = output.change {
             sink(AgentEvent::FileChanged(change));
         }
@@ -610,12 +671,38 @@ impl Agent {
             };
             match result {
                 Ok(resp) => {
-                    if let Some(u) = resp.usage
-                        && u.prompt_tokens > 0
-                    {
+                    let Some(u) = resp.usage.filter(|u| u.prompt_tokens > 0) else {
+                        return Ok(resp);
+                    };
+                    let Some(t) = self
+                        .truncation
+                        .check(&size, u.prompt_tokens, &self.estimator)
+                    else {
                         self.estimator.observe(&size, u.prompt_tokens);
+                        return Ok(resp);
+                    };
+                    // A silently truncated prompt: the reply was made without
+                    // the oldest messages. Learn the window, compact, resend.
+                    if t.first {
+                        sink(AgentEvent::Warning(format!(
+                            "the server silently truncated the prompt (it counted {} tokens of the ~{} sent): its context window is about {} tokens; compacting and sending the request again",
+                            u.prompt_tokens, t.expected, t.window
+                        )));
                     }
-                    return Ok(resp);
+                    self.learn_window(t.window, TRUNCATION_HOW, sink);
+                    if retried || !self.config.compaction.auto {
+                        return Ok(resp);
+                    }
+                    retried = true;
+                    let target = eonyx_compact::overflow_target(Some(t.window), &self.trigger);
+                    match self
+                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .await
+                    {
+                        Ok(_) => continue,
+                        Err(AgentError::NothingToCompact) => return Ok(resp),
+                        Err(e) => return Err(e),
+                    }
                 }
                 Err(ProviderError::Cancelled) => return Err(AgentError::Interrupted),
                 Err(ProviderError::ContextOverflow {
@@ -624,7 +711,7 @@ impl Agent {
                     limit,
                 }) => {
                     if let Some(l) = limit {
-                        self.learn_window(l, sink);
+                        self.learn_window(l, "learned from an overflow", sink);
                     }
                     if let Some(p) = prompt_tokens {
                         self.estimator.observe(&size, p);
@@ -687,7 +774,7 @@ impl Agent {
         s
     }
 
-    fn learn_window(&mut self, limit: u64, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    fn learn_window(&mut self, limit: u64, how: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
         let current = self.limits.context_window.unwrap_or(u64::MAX);
         if limit < current {
             sink(AgentEvent::Notice(format!(
@@ -702,7 +789,12 @@ impl Agent {
             }
             self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
             if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
-                cache.record_overflow(&self.config.model.base_url, &self.config.model.name, limit);
+                cache.record_learned(
+                    &self.config.model.base_url,
+                    &self.config.model.name,
+                    limit,
+                    how,
+                );
                 if let Err(e) = cache.save() {
                     sink(AgentEvent::Warning(format!(
                         "could not remember the learned context window: {e}"
@@ -873,7 +965,7 @@ impl Agent {
             focus,
             trigger,
             &self.estimator,
-            self.trigger.window,
+            self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
             cancel.clone(),
         )
@@ -885,6 +977,13 @@ impl Agent {
                 AgentError::Compaction(e.to_string())
             }
         })?;
+        self.remember_quirks(sink);
+        if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
+            sink(AgentEvent::Warning(format!(
+                "the summary was cut at compaction.summary_max_tokens = {} even when asked for a shorter one; it was kept as is and may be incomplete",
+                self.config.compaction.summary_max_tokens
+            )));
+        }
         let mut record = record;
         record.skills = skills_in_use;
         let saved = self.writer.append_compaction(record)?;
@@ -1069,63 +1168,4 @@ pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<Str
         .filter(|c| !answered.contains(c.id.as_str()))
         .map(|c| c.id.clone())
         .collect()
-}
-
-/// The model's limits: configured values, narrowed by what was learned from
-/// an overflow; when no window is configured, what the server says (asked
-/// once and cached), else the fallback.
-async fn resolve_limits(
-    config: &Config,
-    store: &Store,
-    provider: &dyn Provider,
-    notices: &mut Vec<String>,
-) -> Limits {
-    let model = &config.model;
-    let mut window = model.context_window;
-    let cache = eonyx_store::limits::LimitsCache::open(store.data_dir()).ok();
-    let cached = cache
-        .as_ref()
-        .and_then(|c| c.get(&model.base_url, &model.name));
-    let mut learned = cached.as_ref().and_then(|c| c.learned_from_overflow());
-    // Ask the server when no window is configured (every start until it
-    // answers), and once when one is, to catch a configured window larger
-    // than the server's.
-    let probed = cache
-        .as_ref()
-        .is_some_and(|c| c.probed(&model.base_url, &model.name));
-    let detected = match cached.as_ref().and_then(|c| c.detected()) {
-        Some(d) => Some(d),
-        None if !model.name.is_empty() && (window.is_none() || !probed) => {
-            let limits = provider.detect_limits(&model.name).await;
-            if let Some(mut cache) = cache {
-                cache.record_probe(&model.base_url, &model.name);
-                if let Some(w) = limits.context_window {
-                    let from = limits.source.unwrap_or("the server");
-                    cache.record_detected(&model.base_url, &model.name, w, from);
-                }
-                let _ = cache.save();
-            }
-            limits.context_window
-        }
-        None => None,
-    };
-    if let (Some(c), Some(d)) = (window, detected)
-        && c > d
-    {
-        notices.push(format!(
-            "configured context_window {c} is larger than the server's {d}; using {d}"
-        ));
-        learned = Some(learned.map_or(d, |l: u64| l.min(d)));
-    }
-    if window.is_none() {
-        window = detected;
-    }
-    if let Some(l) = learned {
-        window = Some(window.map_or(l, |w| w.min(l)));
-    }
-    Limits {
-        context_window: window,
-        max_input_tokens: model.max_input_tokens,
-        max_output_tokens: model.max_output_tokens,
-    }
 }

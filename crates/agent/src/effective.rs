@@ -109,7 +109,11 @@ pub fn effective_request(
         &eonyx_core::time::today_utc(),
     );
     let request = next_request(&config, system, &view, &tool_definitions(&config, &skills));
-    let body = eonyx_provider::request_body(&config.model, &request);
+    // Shaped by the parameters this model refused before, as the client sends it.
+    let quirks = eonyx_store::limits::LimitsCache::open(&data_dir)
+        .map(|c| c.quirks(&config.model.base_url, &config.model.name))
+        .unwrap_or_default();
+    let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
     Ok(EffectiveRequest {
         request,
         body,

@@ -18,8 +18,10 @@ mod agent;
 mod effective;
 mod error;
 mod events;
+pub mod limits;
 pub mod secrets;
 pub mod tools;
+mod truncation;
 
 pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
 pub use effective::{EffectiveRequest, effective_request};

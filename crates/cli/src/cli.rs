@@ -145,7 +145,11 @@ pub struct CompactArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {}
+pub struct ConfigArgs {
+    /// Forget the detected and learned context windows and refused parameters.
+    #[arg(long)]
+    pub reset_limits: bool,
+}
 
 #[derive(Debug, Args)]
 pub struct SkillsArgs {}

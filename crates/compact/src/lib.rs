@@ -23,6 +23,7 @@
 //! request only grows at the end (prompt caches keep hitting). Exact facts
 //! never depend on the model's text.
 
+mod cut;
 mod estimate;
 mod facts;
 mod guard;
@@ -33,6 +34,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+
+pub use cut::CUT_SUMMARY_NOTE;
 
 pub use estimate::{
     Estimator, MAX_CHARS_PER_TOKEN, MIN_CHARS_PER_TOKEN, RequestSize, request_size,
@@ -116,6 +119,7 @@ pub async fn compact(
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
     };
+    let resp = cut::retry_if_cut(provider, &req, resp, &cancel).await?;
     let text = strip_facts(resp.message.content.text().trim()).to_owned();
     if text.trim().is_empty() {
         return Err(CompactError::EmptySummary);

@@ -459,6 +459,22 @@ fn validate_compaction(
     if c.summary_max_tokens == Some(0) {
         return Err(invalid("summary_max_tokens", "must be at least 1"));
     }
+    if c.keep_turns == Some(0) {
+        return Err(invalid(
+            "keep_turns",
+            "must be at least 1: the turn in progress is always kept verbatim (to summarize as much as possible, use 1)",
+        ));
+    }
+    if let Some(t) = c.temperature
+        && (!t.is_finite() || !(0.0..=2.0).contains(&t))
+    {
+        return Err(invalid(
+            "temperature",
+            &format!(
+                "{t} is out of range; use a number from 0 to 2, or leave it unset for the summarizer's default"
+            ),
+        ));
+    }
     if c.max_consecutive == Some(0) {
         return Err(invalid(
             "max_consecutive",
@@ -614,15 +630,43 @@ fn resolve(
         keys.extend(l.file.models.keys().cloned());
     }
     let openai_base = env.get("OPENAI_BASE_URL");
+    let anthropic_base = env.get("ANTHROPIC_BASE_URL");
     for key in &keys {
-        let (model, sources) = resolve_model(key, &layers, openai_base);
+        let (model, sources) = resolve_model(key, &layers, openai_base, anthropic_base);
         for (field, src) in sources {
             cfg.sources.insert(format!("models.{key}.{field}"), src);
         }
         cfg.models.insert(key.clone(), model);
     }
     let zero_config = cfg.models.is_empty();
-    if zero_config {
+    // Zero config speaks Anthropic when only ANTHROPIC_* is set (SPEC §12).
+    let zero_anthropic = zero_config
+        && openai_base.is_none()
+        && env.get("OPENAI_API_KEY").is_none()
+        && (anthropic_base.is_some() || env.get("ANTHROPIC_API_KEY").is_some());
+    if zero_anthropic {
+        let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Anthropic);
+        cfg.sources.insert(
+            format!("models.{IMPLICIT_MODEL_KEY}.provider"),
+            Source::Env {
+                var: if anthropic_base.is_some() {
+                    "ANTHROPIC_BASE_URL".into()
+                } else {
+                    "ANTHROPIC_API_KEY".into()
+                },
+            },
+        );
+        if let Some(url) = anthropic_base {
+            model.base_url = url.to_owned();
+            cfg.sources.insert(
+                format!("models.{IMPLICIT_MODEL_KEY}.base_url"),
+                Source::Env {
+                    var: "ANTHROPIC_BASE_URL".into(),
+                },
+            );
+        }
+        cfg.models.insert(IMPLICIT_MODEL_KEY.to_owned(), model);
+    } else if zero_config {
         let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Openai);
         if let Some(url) = openai_base {
             model.base_url = url.to_owned();
@@ -927,6 +971,7 @@ fn resolve_model(
     key: &str,
     layers: &[Layer],
     openai_base: Option<&str>,
+    anthropic_base: Option<&str>,
 ) -> (ModelConfig, Vec<(&'static str, Source)>) {
     let mut provider = (ProviderKind::Openai, Source::Default);
     for l in layers {
@@ -952,16 +997,13 @@ fn resolve_model(
     .map(|f| (f, Source::Default))
     .collect();
     sources.insert("provider", provider.1);
-    if provider.0 == ProviderKind::Openai
-        && let Some(url) = openai_base
-    {
+    let env_base = match provider.0 {
+        ProviderKind::Openai => openai_base.map(|u| (u, "OPENAI_BASE_URL")),
+        ProviderKind::Anthropic => anthropic_base.map(|u| (u, "ANTHROPIC_BASE_URL")),
+    };
+    if let Some((url, var)) = env_base {
         m.base_url = url.to_owned();
-        sources.insert(
-            "base_url",
-            Source::Env {
-                var: "OPENAI_BASE_URL".into(),
-            },
-        );
+        sources.insert("base_url", Source::Env { var: var.into() });
     }
     for l in layers {
         let Some(f) = l.file.models.get(key) else {
@@ -1042,6 +1084,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         max_consecutive,
         model
     );
+    if let Some(t) = f.temperature {
+        c.temperature = Some(t);
+        set.push("temperature");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());
@@ -1216,7 +1262,7 @@ compaction = { threshold_percent = 50 }
         assert_eq!(c.compaction.threshold_percent, 90.0);
         assert_eq!(c.compaction.keep_turns, 2);
         assert_eq!(c.model.provider, ProviderKind::Anthropic);
-        assert_eq!(c.model.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(c.model.base_url, "https://api.anthropic.com");
         assert_eq!(
             c.source("model"),
             Source::Flag {
@@ -1250,6 +1296,43 @@ compaction = { threshold_percent = 50 }
         );
         let err = load(&s.opts(&[("EONYX_AUTO_COMPACT", "maybe")])).unwrap_err();
         assert!(err.to_string().contains("use true or false"), "{err}");
+    }
+
+    #[test]
+    fn zero_config_speaks_anthropic_with_only_anthropic_variables() {
+        let s = Sandbox::new();
+        let c = s.load(&[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", "http://localhost:4000"),
+            ("EONYX_MODEL", "claude-sonnet-4-5"),
+        ]);
+        assert_eq!(c.model.provider, ProviderKind::Anthropic);
+        assert_eq!(c.model.base_url, "http://localhost:4000");
+        assert_eq!(c.model.name, "claude-sonnet-4-5");
+        assert_eq!(c.model.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        // The key alone: Anthropic's API root.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "sk-ant")]);
+        assert_eq!(
+            (c.model.provider, c.model.base_url.as_str()),
+            (ProviderKind::Anthropic, "https://api.anthropic.com")
+        );
+        // OPENAI_* set too: OpenAI, as before.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+        assert_eq!(c.model.provider, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn keep_turns_zero_is_rejected_and_compaction_temperature_is_read() {
+        let p = Utf8Path::new("/x/config.toml");
+        let err = parse_global("[compaction]\nkeep_turns = 0\n", p).unwrap_err();
+        assert!(err.to_string().contains("keep_turns"), "{err}");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        let err = parse_global("[compaction]\ntemperature = 9.0\n", p).unwrap_err();
+        assert!(err.to_string().contains("temperature"), "{err}");
+        let s = Sandbox::new();
+        s.global("[compaction]\ntemperature = 0.3\n[models.m]\nname = \"x\"\n");
+        let c = s.load(&[]);
+        assert_eq!(c.compaction.temperature, Some(0.3));
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct CompactionFile {
     pub keep_recent_results: Option<u32>,
     pub max_consecutive: Option<u32>,
     pub model: Option<String>,
+    /// Summarizer temperature; unset = the summarizer's default (0.1).
+    /// Safe for an untrusted project: it only changes the summary's style.
+    pub temperature: Option<f32>,
 }
 
 /// Resolved compaction settings (defaults per SPEC §6).
@@ -115,6 +118,9 @@ pub struct CompactionConfig {
     pub max_consecutive: u32,
     /// Summarizer model key; empty = the session's model.
     pub model: String,
+    /// Summarizer temperature; `None` = the summarizer's default. A model
+    /// that refuses it gets none (never a failed compaction).
+    pub temperature: Option<f32>,
     /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
     /// one; `Some(0)` disables auto compaction.
     pub trigger_tokens_override: Option<u64>,
@@ -136,6 +142,7 @@ impl Default for CompactionConfig {
             keep_recent_results: 6,
             max_consecutive: 3,
             model: String::new(),
+            temperature: None,
             trigger_tokens_override: None,
         }
     }
@@ -324,7 +331,7 @@ impl ModelConfig {
     pub fn with_defaults(key: impl Into<String>, provider: ProviderKind) -> Self {
         let (base_url, api_key_env) = match provider {
             ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
-            ProviderKind::Anthropic => ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
         };
         Self {
             key: key.into(),
@@ -534,6 +541,16 @@ pub enum ConfigError {
         key: String,
         known: String,
         config_file: Utf8PathBuf,
+    },
+    #[error(
+        "no model name for `{key}` at {base_url}: set $EONYX_MODEL to the model's id, or `name = \"…\"` under [models.{key}] in {config_file} (models.{key}.name){listed}"
+    )]
+    MissingModelName {
+        key: String,
+        base_url: String,
+        config_file: Utf8PathBuf,
+        /// What the server lists, when it lists several (` ; the server lists: a, b`).
+        listed: String,
     },
     #[error("unknown profile `{name}`; add [profiles.{name}] to {config_file}")]
     UnknownProfile {

@@ -64,6 +64,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.tool_result_budget_chars"),
     any("compaction.keep_recent_results"),
     any("compaction.max_consecutive"),
+    // Only the summary's style (issue 12).
+    any("compaction.temperature"),
     // Context-file caps.
     any("context.max_file_bytes"),
     any("context.max_total_bytes"),

@@ -220,6 +220,7 @@ impl<'p> View<'p> {
                 "text": outcome.text,
                 "steps": outcome.steps,
                 "max_steps_reached": outcome.max_steps_reached,
+                "finish_reason": outcome.finish_reason.as_ref().map(finish_reason_str),
                 "usage": {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens, "cached_tokens": outcome.usage.cached_tokens}
             })),
             Mode::Stream => {
@@ -246,6 +247,18 @@ impl<'p> View<'p> {
             let r = self.printer.json_error(err.class(), &err.to_string());
             self.out(r);
         }
+    }
+}
+
+/// The API-neutral name of a finish reason for JSON events.
+fn finish_reason_str(f: &eonyx_core::FinishReason) -> String {
+    use eonyx_core::FinishReason as F;
+    match f {
+        F::Stop => "stop".to_owned(),
+        F::Length => "length".to_owned(),
+        F::ToolCalls => "tool_calls".to_owned(),
+        F::ContentFilter => "content_filter".to_owned(),
+        F::Other(s) => s.clone(),
     }
 }
 
