@@ -13,63 +13,15 @@
 )]
 
 use std::io::{BufWriter, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::SessionId;
 use eonyx_store::Store;
-
-fn scale() -> f64 {
-    std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|s: &f64| *s > 0.0)
-        .unwrap_or(0.05)
-}
-
-fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
-}
-
-/// Median of `n` runs (each run's time, sorted, the middle one).
-fn median_of(n: usize, mut f: impl FnMut()) -> (Duration, Vec<Duration>) {
-    let runs: Vec<Duration> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    let mut sorted = runs.clone();
-    sorted.sort();
-    (sorted[n / 2], runs)
-}
-
-fn human(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.0} us")
-    } else if us < 1e6 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
+use eonyx_tests::bench::{self, Line, best_of, runs};
 
 fn bench_line(measure: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-9);
-    println!(
-        "BENCH|{measure}|{}|{}|{ratio:.2}x|{goal}",
-        human(ours),
-        human(base)
-    );
+    println!("{}", Line::timed(measure, ours, base, goal));
 }
 
 fn session_id(i: u64) -> SessionId {
@@ -252,10 +204,14 @@ fn bench_resume(s: f64) {
             .unwrap_or(f64::NAN)
     };
     let (a, b) = (rss(&big), rss(&small));
-    println!(
-        "BENCH|resume_{big_n}_msgs_peak_rss|{a:.1} MB|{b:.1} MB|{:.2}x|< 50 MB",
-        a / b
+    let line = Line::quantity(
+        format!("resume_{big_n}_msgs_peak_rss"),
+        a,
+        b,
+        "MB",
+        "< 50 MB",
     );
+    println!("{line}");
 }
 
 /// Issue 13 part 6: a data dir copied from another machine has no index
@@ -279,18 +235,18 @@ fn bench_open_unindexed(s: f64) {
         let e = store.load_effective(id).unwrap();
         assert!(!e.messages.is_empty());
     };
-    let (ours, big_runs) = median_of(5, || open(&big));
-    let (base, small_runs) = median_of(5, || open(&small));
+    let big_runs = runs(5, || open(&big));
+    let small_runs = runs(5, || open(&small));
     bench_line(
         &format!("open_unindexed_{big_n}_msgs_median_of_5_vs_1000_msgs"),
-        ours,
-        base,
+        big_runs.median(),
+        small_runs.median(),
         "<= 2.0x",
     );
     bench_line(
         &format!("open_unindexed_{big_n}_msgs_first_open_vs_1000_msgs"),
-        big_runs[0],
-        small_runs[0],
+        big_runs.first(),
+        small_runs.first(),
         "one scan, then cached",
     );
 }
@@ -358,7 +314,7 @@ fn main() {
         rss_child(&spec);
         return;
     }
-    let s = scale();
+    let s = bench::scale_f64(0.05);
     // `cargo bench -p eonyx-store --bench store -- open resume` runs only
     // the measures whose name contains one of the words (cargo passes
     // `--bench` itself: flags are ignored).
