@@ -1,4 +1,4 @@
-//! Real servers' conventions through the real binary (issue 12, SPEC §12):
+//! Real servers' conventions through the real binary (issue 12, docs/providers.md):
 //! Ollama's window and silent truncation, parameters a model refuses,
 //! replies cut by the output cap, a server restarted with another window,
 //! a missing model name, Anthropic's base_url convention.

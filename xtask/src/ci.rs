@@ -9,6 +9,12 @@ use crate::util::{self, cargo, human_duration};
 /// The steps, in the order they run.
 pub const STEPS: &[(&str, &str)] = &[
     ("fmt", "cargo fmt --all -- --check"),
+    ("print", "tidy: nothing prints outside the cli's Printer"),
+    (
+        "cites",
+        "tidy: every cited doc section exists, no SPEC citations",
+    ),
+    ("deps", "tidy: no unused dependencies (cargo machete)"),
     (
         "clippy",
         "cargo clippy --workspace --all-targets -- -D warnings",
@@ -67,6 +73,9 @@ pub fn run(args: &[String]) -> Result<()> {
 fn step(name: &str) -> Result<()> {
     match name {
         "fmt" => util::run(cargo().args(["fmt", "--all", "--", "--check"])),
+        "print" => crate::tidy::print_step(&util::workspace_root()),
+        "cites" => crate::tidy::cites_step(&util::workspace_root()),
+        "deps" => crate::tidy::deps_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([
             "clippy",
             "--workspace",

@@ -1,9 +1,10 @@
 //! Project automation for eonyx, run as `cargo xtask <task>`.
 //!
-//! Tasks: `ci` (fmt check, clippy `-D warnings`, `cargo test --workspace`,
-//! `cargo doc` with warnings denied, README-vs-code check), `dist` (reproducible
-//! release archive + SHA256SUMS), `bench` (runs every `harness = false` bench and
-//! gathers their `BENCH|…` lines into one report), `local-model`, `e2e`.
+//! Tasks: `ci` (fmt check, the tidy checks of `tidy.rs`, clippy `-D warnings`,
+//! `cargo test --workspace`, `cargo doc` with warnings denied, README-vs-code
+//! check), `dist` (reproducible release archive + SHA256SUMS), `bench` (runs
+//! every `harness = false` bench and gathers their `BENCH|…` lines into one
+//! report), `local-model`, `e2e`.
 //!
 //! Invariants: every external command is echoed (`+ cmd`) to stderr before it
 //! runs; a failing step names itself; `dist` archives are byte-for-byte a
@@ -17,6 +18,7 @@ mod dist;
 mod docs;
 mod e2e;
 mod local_model;
+mod tidy;
 mod util;
 
 use anyhow::{Result, bail};
@@ -25,7 +27,8 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [args]
 
 tasks:
-  ci [STEP...]        fmt, clippy, test, doc, readme (all by default, in that order)
+  ci [STEP...]        fmt, print, cites, deps, clippy, test, doc, readme (all by
+                      default, in that order)
   dist [--check]      release archive in target/dist/ (+ SHA256SUMS); --check also
                       rebuilds in a second target dir and compares
   bench               cargo bench --workspace, report in target/bench/report.md

@@ -120,7 +120,7 @@ pub struct Agent {
     startup_notices: Vec<String>,
     /// Scrubs provider keys from tool results.
     redactor: Redactor,
-    /// Skills found when the agent started (SPEC §14); shared with the
+    /// Skills found when the agent started (README, section "Skills"); shared with the
     /// `skill` tool through the tool context.
     skills: Arc<Skills>,
     /// Skills whose bodies are re-attached after the summary: those the

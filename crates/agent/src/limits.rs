@@ -1,4 +1,4 @@
-//! Which context window applies, decided in one place (SPEC §12): runs and
+//! Which context window applies, decided in one place (docs/providers.md#context-window): runs and
 //! `eonyx config` both call [`resolve`]. The store only keeps the cache file
 //! (`eonyx_store::limits`); this module decides what it means, asks the
 //! servers when a session starts and records their answers.

@@ -1,4 +1,4 @@
-//! Command-line definition (SPEC §8) and dispatch.
+//! Command-line definition (README, section "Commands") and dispatch.
 
 use camino::Utf8PathBuf;
 use clap::{Args, Parser, Subcommand};

@@ -1,4 +1,4 @@
-//! Exit codes (SPEC §8): 0 success, 1 a turn or runtime failure, 2 usage or
+//! Exit codes (docs/cli.md#exit-codes): 0 success, 1 a turn or runtime failure, 2 usage or
 //! config error, 130 interrupted. A closed stdout exits quietly.
 
 use std::process::ExitCode;

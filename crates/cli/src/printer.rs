@@ -88,10 +88,10 @@ impl Printer {
         self.stdout.flush()
     }
 
-    /// Flush stdout from where no `Printer` is at hand (the Ctrl-C handler,
-    /// right before it exits).
-    pub fn flush_stdout() {
-        let _ = std::io::stdout().flush();
+    /// stdout as a writer, for data streamed by a lower crate
+    /// (`sessions export` copies the file through it).
+    pub fn stdout_writer(&mut self) -> impl Write + '_ {
+        self.stdout.lock()
     }
 
     /// A diagnostic line on stderr.
@@ -140,6 +140,12 @@ impl Printer {
     pub fn err_raw(&self, s: &str) {
         eprint!("{s}");
     }
+}
+
+/// Flushes stdout where no `Printer` is at hand (the Ctrl-C handler, just
+/// before it exits). Errors are ignored: the process is ending.
+pub fn flush_stdout() {
+    let _ = std::io::stdout().flush();
 }
 
 /// A unified diff for the terminal: with `color`, added lines green,

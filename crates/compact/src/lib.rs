@@ -1,4 +1,4 @@
-//! Compaction policy for eonyx (SPEC §6): when to compact, what the model
+//! Compaction policy for eonyx (docs/compaction.md): when to compact, what the model
 //! sees, where the boundary goes, and the summarizer call.
 //!
 //! - [`trigger`] turns config and model limits into the token trigger
@@ -172,7 +172,7 @@ pub async fn compact(
         mid_turn: plan.mid_turn,
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
-        // Filled in by the agent, which knows the skills (SPEC §14).
+        // Filled in by the agent, which knows the skills (README, section "Skills").
         skills: Vec::new(),
     })
 }

@@ -1,4 +1,4 @@
-//! When to compact (SPEC §6): the trigger, the headroom, and the targets a
+//! When to compact (docs/compaction.md#trigger): the trigger, the headroom, and the targets a
 //! compaction aims for.
 
 use eonyx_core::CompactionConfig;
@@ -44,7 +44,7 @@ fn headroom(buffer: u64, window: u64, max_output: Option<u64>) -> u64 {
     buffer.min(window / 4).max(out)
 }
 
-/// SPEC §6: `min(threshold% × window, window − headroom, max_input − buffer)`.
+/// docs/compaction.md#trigger: `min(threshold% × window, window − headroom, max_input − buffer)`.
 ///
 /// The input limit already excludes output tokens, so only the (capped)
 /// buffer is subtracted from it; the output reserve applies to the total
@@ -162,8 +162,8 @@ mod tests {
 
     #[test]
     fn seed_api_catalog_gives_682_5k() {
-        // SPEC's formula: min(0.65 × 1,050,000 = 682,500; 1,050,000 − 20,000;
-        // 922,000 − 20,000) = 682,500: SPEC and the seed agree.
+        // The documented formula: min(0.65 × 1,050,000 = 682,500; 1,050,000 − 20,000;
+        // 922,000 − 20,000) = 682,500: the docs and the seed agree.
         let t = trigger(&cfg(65.0), &lim(Some(1_050_000), Some(922_000), None));
         assert_eq!(t.tokens, Some(682_500));
         let t = trigger(

@@ -1,7 +1,7 @@
 //! The conversation model: roles, content, parts, tool calls and usage.
 //!
 //! These types serialize exactly as the `message` line of a session file
-//! (SPEC §5) minus the `type`, `seq` and `ts` envelope, which lives in
+//! (docs/session-format.md#message-records) minus the `type`, `seq` and `ts` envelope, which lives in
 //! [`crate::record::MessageRecord`].
 
 use serde::{Deserialize, Serialize};

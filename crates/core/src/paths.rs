@@ -1,5 +1,5 @@
-//! Filesystem locations (SPEC §2) and the upward walk that finds the project
-//! root (SPEC §3). The walk lives here, once: the config loader and the
+//! Filesystem locations (README, section "Where things live") and the upward walk that finds the project
+//! root (docs/prompt.md#context-files). The walk lives here, once: the config loader and the
 //! prompt crate both build on [`find_project`].
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The lines of a session file (SPEC §5). Every line is one JSON object with a
+//! The lines of a session file (docs/session-format.md#lines). Every line is one JSON object with a
 //! `"type"`; readers skip types they do not know.
 
 use serde::{Deserialize, Serialize};
@@ -87,7 +87,7 @@ pub struct CompactionRecord {
     /// Names of the skills loaded (with the `skill` tool) before this
     /// boundary, this compaction's span and the earlier ones, in the order
     /// they were first loaded; their bodies are re-attached after the
-    /// summary (SPEC §14).
+    /// summary (README, section "Skills").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<String>,
 }

@@ -1,4 +1,4 @@
-//! Which environment variables hold provider API keys (SPEC §9): the
+//! Which environment variables hold provider API keys (docs/tools.md#keys): the
 //! `shell` tool's child never sees them, and the agent scrubs their values
 //! from every tool result before it is saved or sent.
 

@@ -1,5 +1,5 @@
 //! The built-in tools' names and the parts of their results other crates
-//! read (SPEC §9). The agent's tools write these; the compaction facts read
+//! read (docs/tools.md#shell). The agent's tools write these; the compaction facts read
 //! them; neither knows the other's strings.
 
 use std::fmt;
@@ -14,7 +14,7 @@ pub enum ToolName {
     WriteFile,
     EditFile,
     Recall,
-    /// Offered only when the session has skills (SPEC §14).
+    /// Offered only when the session has skills (README, section "Skills").
     Skill,
 }
 

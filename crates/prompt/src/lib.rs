@@ -1,5 +1,5 @@
-//! Prompt assembly: context-file discovery and inheritance (SPEC §3) and the
-//! system prompt's two parts (SPEC §4).
+//! Prompt assembly: context-file discovery and inheritance (docs/prompt.md#context-files) and the
+//! system prompt's two parts (docs/prompt.md#the-request).
 //!
 //! [`ContextLoader`] reads the global `<config dir>/AGENTS.md`, then, in
 //! each directory of [`eonyx_core::paths::Project::dirs`] from outermost to
@@ -24,7 +24,7 @@
 //!   testable as root.
 //! - The crate never prints.
 //!
-//! Skills (SPEC §14) live in [`skills`]: found along the same directories,
+//! Skills (README, section "Skills") live in [`skills`]: found along the same directories,
 //! listed in the stable prefix after the context files, re-attached after
 //! the summary once a compaction has removed the calls that loaded them.
 

@@ -1,4 +1,4 @@
-//! Context-file discovery (SPEC §3) and the stable prefix built from it.
+//! Context-file discovery (docs/prompt.md#context-files) and the stable prefix built from it.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};

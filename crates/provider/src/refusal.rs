@@ -1,4 +1,4 @@
-//! Parameters a model refuses (SPEC §12): OpenAI's reasoning models reject
+//! Parameters a model refuses (docs/providers.md#refused-parameters): OpenAI's reasoning models reject
 //! any `temperature` but the default, Azure and many proxies reject
 //! `max_tokens` ("Use 'max_completion_tokens' instead"). Such a 400 is
 //! recognised here; the client changes the request shape

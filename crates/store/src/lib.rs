@@ -1,4 +1,4 @@
-//! Sessions on disk (SPEC §5): append-only JSONL files under
+//! Sessions on disk (docs/session-format.md): append-only JSONL files under
 //! `<data dir>/sessions/<id>.jsonl`, with listing, search, rename, delete,
 //! export, repair and locking.
 //!
@@ -246,8 +246,8 @@ impl Store {
     }
 
     /// New session: allocates the id and takes the lock. Nothing is
-    /// written and no title number is taken until the first append (SPEC
-    /// §5: a session is born with its first message); until then the
+    /// written and no title number is taken until the first append
+    /// (docs/session-format.md#durability-and-repair: a session is born with its first message); until then the
     /// writer's title is the number it expects to take, which a session
     /// born first in another process may take instead.
     pub fn create(

@@ -1,5 +1,5 @@
 //! Recall: the messages of one or more session files that match a query,
-//! exactly as stored (SPEC §13).
+//! exactly as stored (docs/tools.md#recall).
 //!
 //! A query is plain words, all of which must occur (case-insensitive), and
 //! `"quoted phrases"`, which must occur as written (also case-insensitive).

@@ -1,4 +1,4 @@
-//! The agent's part of SPEC §12 that happens between steps: request shapes
+//! The agent's part of docs/providers.md that happens between steps: request shapes
 //! learned from refused parameters are remembered, Ollama is asked again
 //! once the first request has loaded the model, and a reply cut by the
 //! output cap is reported.

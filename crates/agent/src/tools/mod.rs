@@ -1,5 +1,5 @@
 //! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`
-//! and `edit_file` (SPEC §9).
+//! and `edit_file` (docs/tools.md).
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
 //! arguments, unknown tools, I/O errors, denials and cancellation become an
@@ -192,7 +192,7 @@ impl Approver for DenyAll {
     }
 }
 
-/// SPEC §9 semantics, one place for all tools. Shell commands (and reads
+/// The rules of docs/tools.md#paths-and-approval, one place for all tools. Shell commands (and reads
 /// outside the root): `--allow-shell` or `tools.shell = "allow"` allow,
 /// `"deny"` denies, `"ask"` asks `ask` (the REPL's prompt) and denies when
 /// there is no one to ask (batch, `run`). Writes inside the root: the same

@@ -1,4 +1,4 @@
-//! `recall`: exact earlier messages from the session file (SPEC §13).
+//! `recall`: exact earlier messages from the session file (docs/tools.md#recall).
 //!
 //! The model gets back, verbatim, what compaction summarized away (scope
 //! `session`, the default) or what earlier sessions of this project said

@@ -1,4 +1,4 @@
-//! `write_file` and `edit_file` (SPEC §9): exact content, exact matches,
+//! `write_file` and `edit_file` (docs/tools.md#editing): exact content, exact matches,
 //! atomic writes that keep the file's mode and line endings, a unified diff
 //! shown before asking, and a warning when the file changed on disk since
 //! the model last saw it.

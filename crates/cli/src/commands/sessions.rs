@@ -44,8 +44,7 @@ pub fn run(
                 SessionsCommand::Export { id } => {
                     let id = SessionId::parse(id)?;
                     let store = open_store()?;
-                    let mut out = std::io::stdout().lock();
-                    store.export(&id, &mut out)?;
+                    store.export(&id, &mut printer.stdout_writer())?;
                     Ok(Status::Success)
                 }
                 SessionsCommand::Doctor => doctor(printer, json),

@@ -1,4 +1,4 @@
-//! `eonyx skills`: the skills the model can load from here (SPEC §14), with
+//! `eonyx skills`: the skills the model can load from here (README, section "Skills"), with
 //! name, scope, path and description; `--json` for scripts. Skipped
 //! (malformed) skills are warned about on stderr. Also the REPL's
 //! `/skills`.

@@ -1,4 +1,5 @@
-//! Reading, validating and merging config files (SPEC §6, §7).
+//! Reading, validating and merging config files (README, section "Configuration
+//! reference").
 //!
 //! [`parse_global`] and [`parse_project`] are pure (text in, typed file or a
 //! positioned error out) so that the fuzz target and tests can drive them
@@ -639,7 +640,7 @@ fn resolve(
         cfg.models.insert(key.clone(), model);
     }
     let zero_config = cfg.models.is_empty();
-    // Zero config speaks Anthropic when only ANTHROPIC_* is set (SPEC §12).
+    // Zero config speaks Anthropic when only ANTHROPIC_* is set (docs/providers.md#base-urls-and-zero-config).
     let zero_anthropic = zero_config
         && openai_base.is_none()
         && env.get("OPENAI_API_KEY").is_none()

@@ -1,4 +1,4 @@
-//! Layered configuration (SPEC §6, §7).
+//! Layered configuration (README, section "Configuration reference").
 //!
 //! Sources, lowest to highest: built-in defaults, the global
 //! `<config dir>/config.toml`, the project's `eonyx.json`, the active
@@ -38,7 +38,7 @@ pub mod trust;
 pub use load::{LoadOptions, load, parse_global, parse_project};
 pub use trust::{TrustChange, trust_project};
 
-/// Fallback context window when neither config nor server says (SPEC §6).
+/// Fallback context window when neither config nor server says (docs/compaction.md#window).
 pub const FALLBACK_CONTEXT_WINDOW: u64 = 120_000;
 
 /// Which wire protocol a model speaks.
@@ -98,7 +98,7 @@ pub struct CompactionFile {
     pub temperature: Option<f32>,
 }
 
-/// Resolved compaction settings (defaults per SPEC §6).
+/// Resolved compaction settings (defaults: README, section "Configuration reference").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionConfig {
     pub auto: bool,
@@ -182,7 +182,7 @@ pub struct SkillsFile {
     pub max_reloaded_bytes: Option<u64>,
 }
 
-/// Resolved skill caps (SPEC §14).
+/// Resolved skill caps (README, section "Skills").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillsConfig {
     /// The `# Skills` listing in the stable prefix is cut past this.

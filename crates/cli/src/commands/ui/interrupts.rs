@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use eonyx_core::provider::CancellationToken;
 
 use crate::exit::Status;
-use crate::printer::Printer;
 
 /// Ctrl-C: the first press cancels the running step; a second one (or one
 /// while nothing runs) exits with 130. Clones share the state, so the
@@ -61,7 +60,7 @@ impl Interrupts {
                     Some(t) if b.load(Ordering::SeqCst) && !t.is_cancelled() => t.cancel(),
                     _ => {
                         // Second Ctrl-C, or Ctrl-C while nothing runs.
-                        Printer::flush_stdout();
+                        crate::printer::flush_stdout();
                         crate::commands::repl::quiet::restore();
                         std::process::exit(i32::from(Status::Interrupted.code()));
                     }

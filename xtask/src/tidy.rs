@@ -1,0 +1,754 @@
+//! The tidy checks of `cargo xtask ci` (as rust-analyzer's `tidy`): source
+//! scans that keep house rules from drifting. Each failure names `file:line`
+//! and says what to do.
+//!
+//! - `deps`: no declared-but-unused dependencies (`cargo machete`).
+//! - `print`: nothing prints outside the cli's `Printer`.
+//! - `cites`: every citation of a repository doc points at a file and heading
+//!   that exist, and nothing cites the out-of-tree SPEC.
+//!
+//! Citation forms checked (in `//` comments of `.rs` files and anywhere in
+//! `.md` files): a path `docs/NAME.md`, `README.md` or `ARCHITECTURE.md`,
+//! optionally with `#anchor` (GitHub's heading slug); a Markdown link to a
+//! `.md` file, relative to the linking file; and `README, section "Title"`
+//! (also `ARCHITECTURE` or `docs/NAME.md` in place of `README`), whose title
+//! must be a heading of that file.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::LazyLock;
+
+use anyhow::{Context, Result, bail};
+use regex::Regex;
+
+/// One finding, printed as `file:line: message`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    /// Relative to the workspace root, `/`-separated.
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// Fails with every problem listed, one per line.
+fn report(check: &str, problems: Vec<Problem>, fix: &str) -> Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut msg = String::new();
+    for p in &problems {
+        msg.push_str(&format!("{p}\n"));
+    }
+    msg.push_str(fix);
+    bail!("{check}: {} problem(s)\n{msg}", problems.len())
+}
+
+// ---------------------------------------------------------------- files
+
+/// Directories never scanned.
+const SKIP_DIRS: &[&str] = &["target", ".git", "node_modules"];
+
+/// Every file under `dir` (recursively, skipping [`SKIP_DIRS`]) whose name
+/// ends with `ext`, sorted.
+fn files_with_ext(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if !d.is_dir() {
+            continue;
+        }
+        for entry in
+            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?
+        {
+            let entry = entry.with_context(|| format!("cannot list {}", d.display()))?;
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                if !SKIP_DIRS.contains(&name.as_str()) {
+                    stack.push(path);
+                }
+            } else if name.ends_with(ext) {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn rel(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// A regex from a constant pattern (every pattern here is exercised by the
+/// unit tests, so a bad one fails them, never a user's input).
+#[allow(clippy::expect_used)]
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("constant regex compiles")
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+// ---------------------------------------------------------------- print
+
+/// Files allowed to write to the terminal directly, each with the reason.
+/// Paths are relative to the workspace root.
+pub const PRINT_ALLOWED: &[(&str, &str)] = &[(
+    "crates/cli/src/printer.rs",
+    "the Printer itself: the one place that writes to stdout and stderr",
+)];
+
+/// Lines of `src` that print or take stdout/stderr directly, with what was
+/// found. Comment lines are skipped, and so is the item after each
+/// `#[cfg(test)]` (braces counted naively: a test module whose strings hold
+/// unbalanced braces may end the skip early, which errs towards reporting).
+pub fn print_violations(src: &str) -> Vec<(usize, String)> {
+    static MACRO_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(e?print(?:ln)?|dbg)!"));
+    static STREAM_RE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?:\bio::|^|[^:.\w])(stdout|stderr)\s*\("));
+    let (macro_re, stream_re) = (&*MACRO_RE, &*STREAM_RE);
+    let mut out = Vec::new();
+    // Inside a `#[cfg(test)]` item: its brace depth, and whether its body
+    // has opened yet.
+    let mut test_item: Option<(i64, bool)> = None;
+    for (i, line) in src.lines().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("//") {
+            continue;
+        }
+        if let Some((depth, opened)) = &mut test_item {
+            for c in t.chars() {
+                match c {
+                    '{' => {
+                        *depth += 1;
+                        *opened = true;
+                    }
+                    '}' => *depth -= 1,
+                    _ => {}
+                }
+            }
+            if (*opened && *depth <= 0) || (!*opened && t.ends_with(';')) {
+                test_item = None;
+            }
+            continue;
+        }
+        if t.starts_with("#[cfg(test)]") {
+            test_item = Some((0, false));
+            continue;
+        }
+        if let Some(m) = macro_re.captures(line) {
+            out.push((i + 1, format!("`{}!`", &m[1])));
+        } else if let Some(m) = stream_re.captures(line) {
+            out.push((i + 1, format!("`{}()`", &m[1])));
+        }
+    }
+    out
+}
+
+/// The sources the print rule covers: every `crates/*/src/**/*.rs` (build
+/// scripts, `tests/` and `benches/` are outside `src/`).
+pub fn check_printing(root: &Path) -> Result<Vec<Problem>> {
+    let mut problems = Vec::new();
+    let crates = root.join("crates");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .with_context(|| format!("cannot list {}", crates.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join("src")))
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        for file in files_with_ext(&dir, ".rs")? {
+            let name = rel(root, &file);
+            if PRINT_ALLOWED.iter().any(|(p, _)| *p == name) {
+                continue;
+            }
+            for (line, what) in print_violations(&read(&file)?) {
+                let message = if name.starts_with("crates/cli/") {
+                    format!(
+                        "{what} writes to the terminal outside the Printer; \
+                         use `Printer` (crates/cli/src/printer.rs) instead"
+                    )
+                } else {
+                    format!(
+                        "{what} in a library crate: libraries never print; return \
+                         the text or an event and let the cli's Printer show it"
+                    )
+                };
+                problems.push(Problem {
+                    file: name.clone(),
+                    line,
+                    message,
+                });
+            }
+        }
+    }
+    Ok(problems)
+}
+
+pub fn print_step(root: &Path) -> Result<()> {
+    report(
+        "no printing outside the Printer",
+        check_printing(root)?,
+        "If a file really must write directly, add it to PRINT_ALLOWED in \
+         xtask/src/tidy.rs with the reason.",
+    )
+}
+
+// ---------------------------------------------------------------- cites
+
+/// GitHub's anchor for a heading: lowercase, punctuation other than `-` and
+/// `_` dropped, spaces to `-`.
+pub fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The headings of a Markdown text (outside fenced code blocks), as
+/// `(title, anchor)`; repeated anchors get `-1`, `-2`… as on GitHub.
+pub fn headings(md: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut fenced = false;
+    for line in md.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let hashes = t.chars().take_while(|&c| c == '#').count();
+        if !(1..=6).contains(&hashes) || !t[hashes..].starts_with(' ') {
+            continue;
+        }
+        let title = t[hashes..]
+            .trim()
+            .trim_end_matches('#')
+            .trim()
+            .replace('`', "");
+        let base = slug(&title);
+        let n = out
+            .iter()
+            .filter(|(_, a)| {
+                *a == base
+                    || a.strip_prefix(&format!("{base}-"))
+                        .is_some_and(|r| r.parse::<u32>().is_ok())
+            })
+            .count();
+        let anchor = if n == 0 { base } else { format!("{base}-{n}") };
+        out.push((title, anchor));
+    }
+    out
+}
+
+/// A citation found in a text: which file (as written, resolved later) and
+/// which section, by anchor or by title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Citation {
+    pub line: usize,
+    /// Path relative to the workspace root, `/`-separated.
+    pub target: String,
+    pub anchor: Option<String>,
+    pub title: Option<String>,
+}
+
+/// The text a scan reads: for `.rs`, only `//` comments (with the comment
+/// markers removed, other lines blank, so line numbers stay); for `.md`,
+/// everything.
+pub fn scan_text(path: &str, src: &str) -> String {
+    if !path.ends_with(".rs") {
+        return src.to_owned();
+    }
+    let mut out = String::with_capacity(src.len());
+    for line in src.lines() {
+        let t = line.trim_start();
+        if let Some(c) = t.strip_prefix("//") {
+            out.push_str(c.trim_start_matches(['/', '!']));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Joins `base` (a directory relative to the root) and a relative link,
+/// resolving `.` and `..`; `None` when it climbs out of the root.
+fn join_rel(base: &str, link: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for p in link.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Every SPEC citation (`SPEC §N`, also across a line break), by line.
+pub fn spec_citations(text: &str) -> Vec<usize> {
+    static SPEC_RE: LazyLock<Regex> = LazyLock::new(|| re(r"SPEC\s*§"));
+    SPEC_RE
+        .find_iter(text)
+        .map(|m| line_of(text, m.start()))
+        .collect()
+}
+
+/// Citations of repository docs in `text`, which was read from `path`
+/// (relative to the root).
+pub fn citations(path: &str, text: &str) -> Vec<Citation> {
+    static BARE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?m)(?:^|[^\w/.-])(docs/[\w./-]*\w\.md|README\.md|ARCHITECTURE\.md)(?:#([\w-]+))?")
+    });
+    static LINK: LazyLock<Regex> = LazyLock::new(|| re(r"\]\(([^)\s#]*\.md)(?:#([^)\s]+))?\)"));
+    static TITLED: LazyLock<Regex> = LazyLock::new(|| {
+        re(r#"\b(README|ARCHITECTURE|docs/[\w./-]*\w\.md)(?:\.md)?,\s+section\s+"([^"]+)""#)
+    });
+    let (bare, link, titled) = (&*BARE, &*LINK, &*TITLED);
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut out = Vec::new();
+    for c in bare.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        out.push(Citation {
+            line: line_of(text, m.start()),
+            target: m.as_str().to_owned(),
+            anchor: c.get(2).map(|a| a.as_str().to_owned()),
+            title: None,
+        });
+    }
+    for c in link.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        if m.as_str().contains("://") {
+            continue;
+        }
+        let Some(target) = join_rel(dir, m.as_str()) else {
+            continue;
+        };
+        let cit = Citation {
+            line: line_of(text, m.start()),
+            target,
+            anchor: c.get(2).map(|a| a.as_str().to_owned()),
+            title: None,
+        };
+        if !out.contains(&cit) {
+            out.push(cit);
+        }
+    }
+    for c in titled.captures_iter(text) {
+        let Some(m) = c.get(1) else { continue };
+        let target = match m.as_str() {
+            "README" => "README.md".to_owned(),
+            "ARCHITECTURE" => "ARCHITECTURE.md".to_owned(),
+            other => other.to_owned(),
+        };
+        let title = c[2].split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push(Citation {
+            line: line_of(text, m.start()),
+            target,
+            anchor: None,
+            title: Some(title),
+        });
+    }
+    out.sort_by_key(|c| c.line);
+    out
+}
+
+/// The files the citation check reads: Markdown at the root, under `docs/`
+/// and `crates/`; Rust under `crates/`, `tests/`, `xtask/` and `fuzz/`.
+fn cite_sources(root: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in
+        std::fs::read_dir(root).with_context(|| format!("cannot list {}", root.display()))?
+    {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "md") {
+            files.push(path);
+        }
+    }
+    files.extend(files_with_ext(&root.join("docs"), ".md")?);
+    for dir in ["crates", "tests", "xtask", "fuzz"] {
+        files.extend(files_with_ext(&root.join(dir), ".rs")?);
+        if dir == "crates" {
+            files.extend(files_with_ext(&root.join(dir), ".md")?);
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// This file's own examples of the forms it checks are not citations.
+const CITE_EXEMPT: &[&str] = &["xtask/src/tidy.rs"];
+
+pub fn check_citations(root: &Path) -> Result<Vec<Problem>> {
+    let mut problems = BTreeSet::new();
+    for file in cite_sources(root)? {
+        let name = rel(root, &file);
+        if CITE_EXEMPT.contains(&name.as_str()) {
+            continue;
+        }
+        let text = scan_text(&name, &read(&file)?);
+        for line in spec_citations(&text) {
+            problems.insert(Problem {
+                file: name.clone(),
+                line,
+                message: "cites \"SPEC §…\", which is not in this repository; cite the \
+                          repository's docs instead: `docs/<name>.md#<anchor>`, or \
+                          README, section \"Title\" (see docs/ and README.md)"
+                    .to_owned(),
+            });
+        }
+        for c in citations(&name, &text) {
+            let target = root.join(&c.target);
+            if !target.is_file() {
+                problems.insert(Problem {
+                    file: name.clone(),
+                    line: c.line,
+                    message: format!(
+                        "cites `{}`, which does not exist; fix the path or write the doc",
+                        c.target
+                    ),
+                });
+                continue;
+            }
+            if c.anchor.is_none() && c.title.is_none() {
+                continue;
+            }
+            let heads = headings(&read(&target)?);
+            if let Some(anchor) = &c.anchor
+                && !heads.iter().any(|(_, a)| a == anchor)
+            {
+                problems.insert(Problem {
+                    file: name.clone(),
+                    line: c.line,
+                    message: format!(
+                        "cites `{}#{anchor}`, but {} has no heading with that anchor; \
+                         anchors are: {}",
+                        c.target,
+                        c.target,
+                        heads
+                            .iter()
+                            .map(|(_, a)| a.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+            if let Some(title) = &c.title
+                && !heads.iter().any(|(t, _)| t.eq_ignore_ascii_case(title))
+            {
+                problems.insert(Problem {
+                    file: name.clone(),
+                    line: c.line,
+                    message: format!(
+                        "cites section \"{title}\" of {}, which has no such heading; \
+                         headings are: {}",
+                        c.target,
+                        heads
+                            .iter()
+                            .map(|(t, _)| format!("\"{t}\""))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    Ok(problems.into_iter().collect())
+}
+
+pub fn cites_step(root: &Path) -> Result<()> {
+    report(
+        "every cited doc section exists",
+        check_citations(root)?,
+        "Cite a file and heading that exist (add the section to the doc if it is missing).",
+    )
+}
+
+// ---------------------------------------------------------------- deps
+
+pub const MACHETE_INSTALL: &str = "cargo install --locked cargo-machete";
+
+/// Parses `cargo machete`'s report: each `NAME -- PATH/Cargo.toml:` line
+/// followed by tab-indented dependency names. Returns `(manifest, dep)`.
+pub fn parse_machete(output: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut manifest: Option<String> = None;
+    for line in output.lines() {
+        if let Some((_, path)) = line.split_once(" -- ")
+            && let Some(path) = path.trim().strip_suffix(':')
+            && path.ends_with("Cargo.toml")
+        {
+            manifest = Some(path.trim_start_matches("./").to_owned());
+            continue;
+        }
+        if line.starts_with('\t') || line.starts_with("    ") {
+            if let Some(m) = &manifest {
+                let dep = line.trim();
+                if !dep.is_empty() {
+                    out.push((m.clone(), dep.to_owned()));
+                }
+            }
+        } else {
+            manifest = None;
+        }
+    }
+    out
+}
+
+/// The line declaring `dep` in a manifest (`dep = …`, `dep.workspace = …`,
+/// `[dependencies.dep]`); 1 when not found.
+pub fn dep_line(manifest: &str, dep: &str) -> usize {
+    for (i, line) in manifest.lines().enumerate() {
+        let t = line.trim();
+        let rest = t.strip_prefix(dep).map(str::trim_start);
+        let declares = matches!(rest, Some(r) if r.starts_with('=') || r.starts_with(".workspace"))
+            || (t.starts_with('[') && t.ends_with(&format!(".{dep}]")));
+        if declares {
+            return i + 1;
+        }
+    }
+    1
+}
+
+pub fn deps_step(root: &Path) -> Result<()> {
+    let installed = Command::new("cargo-machete")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !installed {
+        bail!(
+            "cargo-machete is not installed; install it with `{MACHETE_INSTALL}` (.ci/run does this on CI)"
+        );
+    }
+    let mut cmd = Command::new("cargo-machete");
+    cmd.current_dir(root);
+    eprintln!("+ cargo machete");
+    let out = cmd.output().context("cannot run cargo-machete")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() {
+        return Ok(());
+    }
+    let found = parse_machete(&stdout);
+    if found.is_empty() {
+        bail!(
+            "cargo machete failed without naming a dependency:\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut problems = Vec::new();
+    for (manifest, dep) in found {
+        let text = read(&root.join(&manifest)).unwrap_or_default();
+        problems.push(Problem {
+            line: dep_line(&text, &dep),
+            file: manifest,
+            message: format!("dependency `{dep}` is declared but not used"),
+        });
+    }
+    report(
+        "no unused dependencies",
+        problems,
+        "Remove each from its Cargo.toml. If one is used in a way cargo-machete cannot \
+         see (a macro, a feature), list it under [package.metadata.cargo-machete] \
+         ignored = [\"…\"] with a comment saying why.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printing_is_found_outside_comments_and_tests() {
+        let src = "\
+fn a() {
+    println!(\"x\");
+    // println!(\"in a comment\");
+    eprint!(\"y\");
+    let _ = std::io::stdout().lock();
+    let e = io::stderr();
+    pb.set_draw_target(ProgressDrawTarget::stderr());
+    printer.stdout_is_terminal();
+    dbg!(1);
+}
+#[cfg(test)]
+mod tests {
+    fn t() { println!(\"fine in tests\"); }
+}
+#[cfg(test)]
+use std::io::stdout;
+fn after_tests() { eprintln!(\"not fine\"); }
+";
+        assert_eq!(
+            print_violations(src),
+            vec![
+                (2, "`println!`".to_owned()),
+                (4, "`eprint!`".to_owned()),
+                (5, "`stdout()`".to_owned()),
+                (6, "`stderr()`".to_owned()),
+                (9, "`dbg!`".to_owned()),
+                (17, "`eprintln!`".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_workspace_prints_only_through_the_printer() {
+        let problems = check_printing(&crate::util::workspace_root()).unwrap();
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
+    #[test]
+    fn slugs_follow_github() {
+        assert_eq!(slug("Configuration reference"), "configuration-reference");
+        assert_eq!(slug("JSON events"), "json-events");
+        assert_eq!(
+            slug("`eonyx` and the 5-line rule!"),
+            "eonyx-and-the-5-line-rule"
+        );
+        let h = headings("# A\n```toml\n# not a heading\n```\n## Notes\n### Notes\n");
+        assert_eq!(
+            h,
+            vec![
+                ("A".to_owned(), "a".to_owned()),
+                ("Notes".to_owned(), "notes".to_owned()),
+                ("Notes".to_owned(), "notes-1".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn citations_are_found_in_comments_and_links() {
+        let rs = "\
+//! Sessions on disk (docs/session-format.md#compaction-records).
+let s = \"docs/not-a-citation.md\";
+/// See README, section
+/// \"Configuration reference\". Also SPEC
+/// §5 (old).
+";
+        let text = scan_text("crates/x/src/lib.rs", rs);
+        assert_eq!(spec_citations(&text), vec![4]);
+        let c = citations("crates/x/src/lib.rs", &text);
+        assert_eq!(c.len(), 2, "{c:#?}");
+        assert_eq!(c[0].target, "docs/session-format.md");
+        assert_eq!(c[0].anchor.as_deref(), Some("compaction-records"));
+        assert_eq!(c[1].target, "README.md");
+        assert_eq!(c[1].title.as_deref(), Some("Configuration reference"));
+        assert_eq!(c[1].line, 3);
+
+        let md = "See [the format](session-format.md#lines) and [home](../README.md).\n\
+                  And [web](https://example.com/x.md).\n";
+        let c = citations("docs/tools.md", md);
+        assert_eq!(
+            c.iter()
+                .map(|c| (c.target.as_str(), c.anchor.as_deref()))
+                .collect::<Vec<_>>(),
+            vec![
+                ("docs/session-format.md", Some("lines")),
+                ("README.md", None)
+            ]
+        );
+    }
+
+    #[test]
+    fn broken_citations_are_reported_with_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::create_dir_all(root.join("crates/a/src")).unwrap();
+        std::fs::write(root.join("README.md"), "# x\n## Commands\n").unwrap();
+        std::fs::write(root.join("docs/f.md"), "# F\n## Real part\n").unwrap();
+        std::fs::write(
+            root.join("crates/a/src/lib.rs"),
+            "//! ok docs/f.md#real-part and README, section \"Commands\"\n\
+             //! bad docs/f.md#gone\n//! missing docs/none.md\n\
+             //! README, section \"Nope\"\n//! SPEC §3\n",
+        )
+        .unwrap();
+        let p = check_citations(root).unwrap();
+        let got: Vec<String> = p.iter().map(|p| format!("{}:{}", p.file, p.line)).collect();
+        assert_eq!(
+            got,
+            vec![
+                "crates/a/src/lib.rs:2",
+                "crates/a/src/lib.rs:3",
+                "crates/a/src/lib.rs:4",
+                "crates/a/src/lib.rs:5"
+            ],
+            "{p:#?}"
+        );
+        assert!(p[0].message.contains("real-part"), "{}", p[0]);
+        assert!(p[1].message.contains("does not exist"), "{}", p[1]);
+        assert!(p[2].message.contains("\"Commands\""), "{}", p[2]);
+        assert!(
+            p[3].message.contains("cite the repository's docs"),
+            "{}",
+            p[3]
+        );
+    }
+
+    #[test]
+    fn the_workspace_cites_only_what_exists() {
+        let problems = check_citations(&crate::util::workspace_root()).unwrap();
+        assert!(
+            problems.is_empty(),
+            "{}",
+            problems
+                .iter()
+                .map(|p| format!("{p}\n"))
+                .collect::<String>()
+        );
+    }
+
+    #[test]
+    fn machete_output_names_manifest_line_and_dep() {
+        let out = "Analyzing dependencies of crates in this directory...\n\
+                   cargo-machete found the following unused dependencies in .:\n\
+                   eonyx-core -- ./crates/core/Cargo.toml:\n\
+                   \ttempfile\n\
+                   \tetcetera\n\
+                   xtask -- ./xtask/Cargo.toml:\n\
+                   \tsha2\n\
+                   \n\
+                   Done!\n";
+        assert_eq!(
+            parse_machete(out),
+            vec![
+                ("crates/core/Cargo.toml".to_owned(), "tempfile".to_owned()),
+                ("crates/core/Cargo.toml".to_owned(), "etcetera".to_owned()),
+                ("xtask/Cargo.toml".to_owned(), "sha2".to_owned()),
+            ]
+        );
+        let manifest = "[package]\nname = \"x\"\n[dependencies]\nserde = \"1\"\ntempfile = { workspace = true }\nsha2.workspace = true\n[dependencies.regex]\nversion = \"1\"\n";
+        assert_eq!(dep_line(manifest, "tempfile"), 5);
+        assert_eq!(dep_line(manifest, "sha2"), 6);
+        assert_eq!(dep_line(manifest, "regex"), 7);
+        assert_eq!(dep_line(manifest, "serde"), 4);
+    }
+}
