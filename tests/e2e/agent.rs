@@ -49,7 +49,7 @@ impl Fx {
     }
 
     /// The session files, oldest id first.
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn session_files(&self) -> Vec<PathBuf> {
         let dir = self.sb.data.join("sessions");
         let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
             Ok(rd) => rd
@@ -149,7 +149,7 @@ pub(crate) fn messages(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn roles(msgs: &[Value]) -> Vec<&str> {
+pub(crate) fn roles(msgs: &[Value]) -> Vec<&str> {
     msgs.iter().map(|m| m["role"].as_str().unwrap()).collect()
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn content(m: &Value) -> String {
 }
 
 /// Every tool call in the session file has exactly one result after it.
-fn assert_consistent(path: &Path) {
+pub(crate) fn assert_consistent(path: &Path) {
     let msgs = messages(path);
     for (i, m) in msgs.iter().enumerate() {
         for call in m["tool_calls"].as_array().into_iter().flatten() {
@@ -897,13 +897,13 @@ pub(crate) struct Tmux {
 }
 
 impl Tmux {
-    fn cmd(&self) -> Command {
+    pub(crate) fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
         c.args(["-L", &self.socket, "-f", "/dev/null"]);
         c
     }
 
-    fn pane(&self) -> String {
+    pub(crate) fn pane(&self) -> String {
         let o = self
             .cmd()
             .args(["capture-pane", "-p", "-J", "-S", "-200", "-t", "repl"])
@@ -979,7 +979,7 @@ pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     };
     let base = fx.sb.eonyx();
     let mut env = String::from(
-        "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
+        "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u NO_HISTORY -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
     );
     for (k, v) in base.get_envs() {
         if let Some(v) = v {

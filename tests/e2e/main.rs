@@ -11,6 +11,7 @@ mod memory;
 mod providers;
 mod recall;
 mod release;
+mod repl;
 mod session_order;
 mod sessions;
 mod skills;

@@ -31,6 +31,7 @@ pub const CLEARED_ENV: &[&str] = &[
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "NO_HISTORY",
 ];
 
 /// Every inherited variable starting with one of these is removed too

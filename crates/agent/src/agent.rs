@@ -344,6 +344,11 @@ impl Agent {
         &self.store
     }
 
+    /// The resolved config this agent runs with (the REPL reads `repl.*`).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// The context files as last read (before the latest user turn).
     pub fn context_files(&self) -> &Loaded {
         &self.loaded

@@ -129,6 +129,23 @@ pub fn config_dir(env: &Env) -> Result<Utf8PathBuf, PathError> {
     )
 }
 
+/// `$XDG_STATE_HOME/eonyx`, else `~/.local/state/eonyx` (the data dir's
+/// platform default where there is no state dir, e.g. Windows). Holds the
+/// REPL's input history.
+pub fn state_dir(env: &Env) -> Result<Utf8PathBuf, PathError> {
+    if !cfg!(windows)
+        && let Some(dir) = env.get("XDG_STATE_HOME")
+    {
+        return Ok(Utf8PathBuf::from(dir).join("eonyx"));
+    }
+    let strategy = etcetera::choose_base_strategy().map_err(|_| PathError::NoHome {
+        var: "XDG_STATE_HOME",
+        what: "state (the REPL history)",
+    })?;
+    let base = etcetera::BaseStrategy::state_dir(&strategy).unwrap_or_else(|| strategy.data());
+    Utf8PathBuf::from_path_buf(base.join("eonyx")).map_err(PathError::NotUtf8)
+}
+
 /// What marked the project root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Marker {
@@ -219,6 +236,14 @@ mod tests {
         let env = Env::from_pairs([("XDG_DATA_HOME", "/x"), ("XDG_CONFIG_HOME", "/c")]);
         assert_eq!(data_dir(&env).unwrap(), "/x/eonyx");
         assert_eq!(config_dir(&env).unwrap(), "/c/eonyx");
+    }
+
+    #[test]
+    fn state_dir_follows_xdg_state_home() {
+        let env = Env::from_pairs([("XDG_STATE_HOME", "/s")]);
+        if !cfg!(windows) {
+            assert_eq!(state_dir(&env).unwrap(), "/s/eonyx");
+        }
     }
 
     #[test]

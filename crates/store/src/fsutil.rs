@@ -7,12 +7,12 @@ use camino::Utf8Path;
 use crate::StoreError;
 
 /// `mkdir -p`, 0700 (unix). See [`eonyx_core::fs::create_private_dir`].
-pub(crate) fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
+pub fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
     eonyx_core::fs::create_private_dir(path).map_err(StoreError::io("create directory", path))
 }
 
 /// Open options for a file that only the user may read (0600 on unix).
-pub(crate) fn private_options() -> OpenOptions {
+pub fn private_options() -> OpenOptions {
     #[allow(unused_mut)]
     let mut o = OpenOptions::new();
     #[cfg(unix)]

@@ -49,8 +49,8 @@ pub mod limits;
 pub mod lines;
 mod listing;
 mod lock;
-mod read;
 pub mod memory;
+mod read;
 mod recall;
 mod search;
 mod writer;
@@ -61,6 +61,8 @@ use eonyx_core::record::{FORMAT_VERSION, SessionHeader};
 
 pub use doctor::{DoctorFile, DoctorReport, DoctorStatus};
 pub use error::StoreError;
+/// Private (0700 / 0600) directories and files, also for the cli's REPL history.
+pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
 pub use read::{Effective, ReadStats, SessionLog};
 pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};

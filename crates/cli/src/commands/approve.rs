@@ -1,53 +1,28 @@
-//! Asking the user in the REPL: y / n / always (for this session).
+//! Asking the user in the REPL: y / n / always (for this session). The
+//! question is read through the REPL's line editor ([`Asker`]), the only
+//! reader of the terminal.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Mutex;
 
 use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
 use eonyx_core::provider::BoxFuture;
-use tokio::sync::mpsc;
 
+use super::repl::editor::Asker;
 use crate::printer::Printer;
-
-type Lines = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<std::io::Result<String>>>>;
-
-/// Lines of the terminal, shared by the REPL loop and the approver.
-#[derive(Clone)]
-pub struct SharedLines(Lines);
-
-impl SharedLines {
-    pub async fn next_line(&self) -> Option<std::io::Result<String>> {
-        self.0.lock().await.recv().await
-    }
-}
-
-pub fn shared_lines() -> SharedLines {
-    static LINES: OnceLock<Lines> = OnceLock::new();
-    let lines = LINES.get_or_init(|| {
-        let (tx, rx) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            use std::io::BufRead;
-            for line in std::io::stdin().lock().lines() {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Arc::new(tokio::sync::Mutex::new(rx))
-    });
-    SharedLines(lines.clone())
-}
 
 /// Asks on the terminal; remembers "always" per kind for the session.
 pub struct TerminalApprover {
+    asker: Asker,
     always: Mutex<HashSet<&'static str>>,
-    /// For the question and the diff (stderr).
+    /// For the diff (stderr).
     printer: Printer,
 }
 
 impl TerminalApprover {
-    pub fn new() -> Self {
+    pub fn new(asker: Asker) -> Self {
         Self {
+            asker,
             always: Mutex::default(),
             printer: Printer::new(),
         }
@@ -63,25 +38,40 @@ pub enum Answer {
 }
 
 /// Shows what is asked (with a write's diff first) and reads y / n /
-/// always. The one place the REPL asks a question; a line editor can
-/// replace how the answer line is read here.
-pub async fn ask(kind: &ApprovalKind, printer: &Printer) -> Answer {
+/// always through the line editor. The one place the REPL asks a question.
+/// Ctrl-C or Ctrl-D at the question is "no" (Ctrl-C also stops the turn).
+pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answer {
     if let ApprovalKind::Write { diff, .. } = kind {
         printer.diff(diff);
         remember_shown(diff);
     }
     let question = kind.describe();
-    let lines = shared_lines();
+    // A question of several lines (a multi-line command) is shown once
+    // above a one-line prompt, not redrawn at each key.
+    let (shown, prompt) = if question.contains('\n') {
+        (
+            Some(format!("allow: {question}")),
+            "allow the above? [y]es / [n]o / [a]lways: ".to_owned(),
+        )
+    } else {
+        (
+            None,
+            format!("allow: {question}? [y]es / [n]o / [a]lways: "),
+        )
+    };
     loop {
-        printer.err_raw(&format!("allow: {question}? [y]es / [n]o / [a]lways: "));
-        match lines.next_line().await {
-            Some(Ok(answer)) => match answer.trim().to_ascii_lowercase().as_str() {
+        let answer = match &shown {
+            Some(text) => asker.ask_after(text, &prompt).await,
+            None => asker.ask(&prompt).await,
+        };
+        match answer {
+            Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Answer::Yes,
                 "a" | "always" => return Answer::Always,
                 "n" | "no" | "" => return Answer::No,
                 _ => continue,
             },
-            _ => return Answer::No,
+            None => return Answer::No,
         }
     }
 }
@@ -111,7 +101,7 @@ impl Approver for TerminalApprover {
             if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
                 return Decision::Allow;
             }
-            match ask(kind, &self.printer).await {
+            match ask(kind, &self.printer, &self.asker).await {
                 Answer::Yes => Decision::Allow,
                 Answer::Always => {
                     if let Ok(mut a) = self.always.lock() {

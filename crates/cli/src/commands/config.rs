@@ -242,6 +242,9 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
+        entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),
+        entry("repl.history".into(), json!(config.repl.history)),
+        entry("repl.history_size".into(), json!(config.repl.history_size)),
         entry("max_steps".into(), json!(config.max_steps)),
     ]
 }

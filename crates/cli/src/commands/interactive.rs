@@ -2,9 +2,6 @@
 //! (one turn per non-empty line) when stdin is piped.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
-
-use eonyx_agent::Agent;
 
 use super::ui::{self, Mode, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
@@ -18,7 +15,7 @@ pub fn run(
     new: bool,
 ) -> anyhow::Result<Status> {
     if std::io::stdin().is_terminal() {
-        repl(printer, global, session, new)
+        super::repl::run(printer, global, session, new)
     } else {
         batch(printer, global, session)
     }
@@ -67,73 +64,4 @@ fn batch(
         }
         Ok(Status::Success)
     })
-}
-
-fn repl(
-    printer: &mut Printer,
-    global: &GlobalArgs,
-    session: &SessionArgs,
-    new: bool,
-) -> anyhow::Result<Status> {
-    let choice = ui::session_choice(session, new)?;
-    let opts = ui::options(
-        global,
-        Some(Arc::new(super::approve::TerminalApprover::new())),
-    )?;
-    let mode = ui::mode(global, Mode::Stream);
-    ui::runtime()?.block_on(async move {
-        let ui::Session {
-            mut agent,
-            mut view,
-            interrupts,
-        } = ui::start(printer, opts, choice, mode, true).await?;
-        view.printer.info("type /help for commands, /exit to leave");
-        let lines = super::approve::shared_lines();
-        loop {
-            let prompt = ctx_prompt(&agent, view.printer.color());
-            view.printer.err_raw(&prompt);
-            let Some(line) = lines.next_line().await else {
-                view.printer.info("");
-                break;
-            };
-            let line = line?;
-            let input = line.trim();
-            if input.is_empty() {
-                continue;
-            }
-            if input.starts_with('/') {
-                match ui::slash(&mut agent, &mut view, &interrupts, input).await {
-                    Slash::Continue => {}
-                    Slash::Exit => break,
-                    Slash::Failed(e) => view.printer.error(&e),
-                }
-                continue;
-            }
-            match ui::run_turn(&mut agent, &mut view, &interrupts, input).await {
-                TurnResult::Ok => {}
-                TurnResult::Failed(e) => {
-                    if e.is_interrupted() {
-                        view.printer.info("interrupted");
-                    } else {
-                        view.printer.error(&ui::agent_error(e));
-                    }
-                }
-            }
-            if let Some(e) = view.last_error.take() {
-                return Err(e.into());
-            }
-        }
-        Ok(Status::Success)
-    })
-}
-
-/// `{ctx N%} > `, highlighted from the compaction threshold on.
-fn ctx_prompt(agent: &Agent, color: bool) -> String {
-    let st = agent.context_status();
-    let label = format!("{{ctx {:.0}%}}", st.percent);
-    if color && st.over_threshold {
-        format!("\x1b[1;33m{label}\x1b[0m > ")
-    } else {
-        format!("{label} > ")
-    }
 }

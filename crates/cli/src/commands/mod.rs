@@ -7,6 +7,7 @@ pub mod config;
 pub mod context;
 pub mod interactive;
 pub mod memory;
+pub mod repl;
 pub mod run;
 pub mod sessions;
 pub mod skills;

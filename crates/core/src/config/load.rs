@@ -12,7 +12,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
-    ProfileFile, ProviderKind, SkillsFile, Source, ToolsFile,
+    ProfileFile, ProviderKind, ReplFile, SkillsFile, Source, ToolsFile,
 };
 use crate::paths::Env;
 
@@ -187,6 +187,7 @@ enum Section {
     Context,
     Tools,
     Memory,
+    Repl,
     Skills,
     Leaf,
 }
@@ -201,6 +202,7 @@ impl Section {
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
             Section::Memory => Some(field_names::<super::MemoryFile>()),
+            Section::Repl => Some(field_names::<ReplFile>()),
             Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
@@ -214,6 +216,7 @@ impl Section {
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
             (Section::Root, "memory") => Section::Memory,
+            (Section::Root, "repl") => Section::Repl,
             (Section::Root, "skills") => Section::Skills,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
@@ -266,11 +269,12 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 5] = [
+    let sections: [(&str, Vec<String>); 6] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
         ("memory", field_names::<super::MemoryFile>()),
+        ("repl", field_names::<ReplFile>()),
         ("skills", field_names::<SkillsFile>()),
     ];
     for (section, fields) in sections {
@@ -358,6 +362,14 @@ pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigE
         return Err(invalid(
             "memory.max_bytes".into(),
             "must be at least 1; set memory.enabled = false to turn memory off",
+        ));
+    }
+    if let Some(r) = &file.repl
+        && r.history_size == Some(0)
+    {
+        return Err(invalid(
+            "repl.history_size".into(),
+            "must be at least 1; to keep no history set `repl.history = false`",
         ));
     }
     for (key, m) in &file.models {
@@ -911,6 +923,23 @@ fn resolve(
                 set("memory.max_bytes");
             }
         }
+        if let Some(r) = &f.repl {
+            if let Some(v) = r.edit_mode {
+                cfg.repl.edit_mode = v;
+                set("repl.edit_mode");
+            }
+            // Any layer can turn history off; none turns it back on.
+            if let Some(v) = r.history
+                && cfg.repl.history
+            {
+                cfg.repl.history = v;
+                set("repl.history");
+            }
+            if let Some(v) = r.history_size {
+                cfg.repl.history_size = v;
+                set("repl.history_size");
+            }
+        }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;
             set("max_steps");
@@ -1428,6 +1457,42 @@ compaction = { threshold_percent = 50 }
     }
 
     #[test]
+    fn repl_keys_resolve_and_an_untrusted_project_cannot_bound_the_shared_history() {
+        use crate::config::EditMode;
+        let s = Sandbox::new();
+        let c = s.load(&[]);
+        assert_eq!(c.repl.edit_mode, EditMode::Emacs);
+        assert!(c.repl.history);
+        assert_eq!(c.repl.history_size, 1000);
+
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory_size = 50\n"))
+            .project(r#"{"repl": {"edit_mode": "vi", "history": false, "history_size": 1}}"#);
+        let c = s.load(&[]);
+        assert_eq!(c.repl.edit_mode, EditMode::Vi);
+        assert!(!c.repl.history, "a project may turn history off");
+        assert_eq!(c.repl.history_size, 50, "but not bound it while untrusted");
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.contains("ignoring `repl.history_size`")),
+            "{:?}",
+            c.warnings
+        );
+
+        // Off in the global file stays off.
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory = false\n"))
+            .project(r#"{"repl": {"history": true}}"#);
+        assert!(!s.load(&[]).repl.history);
+
+        s.global(&format!("{GLOBAL}\n[repl]\nhistory_size = 0\n"));
+        let err = load(&s.opts(&[])).unwrap_err().to_string();
+        assert!(err.contains("repl.history_size"), "{err}");
+        s.global(&format!("{GLOBAL}\n[repl]\nedit_mod = \"vi\"\n"));
+        let err = load(&s.opts(&[])).unwrap_err().to_string();
+        assert!(err.contains("did you mean `edit_mode`"), "{err}");
+    }
+
+    #[test]
     fn skills_caps_default_and_may_be_set_by_an_untrusted_project() {
         let s = Sandbox::new();
         s.global(&format!("{GLOBAL}\n[skills]\nmax_reloaded_bytes = 2000\n"))
@@ -1515,6 +1580,7 @@ compaction = { threshold_percent = 50 }
                 ["memory", k] => {
                     field_names::<super::super::MemoryFile>().contains(&(*k).to_owned())
                 }
+                ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
                 ["skills", k] => {
                     field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
                 }

@@ -279,6 +279,49 @@ impl Default for MemoryConfig {
     }
 }
 
+/// Key bindings of the REPL's line editor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EditMode {
+    #[default]
+    Emacs,
+    Vi,
+}
+
+/// `[repl]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplFile {
+    /// Safe for an untrusted project: only changes key bindings.
+    pub edit_mode: Option<EditMode>,
+    /// Safe for an untrusted project: it can only turn history off
+    /// (`true` from a project does not override a global `false`).
+    pub history: Option<bool>,
+    /// Not from an untrusted project: the history is shared by all
+    /// projects, and a small bound would cut it for all of them.
+    pub history_size: Option<usize>,
+}
+
+/// Resolved REPL settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplConfig {
+    pub edit_mode: EditMode,
+    /// Persist the input history (`$XDG_STATE_HOME/eonyx/history`).
+    pub history: bool,
+    /// Entries kept in the history file.
+    pub history_size: usize,
+}
+
+impl Default for ReplConfig {
+    fn default() -> Self {
+        Self {
+            edit_mode: EditMode::Emacs,
+            history: true,
+            history_size: 1000,
+        }
+    }
+}
+
 /// `[models.<key>]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -364,6 +407,7 @@ pub struct ConfigFile {
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
     pub memory: Option<MemoryFile>,
+    pub repl: Option<ReplFile>,
     pub skills: Option<SkillsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
@@ -435,6 +479,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub tools: ToolsConfig,
     pub memory: MemoryConfig,
+    pub repl: ReplConfig,
     pub skills: SkillsConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
@@ -462,6 +507,7 @@ impl Config {
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
             memory: MemoryConfig::default(),
+            repl: ReplConfig::default(),
             skills: SkillsConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),

@@ -86,9 +86,13 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("models.*.retries"),
     any("models.*.connect_timeout_secs"),
     any("models.*.idle_timeout_secs"),
+    // The REPL's key bindings (not `repl.history_size`: the history is
+    // shared by every project, so a project may not bound it).
+    any("repl.edit_mode"),
     // Features a project may only turn off.
     off_only("memory.enabled"),
     off_only("tools.recall"),
+    off_only("repl.history"),
 ];
 
 /// Whether an untrusted project may set `key` (dotted segments) to `value`.

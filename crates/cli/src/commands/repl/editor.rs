@@ -1,0 +1,176 @@
+//! The REPL's one reader of the terminal: a rustyline editor shared by the
+//! input loop and the approval questions, run on a blocking thread so the
+//! async runtime stays free.
+//!
+//! Invariant: at most one read at a time (the editor sits behind a mutex),
+//! and only the editor reads the terminal while the REPL runs; there is no
+//! other stdin reader.
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context as _;
+use eonyx_core::config::{EditMode, ReplConfig};
+use eonyx_store::Store;
+use rustyline::config::{Behavior, Configurer};
+use rustyline::error::ReadlineError;
+use rustyline::history::MemHistory;
+
+use super::helper::{Continuations, ReplHelper, bind_keys, strip_continuations};
+use crate::commands::ui::Interrupts;
+use crate::printer::Printer;
+
+type Editor = rustyline::Editor<ReplHelper, MemHistory>;
+
+/// What one read gave.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Input {
+    /// Accepted text, exactly as edited (pasted newlines kept).
+    Line(String),
+    /// Ctrl-C on an empty line.
+    Interrupted,
+    /// Ctrl-D on an empty line.
+    Eof,
+}
+
+/// A cheap handle on the shared editor.
+#[derive(Clone)]
+pub struct LineEditor {
+    inner: Arc<Mutex<Editor>>,
+    continuations: Continuations,
+}
+
+impl LineEditor {
+    /// An editor on the terminal (`/dev/tty`, so nothing it draws lands on
+    /// stdout), emacs keys, no history yet.
+    pub fn new() -> anyhow::Result<Self> {
+        let config = rustyline::Config::builder()
+            .behavior(Behavior::PreferTerm)
+            .auto_add_history(false)
+            .history_ignore_dups(false)
+            .context("cannot configure the line editor")?
+            .build();
+        let mut editor = Editor::with_history(config, MemHistory::new())
+            .context("cannot open the terminal for line editing")?;
+        editor.set_helper(Some(ReplHelper::default()));
+        let continuations = Continuations::default();
+        bind_keys(&mut editor, continuations.clone());
+        Ok(Self {
+            inner: Arc::new(Mutex::new(editor)),
+            continuations,
+        })
+    }
+
+    fn lock(&self) -> anyhow::Result<std::sync::MutexGuard<'_, Editor>> {
+        self.inner
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the line editor failed in another thread"))
+    }
+
+    /// Apply `[repl]` and give completion its session list.
+    pub fn configure(&self, repl: &ReplConfig, store: Store) -> anyhow::Result<()> {
+        let mut ed = self.lock()?;
+        ed.set_edit_mode(match repl.edit_mode {
+            EditMode::Emacs => rustyline::EditMode::Emacs,
+            EditMode::Vi => rustyline::EditMode::Vi,
+        });
+        ed.set_max_history_size(repl.history_size.max(1))
+            .context("cannot size the REPL history")?;
+        if let Some(h) = ed.helper_mut() {
+            h.store = Some(store);
+        }
+        Ok(())
+    }
+
+    /// Replace what Up/Down and Ctrl-R walk (oldest first).
+    pub fn set_history(&self, entries: &[String]) -> anyhow::Result<()> {
+        let mut ed = self.lock()?;
+        ed.clear_history()
+            .context("cannot reset the REPL history")?;
+        for e in entries {
+            ed.add_history_entry(e.as_str())
+                .context("cannot add to the REPL history")?;
+        }
+        Ok(())
+    }
+
+    /// Read one input at `prompt`; `highlight` colours its `{ctx N%}`.
+    pub async fn read(&self, prompt: String, highlight: bool) -> anyhow::Result<Input> {
+        self.read_with(prompt, highlight, false).await
+    }
+
+    async fn read_with(
+        &self,
+        prompt: String,
+        highlight: bool,
+        plain: bool,
+    ) -> anyhow::Result<Input> {
+        let inner = self.inner.clone();
+        let continuations = self.continuations.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            let mut ed = inner
+                .lock()
+                .map_err(|_| ReadlineError::Io(std::io::Error::other("line editor poisoned")))?;
+            if let Some(h) = ed.helper_mut() {
+                h.highlight_ctx = highlight;
+                h.plain = plain;
+            }
+            if let Ok(mut c) = continuations.lock() {
+                c.clear();
+            }
+            let line = ed.readline(&prompt)?;
+            let at = continuations.lock().map(|c| c.clone()).unwrap_or_default();
+            Ok(strip_continuations(&line, &at))
+        })
+        .await
+        .context("the line editor thread failed")?;
+        match result {
+            Ok(line) => Ok(Input::Line(line)),
+            Err(ReadlineError::Interrupted) => Ok(Input::Interrupted),
+            Err(ReadlineError::Eof) => Ok(Input::Eof),
+            Err(e) => Err(e).context("cannot read from the terminal"),
+        }
+    }
+}
+
+/// The approval hook: asks one question through the REPL's editor.
+///
+/// `ask` returns the answer as typed, or `None` on Ctrl-C (which also stops
+/// the running turn, as Ctrl-C does anywhere else during a turn), Ctrl-D or
+/// a terminal error. Callers treat `None` as "no". `ask_after` first shows
+/// some lines (a diff, say) on stderr through a [`Printer`], so a long text
+/// is not redrawn with the question at each key.
+pub struct Asker {
+    editor: LineEditor,
+    interrupts: Interrupts,
+    printer: Printer,
+}
+
+impl Asker {
+    pub fn new(editor: LineEditor, interrupts: Interrupts) -> Self {
+        Self {
+            editor,
+            interrupts,
+            printer: Printer::new(),
+        }
+    }
+
+    pub async fn ask_after(&self, shown: &str, question: &str) -> Option<String> {
+        self.printer.info(shown.trim_end_matches('\n'));
+        self.ask(question).await
+    }
+
+    pub async fn ask(&self, question: &str) -> Option<String> {
+        match self
+            .editor
+            .read_with(question.to_owned(), false, true)
+            .await
+        {
+            Ok(Input::Line(answer)) => Some(answer),
+            Ok(Input::Interrupted) => {
+                self.interrupts.cancel_current();
+                None
+            }
+            Ok(Input::Eof) | Err(_) => None,
+        }
+    }
+}

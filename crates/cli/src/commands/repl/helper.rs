@@ -1,0 +1,275 @@
+//! What the line editor asks of the REPL: Tab completion, the "N lines"
+//! marker, the highlighted `{ctx N%}`, and the keys eonyx binds itself.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use eonyx_store::Store;
+use rustyline::completion::{Completer, Pair};
+use rustyline::highlight::{CmdKind, Highlighter};
+use rustyline::hint::Hinter;
+use rustyline::validate::Validator;
+use rustyline::{
+    Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers,
+    Movement, RepeatCount,
+};
+
+use crate::commands::ui::slash::COMMANDS;
+
+/// Completion, hints and prompt colour for one editor.
+#[derive(Default)]
+pub struct ReplHelper {
+    /// Where `/resume` finds session ids; none before the agent is open.
+    pub store: Option<Store>,
+    /// Colour the `{ctx N%}` label of the current prompt.
+    pub highlight_ctx: bool,
+    /// Completion off (approval questions).
+    pub plain: bool,
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        if self.plain {
+            return Ok((0, Vec::new()));
+        }
+        let ids = || {
+            self.store
+                .as_ref()
+                .and_then(|s| s.list().ok())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| (s.id.to_string(), s.title))
+                .collect()
+        };
+        Ok(complete(&line[..pos], ids))
+    }
+}
+
+/// Candidates for the text before the cursor: slash commands while the
+/// first word is typed, session ids after `/resume `. `ids` gives
+/// `(id, title)` pairs, newest first; it is called only when needed.
+pub fn complete(before: &str, ids: impl FnOnce() -> Vec<(String, String)>) -> (usize, Vec<Pair>) {
+    if !before.starts_with('/') || before.contains('\n') {
+        return (0, Vec::new());
+    }
+    match before.split_once(' ') {
+        None => {
+            let pairs = COMMANDS
+                .iter()
+                .filter(|c| c.name.starts_with(before))
+                .map(|c| Pair {
+                    display: c.name.to_owned(),
+                    replacement: if c.args.is_empty() {
+                        c.name.to_owned()
+                    } else {
+                        format!("{} ", c.name)
+                    },
+                })
+                .collect();
+            (0, pairs)
+        }
+        Some(("/resume", rest)) if !rest.contains(' ') => {
+            let start = before.len() - rest.len();
+            let pairs = ids()
+                .into_iter()
+                .filter(|(id, _)| id.starts_with(rest))
+                .map(|(id, title)| Pair {
+                    display: format!("{id}  {title}"),
+                    replacement: id,
+                })
+                .collect();
+            (start, pairs)
+        }
+        _ => (0, Vec::new()),
+    }
+}
+
+/// Shown after the text while it holds more than one line.
+pub struct LinesHint(String);
+
+impl rustyline::hint::Hint for LinesHint {
+    fn display(&self) -> &str {
+        &self.0
+    }
+    fn completion(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Hinter for ReplHelper {
+    type Hint = LinesHint;
+
+    fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<LinesHint> {
+        lines_marker(line).map(LinesHint)
+    }
+}
+
+/// `  [N lines]` for a buffer of several lines.
+pub fn lines_marker(line: &str) -> Option<String> {
+    let n = line.split('\n').count();
+    (n > 1).then(|| format!("  [{n} lines]"))
+}
+
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        default: bool,
+    ) -> Cow<'b, str> {
+        // Same width as the plain prompt: only the label is wrapped.
+        if self.highlight_ctx
+            && default
+            && let Some(end) = prompt.find('}')
+            && prompt.starts_with("{ctx ")
+        {
+            let (label, rest) = prompt.split_at(end + 1);
+            return Cow::Owned(format!("\x1b[1;33m{label}\x1b[0m{rest}"));
+        }
+        Cow::Borrowed(prompt)
+    }
+
+    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        false
+    }
+}
+
+impl Validator for ReplHelper {}
+
+impl rustyline::Helper for ReplHelper {}
+
+/// Ctrl-C: clears a non-empty line in place (the editor stays); on an
+/// empty line the default applies, which ends the read as interrupted.
+struct CtrlC;
+
+impl ConditionalEventHandler for CtrlC {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        (!ctx.line().is_empty()).then_some(Cmd::Kill(Movement::WholeBuffer))
+    }
+}
+
+/// Byte offsets of the `\` of each continuation typed during one read.
+pub type Continuations = Arc<Mutex<Vec<usize>>>;
+
+/// Enter after a trailing `\` (cursor at the end) continues the input on a
+/// new line, as in a shell: the `\` stays on screen and is dropped from
+/// the text when it is accepted ([`strip_continuations`]). A `\` at a line
+/// end inside pasted text is never touched: only typed ones are recorded.
+struct BackslashEnter(Continuations);
+
+impl ConditionalEventHandler for BackslashEnter {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        let line = ctx.line();
+        if ctx.pos() == line.len() && line.ends_with('\\') {
+            if let Ok(mut c) = self.0.lock() {
+                c.push(line.len() - 1);
+            }
+            return Some(Cmd::Insert(1, "\n".to_owned()));
+        }
+        None
+    }
+}
+
+/// Drop the `\` of each recorded continuation that is still followed by
+/// its line break (later edits may have moved one; that one stays).
+pub fn strip_continuations(line: &str, at: &[usize]) -> String {
+    let mut at: Vec<usize> = at.to_vec();
+    at.sort_unstable();
+    at.dedup();
+    let mut out = line.to_owned();
+    for &p in at.iter().rev() {
+        if out.get(p..).is_some_and(|rest| rest.starts_with("\\\n")) {
+            out.remove(p);
+        }
+    }
+    out
+}
+
+/// eonyx's own keys on top of the editor's emacs or vi bindings.
+pub fn bind_keys<H: rustyline::Helper, I: rustyline::history::History>(
+    editor: &mut rustyline::Editor<H, I>,
+    continuations: Continuations,
+) {
+    editor.bind_sequence(
+        KeyEvent::ctrl('C'),
+        EventHandler::Conditional(Box::new(CtrlC)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(BackslashEnter(continuations))),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        EventHandler::Simple(Cmd::Newline),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(c: (usize, Vec<Pair>)) -> (usize, Vec<String>) {
+        (c.0, c.1.into_iter().map(|p| p.replacement).collect())
+    }
+
+    #[test]
+    fn tab_completes_slash_commands_and_session_ids_after_resume() {
+        let none = || -> Vec<(String, String)> { panic!("ids not needed") };
+        assert_eq!(
+            names(complete("/comp", none)),
+            (0, vec!["/compact ".to_owned()])
+        );
+        assert_eq!(
+            names(complete("/s", none)).1,
+            ["/summarize", "/sessions", "/skills"]
+        );
+        assert!(complete("hello /comp", none).1.is_empty());
+        assert!(complete("/compact fo", none).1.is_empty());
+        let ids = || {
+            vec![
+                ("20260101-aaaa".to_owned(), "one".to_owned()),
+                ("20260102-bbbb".to_owned(), "two".to_owned()),
+            ]
+        };
+        assert_eq!(
+            names(complete("/resume 20260102", ids)),
+            (8, vec!["20260102-bbbb".to_owned()])
+        );
+        assert_eq!(names(complete("/resume ", ids)).1.len(), 2);
+    }
+
+    #[test]
+    fn typed_continuations_lose_their_backslash_pasted_ones_keep_it() {
+        // "a \" typed + Enter, then a pasted "x \\\ny", then "b".
+        let line = "a \\\nx \\\ny\nb";
+        assert_eq!(strip_continuations(line, &[2]), "a \nx \\\ny\nb");
+        assert_eq!(strip_continuations(line, &[]), line);
+        // A recorded offset no longer on a continuation is left alone.
+        assert_eq!(strip_continuations("ab\\\n", &[0]), "ab\\\n");
+    }
+
+    #[test]
+    fn several_lines_are_marked_with_their_count() {
+        assert_eq!(lines_marker("one line"), None);
+        assert_eq!(lines_marker("a\nb").as_deref(), Some("  [2 lines]"));
+        assert_eq!(lines_marker("a\nb\n").as_deref(), Some("  [3 lines]"));
+    }
+
+    #[test]
+    fn the_ctx_label_is_coloured_without_changing_the_width() {
+        let h = ReplHelper {
+            highlight_ctx: true,
+            ..Default::default()
+        };
+        let p = h.highlight_prompt("{ctx 85%} > ", true);
+        assert_eq!(p, "\x1b[1;33m{ctx 85%}\x1b[0m > ");
+        let h = ReplHelper::default();
+        assert_eq!(h.highlight_prompt("{ctx 85%} > ", true), "{ctx 85%} > ");
+    }
+}

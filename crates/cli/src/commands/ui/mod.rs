@@ -1,0 +1,174 @@
+//! Shared frontend for commands that run turns: building the agent and
+//! running turns. Showing events is in [`view`], Ctrl-C in [`interrupts`],
+//! slash commands in [`mod@slash`].
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use eonyx_agent::tools::Approver;
+use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
+use eonyx_core::SessionId;
+use eonyx_core::paths::Env;
+
+use crate::cli::{GlobalArgs, SessionArgs};
+use crate::exit::{Status, usage};
+use crate::printer::Printer;
+
+pub mod interrupts;
+pub mod slash;
+pub mod view;
+
+pub use interrupts::Interrupts;
+pub use slash::{Slash, slash};
+pub use view::{Mode, View};
+
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
+    if let Some(id) = &args.session {
+        return Ok(SessionChoice::Id(SessionId::parse(id)?));
+    }
+    if args.continue_ {
+        return Ok(SessionChoice::Continue);
+    }
+    Ok(if new {
+        SessionChoice::New
+    } else {
+        SessionChoice::Latest
+    })
+}
+
+/// The agent's options from the command line. `ask` is the user to ask
+/// (the REPL) or `None` (batch, `run`); the agent applies `tools.shell`,
+/// `tools.write` and the `--allow-*` flags itself.
+pub fn options(
+    global: &GlobalArgs,
+    ask: Option<Arc<dyn Approver>>,
+) -> anyhow::Result<AgentOptions> {
+    let cwd = eonyx_core::paths::current_dir().context("cannot read the current directory")?;
+    Ok(AgentOptions {
+        cwd,
+        env: Env::from_process(),
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+        allow_shell: global.allow_shell,
+        allow_write: global.allow_write,
+        approver: ask,
+        provider: None,
+    })
+}
+
+/// Map agent errors to anyhow, keeping config errors as exit 2.
+pub fn agent_error(e: AgentError) -> anyhow::Error {
+    match e {
+        AgentError::Config(c) => anyhow::Error::new(c),
+        AgentError::Usage(m) => usage(m),
+        AgentError::Memory(m @ eonyx_store::memory::MemoryError::Io { .. }) => {
+            anyhow::Error::new(m)
+        }
+        AgentError::Memory(m) => usage(m.to_string()),
+        // A provider that cannot be built from the config is a config error.
+        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
+            anyhow::Error::new(crate::exit::SetupError(message))
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// An open agent with its view and Ctrl-C handling.
+pub struct Session<'p> {
+    pub agent: Agent,
+    pub view: View<'p>,
+    pub interrupts: Interrupts,
+}
+
+/// `--json` picks JSON events; otherwise `default`.
+pub fn mode(global: &GlobalArgs, default: Mode) -> Mode {
+    if global.json { Mode::Json } else { default }
+}
+
+/// Install Ctrl-C handling, open the agent, print its startup warnings and,
+/// with `announce`, which session is in use. Must run inside the runtime.
+pub async fn start(
+    printer: &mut Printer,
+    opts: AgentOptions,
+    choice: SessionChoice,
+    mode: Mode,
+    announce: bool,
+) -> anyhow::Result<Session<'_>> {
+    start_with(printer, opts, choice, mode, announce, Interrupts::new()).await
+}
+
+/// [`start`] with Ctrl-C state made beforehand (the REPL shares it with the
+/// approval question).
+pub async fn start_with(
+    printer: &mut Printer,
+    opts: AgentOptions,
+    choice: SessionChoice,
+    mode: Mode,
+    announce: bool,
+    interrupts: Interrupts,
+) -> anyhow::Result<Session<'_>> {
+    interrupts.listen();
+    let mut agent = Agent::open(opts, choice).await.map_err(agent_error)?;
+    for n in agent.take_startup_notices() {
+        printer.warn(&n);
+    }
+    let mut view = View::new(printer, mode);
+    if announce {
+        view.session(&agent);
+    }
+    Ok(Session {
+        agent,
+        view,
+        interrupts,
+    })
+}
+
+/// Outcome of running one turn through the view.
+pub enum TurnResult {
+    Ok,
+    Failed(AgentError),
+}
+
+/// Run one turn, showing its events.
+pub async fn run_turn(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    input: &str,
+) -> TurnResult {
+    view.turn_started(input);
+    let cancel = interrupts.begin();
+    let result = {
+        let mut sink = |ev: AgentEvent| view.event(ev);
+        agent.turn(input, &mut sink, &cancel).await
+    };
+    interrupts.end();
+    match result {
+        Ok(outcome) => {
+            view.turn_finished(&outcome);
+            TurnResult::Ok
+        }
+        Err(e) => {
+            view.failed(&e);
+            TurnResult::Failed(e)
+        }
+    }
+}
+
+/// Final status for a failed turn.
+pub fn status_for(err: &AgentError) -> Status {
+    if err.is_interrupted() {
+        Status::Interrupted
+    } else if matches!(err, AgentError::Config(_) | AgentError::Usage(_)) {
+        Status::Usage
+    } else {
+        Status::Failed
+    }
+}

@@ -1,0 +1,297 @@
+//! Slash commands shared by the REPL and batch runs.
+
+use eonyx_agent::{Agent, AgentEvent};
+use eonyx_core::SessionId;
+
+use super::{Interrupts, View, agent_error};
+use crate::exit::usage;
+
+/// One slash command as `/help` lists it and Tab completes it.
+pub struct Command {
+    pub name: &'static str,
+    /// Argument synopsis, `""` for none.
+    pub args: &'static str,
+    pub help: &'static str,
+}
+
+/// Every slash command. To add one: a row here (for `/help` and Tab) and an
+/// arm in [`slash`].
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "/compact",
+        args: "[focus]",
+        help: "compact the conversation now (optionally focused)",
+    },
+    Command {
+        name: "/summarize",
+        args: "",
+        help: "same as /compact",
+    },
+    Command {
+        name: "/new",
+        args: "",
+        help: "start a new session",
+    },
+    Command {
+        name: "/sessions",
+        args: "",
+        help: "list sessions",
+    },
+    Command {
+        name: "/resume",
+        args: "ID",
+        help: "switch to another session",
+    },
+    Command {
+        name: "/rename",
+        args: "TITLE",
+        help: "rename this session",
+    },
+    Command {
+        name: "/context",
+        args: "",
+        help: "show the context files and the {ctx} estimate",
+    },
+    Command {
+        name: "/memory",
+        args: "",
+        help: "list memory entries",
+    },
+    Command {
+        name: "/remember",
+        args: "TEXT",
+        help: "remember TEXT in this project's memory (sent from the next session on)",
+    },
+    Command {
+        name: "/skills",
+        args: "",
+        help: "list the skills the model can load",
+    },
+    Command {
+        name: "/help",
+        args: "",
+        help: "this help",
+    },
+    Command {
+        name: "/exit",
+        args: "",
+        help: "leave",
+    },
+];
+
+/// The `/help` text: one line per command.
+pub fn help() -> String {
+    COMMANDS
+        .iter()
+        .map(|c| {
+            let usage = if c.args.is_empty() {
+                c.name.to_owned()
+            } else {
+                format!("{} {}", c.name, c.args)
+            };
+            format!("{usage:<17} {}", c.help)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a slash command asks the loop to do next.
+pub enum Slash {
+    Continue,
+    Exit,
+    Failed(anyhow::Error),
+}
+
+pub async fn slash(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    line: &str,
+) -> Slash {
+    let line = line.trim();
+    let (cmd, rest) = match line.split_once(char::is_whitespace) {
+        Some((c, r)) => (c, r.trim()),
+        None => (line, ""),
+    };
+    let arg = (!rest.is_empty()).then_some(rest);
+    match cmd {
+        "/exit" | "/quit" => Slash::Exit,
+        "/help" => {
+            view.printer.info(&help());
+            Slash::Continue
+        }
+        "/compact" | "/summarize" => {
+            let cancel = interrupts.begin();
+            let result = {
+                let mut sink = |ev: AgentEvent| view.event(ev);
+                agent.compact_now(arg, &mut sink, &cancel).await
+            };
+            interrupts.end();
+            match result {
+                Ok(_) => Slash::Continue,
+                Err(e) => {
+                    view.failed(&e);
+                    Slash::Failed(agent_error(e))
+                }
+            }
+        }
+        "/new" => match agent.new_session() {
+            Ok(()) => {
+                view.session(agent);
+                for n in agent.take_startup_notices() {
+                    view.printer.warn(&n);
+                }
+                Slash::Continue
+            }
+            Err(e) => Slash::Failed(agent_error(e)),
+        },
+        "/resume" => {
+            let Some(id) = arg else {
+                return Slash::Failed(usage("usage: /resume ID (see /sessions)"));
+            };
+            let id = match SessionId::parse(id) {
+                Ok(id) => id,
+                Err(e) => return Slash::Failed(e.into()),
+            };
+            match agent.resume(&id) {
+                Ok(()) => {
+                    view.session(agent);
+                    for n in agent.take_startup_notices() {
+                        view.printer.warn(&n);
+                    }
+                    Slash::Continue
+                }
+                Err(e) => Slash::Failed(agent_error(e)),
+            }
+        }
+        "/rename" => {
+            let Some(title) = arg else {
+                return Slash::Failed(usage("usage: /rename TITLE"));
+            };
+            match agent.rename(title) {
+                Ok(()) => {
+                    view.printer.info(&format!("renamed to {title}"));
+                    Slash::Continue
+                }
+                Err(e) => Slash::Failed(agent_error(e)),
+            }
+        }
+        "/sessions" => match agent.store().list() {
+            Ok(list) => {
+                for s in list.iter().take(20) {
+                    let marker = if &s.id == agent.session_id() {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    view.printer.info(&format!(
+                        "{marker} {}  {}  {:>5}  {}",
+                        s.id, s.last_activity, s.message_count, s.title
+                    ));
+                }
+                Slash::Continue
+            }
+            Err(e) => Slash::Failed(e.into()),
+        },
+        "/context" => {
+            let system = agent.system_prompt();
+            let system_tokens = eonyx_core::tokens::estimate(
+                system.chars(),
+                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
+            );
+            crate::commands::context::print_table(
+                view.printer,
+                agent.context_files(),
+                &system,
+                system_tokens,
+                std::env::var("HOME").ok().as_deref(),
+            );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&crate::commands::skills::section_line(agent.skills()));
+            }
+            crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            let st = agent.context_status();
+            view.printer.info(&format!(
+                "context: ~{} of {} tokens ({:.0}%), compaction at {}",
+                st.estimate,
+                st.window,
+                st.percent,
+                agent
+                    .trigger()
+                    .tokens
+                    .map_or("off".to_owned(), |t| format!("~{t} tokens"))
+            ));
+            if let Some(s) = agent.summary() {
+                view.printer
+                    .info(&format!("summary: {} characters", s.chars().count()));
+            }
+            Slash::Continue
+        }
+        "/memory" => match agent.memory_entries() {
+            Ok(entries) => {
+                let entries = crate::commands::memory::newest_last(entries);
+                if entries.is_empty() {
+                    view.printer
+                        .info("no memory entries yet; add one with /remember TEXT");
+                }
+                for row in crate::commands::memory::rows(&entries) {
+                    view.printer.info(&row);
+                }
+                Slash::Continue
+            }
+            Err(e) => Slash::Failed(agent_error(e)),
+        },
+        "/remember" => {
+            let Some(text) = arg else {
+                return Slash::Failed(usage("usage: /remember TEXT"));
+            };
+            match agent.remember(text) {
+                Ok(entry) => {
+                    view.memory_changed("add", &entry);
+                    Slash::Continue
+                }
+                Err(e) => Slash::Failed(agent_error(e)),
+            }
+        }
+        "/skills" => {
+            crate::commands::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
+            Slash::Continue
+        }
+        other => {
+            view.printer
+                .warn(&format!("unknown command {other}; type /help for the list"));
+            Slash::Continue
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_lists_every_command_once_aligned() {
+        assert_eq!(
+            help(),
+            "\
+/compact [focus]  compact the conversation now (optionally focused)
+/summarize        same as /compact
+/new              start a new session
+/sessions         list sessions
+/resume ID        switch to another session
+/rename TITLE     rename this session
+/context          show the context files and the {ctx} estimate
+/memory           list memory entries
+/remember TEXT    remember TEXT in this project's memory (sent from the next session on)
+/skills           list the skills the model can load
+/help             this help
+/exit             leave"
+        );
+    }
+}

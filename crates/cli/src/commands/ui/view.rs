@@ -1,0 +1,289 @@
+//! Shows agent events: streamed text, tool calls, progress, JSON events.
+
+use std::time::Duration;
+
+use eonyx_agent::tools::ToolEvent;
+use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+
+use crate::printer::Printer;
+
+/// How answers are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Stream text to stdout as it arrives (REPL).
+    Stream,
+    /// Print each turn's final answer (batch, `run`).
+    Final,
+    /// JSONL events on stdout.
+    Json,
+}
+
+/// Shows agent events.
+pub struct View<'p> {
+    pub printer: &'p mut Printer,
+    pub mode: Mode,
+    spinner: Option<ProgressBar>,
+    streamed_any: bool,
+    pub last_error: Option<std::io::Error>,
+}
+
+impl<'p> View<'p> {
+    pub fn new(printer: &'p mut Printer, mode: Mode) -> Self {
+        Self {
+            printer,
+            mode,
+            spinner: None,
+            streamed_any: false,
+            last_error: None,
+        }
+    }
+
+    fn out(&mut self, r: std::io::Result<()>) {
+        if let Err(e) = r
+            && self.last_error.is_none()
+        {
+            self.last_error = Some(e);
+        }
+    }
+
+    fn spin(&mut self, msg: &str) {
+        if self.mode == Mode::Json || !self.printer.stderr_is_terminal() {
+            return;
+        }
+        self.stop_spinner();
+        let pb = ProgressBar::new_spinner();
+        pb.set_draw_target(ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {elapsed}") {
+            pb.set_style(style);
+        }
+        pb.set_message(msg.to_owned());
+        pb.enable_steady_tick(Duration::from_millis(100));
+        self.spinner = Some(pb);
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(pb) = self.spinner.take() {
+            pb.finish_and_clear();
+        }
+    }
+
+    pub fn json(&mut self, v: serde_json::Value) {
+        let r = self.printer.json_line(&v);
+        self.out(r);
+    }
+
+    pub fn session(&mut self, agent: &Agent) {
+        let (id, title, count) = (
+            agent.session_id().to_string(),
+            agent.title().to_owned(),
+            agent.message_count(),
+        );
+        if self.mode == Mode::Json {
+            self.json(json!({"type":"session","id":id,"title":title,"resumed":agent.resumed(),"messages":count}));
+        } else if agent.resumed() {
+            self.printer
+                .info(&format!("resumed session {title} ({id}, {count} messages)"));
+        } else {
+            self.printer.info(&format!("new session {title} ({id})"));
+        }
+    }
+
+    pub fn event(&mut self, ev: AgentEvent) {
+        match ev {
+            AgentEvent::StepStarted { .. } => self.spin("waiting for the model"),
+            AgentEvent::TextDelta(t) => {
+                self.stop_spinner();
+                match self.mode {
+                    Mode::Stream => {
+                        self.streamed_any = true;
+                        let r = self.printer.out(&t).and_then(|_| self.printer.flush());
+                        self.out(r);
+                    }
+                    Mode::Json => self.json(json!({"type":"text","delta":t})),
+                    Mode::Final => {}
+                }
+            }
+            AgentEvent::ToolCall(call) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"tool_call","id":call.id,"name":call.name,"arguments":call.arguments}));
+                } else {
+                    self.end_stream_line();
+                    self.printer.info(&format!(
+                        "→ {} {}",
+                        call.name,
+                        preview(&call.arguments_json(), 120)
+                    ));
+                }
+            }
+            AgentEvent::ToolResult {
+                call_id,
+                name,
+                output,
+                is_error,
+            } => {
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"tool_result","id":call_id,"name":name,"is_error":is_error,"bytes":output.len(),"preview":preview(&output, 200)}));
+                } else {
+                    let first = output.lines().next().unwrap_or("");
+                    self.printer.info(&format!(
+                        "  {} ({} bytes){}",
+                        preview(first, 100),
+                        output.len(),
+                        if is_error { " [error]" } else { "" }
+                    ));
+                }
+            }
+            AgentEvent::FileChanged(change) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"file_changed","path":change.path,"added":change.added,"removed":change.removed}));
+                } else if !crate::commands::approve::take_shown(&change.diff) {
+                    self.end_stream_line();
+                    self.printer.diff(&change.diff);
+                }
+            }
+            AgentEvent::CompactionStarted { trigger } => {
+                self.end_stream_line();
+                self.spin(&format!("compacting ({})", trigger.as_str()));
+            }
+            AgentEvent::Compacted(rec) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"compaction","trigger":rec.trigger,"tokens_before":rec.tokens_before,"tokens_after":rec.tokens_after,"first_kept_seq":rec.first_kept_seq,"mid_turn":rec.mid_turn}));
+                } else {
+                    self.printer.info(&format!(
+                        "compacted ({}): ~{} → ~{} tokens; see `eonyx sessions show --effective`",
+                        rec.trigger.as_str(),
+                        rec.tokens_before,
+                        rec.tokens_after
+                    ));
+                }
+            }
+            AgentEvent::StepUsage(_) => {}
+            AgentEvent::Notice(m) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"notice","message":m}));
+                } else {
+                    self.end_stream_line();
+                    self.printer.info(&m);
+                }
+            }
+            AgentEvent::Warning(m) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"warning","message":m}));
+                } else {
+                    self.end_stream_line();
+                    self.printer.warn(&m);
+                }
+            }
+            AgentEvent::Tool(ToolEvent::Recall {
+                query,
+                scope,
+                matches,
+                returned,
+            }) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                let noun = if matches == 1 { "match" } else { "matches" };
+                self.printer.info(&format!("recall: {matches} {noun}"));
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
+                }
+            }
+            AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
+        }
+    }
+
+    /// One stderr line per memory change (JSON mode too) and a
+    /// `memory_changed` event in JSON mode.
+    pub fn memory_changed(&mut self, action: &str, entry: &eonyx_core::memory::MemoryEntry) {
+        self.stop_spinner();
+        self.end_stream_line();
+        let id = entry.id.as_deref().unwrap_or_default();
+        let verb = if action == "add" {
+            "remembered"
+        } else {
+            "forgot"
+        };
+        self.printer.info(&format!(
+            "memory: {verb} [{id}] ({}): {}",
+            entry.scope, entry.text
+        ));
+        if self.mode == Mode::Json {
+            self.json(json!({"type":"memory_changed","action":action,"id":id,"scope":entry.scope,"text":entry.text,"session":entry.session}));
+        }
+    }
+
+    fn end_stream_line(&mut self) {
+        if self.mode == Mode::Stream && self.streamed_any {
+            let r = self.printer.out("\n").and_then(|_| self.printer.flush());
+            self.out(r);
+            self.streamed_any = false;
+        }
+    }
+
+    pub fn turn_started(&mut self, input: &str) {
+        if self.mode == Mode::Json {
+            self.json(json!({"type":"turn_started","input":input}));
+        }
+    }
+
+    pub fn turn_finished(&mut self, outcome: &TurnOutcome) {
+        self.stop_spinner();
+        match self.mode {
+            Mode::Json => self.json(json!({
+                "type":"turn_completed",
+                "text": outcome.text,
+                "steps": outcome.steps,
+                "max_steps_reached": outcome.max_steps_reached,
+                "finish_reason": outcome.finish_reason.as_ref().map(finish_reason_str),
+                "usage": {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens, "cached_tokens": outcome.usage.cached_tokens}
+            })),
+            Mode::Stream => {
+                if self.streamed_any {
+                    self.end_stream_line();
+                } else if !outcome.text.is_empty() {
+                    let r = self.printer.outln(&outcome.text);
+                    self.out(r);
+                }
+            }
+            Mode::Final => {
+                if !outcome.text.is_empty() {
+                    let r = self.printer.outln(&outcome.text);
+                    self.out(r);
+                }
+            }
+        }
+    }
+
+    pub fn failed(&mut self, err: &AgentError) {
+        self.stop_spinner();
+        self.end_stream_line();
+        if self.mode == Mode::Json {
+            let r = self.printer.json_error(err.class(), &err.to_string());
+            self.out(r);
+        }
+    }
+}
+
+/// The API-neutral name of a finish reason for JSON events.
+fn finish_reason_str(f: &eonyx_core::FinishReason) -> String {
+    use eonyx_core::FinishReason as F;
+    match f {
+        F::Stop => "stop".to_owned(),
+        F::Length => "length".to_owned(),
+        F::ToolCalls => "tool_calls".to_owned(),
+        F::ContentFilter => "content_filter".to_owned(),
+        F::Other(s) => s.clone(),
+    }
+}
+
+/// `s` on one line (newlines as spaces), ellipsized to `max` characters.
+pub fn preview(s: &str, max: usize) -> String {
+    eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
+}
