@@ -29,4 +29,7 @@ pub enum AgentEvent {
     Notice(String),
     /// A warning for stderr.
     Warning(String),
+    /// A diagnostic shown only when debugging (`EONYX_DEBUG`), e.g. why a
+    /// compaction fell back to the transcript summarizer.
+    Debug(String),
 }

@@ -26,5 +26,6 @@ pub use provider::{
     ToolDef,
 };
 pub use record::{
-    CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader, TitleRecord,
+    CompactionMode, CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader,
+    TitleRecord,
 };
