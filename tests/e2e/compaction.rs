@@ -1101,13 +1101,13 @@ fn shared_prefix_compaction(anthropic: bool) {
             .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
             .unwrap(),
     );
+    std::fs::write(env.project.join("AGENTS.md"), "Always answer in English.\n").unwrap();
     std::fs::write(
-        env.project.join("AGENTS.md"),
-        "Always answer in English.\n",
+        env.project.join("notes.txt"),
+        "CODEWORD-HERON opens the vault\n",
     )
     .unwrap();
-    std::fs::write(env.project.join("notes.txt"), "CODEWORD-HERON opens the vault\n").unwrap();
-    let lines: Vec<String> = (1..=24).map(|n| line(n, 720)).collect();
+    let lines: Vec<String> = (1..=36).map(|n| line(n, 720)).collect();
     let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
 
@@ -1117,7 +1117,10 @@ fn shared_prefix_compaction(anthropic: bool) {
         if !s.is_summarizer() {
             continue;
         }
-        assert!(s.is_shared_prefix_summarizer(), "request {i} is a transcript summary");
+        assert!(
+            s.is_shared_prefix_summarizer(),
+            "request {i} is a transcript summary"
+        );
         shared += 1;
         let prev = all[..i].iter().rev().find(|r| !r.is_summarizer()).unwrap();
         // System prompt and tools byte-identical to the conversation's request.
@@ -1137,21 +1140,29 @@ fn shared_prefix_compaction(anthropic: bool) {
         assert_eq!(conv.len(), pm.len() + 2, "{conv:?}");
         let instruction = sm.last().unwrap();
         assert_eq!(instruction["role"], "user");
-        assert!(s.last_user_text().unwrap().starts_with("[eonyx compaction]"));
+        assert!(
+            s.last_user_text()
+                .unwrap()
+                .starts_with("[eonyx compaction]")
+        );
         assert!(s.last_user_text().unwrap().contains("## Changed files"));
         assert!(s.body.get("prompt_cache_key").is_none());
         if anthropic {
             // Tools kept, no tool_choice; the breakpoint on the conversation.
             assert!(s.body.get("tool_choice").is_none());
             let last_conv = conv.last().unwrap()["content"].as_array().unwrap();
-            assert_eq!(last_conv.last().unwrap()["cache_control"]["type"], "ephemeral");
+            assert_eq!(
+                last_conv.last().unwrap()["cache_control"]["type"],
+                "ephemeral"
+            );
             assert!(
                 instruction["content"][0].get("cache_control").is_none(),
                 "{instruction}"
             );
         } else {
             assert_eq!(s.body["tool_choice"], "none");
-            assert_eq!(conv[..], pm[..]);
+            // OpenAI: byte for byte, nothing moved.
+            assert_eq!(conv[..pm.len()], pm[..]);
         }
 
         // The request after the compaction shares the stable prefix through
@@ -1161,7 +1172,11 @@ fn shared_prefix_compaction(anthropic: bool) {
         let sys = s.system_text();
         let head = through_date_line(&sys);
         assert!(head.contains("Always answer in English."));
-        assert!(after.system_text().starts_with(head), "{}", after.system_text());
+        assert!(
+            after.system_text().starts_with(head),
+            "{}",
+            after.system_text()
+        );
         assert_eq!(after.body["tools"], s.body["tools"]);
         // Facts from the compacted turns reach the next request.
         assert!(after.system_text().contains("CODEWORD-HERON"));
@@ -1172,9 +1187,20 @@ fn shared_prefix_compaction(anthropic: bool) {
     let records = export(&env, &run.session());
     let comps = compactions(&records);
     assert_eq!(comps.len(), shared);
-    assert!(comps.iter().all(|c| c["mode"] == "shared-prefix"), "{comps:?}");
-    assert!(run.of_type("compaction").iter().all(|c| c["mode"] == "shared-prefix"));
-    assert!(run.of_type("debug").is_empty(), "{:?}", run.of_type("debug"));
+    assert!(
+        comps.iter().all(|c| c["mode"] == "shared-prefix"),
+        "{comps:?}"
+    );
+    assert!(
+        run.of_type("compaction")
+            .iter()
+            .all(|c| c["mode"] == "shared-prefix")
+    );
+    assert!(
+        run.of_type("debug").is_empty(),
+        "{:?}",
+        run.of_type("debug")
+    );
 }
 
 #[test]
@@ -1191,24 +1217,25 @@ fn anthropic_summarizer_request_is_the_conversation_plus_one_instruction() {
 fn a_refused_or_tool_calling_shared_summary_falls_back_to_the_transcript() {
     const WINDOW: u64 = 8192;
     let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(|r| {
-            if !r.is_shared_prefix_summarizer() {
-                echo_summary(r)
-            } else if r.body["messages"].as_array().unwrap().len() % 2 == 0 {
-                Reply::tool_call("read_file", json!({"path": "x"}))
-            } else {
-                Reply::error(400, r#"{"error":{"message":"tool_choice is not supported"}}"#)
-            }
-        });
+    server.set_context_window(Some(WINDOW)).set_summarizer(|r| {
+        if !r.is_shared_prefix_summarizer() {
+            echo_summary(r)
+        } else if r.body["messages"].as_array().unwrap().len() % 2 == 0 {
+            Reply::tool_call("read_file", json!({"path": "x"}))
+        } else {
+            Reply::error(
+                400,
+                r#"{"error":{"message":"tool_choice is not supported"}}"#,
+            )
+        }
+    });
     let env = env_with(
         &openai(&server)
             .set("context_window", WINDOW as i64)
             .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
             .unwrap(),
     );
-    let mut lines: Vec<String> = (1..=24).map(|n| line(n, 720)).collect();
+    let mut lines: Vec<String> = (1..=36).map(|n| line(n, 720)).collect();
     lines[1] = format!("{} CODEWORD-EGRET is the tag.", line(2, 300));
     let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -1224,17 +1251,27 @@ fn a_refused_or_tool_calling_shared_summary_falls_back_to_the_transcript() {
     assert!(comps.len() >= 2);
     assert_eq!(sums.len(), 2 * comps.len());
     assert!(comps.iter().all(|c| c["mode"] == "transcript"), "{comps:?}");
-    assert!(comps.last().unwrap()["summary"].as_str().unwrap().contains("CODEWORD-EGRET"));
+    assert!(
+        comps.last().unwrap()["summary"]
+            .as_str()
+            .unwrap()
+            .contains("CODEWORD-EGRET")
+    );
     let debug: Vec<String> = run
         .of_type("debug")
         .iter()
         .map(|d| d["message"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(debug.len(), comps.len(), "{debug:?}");
-    assert!(debug.iter().all(|d| d.contains("transcript summarizer")), "{debug:?}");
+    assert!(
+        debug.iter().all(|d| d.contains("transcript summarizer")),
+        "{debug:?}"
+    );
     assert!(
         debug.iter().any(|d| d.contains("called a tool"))
-            || debug.iter().any(|d| d.contains("tool_choice is not supported")),
+            || debug
+                .iter()
+                .any(|d| d.contains("tool_choice is not supported")),
         "{debug:?}"
     );
 }

@@ -129,7 +129,10 @@ pub fn run(args: &[String]) -> Result<()> {
         }),
     ];
     let mut failed = 0;
-    println!("== HTTP checks against llama-server {root} (n_ctx {})", ctx());
+    println!(
+        "== HTTP checks against llama-server {root} (n_ctx {})",
+        ctx()
+    );
     for (name, check) in checks {
         match check(&root) {
             Ok(detail) => println!("PASS  {name:<44} {detail}"),
@@ -790,7 +793,10 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
         let ms = match (e.prompt_ms, after.and_then(|a| a.prompt_ms)) {
             (Some(s), Some(a)) if steady_ms > 0.0 => {
                 let extra = s + (a - steady_ms).max(0.0);
-                format!(", {extra:.0} ms = {:.1} steady turns by time", extra / steady_ms)
+                format!(
+                    ", {extra:.0} ms = {:.1} steady turns by time",
+                    extra / steady_ms
+                )
             }
             _ => String::new(),
         };

@@ -130,7 +130,16 @@ pub async fn compact(
         ),
     };
     finish_record(
-        text, mode, view, plan, cfg, focus, trigger, estimator, window, system_chars,
+        text,
+        mode,
+        view,
+        plan,
+        cfg,
+        focus,
+        trigger,
+        estimator,
+        window,
+        system_chars,
     )
 }
 

@@ -30,7 +30,12 @@ fn name_first_kept(first_kept: Option<&MessageRecord>) -> String {
         return "the end of the conversation (every message above is removed)".to_owned();
     };
     let m = &r.message;
-    let text: String = m.content.text().split_whitespace().collect::<Vec<_>>().join(" ");
+    let text: String = m
+        .content
+        .text()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let role = m.role.as_str();
     if text.is_empty() {
         let calls: Vec<&str> = m.tool_calls.iter().map(|c| c.name.as_str()).collect();

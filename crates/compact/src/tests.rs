@@ -1097,7 +1097,10 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
         ..cfg()
     };
     let pl = plan(&v, &c1, &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
-    let p = Scripted::new(vec![Ok(SUMMARY.into()), Ok("## Active goal\nsecond".into())]);
+    let p = Scripted::new(vec![
+        Ok(SUMMARY.into()),
+        Ok("## Active goal\nsecond".into()),
+    ]);
     let mut debug = Vec::new();
     let rec = run_shared(&p, &v, pl, 100_000, &mut debug)
         .await
@@ -1121,7 +1124,11 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
         r.max_tokens,
         Some(summary_max_tokens(&cfg(), 100_000) as u32)
     );
-    let ins = r.messages.last().map(|m| m.content.text()).unwrap_or_default();
+    let ins = r
+        .messages
+        .last()
+        .map(|m| m.content.text())
+        .unwrap_or_default();
     assert_eq!(r.messages.last().map(|m| m.role), Some(Role::User));
     assert!(ins.starts_with(eonyx_core::provider::SUMMARIZER_INSTRUCTION_PREFIX));
     // It names the first kept message and asks for every section.
@@ -1134,7 +1141,10 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
     }
     assert!(ins.contains("first summary"));
     assert!(ins.contains("do not call any tool"));
-    assert!(ins.contains(&format!("At most {} tokens", summary_max_tokens(&cfg(), 100_000))));
+    assert!(ins.contains(&format!(
+        "At most {} tokens",
+        summary_max_tokens(&cfg(), 100_000)
+    )));
     // Exact facts are still gathered mechanically.
     assert!(rec.summary.contains("- `a.rs`"), "{}", rec.summary);
     assert!(rec.summary.contains("`make` → exit status: 2"));
@@ -1154,7 +1164,11 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
     assert_eq!(rec2.mode, Some(eonyx_core::CompactionMode::SharedPrefix));
     let r2 = &p.requests()[1];
     assert!(r2.system.suffix.contains("ship it"));
-    let ins = r2.messages.last().map(|m| m.content.text()).unwrap_or_default();
+    let ins = r2
+        .messages
+        .last()
+        .map(|m| m.content.text())
+        .unwrap_or_default();
     assert!(ins.contains("Merge the summary in your instructions"));
     assert!(rec2.summary.contains("- `a.rs`"), "{}", rec2.summary);
 }
@@ -1187,7 +1201,10 @@ async fn shared_prefix_failures_fall_back_to_the_transcript_summarizer() {
         assert!(!reqs[0].system.text().starts_with(SUMMARIZER_SYSTEM_PREFIX));
         assert!(reqs[1].system.text().starts_with(SUMMARIZER_SYSTEM_PREFIX));
         assert_eq!(debug.len(), 1, "{debug:?}");
-        assert!(debug[0].contains(why) && debug[0].contains("transcript"), "{debug:?}");
+        assert!(
+            debug[0].contains(why) && debug[0].contains("transcript"),
+            "{debug:?}"
+        );
     }
 }
 
@@ -1223,5 +1240,8 @@ async fn a_request_without_room_for_the_summary_uses_the_transcript() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rec.mode, Some(eonyx_core::CompactionMode::SharedPrefix));
     let max = u64::from(p.requests()[0].max_tokens.unwrap_or(0));
-    assert!(max < summary_max_tokens(&cfg(), window) && max > 2048, "{max}");
+    assert!(
+        max < summary_max_tokens(&cfg(), window) && max > 2048,
+        "{max}"
+    );
 }

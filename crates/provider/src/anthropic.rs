@@ -284,7 +284,8 @@ mod tests {
         let plain = crate::openai::tests::rich_request();
         let n = plain.messages.len();
         let mut req = plain.clone();
-        req.messages.push(Message::user("[eonyx compaction] summarize"));
+        req.messages
+            .push(Message::user("[eonyx compaction] summarize"));
         req.cache_breakpoint = Some(n);
         req.no_tool_calls = true;
         req.cache_key = Some("k".into());
