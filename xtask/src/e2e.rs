@@ -732,13 +732,8 @@ fn pct(part: u64, whole: u64) -> f64 {
 /// unrecovered 400.
 fn compaction_report(entries: &[Entry], window: u64) -> Report {
     let mut lines = Vec::new();
-    let mut failed = 0;
-    let mut check = |ok: bool, what: String| {
-        if !ok {
-            failed += 1;
-        }
-        lines.push(format!("{}  {what}", if ok { "PASS" } else { "FAIL" }));
-    };
+    let mut checks: Vec<(bool, String)> = Vec::new();
+    let mut check = |ok: bool, what: String| checks.push((ok, what));
     let chat: Vec<&Entry> = entries
         .iter()
         .filter(|e| e.method == "POST" && e.status == 200)
@@ -855,6 +850,10 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
         unrecovered == 0,
         format!("no unrecovered 400 ({bad} answered 400, {unrecovered} unrecovered)"),
     );
+    let failed = checks.iter().filter(|(ok, _)| !ok).count();
+    for (ok, what) in checks {
+        lines.push(format!("{}  {what}", if ok { "PASS" } else { "FAIL" }));
+    }
     Report { lines, failed }
 }
 
