@@ -18,17 +18,17 @@ use crate::util::{Sandbox, stderr, stdout};
 
 /// A sandbox whose `work` dir is a project (`eonyx.json`), with a config
 /// selecting the fake model (no retries, so failures are immediate).
-struct Fx {
-    sb: Sandbox,
-    fake: FakeServer,
+pub(crate) struct Fx {
+    pub(crate) sb: Sandbox,
+    pub(crate) fake: FakeServer,
 }
 
 impl Fx {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with(|c| c)
     }
 
-    fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
+    pub(crate) fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
         let sb = Sandbox::new();
         sb.write("work/eonyx.json", "{}\n");
         let fake = FakeServer::start();
@@ -44,7 +44,7 @@ impl Fx {
     }
 
     /// Run to completion with `input` on stdin (a pipe).
-    fn run(&self, args: &[&str], input: &str) -> Output {
+    pub(crate) fn run(&self, args: &[&str], input: &str) -> Output {
         run_with_stdin(self.cmd(args), input)
     }
 
@@ -63,13 +63,13 @@ impl Fx {
     }
 
     /// The only session file.
-    fn session(&self) -> PathBuf {
+    pub(crate) fn session(&self) -> PathBuf {
         let files = self.session_files();
         assert_eq!(files.len(), 1, "expected exactly one session: {files:?}");
         files.into_iter().next().unwrap()
     }
 
-    fn chats(&self) -> Vec<RecordedRequest> {
+    pub(crate) fn chats(&self) -> Vec<RecordedRequest> {
         self.fake.chat_requests()
     }
 }
@@ -128,7 +128,7 @@ fn wait_output(mut child: Child, limit: Duration) -> Output {
     }
 }
 
-fn code(o: &Output) -> Option<i32> {
+pub(crate) fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
 
@@ -142,7 +142,7 @@ fn records(path: &Path) -> Vec<Value> {
 }
 
 /// The message records of a session file.
-fn messages(path: &Path) -> Vec<Value> {
+pub(crate) fn messages(path: &Path) -> Vec<Value> {
     records(path)
         .into_iter()
         .filter(|r| r["type"] == "message")
@@ -153,7 +153,7 @@ fn roles(msgs: &[Value]) -> Vec<&str> {
     msgs.iter().map(|m| m["role"].as_str().unwrap()).collect()
 }
 
-fn content(m: &Value) -> String {
+pub(crate) fn content(m: &Value) -> String {
     match &m["content"] {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
@@ -892,7 +892,7 @@ fn exit_codes_for_usage_errors_and_a_closed_stdout_is_quiet() {
 // ---------------------------------------------------------------- REPL in tmux
 
 /// A tmux server of its own (`-L`), killed on drop.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
@@ -912,7 +912,7 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    fn send(&self, keys: &str) {
+    pub(crate) fn send(&self, keys: &str) {
         let st = self
             .cmd()
             .args(["send-keys", "-t", "repl", "-l", keys])
@@ -927,7 +927,7 @@ impl Tmux {
         assert!(st.success());
     }
 
-    fn wait_pane(&self, what: &str, mut cond: impl FnMut(&str) -> bool) -> String {
+    pub(crate) fn wait_pane(&self, what: &str, mut cond: impl FnMut(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let pane = self.pane();
@@ -949,7 +949,7 @@ impl Drop for Tmux {
     }
 }
 
-fn prompt_count(pane: &str) -> usize {
+pub(crate) fn prompt_count(pane: &str) -> usize {
     pane.lines()
         .filter(|l| {
             l.trim_start().starts_with("{ctx ")
@@ -966,7 +966,7 @@ fn prompt_count(pane: &str) -> usize {
 /// Start a shell line in a new tmux server whose session `repl` runs in the
 /// sandbox's work dir. `line(env, bin)` builds it from the sandbox's
 /// environment assignments and the binary's path.
-fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
+pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     let tmux = Tmux {
         socket: format!(
             "eonyx-e2e-{}-{}",

@@ -4,22 +4,23 @@
 #![allow(clippy::unwrap_used)] // test helpers: a failure to spawn is a test failure
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 /// A sandbox: config dir, data dir, home and a project, all in a temp dir.
+/// (The shared [`eonyx_tests::Sandbox`] with a `proj/src` working directory.)
 struct Sandbox {
-    _tmp: tempfile::TempDir,
+    sb: eonyx_tests::Sandbox,
     root: PathBuf,
 }
 
 impl Sandbox {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        for d in ["config", "data", "home", "proj/.git", "proj/src"] {
+        let sb = eonyx_tests::Sandbox::new();
+        let root = sb.root.clone();
+        for d in ["proj/.git", "proj/src"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
         }
-        Self { _tmp: tmp, root }
+        Self { sb, root }
     }
 
     fn write(&self, rel: &str, text: &str) -> &Self {
@@ -28,16 +29,8 @@ impl Sandbox {
     }
 
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eonyx"));
-        cmd.args(args)
-            .current_dir(self.root.join("proj/src"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.join("home"))
-            .env("EONYX_DATA_DIR", self.root.join("data"))
-            .env("EONYX_CONFIG_DIR", self.root.join("config"))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null());
+        let mut cmd = self.sb.command(env!("CARGO_BIN_EXE_eonyx"));
+        cmd.args(args).current_dir(self.root.join("proj/src"));
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -143,7 +136,7 @@ fn config_json_has_values_files_and_warnings() {
         "configured"
     );
     assert_eq!(v["files"]["trusted"], false);
-    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1));
     insta::assert_snapshot!("config_json", s.scrub(&out.stdout));
 }
 
@@ -246,7 +239,7 @@ fn trust_lets_the_project_set_base_url_and_keeps_the_global_file() {
     assert_eq!(out.status.code(), Some(0), "{}", s.scrub(&out.stderr));
     assert_eq!(
         s.scrub(&out.stderr),
-        "trusted [TMP]/proj: its eonyx.json may now set base_url, api_key_env and tools.shell (recorded in [TMP]/config/config.toml)\n"
+        "trusted [TMP]/proj: its eonyx.json may now set any key, including provider, base_url, api_key_env, models and tool permissions (recorded in [TMP]/config/config.toml)\n"
     );
     let global = std::fs::read_to_string(s.path("config/config.toml")).unwrap();
     assert!(global.starts_with("# my eonyx settings\n"), "{global}");

@@ -2,7 +2,7 @@
 //! stderr, `--json`, and the summary of `-s ID`.
 #![allow(clippy::unwrap_used)] // test helpers: a failure to spawn is a test failure
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use camino::Utf8PathBuf;
 
@@ -11,19 +11,18 @@ use camino::Utf8PathBuf;
 const CONFIG: &str = "home/.config/eonyx";
 
 /// A temp dir holding a project tree, the config dir, the data dir and HOME.
+/// (The shared [`eonyx_tests::Sandbox`] with its config dir under HOME.)
 struct Sandbox {
-    _tmp: tempfile::TempDir,
+    sb: eonyx_tests::Sandbox,
     root: Utf8PathBuf,
 }
 
 impl Sandbox {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
-        for d in ["home/.config/eonyx", "data"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        Self { _tmp: tmp, root }
+        let sb = eonyx_tests::Sandbox::new();
+        let root = Utf8PathBuf::from_path_buf(sb.root.clone()).unwrap();
+        std::fs::create_dir_all(root.join(CONFIG)).unwrap();
+        Self { sb, root }
     }
 
     fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
@@ -36,16 +35,11 @@ impl Sandbox {
     fn eonyx(&self, cwd: &str, args: &[&str]) -> Output {
         let cwd = self.root.join(cwd);
         std::fs::create_dir_all(&cwd).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_eonyx"))
+        self.sb
+            .command(env!("CARGO_BIN_EXE_eonyx"))
             .args(args)
             .current_dir(&cwd)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.join("home"))
-            .env("EONYX_DATA_DIR", self.root.join("data"))
             .env("EONYX_CONFIG_DIR", self.root.join(CONFIG))
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
             .output()
             .unwrap()
     }
@@ -177,7 +171,8 @@ fn context_with_a_session_shows_its_latest_summary() {
     let date = today_line(&prompt);
     assert!(
         prompt.ends_with(&format!(
-            "\n\n{date}\n\n# Summary of earlier conversation\n\nGoal: add invoices.\nNext: tests."
+            "\n\n{date}\n\n# Summary of earlier conversation\n\nGoal: add invoices.\nNext: tests.\n\n{}",
+            eonyx_prompt::RECALL_HINT
         )),
         "{prompt:?}"
     );

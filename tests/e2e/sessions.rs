@@ -87,7 +87,19 @@ fn show_prints_a_transcript_json_and_the_effective_view() {
     insta::assert_snapshot!("show_transcript", stdout(&o));
     let o = run(&s, &["sessions", "show", "--effective", A]);
     assert!(o.status.success(), "{}", stderr(&o));
-    insta::assert_snapshot!("show_effective", stdout(&o));
+    // The system prompt as sent (base instructions first), then from its
+    // date line on: the summary and the retained messages.
+    let text = stdout(&o);
+    assert!(text.starts_with("[system]\nYou are eonyx"), "{text}");
+    let tail = &text[text.find("Current date (UTC): ").unwrap()..];
+    let tail = format!("Current date (UTC): [DATE]{}", &tail[30..]);
+    insta::assert_snapshot!("show_effective", tail);
+    // The session's directory is gone: said on stderr.
+    assert!(
+        stderr(&o).contains("/p/src no longer exists"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&s, &["sessions", "show", "--json", A]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let types: Vec<&str> = v

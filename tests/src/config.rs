@@ -1,10 +1,7 @@
 //! Config files and environments for running the real `eonyx` binary
 //! against the fake server.
 
-use std::process::Command;
-
 use camino::{Utf8Path, Utf8PathBuf};
-use tempfile::TempDir;
 
 /// The model key the written configs define and select.
 pub const FAKE_MODEL_KEY: &str = "fake";
@@ -162,81 +159,10 @@ pub fn write_anthropic_config(
         .write(config_dir)
 }
 
-/// Temporary home, data, config and project directories for one run of the
-/// binary; removed on drop.
-#[derive(Debug)]
-pub struct TestEnv {
-    _root: TempDir,
-    pub home: Utf8PathBuf,
-    pub data_dir: Utf8PathBuf,
-    pub config_dir: Utf8PathBuf,
-    /// A project root (holds an `eonyx.json` with `{}`); the working directory.
-    pub project: Utf8PathBuf,
-}
-
-impl TestEnv {
-    pub fn new() -> Result<Self, ConfigWriteError> {
-        let write = |path: &Utf8Path| {
-            let path = path.to_owned();
-            move |source| ConfigWriteError::Write { path, source }
-        };
-        let root = TempDir::new().map_err(write(Utf8Path::new("<tempdir>")))?;
-        let base = Utf8PathBuf::from_path_buf(root.path().to_path_buf())
-            .map_err(|p| ConfigWriteError::NonUtf8(p.display().to_string()))?;
-        let home = base.join("home");
-        let data_dir = base.join("data");
-        let config_dir = base.join("config");
-        let project = base.join("project");
-        for dir in [&home, &config_dir, &project] {
-            std::fs::create_dir_all(dir).map_err(write(dir))?;
-        }
-        let marker = project.join("eonyx.json");
-        std::fs::write(&marker, "{}\n").map_err(write(&marker))?;
-        Ok(Self {
-            _root: root,
-            home,
-            data_dir,
-            config_dir,
-            project,
-        })
-    }
-
-    /// Write `config` into this environment's config dir.
-    pub fn write_config(&self, config: &FakeConfig) -> Result<Utf8PathBuf, ConfigWriteError> {
-        config.write(&self.config_dir)
-    }
-
-    /// A command for `bin` (e.g. `env!("CARGO_BIN_EXE_eonyx")`) running in
-    /// the project directory with HOME, EONYX_DATA_DIR and EONYX_CONFIG_DIR
-    /// pointing into this environment, `NO_COLOR` set, and provider
-    /// variables from the outer environment removed.
-    pub fn command(&self, bin: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut cmd = Command::new(bin);
-        cmd.current_dir(&self.project)
-            .env("HOME", &self.home)
-            .env("EONYX_DATA_DIR", &self.data_dir)
-            .env("EONYX_CONFIG_DIR", &self.config_dir)
-            .env("NO_COLOR", "1");
-        for var in [
-            "XDG_DATA_HOME",
-            "XDG_CONFIG_HOME",
-            "OPENAI_API_KEY",
-            "OPENAI_BASE_URL",
-            "ANTHROPIC_API_KEY",
-            "EONYX_MODEL",
-            "EONYX_AUTO_COMPACT",
-            "EONYX_AUTO_COMPACT_TOKENS",
-            "EONYX_COMPACTION_RESERVED_TOKENS",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TestEnv;
 
     #[test]
     fn written_config_selects_the_fake_model_and_merges_overrides() {

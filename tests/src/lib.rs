@@ -22,24 +22,35 @@
 //!   divided by 3 — a prompt cache that only hits on append-only prompts.
 //! - Anthropic usage follows the real API: `input_tokens` excludes
 //!   `cache_read_input_tokens`.
-//! - Nothing touches the real home or data directory: [`TestEnv`] points
-//!   HOME, EONYX_DATA_DIR and EONYX_CONFIG_DIR at temporary directories.
+//! - Nothing touches the real home or data directory: [`Sandbox`] (and its
+//!   UTF-8 view [`TestEnv`]) points HOME, EONYX_DATA_DIR, EONYX_CONFIG_DIR
+//!   and XDG_STATE_HOME at temporary directories and clears one list of
+//!   inherited variables ([`CLEARED_ENV`]).
+//!
+//! [`ScriptedProvider`] is the in-process provider for unit tests and
+//! benches; [`bench`] is the harness every bench prints its
+//! `BENCH|measure|ours|baseline|ratio|goal` lines with.
 
+pub mod bench;
 mod config;
 pub mod http;
 mod recorded;
 mod reply;
+mod sandbox;
+mod scripted;
 mod server;
 mod tokens;
 mod wire;
 
 pub use config::{
-    ConfigWriteError, FAKE_CONTEXT_WINDOW, FAKE_MODEL_KEY, FAKE_MODEL_NAME, FakeConfig, TestEnv,
+    ConfigWriteError, FAKE_CONTEXT_WINDOW, FAKE_MODEL_KEY, FAKE_MODEL_NAME, FakeConfig,
     write_anthropic_config, write_config,
 };
 pub use recorded::RecordedRequest;
 pub use reply::{FakeToolCall, Reply, UsageOverride};
-pub use server::{FakeServer, Responder};
+pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};
+pub use scripted::{ResponderFn, ScriptedProvider, Step, StepFn};
+pub use server::{FakeServer, Ollama, Refuse, Responder};
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };

@@ -179,6 +179,13 @@ impl Reply {
         self
     }
 
+    /// A tool call cut by the output cap mid-arguments: `raw` is sent as
+    /// the (incomplete) argument text and the finish reason is `length`
+    /// (`max_tokens` on Anthropic's endpoint).
+    pub fn cut_tool_call(name: impl Into<String>, raw: impl Into<String>) -> Self {
+        Self::tool_call(name, Value::String(raw.into())).with_finish_reason("length")
+    }
+
     /// Add a response header.
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));

@@ -30,11 +30,43 @@ struct Inner {
     flavor: OverflowFlavor,
     props_ctx: Option<u64>,
     models_ctx: Option<u64>,
+    /// `/v1/models` lists `model_id` without any window.
+    list_models: bool,
+    ollama: Option<Ollama>,
+    refuse: Refuse,
+    refusals: usize,
+    truncated: usize,
     model_id: String,
     api_key: Option<String>,
     requests: Vec<RecordedRequest>,
     previous_prompt: Option<String>,
     next_id: u64,
+}
+
+/// How the fake imitates Ollama (see [`FakeServer::behave_like_ollama`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ollama {
+    /// `model_info.<arch>.context_length` in `/api/show`: the training length.
+    pub training: u64,
+    /// `num_ctx` in `/api/show` `parameters`, when the model sets it.
+    pub num_ctx: Option<u64>,
+    /// `context_length` of the loaded model in `/api/ps`; `None`: not listed.
+    pub ps_context: Option<u64>,
+    /// List the model in `/api/ps` only once a chat request has loaded it.
+    pub loads_on_first_request: bool,
+    /// Prompts over this many tokens are truncated silently: the oldest
+    /// messages after the system prompt are dropped and `prompt_tokens`
+    /// reports what was kept. No error.
+    pub runs_with: u64,
+}
+
+/// Parameters the fake refuses with OpenAI's 400 bodies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Refuse {
+    /// Any `temperature` other than 1 (`unsupported_value`).
+    pub temperature: bool,
+    /// `max_tokens` (`unsupported_parameter`, "Use 'max_completion_tokens'").
+    pub max_tokens: bool,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -90,6 +122,11 @@ impl FakeServer {
             flavor: OverflowFlavor::default(),
             props_ctx: None,
             models_ctx: None,
+            list_models: false,
+            ollama: None,
+            refuse: Refuse::default(),
+            refusals: 0,
+            truncated: 0,
             model_id: "fake-model".into(),
             api_key: None,
             requests: Vec::new(),
@@ -217,6 +254,37 @@ impl FakeServer {
         self
     }
 
+    /// List `model_id` at `/v1/models` without a window (as llama-server
+    /// and vLLM list their one model); `advertise_models` wins when set.
+    pub fn list_one_model(&self, on: bool) -> &Self {
+        self.inner().list_models = on;
+        self
+    }
+
+    /// Behave like Ollama: `/api/show` with the training length (and
+    /// `num_ctx` when given), `/api/ps` with the loaded model's window, and
+    /// silent truncation of prompts over `runs_with` tokens.
+    pub fn behave_like_ollama(&self, ollama: Option<Ollama>) -> &Self {
+        self.inner().ollama = ollama;
+        self
+    }
+
+    /// Refuse parameters the way OpenAI's reasoning models and Azure do.
+    pub fn refuse_parameters(&self, refuse: Refuse) -> &Self {
+        self.inner().refuse = refuse;
+        self
+    }
+
+    /// Chat requests refused for a parameter so far.
+    pub fn refusals(&self) -> usize {
+        self.inner().refusals
+    }
+
+    /// Chat requests truncated silently so far (Ollama mode).
+    pub fn truncated(&self) -> usize {
+        self.inner().truncated
+    }
+
     /// The model id listed by `/v1/models` (default `fake-model`).
     pub fn set_model_id(&self, id: impl Into<String>) -> &Self {
         self.inner().model_id = id.into();
@@ -327,7 +395,24 @@ async fn handle(
     let decision = {
         let mut inner = lock(&shared);
         inner.requests.push(record.clone());
-        decide(&inner, &record, chat, anthropic)
+        let refused = chat.then(|| refusal(&inner, &record)).flatten();
+        match refused {
+            Some(body) => {
+                inner.refusals += 1;
+                Decision::Immediate(json_response(StatusCode::BAD_REQUEST, &body))
+            }
+            None => {
+                let d = decide(&inner, &record, chat, anthropic);
+                if chat
+                    && let Some(o) = inner.ollama
+                    && record.prompt_tokens > o.runs_with
+                {
+                    inner.truncated += 1;
+                    record.prompt_tokens = kept_tokens(&record.body, o.runs_with);
+                }
+                d
+            }
+        }
     };
     let responder = match decision {
         Decision::Immediate(response) => return response,
@@ -380,6 +465,12 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
             ));
         }
     }
+    let loaded = inner.requests.iter().any(RecordedRequest::is_chat);
+    if let Some(o) = inner.ollama
+        && let Some(r) = ollama_endpoint(&o, record, &inner.model_id, loaded)
+    {
+        return Decision::Immediate(r);
+    }
     if record.method == "GET" {
         let response = match (record.path.as_str(), inner.props_ctx, inner.models_ctx) {
             ("/props", Some(n_ctx), _) => json_response(
@@ -395,6 +486,13 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
                 &json!({"object": "list", "data": [{
                     "id": inner.model_id, "object": "model", "created": 0, "owned_by": "eonyx-fake",
                     "context_length": window, "max_model_len": window,
+                }]}),
+            ),
+            ("/v1/models", _, None) if inner.list_models => json_response(
+                StatusCode::OK,
+                &json!({"object": "list", "data": [{
+                    "id": inner.model_id, "object": "model", "created": 0, "owned_by": "llamacpp",
+                    "meta": {"n_ctx_train": 131072},
                 }]}),
             ),
             _ => not_found(),
@@ -413,6 +511,86 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
         ));
     }
     Decision::Consult(inner.responder.clone())
+}
+
+/// Ollama's `/api/show` and `/api/ps`.
+fn ollama_endpoint(
+    o: &Ollama,
+    record: &RecordedRequest,
+    model_id: &str,
+    loaded: bool,
+) -> Option<Response> {
+    match (record.method.as_str(), record.path.as_str()) {
+        ("POST", "/api/show") => {
+            let mut parameters = "stop                           \"<end_of_turn>\"".to_owned();
+            if let Some(n) = o.num_ctx {
+                parameters.push_str(&format!("\nnum_ctx                        {n}"));
+            }
+            Some(json_response(
+                StatusCode::OK,
+                &json!({
+                    "modelfile": "# Modelfile generated by \"ollama show\"",
+                    "parameters": parameters,
+                    "template": "{{ .Prompt }}",
+                    "details": {"format": "gguf", "family": "gemma3"},
+                    "model_info": {
+                        "general.architecture": "gemma3",
+                        "gemma3.context_length": o.training,
+                        "gemma3.embedding_length": 2560,
+                    },
+                }),
+            ))
+        }
+        ("GET", "/api/ps") => {
+            let models: Vec<Value> = o
+                .ps_context
+                .filter(|_| loaded || !o.loads_on_first_request)
+                .map(|n| {
+                    json!({"name": format!("{model_id}:latest"), "model": format!("{model_id}:latest"),
+                           "size": 1, "size_vram": 1, "context_length": n})
+                })
+                .into_iter()
+                .collect();
+            Some(json_response(StatusCode::OK, &json!({"models": models})))
+        }
+        _ => None,
+    }
+}
+
+/// Tokens Ollama keeps of a prompt over `window`: it drops the oldest
+/// messages after the system prompt until the rest fits.
+fn kept_tokens(body: &Value, window: u64) -> u64 {
+    let mut body = body.clone();
+    loop {
+        let n = count_prompt_tokens(&body);
+        let Some(msgs) = body.get_mut("messages").and_then(Value::as_array_mut) else {
+            return n.min(window);
+        };
+        let first = usize::from(msgs.first().is_some_and(|m| m["role"] == "system"));
+        if n <= window || msgs.len() <= first + 1 {
+            return n.min(window);
+        }
+        msgs.remove(first);
+    }
+}
+
+/// OpenAI's 400 body when the request carries a refused parameter.
+fn refusal(inner: &Inner, record: &RecordedRequest) -> Option<Value> {
+    let b = &record.body;
+    if inner.refuse.temperature
+        && let Some(t) = b.get("temperature").and_then(Value::as_f64)
+        && (t - 1.0).abs() > f64::EPSILON
+    {
+        return Some(json!({"error": {
+            "message": format!("Unsupported value: 'temperature' does not support {t} with this model. Only the default (1) value is supported."),
+            "type": "invalid_request_error", "param": "temperature", "code": "unsupported_value"}}));
+    }
+    if inner.refuse.max_tokens && b.get("max_tokens").is_some() {
+        return Some(json!({"error": {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter"}}));
+    }
+    None
 }
 
 fn not_found() -> Response {
@@ -533,7 +711,11 @@ async fn render(
             (
                 format!("{prefix}_{id}_{i}"),
                 c.name.clone(),
-                c.arguments.to_string(),
+                match &c.arguments {
+                    // Raw (possibly cut) argument text.
+                    Value::String(raw) => raw.clone(),
+                    v => v.to_string(),
+                },
             )
         })
         .collect();

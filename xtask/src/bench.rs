@@ -9,30 +9,13 @@ use anyhow::{Context, Result, bail};
 
 use crate::util::{self, cargo, describe};
 
-/// One `BENCH|…` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BenchLine {
-    pub measure: String,
-    pub ours: String,
-    pub baseline: String,
-    pub ratio: String,
-    pub goal: String,
-}
+/// One `BENCH|…` line: the benches print it with the same type
+/// (`eonyx_tests::bench`), so format and parser live in one place.
+pub use eonyx_tests::bench::Line as BenchLine;
 
 /// Parse a `BENCH|measure|ours|baseline|ratio|goal` line; other lines → None.
 pub fn parse_line(line: &str) -> Option<BenchLine> {
-    let rest = line.trim().strip_prefix("BENCH|")?;
-    let f: Vec<&str> = rest.split('|').map(str::trim).collect();
-    if f.len() != 5 || f[0].is_empty() {
-        return None;
-    }
-    Some(BenchLine {
-        measure: f[0].to_string(),
-        ours: f[1].to_string(),
-        baseline: f[2].to_string(),
-        ratio: f[3].to_string(),
-        goal: f[4].to_string(),
-    })
+    BenchLine::parse(line)
 }
 
 /// The markdown report.

@@ -22,45 +22,29 @@ use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_agent::tools::AllowAll;
 use eonyx_agent::{Agent, AgentEvent, AgentOptions, SessionChoice};
 use eonyx_core::paths::Env;
-use eonyx_core::provider::{BoxFuture, CancellationToken};
+use eonyx_core::provider::CancellationToken;
 use eonyx_core::record::{FORMAT_VERSION, MessageRecord, Record, SessionHeader};
-use eonyx_core::{
-    ChatRequest, ChatResponse, FinishReason, Message, Provider, ProviderError, SessionId,
-    StreamEvent, Usage,
-};
+use eonyx_core::{Message, SessionId, Usage};
+use eonyx_tests::bench::{self, Samples};
+use eonyx_tests::{ScriptedProvider, Step};
 
 /// Context size the goal is stated at.
 const CONTEXT_TOKENS: usize = 100_000;
 /// Characters per token of eonyx's default estimate.
 const CHARS_PER_TOKEN: usize = 4;
 
-/// Answers every request at once, streaming one delta.
-struct Instant0;
-
-impl Provider for Instant0 {
-    fn name(&self) -> &str {
-        "instant"
-    }
-
-    fn send<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
-            on_event(StreamEvent::TextDelta("ok".into()));
-            let usage = Usage {
-                prompt_tokens: (CONTEXT_TOKENS + request.messages.len()) as u64,
-                completion_tokens: 1,
-                ..Usage::default()
-            };
-            Ok(ChatResponse {
-                message: Message::assistant("ok"),
-                usage: Some(usage),
-                finish_reason: Some(FinishReason::Stop),
-            })
+/// Answers every request at once, streaming one delta (requests are not
+/// recorded: copying a 100k-token request would be measured too).
+fn instant() -> ScriptedProvider {
+    ScriptedProvider::answering(|request| {
+        Step::text("ok").usage(Usage {
+            prompt_tokens: (CONTEXT_TOKENS + request.messages.len()) as u64,
+            completion_tokens: 1,
+            ..Usage::default()
         })
-    }
+    })
+    .named("instant")
+    .unrecorded()
 }
 
 /// Prose-like text of about `chars` characters (varied, so nothing
@@ -127,15 +111,6 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
     id
 }
 
-fn fmt_ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 struct Measured {
     /// Median wall time of one turn.
     turn: Duration,
@@ -182,8 +157,10 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         env,
         model: None,
         profile: None,
-        approver: Arc::new(AllowAll),
-        provider: Some(Arc::new(Instant0)),
+        allow_shell: false,
+        allow_write: false,
+        approver: Some(Arc::new(AllowAll)),
+        provider: Some(Arc::new(instant())),
     };
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -200,12 +177,12 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
                 .await
                 .unwrap();
         }
-        let mut times = Vec::with_capacity(turns);
+        let mut times = Samples::default();
         for i in 0..turns {
             let input = format!("question {i}: what changed in the parser?");
             let t = Instant::now();
             let outcome = agent.turn(&input, &mut sink, &cancel).await.unwrap();
-            times.push(t.elapsed());
+            times.0.push(t.elapsed());
             assert_eq!(outcome.text, "ok");
         }
         let tokens = agent.context_status().estimate;
@@ -216,43 +193,35 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
 
         // Baseline: serialize what the next request carries, once.
         let (system, messages) = agent.effective_request();
-        let mut base = Vec::with_capacity(turns);
-        for _ in 0..turns {
-            let t = Instant::now();
-            let body = serde_json::to_vec(&serde_json::json!({
+        let serialize = bench::median_of(turns, || {
+            serde_json::to_vec(&serde_json::json!({
                 "model": "bench-model",
                 "system": system.text(),
                 "messages": &messages,
             }))
-            .unwrap();
-            base.push(t.elapsed());
-            std::hint::black_box(body);
-        }
+            .unwrap()
+        });
         Measured {
-            turn: median(times),
-            serialize: median(base),
+            turn: times.median(),
+            serialize,
             tokens,
         }
     })
 }
 
 fn line(measure: &str, m: &Measured) {
-    let ratio = m.turn.as_secs_f64() / m.serialize.as_secs_f64().max(1e-9);
+    let measure = format!(
+        "{measure} at ~{}k tokens (vs serializing the request once)",
+        m.tokens / 1000
+    );
     println!(
-        "BENCH|{measure} at ~{}k tokens (vs serializing the request once)|{}|{}|{ratio:.2}x|< 5 ms",
-        m.tokens / 1000,
-        fmt_ms(m.turn),
-        fmt_ms(m.serialize)
+        "{}",
+        bench::Line::timed(measure, m.turn, m.serialize, "< 5 ms")
     );
 }
 
 fn main() {
-    let scale: usize = std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        .max(1);
-    let turns = 40 * scale;
+    let turns = 40 * bench::scale();
 
     // The session on the ordinary temp dir's disk: two fsynced appends per
     // turn included, at whatever this disk charges for them.

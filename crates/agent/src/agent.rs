@@ -7,16 +7,22 @@ use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Plan, PlanError, 
 use eonyx_core::config::{Config, LoadOptions};
 use eonyx_core::paths::{Env, Project};
 use eonyx_core::provider::CancellationToken;
+use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{
-    ChatRequest, CompactionRecord, CompactionTrigger, Message, Provider, ProviderError, Role,
-    SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, Usage,
+    ChatRequest, CompactionRecord, CompactionTrigger, FinishReason, Message, ModelConfig, Provider,
+    ProviderError, Role, SessionId, StreamEvent, SystemPrompt, ToolCall, ToolDef, ToolName, Usage,
 };
-use eonyx_prompt::{ContextLoader, Loaded};
+use eonyx_prompt::{ContextLoader, Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
 
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::limits::{self as window, TRUNCATION_HOW};
+use crate::secrets::Redactor;
 use crate::tools::{self, Approver, ToolContext};
+use crate::truncation::TruncationCheck;
+
+mod window_steps;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +46,17 @@ pub struct AgentOptions {
     pub model: Option<String>,
     /// `--profile NAME`.
     pub profile: Option<String>,
-    pub approver: Arc<dyn Approver>,
+    /// `--allow-shell`: shell commands (and reads outside the root) run
+    /// without asking.
+    pub allow_shell: bool,
+    /// `--allow-write`: `write_file` / `edit_file` inside the root without
+    /// asking.
+    pub allow_write: bool,
+    /// The user, when there is one to ask (the REPL); `None` for batch runs
+    /// and `eonyx run`, where what config and flags do not allow is denied.
+    /// The agent applies `tools.shell` / `tools.write` and the flags first
+    /// (see [`tools::PolicyApprover`]).
+    pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
 }
@@ -55,6 +71,9 @@ pub struct TurnOutcome {
     pub steps: u32,
     /// The turn ended because `max_steps` was reached.
     pub max_steps_reached: bool,
+    /// Why the model stopped in the turn's last step (`length`: cut by the
+    /// output cap).
+    pub finish_reason: Option<FinishReason>,
 }
 
 /// The `{ctx N%}` figures.
@@ -81,6 +100,15 @@ pub struct Agent {
     provider: Arc<dyn Provider>,
     summarizer: Arc<dyn Provider>,
     summarizer_model: String,
+    /// The summarizer model's config (its window and learned quirks).
+    summarizer_config: ModelConfig,
+    /// The summarizer's window when it is another model than the session's.
+    summarizer_window: Option<u64>,
+    /// Quirks last saved for (session model, summarizer model).
+    saved_quirks: (RequestQuirks, RequestQuirks),
+    /// The window came from Ollama's default: ask again after the first step.
+    reprobe_after_step: bool,
+    truncation: TruncationCheck,
     limits: Limits,
     trigger: Trigger,
     guard: AutoGuard,
@@ -90,13 +118,22 @@ pub struct Agent {
     project: Project,
     cwd: Utf8PathBuf,
     startup_notices: Vec<String>,
+    /// Scrubs provider keys from tool results.
+    redactor: Redactor,
+    /// Skills found when the agent started (SPEC §14); shared with the
+    /// `skill` tool through the tool context.
+    skills: Arc<Skills>,
+    /// Skills whose bodies are re-attached after the summary: those the
+    /// last compaction record lists, and that section as rendered then.
+    skills_in_use: Vec<String>,
+    skills_in_use_section: String,
 }
 
 impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
-        let config = eonyx_core::config::load(&LoadOptions {
+        let mut config = eonyx_core::config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
@@ -111,17 +148,19 @@ impl Agent {
             Some(p) => p.clone(),
             None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
         };
-        let (summarizer, summarizer_model) = if config.compaction.model.is_empty()
+        let mut startup_notices = Vec::new();
+        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
+        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
             || config.compaction.model == config.model_key
         {
-            (provider.clone(), config.model.name.clone())
+            (provider.clone(), config.model.clone())
         } else {
             match config.model_by_key(&config.compaction.model) {
                 Some(m) if opts.provider.is_none() => (
                     Arc::from(eonyx_provider::from_config(m, &opts.env)?),
-                    m.name.clone(),
+                    m.clone(),
                 ),
-                Some(m) => (provider.clone(), m.name.clone()),
+                Some(m) => (provider.clone(), m.clone()),
                 None => {
                     return Err(AgentError::Usage(format!(
                         "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
@@ -131,8 +170,22 @@ impl Agent {
             }
         };
 
-        let mut startup_notices = Vec::new();
-        let limits = resolve_limits(&config, &store, provider.as_ref(), &mut startup_notices).await;
+        let summarizer_model = summarizer_config.name.clone();
+        let started = window::start(
+            &config,
+            &summarizer_config,
+            provider.as_ref(),
+            summarizer.as_ref(),
+            store.data_dir(),
+            &mut startup_notices,
+        )
+        .await;
+        let limits = started.window.limits(&config.model);
+        let reprobe_after_step = window::is_ollama_default(&started.window);
+        let same_summarizer = summarizer_config.base_url == config.model.base_url
+            && summarizer_config.name == config.model.name;
+        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
+        let saved_quirks = (provider.quirks(), summarizer.quirks());
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
@@ -144,12 +197,30 @@ impl Agent {
         let loaded = loader.load();
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
+        let skills = Arc::new(eonyx_prompt::skills::discover(
+            &project,
+            &config.config_dir,
+            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
+            &config.skills,
+        ));
+        startup_notices.extend(skills.warnings.iter().cloned());
 
-        let tool_ctx = ToolContext {
-            project_root: project.root.clone(),
-            shell_timeout: std::time::Duration::from_secs(config.tools.shell_timeout_secs),
-            max_read_bytes: 1024 * 1024,
-        };
+        let key_vars = eonyx_core::secrets::key_env_vars(&config);
+        let redactor = Redactor::new(&key_vars, &opts.env);
+        let mut tool_ctx = ToolContext::new(
+            project.root.clone(),
+            std::time::Duration::from_secs(config.tools.shell_timeout_secs),
+        );
+        tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        tool_ctx.hidden_env = key_vars;
+        tool_ctx.skills = skills.clone();
+        let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
+            shell: config.tools.shell,
+            allow_shell: opts.allow_shell,
+            write: config.tools.write,
+            allow_write: opts.allow_write,
+            ask: opts.approver.clone(),
+        });
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
@@ -159,6 +230,7 @@ impl Agent {
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
         let compaction_seq = opened.compaction_seq;
+        let skills_in_use = opened.skills_in_use.clone();
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -171,17 +243,28 @@ impl Agent {
             provider,
             summarizer,
             summarizer_model,
+            summarizer_config,
+            summarizer_window,
+            saved_quirks,
+            reprobe_after_step,
+            truncation: TruncationCheck::default(),
             limits,
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tools::definitions(),
-            approver: opts.approver,
+            tool_defs: tool_definitions(&config, &skills),
+            approver,
             project,
             cwd: opts.cwd,
             startup_notices,
+            redactor,
             config,
+            skills,
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
         };
+        let notes = agent.reattach_skills(skills_in_use);
+        agent.startup_notices.extend(notes);
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
     }
@@ -254,11 +337,64 @@ impl Agent {
 
     /// The system prompt as it would be sent now.
     pub fn system_prompt(&self) -> SystemPrompt {
-        eonyx_prompt::system_prompt(
+        system_prompt(
+            &self.config,
             &self.loaded,
+            &self.view,
+            self.skill_sections(),
             &eonyx_core::time::today_utc(),
-            self.view.summary(),
         )
+    }
+
+    fn skill_sections(&self) -> SkillSections<'_> {
+        SkillSections {
+            listing: &self.skills.section,
+            in_use: &self.skills_in_use_section,
+        }
+    }
+
+    /// The skills found when the agent started.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// Skills whose bodies are re-attached after the summary.
+    pub fn skills_in_use(&self) -> &[String] {
+        &self.skills_in_use
+    }
+
+    /// Render the bodies of `names` for the suffix; returns warnings.
+    fn reattach_skills(&mut self, names: Vec<String>) -> Vec<String> {
+        let rendered = eonyx_prompt::skills::skills_in_use(
+            &self.skills,
+            &names,
+            self.config.skills.max_reloaded_bytes,
+            &eonyx_prompt::FsReader,
+        );
+        self.skills_in_use = names;
+        self.skills_in_use_section = rendered.section;
+        rendered.warnings
+    }
+
+    /// The skills in use after compacting `compacted`: those already in use,
+    /// then each skill loaded whole in the span (a reload moves it last, as
+    /// the most recent).
+    fn skills_after(&self, compacted: &[eonyx_core::MessageRecord]) -> Vec<String> {
+        let mut names = self.skills_in_use.clone();
+        for call in compacted
+            .iter()
+            .filter(|r| r.message.role == Role::Assistant)
+            .flat_map(|r| &r.message.tool_calls)
+            .filter(|c| ToolName::parse(&c.name) == Some(ToolName::Skill))
+        {
+            if let Some(name) = tools::skill::loaded_by(&call.arguments)
+                && self.skills.get(name).is_some()
+            {
+                names.retain(|n| n != name);
+                names.push(name.to_owned());
+            }
+        }
+        names
     }
 
     /// What the next request would carry: system prompt and messages.
@@ -319,11 +455,15 @@ impl Agent {
 
     fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
+        let notes = self.reattach_skills(opened.skills_in_use.clone());
+        self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
+        self.tool_ctx.seen.clear();
         self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.truncation.forget();
         self.calibrate_from_history(compaction_seq);
     }
 
@@ -358,18 +498,12 @@ impl Agent {
     }
 
     fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
-        let mut req = ChatRequest::new(
-            self.config.model.name.clone(),
+        let mut req = next_request(
+            &self.config,
             self.system_prompt(),
-            self.view.messages(),
+            &self.view,
+            &self.tool_defs,
         );
-        req.tools = self.tool_defs.clone();
-        req.max_tokens = self
-            .config
-            .model
-            .max_output_tokens
-            .map(|n| n.min(u32::MAX as u64) as u32);
-        req.temperature = self.config.model.temperature;
         req.cancel = cancel.clone();
         req.cache_key = Some(self.session_id().to_string());
         req
@@ -414,48 +548,98 @@ impl Agent {
             }
             let calls = message.tool_calls.clone();
             outcome.text = message.content.text();
+            outcome.finish_reason = response.finish_reason.clone();
             self.append(&message)?;
+            self.remember_quirks(sink);
+            if self.reprobe_after_step {
+                self.reprobe_after_step = false;
+                self.reprobe_window(sink).await;
+            }
+            let cut_call = if response.finish_reason == Some(FinishReason::Length) {
+                sink(AgentEvent::Warning(self.cut_notice(calls.last())));
+                calls.last().map(|c| c.id.clone())
+            } else {
+                None
+            };
 
             if calls.is_empty() {
                 return Ok(outcome);
             }
-            self.run_tools(&calls, sink, cancel).await?;
+            self.run_tools(&calls, cut_call.as_deref(), sink, cancel)
+                .await?;
         }
     }
 
     async fn run_tools(
         &mut self,
         calls: &[ToolCall],
+        cut_call: Option<&str>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
         for call in calls {
             sink(AgentEvent::ToolCall(call.clone()));
             let output = if interrupted || cancel.is_cancelled() {
                 interrupted = true;
-                tools::ToolOutput {
-                    text: "interrupted: the user cancelled this step before the tool ran"
-                        .to_owned(),
-                    is_error: true,
-                }
+                tools::ToolOutput::error(
+                    "interrupted: the user cancelled this step before the tool ran",
+                )
+            } else if cut_call == Some(call.id.as_str()) {
+                tools::ToolOutput::error(format!(
+                    "error: this {} call was cut by the output cap ({}) before its arguments were complete, so it was not run. Make the call again, with shorter arguments if they were long.",
+                    call.name,
+                    self.output_cap_text()
+                ))
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };
             if cancel.is_cancelled() {
                 interrupted = true;
             }
-            self.append(&Message::tool_result(call.id.clone(), output.text.clone()))?;
-            sink(AgentEvent::ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                output: output.text,
-                is_error: output.is_error,
-            });
+            self.record_tool_result(call, output, sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);
         }
+        Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
+    }
+
+    /// The one way a tool result enters the session: scrubbed of provider
+    /// keys, appended, then shown.
+    fn record_tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: tools::ToolOutput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), AgentError> {
+        if let Some(event) = output.event {
+            sink(AgentEvent::Tool(event));
+        }
+        let text = self.redactor.scrub(output.text);
+        let mut result = Message::tool_result(call.id.clone(), text.clone());
+        result.is_error = output.is_error;
+        self.append(&result)?;
+        if let Some(change) = output.change {
+            sink(AgentEvent::FileChanged(change));
+        }
+        sink(AgentEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            output: text,
+            is_error: output.is_error,
+        });
         Ok(())
     }
 
@@ -483,12 +667,38 @@ impl Agent {
             };
             match result {
                 Ok(resp) => {
-                    if let Some(u) = resp.usage
-                        && u.prompt_tokens > 0
-                    {
+                    let Some(u) = resp.usage.filter(|u| u.prompt_tokens > 0) else {
+                        return Ok(resp);
+                    };
+                    let Some(t) = self
+                        .truncation
+                        .check(&size, u.prompt_tokens, &self.estimator)
+                    else {
                         self.estimator.observe(&size, u.prompt_tokens);
+                        return Ok(resp);
+                    };
+                    // A silently truncated prompt: the reply was made without
+                    // the oldest messages. Learn the window, compact, resend.
+                    if t.first {
+                        sink(AgentEvent::Warning(format!(
+                            "the server silently truncated the prompt (it counted {} tokens of the ~{} sent): its context window is about {} tokens; compacting and sending the request again",
+                            u.prompt_tokens, t.expected, t.window
+                        )));
                     }
-                    return Ok(resp);
+                    self.learn_window(t.window, TRUNCATION_HOW, sink);
+                    if retried || !self.config.compaction.auto {
+                        return Ok(resp);
+                    }
+                    retried = true;
+                    let target = eonyx_compact::overflow_target(Some(t.window), &self.trigger);
+                    match self
+                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .await
+                    {
+                        Ok(_) => continue,
+                        Err(AgentError::NothingToCompact) => return Ok(resp),
+                        Err(e) => return Err(e),
+                    }
                 }
                 Err(ProviderError::Cancelled) => return Err(AgentError::Interrupted),
                 Err(ProviderError::ContextOverflow {
@@ -497,7 +707,7 @@ impl Agent {
                     limit,
                 }) => {
                     if let Some(l) = limit {
-                        self.learn_window(l, sink);
+                        self.learn_window(l, "learned from an overflow", sink);
                     }
                     if let Some(p) = prompt_tokens {
                         self.estimator.observe(&size, p);
@@ -560,7 +770,7 @@ impl Agent {
         s
     }
 
-    fn learn_window(&mut self, limit: u64, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    fn learn_window(&mut self, limit: u64, how: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
         let current = self.limits.context_window.unwrap_or(u64::MAX);
         if limit < current {
             sink(AgentEvent::Notice(format!(
@@ -575,7 +785,12 @@ impl Agent {
             }
             self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
             if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
-                cache.record_overflow(&self.config.model.base_url, &self.config.model.name, limit);
+                cache.record_learned(
+                    &self.config.model.base_url,
+                    &self.config.model.name,
+                    limit,
+                    how,
+                );
                 if let Err(e) = cache.save() {
                     sink(AgentEvent::Warning(format!(
                         "could not remember the learned context window: {e}"
@@ -726,8 +941,10 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system =
+        let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        let skills = self.skill_sections();
+        eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -757,6 +974,7 @@ impl Agent {
             }
         }
         let plan = self.plan_compaction(trigger, overhead, budget)?;
+        let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
@@ -771,7 +989,7 @@ impl Agent {
             focus,
             trigger,
             &self.estimator,
-            self.trigger.window,
+            self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
             next.as_ref(),
             &mut debug,
@@ -785,8 +1003,20 @@ impl Agent {
                 AgentError::Compaction(e.to_string())
             }
         })?;
+        self.remember_quirks(sink);
+        if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
+            sink(AgentEvent::Warning(format!(
+                "the summary was cut at compaction.summary_max_tokens = {} even when asked for a shorter one; it was kept as is and may be incomplete",
+                self.config.compaction.summary_max_tokens
+            )));
+        }
+        let mut record = record;
+        record.skills = skills_in_use;
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        for w in self.reattach_skills(saved.skills.clone()) {
+            sink(AgentEvent::Warning(w));
+        }
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)
@@ -798,6 +1028,66 @@ impl Agent {
     }
 }
 
+/// The tools offered to the model under `config` (the agent and
+/// [`crate::effective_request`] both take them from here).
+pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
+    let mut defs = tools::enabled_definitions(&config.tools);
+    if skills.is_empty() {
+        defs.retain(|d| d.name != ToolName::Skill.as_str());
+    }
+    defs
+}
+
+/// The skill parts of the system prompt: the `# Skills` listing (end of the
+/// stable prefix) and, after a compaction, `# Skills in use` (after the
+/// summary, in the part that changes at compaction anyway).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SkillSections<'a> {
+    pub listing: &'a str,
+    pub in_use: &'a str,
+}
+
+/// The system prompt of the next request (the agent's estimates, its
+/// requests and [`crate::effective_request`] all use it).
+pub(crate) fn system_prompt(
+    config: &Config,
+    loaded: &Loaded,
+    view: &ContextView,
+    skills: SkillSections<'_>,
+    date: &str,
+) -> SystemPrompt {
+    let summary = view
+        .summary()
+        .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
+    let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
+    prompt
+}
+
+/// The next request: system prompt (context files, date line, summary),
+/// the model-facing view (collapses applied) and the tools. The one
+/// function behind every step the agent sends and behind
+/// `eonyx sessions show --effective`.
+pub(crate) fn next_request(
+    config: &Config,
+    system: SystemPrompt,
+    view: &ContextView,
+    tool_defs: &[ToolDef],
+) -> ChatRequest {
+    let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
+    req.tools = tool_defs.to_vec();
+    req.max_tokens = config
+        .model
+        .max_output_tokens
+        .map(|n| n.min(u32::MAX as u64) as u32);
+    req.temperature = config.model.temperature;
+    req
+}
+
+/// The result given, on resume, to a tool call that never got one.
+pub(crate) const RESUME_INTERRUPTED: &str =
+    "interrupted: eonyx stopped before this tool call finished";
+
 /// A session ready for turns.
 struct Opened {
     writer: SessionWriter,
@@ -806,6 +1096,8 @@ struct Opened {
     resumed: bool,
     /// Seq of the last compaction record (0 when none).
     compaction_seq: u64,
+    /// The skills the last compaction record lists.
+    skills_in_use: Vec<String>,
 }
 
 /// Open or create the chosen session and build its model-facing view.
@@ -843,6 +1135,7 @@ fn open_session(
                 message_count: 0,
                 resumed: false,
                 compaction_seq: 0,
+                skills_in_use: Vec::new(),
             })
         }
         Some(id) => {
@@ -850,6 +1143,11 @@ fn open_session(
             let mut writer = store.open_writer(&id)?;
             let dangling = unanswered_calls(&effective.messages);
             let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+            let skills_in_use = effective
+                .compaction
+                .as_ref()
+                .map(|c| c.skills.clone())
+                .unwrap_or_default();
             let mut view = ContextView::from_effective(
                 &config.compaction,
                 cap,
@@ -860,10 +1158,8 @@ fn open_session(
             // A process killed while tools ran leaves calls without results;
             // answer them so the history is consistent for every provider.
             for call_id in dangling {
-                let rec = writer.append_message(&Message::tool_result(
-                    call_id,
-                    "interrupted: eonyx stopped before this tool call finished",
-                ))?;
+                let rec =
+                    writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
                 count += 1;
                 view.push(rec);
             }
@@ -873,13 +1169,14 @@ fn open_session(
                 message_count: count,
                 resumed: true,
                 compaction_seq,
+                skills_in_use,
             })
         }
     }
 }
 
 /// Tool calls of the last assistant message that have no result after it.
-fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
+pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
     let Some(pos) = records
         .iter()
         .rposition(|r| r.message.role == Role::Assistant)
@@ -897,63 +1194,4 @@ fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
         .filter(|c| !answered.contains(c.id.as_str()))
         .map(|c| c.id.clone())
         .collect()
-}
-
-/// The model's limits: configured values, narrowed by what was learned from
-/// an overflow; when no window is configured, what the server says (asked
-/// once and cached), else the fallback.
-async fn resolve_limits(
-    config: &Config,
-    store: &Store,
-    provider: &dyn Provider,
-    notices: &mut Vec<String>,
-) -> Limits {
-    let model = &config.model;
-    let mut window = model.context_window;
-    let cache = eonyx_store::limits::LimitsCache::open(store.data_dir()).ok();
-    let cached = cache
-        .as_ref()
-        .and_then(|c| c.get(&model.base_url, &model.name));
-    let mut learned = cached.as_ref().and_then(|c| c.learned_from_overflow());
-    // Ask the server when no window is configured (every start until it
-    // answers), and once when one is, to catch a configured window larger
-    // than the server's.
-    let probed = cache
-        .as_ref()
-        .is_some_and(|c| c.probed(&model.base_url, &model.name));
-    let detected = match cached.as_ref().and_then(|c| c.detected()) {
-        Some(d) => Some(d),
-        None if !model.name.is_empty() && (window.is_none() || !probed) => {
-            let limits = provider.detect_limits(&model.name).await;
-            if let Some(mut cache) = cache {
-                cache.record_probe(&model.base_url, &model.name);
-                if let Some(w) = limits.context_window {
-                    let from = limits.source.unwrap_or("the server");
-                    cache.record_detected(&model.base_url, &model.name, w, from);
-                }
-                let _ = cache.save();
-            }
-            limits.context_window
-        }
-        None => None,
-    };
-    if let (Some(c), Some(d)) = (window, detected)
-        && c > d
-    {
-        notices.push(format!(
-            "configured context_window {c} is larger than the server's {d}; using {d}"
-        ));
-        learned = Some(learned.map_or(d, |l: u64| l.min(d)));
-    }
-    if window.is_none() {
-        window = detected;
-    }
-    if let Some(l) = learned {
-        window = Some(window.map_or(l, |w| w.min(l)));
-    }
-    Limits {
-        context_window: window,
-        max_input_tokens: model.max_input_tokens,
-        max_output_tokens: model.max_output_tokens,
-    }
 }

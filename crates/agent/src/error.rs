@@ -5,7 +5,9 @@ use eonyx_core::ProviderError;
 pub enum AgentError {
     #[error(transparent)]
     Config(#[from] eonyx_core::ConfigError),
-    #[error("cannot save to the session file, so the turn was stopped: {0}")]
+    /// A write failure says the turn stopped; a session that is missing,
+    /// in use, unreadable or given a bad title is reported as it is.
+    #[error("{}", store_message(.0))]
     Store(#[from] eonyx_store::StoreError),
     #[error(transparent)]
     Provider(#[from] ProviderError),
@@ -23,11 +25,23 @@ pub enum AgentError {
     Usage(String),
 }
 
+fn store_message(e: &eonyx_store::StoreError) -> String {
+    use eonyx_store::StoreError as S;
+    match e {
+        S::Io { .. } | S::NotUtf8 { .. } => {
+            format!("cannot save to the session file, so the turn was stopped: {e}")
+        }
+        _ => e.to_string(),
+    }
+}
+
 impl AgentError {
     /// Stable class name for JSON `error` events.
     pub fn class(&self) -> &'static str {
         match self {
             AgentError::Config(_) => "config",
+            AgentError::Store(e) if e.is_in_use() => "session_in_use",
+            AgentError::Store(e) if e.is_not_found() => "not_found",
             AgentError::Store(_) => "store",
             AgentError::Provider(e) => e.class(),
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
@@ -42,5 +56,39 @@ impl AgentError {
             self,
             AgentError::Interrupted | AgentError::Provider(ProviderError::Cancelled)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use eonyx_core::SessionId;
+    use eonyx_store::StoreError;
+
+    #[test]
+    fn open_errors_are_not_called_save_failures() {
+        let id = SessionId::parse("20260705T091500-1a2b3c4d").unwrap();
+        let in_use = AgentError::from(StoreError::InUse {
+            id: id.clone(),
+            pid: Some(42),
+        });
+        assert_eq!(
+            in_use.to_string(),
+            "session 20260705T091500-1a2b3c4d is in use by process 42; close that eonyx first or continue in a new session"
+        );
+        assert_eq!(in_use.class(), "session_in_use");
+        let missing = AgentError::from(StoreError::NotFound { id });
+        assert!(missing.to_string().starts_with("no session "), "{missing}");
+        assert_eq!(missing.class(), "not_found");
+        let io = AgentError::from(StoreError::Io {
+            action: "append to",
+            path: "/d/s.jsonl".into(),
+            source: std::io::Error::other("disk full"),
+        });
+        assert!(
+            io.to_string()
+                .starts_with("cannot save to the session file, so the turn was stopped: "),
+            "{io}"
+        );
     }
 }

@@ -17,6 +17,8 @@ pub enum AgentEvent {
         output: String,
         is_error: bool,
     },
+    /// `write_file` / `edit_file` changed a file (after it was saved).
+    FileChanged(crate::tools::FileChange),
     /// A compaction begins.
     CompactionStarted {
         trigger: eonyx_core::CompactionTrigger,
@@ -32,4 +34,6 @@ pub enum AgentEvent {
     /// A diagnostic shown only when debugging (`EONYX_DEBUG`), e.g. why a
     /// compaction fell back to the transcript summarizer.
     Debug(String),
+    /// A tool did something the user is told about directly.
+    Tool(crate::tools::ToolEvent),
 }

@@ -11,12 +11,19 @@
 //! - Every tool call in the session file gets a result, even when the step is
 //!   interrupted, so a resumed session is always consistent.
 //! - The agent never prints: it reports through [`AgentEvent`]s.
+//! - Every tool result passes through [`secrets::Redactor::scrub`] before it
+//!   is saved or sent: a provider key's value is stored as `[redacted: NAME]`.
 
 mod agent;
+mod effective;
 mod error;
 mod events;
+pub mod limits;
+pub mod secrets;
 pub mod tools;
+mod truncation;
 
 pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
+pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;

@@ -6,43 +6,25 @@
 use std::sync::Arc;
 
 use camino::Utf8PathBuf;
-use eonyx_agent::tools::DenyAll;
 use eonyx_agent::{Agent, AgentOptions, SessionChoice};
 use eonyx_core::paths::Env;
-use eonyx_core::provider::{BoxFuture, CancellationToken};
-use eonyx_core::{
-    ChatRequest, ChatResponse, FinishReason, Message, Provider, ProviderError, StreamEvent, Usage,
-};
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{Message, Usage};
+use eonyx_tests::{ScriptedProvider, Step};
 
 /// Counts 2 characters per token (half of eonyx's default guess).
-struct TwoCharsPerToken;
-
-impl Provider for TwoCharsPerToken {
-    fn name(&self) -> &str {
-        "two"
-    }
-
-    fn send<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        _on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
-            let mut chars = request.system.text().chars().count();
-            chars += request.messages.iter().map(Message::chars).sum::<usize>();
-            chars += request.tools.iter().map(|t| t.chars()).sum::<usize>();
-            let answer = "noted. ".repeat(40);
-            Ok(ChatResponse {
-                message: Message::assistant(answer),
-                usage: Some(Usage {
-                    prompt_tokens: (chars / 2) as u64,
-                    completion_tokens: 70,
-                    cached_tokens: 0,
-                }),
-                finish_reason: Some(FinishReason::Stop),
-            })
+fn two_chars_per_token() -> ScriptedProvider {
+    ScriptedProvider::answering(|request| {
+        let mut chars = request.system.text().chars().count();
+        chars += request.messages.iter().map(Message::chars).sum::<usize>();
+        chars += request.tools.iter().map(|t| t.chars()).sum::<usize>();
+        Step::text("noted. ".repeat(40)).usage(Usage {
+            prompt_tokens: (chars / 2) as u64,
+            completion_tokens: 70,
+            cached_tokens: 0,
         })
-    }
+    })
+    .named("two")
 }
 
 fn options(root: &Utf8PathBuf) -> AgentOptions {
@@ -65,8 +47,10 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         ]),
         model: None,
         profile: None,
-        approver: Arc::new(DenyAll),
-        provider: Some(Arc::new(TwoCharsPerToken)),
+        allow_shell: false,
+        allow_write: false,
+        approver: None,
+        provider: Some(Arc::new(two_chars_per_token())),
     }
 }
 

@@ -6,25 +6,12 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use eonyx_tests::Sandbox;
+use eonyx_tests::bench::{self, Samples};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn human(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 1.0 {
-        format!("{s:.2} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.0} µs", s * 1e6)
-    }
-}
 
 /// Median wall time of `runs` runs of `make()` (after 2 warm-up runs).
 /// Returns the median and whether every run exited 0.
@@ -33,14 +20,13 @@ fn time(runs: usize, make: &dyn Fn() -> Command) -> Result<(Duration, bool)> {
     for _ in 0..2 {
         make().status()?;
     }
-    let mut times = Vec::with_capacity(runs);
+    let mut times = Samples::default();
     for _ in 0..runs {
-        let start = Instant::now();
-        let status = make().status()?;
-        times.push(start.elapsed());
+        let mut cmd = make();
+        let status = times.time(|| cmd.status())?;
         all_ok &= status.success();
     }
-    Ok((median(times), all_ok))
+    Ok((times.median(), all_ok))
 }
 
 fn quiet(mut cmd: Command) -> Command {
@@ -51,25 +37,12 @@ fn quiet(mut cmd: Command) -> Command {
 }
 
 fn main() -> Result<()> {
-    let scale: usize = std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&s| s > 0)
-        .unwrap_or(1);
-    let runs = 20 * scale;
+    let runs = 20 * bench::scale();
     let bin = Path::new(env!("CARGO_BIN_EXE_eonyx"));
-    let dir = tempfile::tempdir()?;
-    for sub in ["data", "config", "home"] {
-        std::fs::create_dir_all(dir.path().join(sub))?;
-    }
+    let sandbox = Sandbox::try_new()?;
     let sandboxed = |args: &[&str]| {
-        let mut cmd = Command::new(bin);
-        cmd.args(args)
-            .current_dir(dir.path())
-            .env("EONYX_DATA_DIR", dir.path().join("data"))
-            .env("EONYX_CONFIG_DIR", dir.path().join("config"))
-            .env("HOME", dir.path().join("home"))
-            .env("NO_COLOR", "1");
+        let mut cmd = sandbox.command(bin);
+        cmd.args(args);
         quiet(cmd)
     };
 
@@ -88,12 +61,7 @@ fn main() -> Result<()> {
                 args.join(" ")
             );
         }
-        let ratio = ours.as_secs_f64() / baseline.as_secs_f64().max(1e-9);
-        println!(
-            "BENCH|{measure}|{}|{}|{ratio:.2}x|< 20 ms",
-            human(ours),
-            human(baseline)
-        );
+        println!("{}", bench::Line::timed(measure, ours, baseline, "< 20 ms"));
     }
     Ok(())
 }

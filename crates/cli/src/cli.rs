@@ -39,6 +39,9 @@ pub struct GlobalArgs {
     /// Let the model run shell commands without asking.
     #[arg(long, global = true)]
     pub allow_shell: bool,
+    /// Let the model write and edit files in the project without asking.
+    #[arg(long, global = true)]
+    pub allow_write: bool,
 }
 
 /// Which session to continue.
@@ -67,9 +70,11 @@ pub enum Command {
     Context(ContextArgs),
     /// Compact a session now.
     Compact(CompactArgs),
+    /// List the skills the model can load: name, scope, path, description.
+    Skills(SkillsArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
-    /// Trust a project: let its eonyx.json set base_url, api_key_env and tool permissions.
+    /// Trust a project: let its eonyx.json set any key (provider, base_url, api_key_env, models, tool permissions).
     Trust(TrustArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
@@ -110,7 +115,9 @@ pub enum SessionsCommand {
     /// Print a session's transcript.
     Show {
         id: String,
-        /// Show what the model sees now (summary + retained messages).
+        /// Show the request the model is sent next: system prompt (context
+        /// files, date, summary) and retained messages, for the session's
+        /// project; with --json, the exact request body.
         #[arg(long)]
         effective: bool,
     },
@@ -138,7 +145,14 @@ pub struct CompactArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct ConfigArgs {}
+pub struct ConfigArgs {
+    /// Forget the detected and learned context windows and refused parameters.
+    #[arg(long)]
+    pub reset_limits: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {}
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {
@@ -157,7 +171,10 @@ pub struct CompletionsArgs {
 }
 
 pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::Status> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return Ok(usage_error(printer, &e)),
+    };
     printer.set_json(cli.global.json);
     match cli.command {
         None => commands::interactive::run(printer, &cli.global, &cli.session, cli.new),
@@ -165,9 +182,29 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
         Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
+        Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),
     }
+}
+
+/// A command line clap rejects. Without `--json` clap reports it as
+/// usual (help and `--version` included); with `--json` an `error` event
+/// goes to stdout too, and the exit code is still 2.
+fn usage_error(printer: &mut Printer, e: &clap::Error) -> crate::exit::Status {
+    let wants_json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !e.use_stderr() || !wants_json {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let first = text.split("\n\n").next().unwrap_or(&text).trim();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let _ = printer.json_error("usage", message);
+    printer.err_raw(&text);
+    crate::exit::Status::Usage
 }

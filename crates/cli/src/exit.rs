@@ -49,11 +49,56 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// A provider that cannot be built from the config (no key for a hosted
+/// API, a bad base URL): exit code 2, class `config`.
+#[derive(Debug)]
+pub struct SetupError(pub String);
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+/// The `class` of a JSON `error` event for an error that ended a command.
+pub fn class_for(err: &anyhow::Error) -> &'static str {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<eonyx_agent::AgentError>() {
+            return e.class();
+        }
+        if cause.is::<UsageError>() || cause.is::<eonyx_core::SessionIdError>() {
+            return "usage";
+        }
+        if cause.is::<eonyx_core::ConfigError>() || cause.is::<SetupError>() {
+            return "config";
+        }
+        if let Some(e) = cause.downcast_ref::<eonyx_store::StoreError>() {
+            return if e.is_in_use() {
+                "session_in_use"
+            } else if e.is_not_found() {
+                "not_found"
+            } else {
+                "store"
+            };
+        }
+        if let Some(e) = cause.downcast_ref::<eonyx_core::ProviderError>() {
+            return e.class();
+        }
+        if cause.is::<std::io::Error>() {
+            return "io";
+        }
+    }
+    "error"
+}
+
 /// Exit code for an error: 2 for usage and config errors, 130 for
 /// interruption, 1 otherwise.
 pub fn code_for(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<UsageError>()
+            || cause.is::<SetupError>()
             || cause.is::<eonyx_core::ConfigError>()
             || cause.is::<eonyx_core::SessionIdError>()
         {
@@ -83,6 +128,12 @@ pub fn run(f: impl FnOnce(&mut Printer) -> anyhow::Result<Status>) -> ExitCode {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
+            // `--json`: a failure before (or outside) the event stream is an
+            // event too, unless the view already reported it.
+            if printer.json() && !printer.json_error_written() {
+                let _ = printer.json_error(class_for(&err), &Printer::error_message(&err));
+                let _ = printer.flush();
+            }
             printer.error(&err);
             ExitCode::from(code_for(&err))
         }

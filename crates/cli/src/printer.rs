@@ -10,6 +10,9 @@ pub struct Printer {
     stderr_color: bool,
     stderr_tty: bool,
     stdout_tty: bool,
+    /// A JSON `error` event was already written (so the exit path does not
+    /// write a second one).
+    json_error_written: bool,
 }
 
 impl Printer {
@@ -22,6 +25,7 @@ impl Printer {
             stderr_color: stderr_tty && !no_color,
             stderr_tty,
             stdout_tty: std::io::stdout().is_terminal(),
+            json_error_written: false,
         }
     }
 
@@ -69,6 +73,17 @@ impl Printer {
         self.outln(&v.to_string())
     }
 
+    /// The `{"type":"error","class":…,"message":…}` event on stdout
+    /// (`--json`); at most one reaches the exit path's fallback.
+    pub fn json_error(&mut self, class: &str, message: &str) -> std::io::Result<()> {
+        self.json_error_written = true;
+        self.json_line(&serde_json::json!({"type": "error", "class": class, "message": message}))
+    }
+
+    pub fn json_error_written(&self) -> bool {
+        self.json_error_written
+    }
+
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.stdout.flush()
     }
@@ -87,8 +102,8 @@ impl Printer {
         }
     }
 
-    /// An error with its causes on stderr.
-    pub fn error(&self, err: &anyhow::Error) {
+    /// An error and its causes as one line.
+    pub fn error_message(err: &anyhow::Error) -> String {
         let mut msg = err.to_string();
         for cause in err.chain().skip(1) {
             let c = cause.to_string();
@@ -97,6 +112,12 @@ impl Printer {
                 msg.push_str(&c);
             }
         }
+        msg
+    }
+
+    /// An error with its causes on stderr.
+    pub fn error(&self, err: &anyhow::Error) {
+        let msg = Self::error_message(err);
         if self.stderr_color {
             eprintln!("\x1b[31merror:\x1b[0m {msg}");
         } else {
@@ -104,8 +125,53 @@ impl Printer {
         }
     }
 
+    /// A unified diff on stderr, coloured when colour is allowed.
+    pub fn diff(&self, diff: &str) {
+        eprint!("{}", paint_diff(diff, self.stderr_color));
+    }
+
     /// Raw text on stderr (no newline added).
     pub fn err_raw(&self, s: &str) {
         eprint!("{s}");
+    }
+}
+
+/// A unified diff for the terminal: with `color`, added lines green,
+/// removed lines red, hunk headers cyan. Ends with a newline.
+pub fn paint_diff(diff: &str, color: bool) -> String {
+    let mut out = String::with_capacity(diff.len() + 64);
+    for line in diff.lines() {
+        let code = match line.as_bytes().first() {
+            _ if !color => None,
+            Some(b'+') if !line.starts_with("+++") => Some("32"),
+            Some(b'-') if !line.starts_with("---") => Some("31"),
+            Some(b'@') => Some("36"),
+            _ => None,
+        };
+        match code {
+            Some(c) => out.push_str(&format!("\x1b[{c}m{line}\x1b[0m\n")),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paint_diff;
+
+    #[test]
+    fn diffs_are_coloured_only_when_allowed() {
+        let d = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n";
+        assert_eq!(paint_diff(d, false), d);
+        let c = paint_diff(d, true);
+        assert!(c.starts_with("--- a/x\n+++ b/x\n\x1b[36m@@"), "{c:?}");
+        assert!(
+            c.contains("\x1b[31m-old\x1b[0m\n\x1b[32m+new\x1b[0m\n"),
+            "{c:?}"
+        );
     }
 }

@@ -6,17 +6,14 @@
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eonyx_compact::{ContextView, Estimator, RequestSize, plan, request_size};
 use eonyx_core::{CompactionConfig, Message, MessageRecord, SystemPrompt, ToolCall, ToolDef};
+use eonyx_tests::bench::{self, median_within};
 
-fn scale() -> usize {
-    std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|s: &usize| *s > 0)
-        .unwrap_or(1)
+fn line(measure: &str, ours: Duration, base: Duration, goal: &str) {
+    println!("{}", bench::Line::timed(measure, ours, base, goal));
 }
 
 /// A history of `n` messages: user turns with tool exchanges and answers.
@@ -55,50 +52,8 @@ fn history(n: usize, result_chars: usize) -> Vec<MessageRecord> {
     out
 }
 
-/// Median time of `f` over enough runs to take ~`budget`.
-fn time<T>(budget: Duration, mut f: impl FnMut() -> T) -> Duration {
-    let start = Instant::now();
-    black_box(f());
-    let once = start.elapsed().max(Duration::from_nanos(20));
-    let runs = (budget.as_nanos() / once.as_nanos()).clamp(3, 10_000) as usize;
-    let mut samples: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let s = Instant::now();
-            black_box(f());
-            s.elapsed()
-        })
-        .collect();
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-fn human(d: Duration) -> String {
-    let ns = d.as_nanos() as f64;
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1_000.0)
-    } else {
-        format!("{:.2} ms", ns / 1_000_000.0)
-    }
-}
-
-fn line(measure: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-12);
-    let ratio = if ratio >= 0.01 {
-        format!("{ratio:.2}")
-    } else {
-        format!("{ratio:.1e}")
-    };
-    println!(
-        "BENCH|{measure}|{}|{}|{ratio}x|{goal}",
-        human(ours),
-        human(base)
-    );
-}
-
 fn main() {
-    let s = scale();
+    let s = bench::scale();
     let cfg = CompactionConfig::default();
     let est = Estimator::new(4.0, 4096);
     let system = SystemPrompt {
@@ -120,10 +75,10 @@ fn main() {
     for r in history(n, 200) {
         view.push(r);
     }
-    let ours = time(budget, || {
+    let ours = median_within(budget, || {
         plan(&view, &cfg, &est, 50_000).map(|p| p.compacted_len)
     });
-    let base = time(budget, || request_size(&system, &view.messages(), &tools));
+    let base = median_within(budget, || request_size(&system, &view.messages(), &tools));
     line(
         &format!("plan over {n} messages (vs one full rescan)"),
         ours,
@@ -145,10 +100,10 @@ fn main() {
     }
     // A budget just under the whole turn: the scan walks almost all of it.
     let nearly_all = est.tokens_for(view.size()) - 1_000;
-    let ours = time(budget, || {
+    let ours = median_within(budget, || {
         plan(&view, &cfg, &est, nearly_all).map(|p| p.mid_turn)
     });
-    let base = time(budget, || request_size(&system, &view.messages(), &tools));
+    let base = median_within(budget, || request_size(&system, &view.messages(), &tools));
     line(
         &format!("plan a mid-turn cut in one {n}-message turn (vs one full rescan)"),
         ours,
@@ -166,8 +121,8 @@ fn main() {
         + RequestSize::new(tools.iter().map(ToolDef::chars).sum(), 0);
     let messages = view.messages();
     let tokens = est.estimate(&(fixed + view.size()));
-    let ours = time(budget, || est.estimate(&(fixed + black_box(&view).size())));
-    let base = time(budget, || {
+    let ours = median_within(budget, || est.estimate(&(fixed + black_box(&view).size())));
+    let base = median_within(budget, || {
         est.estimate(&request_size(&system, black_box(&messages), &tools))
     });
     line(

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use eonyx_core::tool::{ShellOutcome, ToolName, is_file_changed};
 use eonyx_core::{MessageRecord, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -57,15 +58,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Tools whose `path` argument names a file they wrote.
-const WRITE_TOOLS: &[&str] = &[
-    "write_file",
-    "edit_file",
-    "create_file",
-    "replace_in_file",
-    "apply_patch",
-];
-
 fn shorten(s: &str) -> String {
     if s.chars().count() <= MAX_ITEM_CHARS {
         return s.to_owned();
@@ -87,13 +79,9 @@ pub fn shell_status(result: Option<&str>) -> String {
     let Some(text) = result else {
         return "no result".to_owned();
     };
-    let line = text.lines().next().unwrap_or("").trim();
-    if line.starts_with("exit status:") || line.starts_with("timed out after") {
-        line.to_owned()
-    } else if line.starts_with("denied") {
-        "denied".to_owned()
-    } else {
-        "status unknown".to_owned()
+    match ShellOutcome::from_result(text) {
+        Some(o) => o.to_string(),
+        None => "status unknown".to_owned(),
     }
 }
 
@@ -138,24 +126,31 @@ impl Facts {
         for r in records {
             for c in &r.message.tool_calls {
                 let a = &c.arguments;
-                match c.name.as_str() {
-                    "read_file" => {
+                let Some(tool) = ToolName::parse(&c.name) else {
+                    continue;
+                };
+                match tool {
+                    // Looking up the conversation itself touches no file.
+                    ToolName::Recall => {}
+                    // Skills in use are kept by name in the record itself.
+                    ToolName::Skill => {}
+                    ToolName::ReadFile => {
                         if let Some(p) = arg(a, "path") {
                             push_unique(&mut f.read, shorten(&p));
                         }
                     }
-                    "list_dir" => {
+                    ToolName::ListDir => {
                         let p = arg(a, "path").unwrap_or_else(|| ".".to_owned());
                         push_unique(&mut f.listed, shorten(&p));
                     }
-                    "grep" => {
+                    ToolName::Grep => {
                         let s = SearchFact {
                             pattern: shorten(&arg(a, "pattern").unwrap_or_default()),
                             path: shorten(&arg(a, "path").unwrap_or_else(|| ".".to_owned())),
                         };
                         push_unique(&mut f.searched, s);
                     }
-                    "shell" => {
+                    ToolName::Shell => {
                         if let Some(cmd) = arg(a, "command") {
                             let status =
                                 shell_status(results.get(c.id.as_str()).map(|s| s.as_str()));
@@ -165,12 +160,15 @@ impl Facts {
                             });
                         }
                     }
-                    name if WRITE_TOOLS.contains(&name) => {
-                        if let Some(p) = arg(a, "path") {
+                    ToolName::WriteFile | ToolName::EditFile => {
+                        // Only writes that happened: not denied, not failed.
+                        let changed = results
+                            .get(c.id.as_str())
+                            .is_some_and(|r| is_file_changed(r));
+                        if changed && let Some(p) = arg(a, "path") {
                             push_unique(&mut f.written, shorten(&p));
                         }
                     }
-                    _ => {}
                 }
             }
         }
@@ -268,7 +266,7 @@ impl Facts {
                 .map(|s| format!("`{}` in `{}`", one_line(&s.pattern), one_line(&s.path)))
                 .collect(),
         );
-        list("Files written", self.written.iter().map(q).collect());
+        list("Files changed", self.written.iter().map(q).collect());
         list(
             "Shell commands (latest result)",
             self.commands
@@ -363,8 +361,12 @@ mod tests {
                 "write_file",
                 json!({"path": "out.txt", "content": "x"}),
             ),
-            result(14, "g", "ok"),
+            result(14, "g", "changed out.txt (+1 -0 lines)"),
             call(15, "h", "shell", json!({"command": "true"})),
+            call(16, "i", "edit_file", json!({"path": "denied.txt"})),
+            result(17, "i", "denied: writing files needs approval"),
+            call(18, "j", "edit_file", json!({"path": "nomatch.txt"})),
+            result(19, "j", "no match for old_string in nomatch.txt"),
         ];
         let f = Facts::from_records(&recs);
         assert_eq!(f.read, vec!["src/lib.rs"]);
@@ -391,6 +393,7 @@ mod tests {
         assert!(text.starts_with(FACTS_HEADING));
         assert!(text.contains("- `cargo test` → exit status: 101"));
         assert!(text.contains("- `TODO` in `crates`"));
+        assert!(text.contains("Files changed:\n- `out.txt`"), "{text}");
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! request only grows at the end (prompt caches keep hitting). Exact facts
 //! never depend on the model's text.
 
+mod cut;
 mod estimate;
 mod facts;
 mod guard;
@@ -34,6 +35,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+
+pub use cut::CUT_SUMMARY_NOTE;
 
 pub use estimate::{
     Estimator, MAX_CHARS_PER_TOKEN, MIN_CHARS_PER_TOKEN, RequestSize, request_size,
@@ -231,6 +234,7 @@ async fn summarize_transcript(
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
     };
+    let resp = cut::retry_if_cut(provider, &req, resp, &cancel).await?;
     let text = strip_facts(resp.message.content.text().trim()).to_owned();
     if text.trim().is_empty() {
         return Err(CompactError::EmptySummary);
@@ -301,5 +305,7 @@ fn finish_record(
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
+        // Filled in by the agent, which knows the skills (SPEC §14).
+        skills: Vec::new(),
     })
 }

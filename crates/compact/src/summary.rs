@@ -9,7 +9,7 @@ use crate::estimate::Estimator;
 use crate::facts::strip_facts;
 use crate::trigger::summary_max_tokens;
 
-/// Temperature of summarizer calls.
+/// Temperature of summarizer calls unless `compaction.temperature` is set.
 pub const SUMMARY_TEMPERATURE: f32 = 0.1;
 
 /// The sections of the handoff, in order.
@@ -197,7 +197,9 @@ pub fn summary_request(
         },
         vec![Message::user(user)],
     );
-    req.temperature = Some(SUMMARY_TEMPERATURE);
+    // A preference: `compaction.temperature` when set; a model that refuses
+    // it gets none (the provider drops a refused temperature and retries).
+    req.temperature = Some(cfg.temperature.unwrap_or(SUMMARY_TEMPERATURE));
     req.max_tokens = Some(u32::try_from(max_out).unwrap_or(u32::MAX));
     req
 }

@@ -1,14 +1,14 @@
 //! Tests of the view, the plan, the summarizer request and `compact`, with a
 //! scripted provider.
 
-use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use eonyx_core::provider::{BoxFuture, SUMMARIZER_SYSTEM_PREFIX};
+use eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX;
 use eonyx_core::{
-    ChatRequest, ChatResponse, CompactionConfig, CompactionRecord, CompactionTrigger, Message,
-    MessageRecord, Provider, ProviderError, Role, StreamEvent, SystemPrompt, ToolCall, Usage,
+    ChatRequest, CompactionConfig, CompactionRecord, CompactionTrigger, Message, MessageRecord,
+    Provider, ProviderError, Role, SystemPrompt, ToolCall, Usage,
 };
+use eonyx_tests::{ScriptedProvider, Step};
 use serde_json::json;
 
 use crate::*;
@@ -80,81 +80,16 @@ fn collapsed(v: &ContextView) -> usize {
 }
 
 /// A provider that answers from a script and records the requests.
-struct Scripted {
-    replies: Mutex<VecDeque<Result<String, ProviderError>>>,
-    seen: Mutex<Vec<ChatRequest>>,
-}
-
-impl Scripted {
-    fn new(replies: Vec<Result<String, ProviderError>>) -> Self {
-        Self {
-            replies: Mutex::new(replies.into()),
-            seen: Mutex::new(Vec::new()),
-        }
-    }
-    fn requests(&self) -> Vec<ChatRequest> {
-        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl Provider for Scripted {
-    fn name(&self) -> &str {
-        "scripted"
-    }
-    fn send<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        _on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
-            if let Ok(mut s) = self.seen.lock() {
-                s.push(request.clone());
-            }
-            let next = self
-                .replies
-                .lock()
-                .ok()
-                .and_then(|mut r| r.pop_front())
-                .unwrap_or_else(|| {
-                    Err(ProviderError::Transient {
-                        message: "script exhausted".into(),
-                    })
-                });
-            next.map(|text| {
-                let mut message = Message::assistant(text.clone());
-                // "CALL <name>": the model answers with a tool call instead.
-                if let Some(name) = text.strip_prefix("CALL ") {
-                    message = Message::assistant("");
-                    message.tool_calls.push(ToolCall {
-                        id: "c9".into(),
-                        name: name.into(),
-                        arguments: json!({}),
-                    });
-                }
-                ChatResponse {
-                    message,
-                    usage: None,
-                    finish_reason: None,
-                }
-            })
-        })
-    }
+fn scripted(replies: Vec<Result<&str, ProviderError>>) -> ScriptedProvider {
+    ScriptedProvider::new(replies.into_iter().map(|r| match r {
+        Ok(text) => Step::text(text),
+        Err(e) => Step::Fail(e),
+    }))
 }
 
 /// A provider that never answers (and ignores its cancel token).
-struct Hang;
-
-impl Provider for Hang {
-    fn name(&self) -> &str {
-        "hang"
-    }
-    fn send<'a>(
-        &'a self,
-        _request: &'a ChatRequest,
-        _on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(std::future::pending())
-    }
+fn hang() -> ScriptedProvider {
+    ScriptedProvider::answering(|_| Step::Hang).named("hang")
 }
 
 const SUMMARY: &str = "## Active goal\nship it\n## Constraints and preferences\nnone\n## Progress\nnone\n## Decisions\nnone\n## Changed files\nnone\n## Open tasks and next steps\nnone\n## Critical context\nnone";
@@ -377,6 +312,7 @@ fn collapse_is_deterministic_under_replay_and_resume() {
         focus: None,
         facts: None,
         mode: None,
+        skills: Vec::new(),
     };
     let mut live = a.clone();
     live.apply(&rec);
@@ -667,10 +603,7 @@ async fn facts_merge_across_two_compactions() {
         h.user(&format!("pad {t}"));
     }
     let mut v = view_of(&h, &c, 0);
-    let p = Scripted::new(vec![
-        Ok(SUMMARY.into()),
-        Ok("## Active goal\nsecond".into()),
-    ]);
+    let p = scripted(vec![Ok(SUMMARY), Ok("## Active goal\nsecond")]);
     let pl = plan(&v, &c, &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
     let rec = run_compact(&p, &v, pl, None, CancellationToken::new())
         .await
@@ -726,12 +659,12 @@ async fn summarizer_failures_return_errors_and_change_nothing() {
     let v = view_of(&h, &cfg(), 0);
     let before = v.messages();
     let pl = || plan(&v, &cfg(), &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
-    let p = Scripted::new(vec![
+    let p = scripted(vec![
         Err(ProviderError::Rejected {
             status: 400,
             message: "bad".into(),
         }),
-        Ok("   ".into()),
+        Ok("   "),
         Err(ProviderError::Cancelled),
     ]);
     let e = run_compact(&p, &v, pl(), None, CancellationToken::new()).await;
@@ -759,10 +692,11 @@ async fn cancellation_stops_a_hanging_summarizer() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         c2.cancel();
     };
-    let (r, ()) = tokio::join!(run_compact(&Hang, &v, pl.clone(), None, cancel), canceller);
+    let hang = hang();
+    let (r, ()) = tokio::join!(run_compact(&hang, &v, pl.clone(), None, cancel), canceller);
     assert!(matches!(r, Err(CompactError::Cancelled)));
     // Already cancelled: no call at all.
-    let p = Scripted::new(vec![Ok(SUMMARY.into())]);
+    let p = scripted(vec![Ok(SUMMARY)]);
     let cancel = CancellationToken::new();
     cancel.cancel();
     let r = run_compact(&p, &v, pl, None, cancel).await;
@@ -784,7 +718,7 @@ async fn mid_turn_compaction_repeats_the_turn_request() {
     let mut v = view_of(&h, &cfg(), 0);
     let pl = plan(&v, &cfg(), &est(), 1100).unwrap_or_else(|e| panic!("{e}"));
     assert!(pl.mid_turn);
-    let p = Scripted::new(vec![Ok(SUMMARY.into())]);
+    let p = scripted(vec![Ok(SUMMARY)]);
     let rec = run_compact(&p, &v, pl, None, CancellationToken::new())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -828,37 +762,23 @@ fn auto_guard_stops_after_max_consecutive_useless_compactions() {
 
 /// A model whose tokenizer counts 3 characters per token plus 4 tokens per
 /// message; the summarizer echoes the code words it saw.
-struct SimModel {
-    window: u64,
-    max_seen: Mutex<u64>,
-}
+struct SimModel;
 
 impl SimModel {
     fn count(r: &ChatRequest) -> u64 {
         let s = request_size(&r.system, &r.messages, &r.tools);
         (s.chars as u64).div_ceil(3) + 4 * r.messages.len() as u64
     }
-}
 
-impl Provider for SimModel {
-    fn name(&self) -> &str {
-        "sim"
-    }
-    fn send<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        _on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
-    ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
+    /// The model for a `window`; the largest request it answered goes
+    /// into `max_seen`.
+    fn provider(window: u64, max_seen: Arc<Mutex<u64>>) -> ScriptedProvider {
+        ScriptedProvider::answering(move |request| {
             let n = Self::count(request);
-            if n > self.window {
-                return Err(ProviderError::ContextOverflow {
-                    message: "too long".into(),
-                    prompt_tokens: Some(n),
-                    limit: Some(self.window),
-                });
+            if n > window {
+                return Step::overflow(Some(n), Some(window));
             }
-            if let Ok(mut m) = self.max_seen.lock() {
+            if let Ok(mut m) = max_seen.lock() {
                 *m = (*m).max(n);
             }
             let text = if request.system.text().starts_with(SUMMARIZER_SYSTEM_PREFIX) {
@@ -876,19 +796,14 @@ impl Provider for SimModel {
             } else {
                 "ok".to_owned()
             };
-            let mut message = Message::assistant(text);
-            let usage = Usage {
+            Step::text(text).usage(Usage {
                 prompt_tokens: n,
                 completion_tokens: 10,
                 cached_tokens: 0,
-            };
-            message.usage = Some(usage);
-            Ok(ChatResponse {
-                message,
-                usage: Some(usage),
-                finish_reason: None,
             })
         })
+        .named("sim")
+        .unrecorded()
     }
 }
 
@@ -907,10 +822,8 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
     let trig = trigger(&c, &limits);
     let t = trig.tokens.unwrap_or(0);
     assert_eq!(t, 5200);
-    let model = SimModel {
-        window,
-        max_seen: Mutex::new(0),
-    };
+    let max_seen = Arc::new(Mutex::new(0));
+    let model = SimModel::provider(window, max_seen.clone());
     let mut e = Estimator::new(c.chars_per_token, c.image_tokens);
     let mut v = ContextView::new(&c, 16 * 1024);
     let mut guard = AutoGuard::new(c.max_consecutive);
@@ -1015,7 +928,7 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
             }
         }
     }
-    let max_seen = model.max_seen.lock().map(|m| *m).unwrap_or(u64::MAX);
+    let max_seen = max_seen.lock().map(|m| *m).unwrap_or(u64::MAX);
     assert!(max_seen <= window, "{max_seen}");
     assert!(compactions >= 4, "{compactions}");
     assert!(!at_trigger.is_empty());
@@ -1097,10 +1010,7 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
         ..cfg()
     };
     let pl = plan(&v, &c1, &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
-    let p = Scripted::new(vec![
-        Ok(SUMMARY.into()),
-        Ok("## Active goal\nsecond".into()),
-    ]);
+    let p = scripted(vec![Ok(SUMMARY), Ok("## Active goal\nsecond")]);
     let mut debug = Vec::new();
     let rec = run_shared(&p, &v, pl, 100_000, &mut debug)
         .await
@@ -1179,17 +1089,20 @@ async fn shared_prefix_failures_fall_back_to_the_transcript_summarizer() {
     let v = view_of(&h, &cfg(), 0);
     let pl = || plan(&v, &cfg(), &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
     for (first, why) in [
-        (Ok("CALL read_file".to_owned()), "called a tool"),
-        (Ok("  ".to_owned()), "no text"),
         (
-            Err(ProviderError::Rejected {
+            Step::tool_calls(&[("read_file", json!({"path": "x"}))]),
+            "called a tool",
+        ),
+        (Step::text("  "), "no text"),
+        (
+            Step::Fail(ProviderError::Rejected {
                 status: 400,
                 message: "unknown field tool_choice".into(),
             }),
             "unknown field tool_choice",
         ),
     ] {
-        let p = Scripted::new(vec![first, Ok(SUMMARY.into())]);
+        let p = ScriptedProvider::new(vec![first, Step::text(SUMMARY)]);
         let mut debug = Vec::new();
         let rec = run_shared(&p, &v, pl(), 100_000, &mut debug)
             .await
@@ -1224,7 +1137,7 @@ async fn a_request_without_room_for_the_summary_uses_the_transcript() {
     let pl = || plan(&v, &cfg(), &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
     // Room for well under half the summary budget: transcript, said why.
     let window = next_tokens + 700;
-    let p = Scripted::new(vec![Ok(SUMMARY.into())]);
+    let p = scripted(vec![Ok(SUMMARY)]);
     let mut debug = Vec::new();
     let rec = run_shared(&p, &v, pl(), window, &mut debug)
         .await
@@ -1234,7 +1147,7 @@ async fn a_request_without_room_for_the_summary_uses_the_transcript() {
     assert!(debug[0].contains("too little"), "{debug:?}");
     // Room for most of it: shared prefix, max_tokens is the room left.
     let window = next_tokens + 700 + 3000;
-    let p = Scripted::new(vec![Ok(SUMMARY.into())]);
+    let p = scripted(vec![Ok(SUMMARY)]);
     let rec = run_shared(&p, &v, pl(), window, &mut debug)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -1243,5 +1156,30 @@ async fn a_request_without_room_for_the_summary_uses_the_transcript() {
     assert!(
         max < summary_max_tokens(&cfg(), window) && max > 2048,
         "{max}"
+    );
+}
+
+#[test]
+fn skill_results_are_never_truncated_nor_collapsed() {
+    // keep_recent 0, budget 1: every other result collapses; a cap of 100
+    // bytes cuts every other result.
+    let mut h = Hist::new();
+    h.user("deploy");
+    let body = "STEP ".repeat(100);
+    h.tool("skill", json!({"name": "deploy"}), &body);
+    h.tool("read_file", json!({"path": "a"}), &"x".repeat(500));
+    h.tool("read_file", json!({"path": "b"}), &"y".repeat(500));
+    let mut v = view_of(&h, &collapse_cfg(1, 0), 100);
+    v.collapse_for_room(usize::MAX);
+    let t = texts(&v);
+    assert_eq!(t[2], body, "the skill body is sent whole");
+    assert!(t[4].starts_with("[tool result collapsed"), "{}", t[4]);
+    assert!(t[6].starts_with("[tool result collapsed"), "{}", t[6]);
+    // The same holds for a view rebuilt from the records (resume).
+    assert_eq!(
+        view_of(&h, &collapse_cfg(1, 0), 100).messages()[2]
+            .content
+            .text(),
+        body
     );
 }

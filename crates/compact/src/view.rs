@@ -140,6 +140,12 @@ impl ContextView {
         let idx = self.records.len();
         let m = &rec.message;
         let mut outcome = PushOutcome::default();
+        let whole = m.role == Role::Tool
+            && m.tool_call_id
+                .as_ref()
+                .and_then(|id| self.calls.get(id))
+                .and_then(|(name, _)| eonyx_core::ToolName::parse(name))
+                .is_some_and(eonyx_core::ToolName::kept_whole);
         let slot = match m.role {
             Role::User => Slot {
                 over: None,
@@ -174,7 +180,11 @@ impl ContextView {
                     .as_ref()
                     .is_some_and(|id| self.calls.contains_key(id));
                 if known {
-                    let over = truncate_visibly(m, self.cap_bytes);
+                    let over = if whole {
+                        None
+                    } else {
+                        truncate_visibly(m, self.cap_bytes)
+                    };
                     let size = RequestSize::of_message(over.as_ref().unwrap_or(m));
                     Slot {
                         over,
@@ -190,7 +200,7 @@ impl ContextView {
                 }
             }
         };
-        let is_result = m.role == Role::Tool && slot.sent;
+        let is_result = m.role == Role::Tool && slot.sent && !whole;
         self.size += slot.size;
         self.slots.push(slot);
         self.records.push(rec);

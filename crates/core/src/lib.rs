@@ -10,13 +10,16 @@
 //! through serde without losing fields (unknown fields are kept in `extra`).
 
 pub mod config;
+pub mod fs;
 pub mod id;
 pub mod message;
 pub mod paths;
 pub mod provider;
 pub mod record;
+pub mod secrets;
 pub mod time;
 pub mod tokens;
+pub mod tool;
 
 pub use config::{CompactionConfig, Config, ConfigError, ModelConfig};
 pub use id::{SessionId, SessionIdError};
@@ -29,3 +32,4 @@ pub use record::{
     CompactionMode, CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader,
     TitleRecord,
 };
+pub use tool::{ShellOutcome, ToolName};

@@ -179,6 +179,9 @@ pub struct Message {
     pub tool_call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A tool result that reports a failure (Anthropic's `is_error`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl Message {
@@ -196,6 +199,13 @@ impl Message {
         m
     }
 
+    /// A tool result that reports a failure.
+    pub fn tool_error(tool_call_id: impl Into<String>, text: impl Into<String>) -> Self {
+        let mut m = Self::tool_result(tool_call_id, text);
+        m.is_error = true;
+        m
+    }
+
     pub fn new(role: Role, content: Content) -> Self {
         Self {
             role,
@@ -203,6 +213,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            is_error: false,
         }
     }
 

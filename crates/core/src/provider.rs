@@ -243,6 +243,26 @@ pub struct ServerLimits {
     pub source: Option<&'static str>,
 }
 
+/// Changes to the request shape a model needs because it refused a
+/// parameter (HTTP 400 naming it). Learned by the provider on a refusal,
+/// remembered per model in the limits cache so later runs send the right
+/// shape the first time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RequestQuirks {
+    /// Send no `temperature` (reasoning models accept only the default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_temperature: bool,
+    /// Send the output cap as `max_completion_tokens`, not `max_tokens`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub max_completion_tokens: bool,
+}
+
+impl RequestQuirks {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// A model provider. Implementations must be cancel-safe: when
 /// `request.cancel` fires they return [`ProviderError::Cancelled`] promptly.
 pub trait Provider: Send + Sync {
@@ -263,6 +283,19 @@ pub trait Provider: Send + Sync {
     fn detect_limits<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, ServerLimits> {
         Box::pin(async { ServerLimits::default() })
     }
+
+    /// The model ids the server lists (`/v1/models`); empty when unknown.
+    fn list_models(&self) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(async { Vec::new() })
+    }
+
+    /// The request-shape changes learned from refused parameters.
+    fn quirks(&self) -> RequestQuirks {
+        RequestQuirks::default()
+    }
+
+    /// Start from request-shape changes learned earlier.
+    fn set_quirks(&self, _quirks: RequestQuirks) {}
 }
 
 /// The system prompt of every summarizer (compaction) request starts with

@@ -84,6 +84,12 @@ pub struct CompactionRecord {
     /// by the compact crate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<Value>,
+    /// Names of the skills loaded (with the `skill` tool) before this
+    /// boundary, this compaction's span and the earlier ones, in the order
+    /// they were first loaded; their bodies are re-attached after the
+    /// summary (SPEC §14).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
     /// How the summary was asked for (absent in records written before
     /// cache-aware compaction).
     #[serde(default, skip_serializing_if = "Option::is_none")]

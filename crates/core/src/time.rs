@@ -6,6 +6,17 @@ pub fn now_rfc3339() -> String {
     format_rfc3339(jiff::Timestamp::now())
 }
 
+/// Now as RFC 3339 UTC with nanosecond precision (always nine digits),
+/// e.g. `2026-07-05T09:15:00.123456789Z`: what the store writes as a
+/// record's `ts`, so that "most recent" is exact even within one second.
+pub fn now_rfc3339_nanos() -> String {
+    format_rfc3339_nanos(jiff::Timestamp::now())
+}
+
+pub fn format_rfc3339_nanos(ts: jiff::Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.9fZ").to_string()
+}
+
 pub fn format_rfc3339(ts: jiff::Timestamp) -> String {
     ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
@@ -27,5 +38,13 @@ mod tests {
         let ts = jiff::Timestamp::from_second(1_700_000_000).unwrap();
         assert_eq!(super::format_rfc3339(ts), "2023-11-14T22:13:20Z");
         assert_eq!(super::parse_rfc3339("2023-11-14T22:13:20Z"), Some(ts));
+        let precise = jiff::Timestamp::new(1_700_000_000, 5_000).unwrap();
+        let s = super::format_rfc3339_nanos(precise);
+        assert_eq!(s, "2023-11-14T22:13:20.000005000Z");
+        assert_eq!(super::parse_rfc3339(&s), Some(precise));
+        assert_eq!(
+            super::format_rfc3339_nanos(ts),
+            "2023-11-14T22:13:20.000000000Z"
+        );
     }
 }

@@ -5,36 +5,16 @@
 //! `EONYX_BENCH_SCALE` (default 1) multiplies the number of timed runs.
 #![allow(clippy::print_stdout, clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
-
 use camino::Utf8PathBuf;
 use eonyx_core::config::ContextConfig;
 use eonyx_core::paths::find_project;
 use eonyx_prompt::{ContextLoader, system_prompt};
+use eonyx_tests::bench::{self, Samples};
 
 const LEVELS: usize = 30;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn human(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1e3;
-    if ms >= 10.0 {
-        format!("{ms:.1} ms")
-    } else {
-        format!("{ms:.3} ms")
-    }
-}
-
 fn main() {
-    let scale: usize = std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(1);
-    let runs = 200 * scale;
+    let runs = 200 * bench::scale();
 
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
@@ -83,21 +63,18 @@ fn main() {
         std::hint::black_box(assemble());
         std::hint::black_box(read_only());
     }
-    let mut ours = Vec::with_capacity(runs);
-    let mut base = Vec::with_capacity(runs);
+    // Interleaved, so both see the same machine load.
+    let mut ours = Samples::default();
+    let mut base = Samples::default();
     for _ in 0..runs {
-        let t = Instant::now();
-        std::hint::black_box(assemble());
-        ours.push(t.elapsed());
-        let t = Instant::now();
-        std::hint::black_box(read_only());
-        base.push(t.elapsed());
+        std::hint::black_box(ours.time(assemble));
+        std::hint::black_box(base.time(read_only));
     }
-    let (ours, base) = (median(ours), median(base));
-    let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-9);
-    println!(
-        "BENCH|prompt assemble, 30 levels, 30 context files (vs reading them)|{}|{}|{ratio:.2}x|< 5 ms",
-        human(ours),
-        human(base)
+    let line = bench::Line::timed(
+        "prompt assemble, 30 levels, 30 context files (vs reading them)",
+        ours.median(),
+        base.median(),
+        "< 5 ms",
     );
+    println!("{line}");
 }

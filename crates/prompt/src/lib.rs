@@ -23,12 +23,18 @@
 //! - All file access goes through [`ContextReader`], so error paths are
 //!   testable as root.
 //! - The crate never prints.
+//!
+//! Skills (SPEC §14) live in [`skills`]: found along the same directories,
+//! listed in the stable prefix after the context files, re-attached after
+//! the summary once a compaction has removed the calls that loaded them.
 
 mod loader;
 mod reader;
+pub mod skills;
 
 pub use loader::{AGENTS_FILE, CONTEXT_SUFFIX, ContextFileInfo, ContextLoader, Loaded};
 pub use reader::{ContextReader, FileContent, FsReader};
+pub use skills::{Skill, SkillScope, Skills, SkillsInUse};
 
 use eonyx_core::SystemPrompt;
 
@@ -45,6 +51,7 @@ Your tools:
 - list_dir: list the entries of a directory.
 - grep: search file contents for a pattern.
 - shell: run a shell command in the project directory. The user may have to approve each command, and it may be denied; when a command is denied, do not retry it, carry on without it or ask.
+- recall: fetch earlier messages of this session (or this project's sessions) word for word, when a summary left out an exact detail.
 
 How to work:
 - Look before you answer: read the relevant files instead of guessing.
@@ -58,6 +65,19 @@ Below follow the user's global instructions and the project's context files (AGE
 /// (sent natively as tool definitions) and that context follows.
 pub fn base_instructions() -> &'static str {
     BASE_INSTRUCTIONS
+}
+
+/// The last line of the summary section when the model has `recall`.
+pub const RECALL_HINT: &str = "Exact earlier messages, including those summarized above, can be fetched with the recall tool.";
+
+/// `summary` with [`RECALL_HINT`] as its last line when `recall` is on; the
+/// hint is part of the prompt only, never of the stored summary.
+pub fn summary_for_prompt(summary: &str, recall: bool) -> String {
+    if recall && !summary.trim().is_empty() {
+        format!("{}\n\n{RECALL_HINT}", summary.trim_end())
+    } else {
+        summary.to_owned()
+    }
 }
 
 /// The date line, then the summary section when there is a summary.

@@ -1,8 +1,11 @@
-//! Anthropic Messages client (`POST {base_url}/messages`); llama-server
-//! serves the same shape at `/v1/messages`.
+//! Anthropic Messages client (`POST {base_url}/v1/messages`, `base_url`
+//! being the server root as in `ANTHROPIC_BASE_URL`; a trailing `/v1` is
+//! accepted); llama-server serves the same shape at `/v1/messages`.
 
 use eonyx_core::message::{Content, Message, Part, Role};
-use eonyx_core::provider::{BoxFuture, ServerLimits};
+use std::sync::{Mutex, PoisonError};
+
+use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
 use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError, StreamEvent};
 use serde_json::{Value, json};
 
@@ -21,13 +24,19 @@ pub const DEFAULT_MAX_TOKENS: u64 = 8192;
 pub struct AnthropicProvider {
     model: ModelConfig,
     http: Http,
+    /// Request-shape changes learned from refused parameters.
+    quirks: Mutex<RequestQuirks>,
 }
 
 impl AnthropicProvider {
     /// A client for `model`; `key` goes into `x-api-key` (none: no header).
     pub fn new(model: ModelConfig, key: Option<String>) -> Result<Self, ProviderError> {
         let http = Http::new(&model, key)?;
-        Ok(Self { model, http })
+        Ok(Self {
+            model,
+            http,
+            quirks: Mutex::new(RequestQuirks::default()),
+        })
     }
 
     /// Replace the retry policy (tests and benchmarks use short delays).
@@ -46,8 +55,8 @@ impl AnthropicProvider {
         request: &ChatRequest,
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, ProviderError> {
-        let url = format!("{}/messages", self.model.base_url.trim_end_matches('/'));
-        let body = request_body(&self.model, request);
+        let url = messages_url(&self.model.base_url);
+        let body = request_body_with(&self.model, request, self.quirks());
         let mut builder = self
             .http
             .client
@@ -87,7 +96,28 @@ impl Provider for AnthropicProvider {
         request: &'a ChatRequest,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(send_with_retries(self, request, on_event))
+        Box::pin(async move {
+            let err = match send_with_retries(self, request, &mut *on_event).await {
+                Err(e) => e,
+                ok => return ok,
+            };
+            let sent_temperature = request.temperature.or(self.model.temperature).is_some();
+            match crate::refusal::learn(self.quirks(), &err, sent_temperature, false) {
+                Some(q) => {
+                    self.set_quirks(q);
+                    send_with_retries(self, request, on_event).await
+                }
+                None => Err(err),
+            }
+        })
+    }
+
+    fn quirks(&self) -> RequestQuirks {
+        *self.quirks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_quirks(&self, quirks: RequestQuirks) {
+        *self.quirks.lock().unwrap_or_else(PoisonError::into_inner) = quirks;
     }
 
     fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {
@@ -96,13 +126,42 @@ impl Provider for AnthropicProvider {
                 return l;
             }
             // Not a Claude model: probably llama-server's /v1/messages.
-            crate::limits::detect_openai_compatible(&self.http, &self.model.base_url, model).await
+            crate::limits::detect_openai_compatible(
+                &self.http,
+                &self.model.base_url,
+                model,
+                crate::limits::OLLAMA_DEFAULT_CONTEXT,
+            )
+            .await
         })
     }
 }
 
+/// `<base_url>/v1/messages`: `base_url` is the server root as in
+/// `ANTHROPIC_BASE_URL` and the SDKs (`https://api.anthropic.com`); a
+/// trailing `/v1` is accepted.
+pub fn messages_url(base_url: &str) -> String {
+    format!("{}/v1/messages", crate::limits::server_root(base_url))
+}
+
 fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
+}
+
+/// The Messages body for `request`, without a temperature when the model
+/// refused one.
+pub fn request_body_with(
+    model: &ModelConfig,
+    request: &ChatRequest,
+    quirks: RequestQuirks,
+) -> Value {
+    let mut body = request_body(model, request);
+    if quirks.drop_temperature
+        && let Some(o) = body.as_object_mut()
+    {
+        o.remove("temperature");
+    }
+    body
 }
 
 /// The Messages body for `request`.
@@ -216,6 +275,9 @@ fn messages_json(messages: &[Message], breakpoint: Option<usize>) -> Value {
                 "type": "tool_result",
                 "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
             });
+            if m.is_error {
+                r["is_error"] = Value::Bool(true);
+            }
             if !blocks.is_empty() {
                 r["content"] = Value::Array(blocks);
             }
@@ -304,6 +366,43 @@ mod tests {
         assert_eq!(body["tools"], request_body(&model, &plain)["tools"]);
         assert!(body.get("tool_choice").is_none());
         assert!(body.get("prompt_cache_key").is_none());
+    }
+
+    #[test]
+    fn base_url_is_the_server_root_and_a_trailing_v1_is_accepted() {
+        for base in [
+            "https://api.anthropic.com",
+            "https://api.anthropic.com/",
+            "https://api.anthropic.com/v1",
+            "https://api.anthropic.com/v1/",
+        ] {
+            assert_eq!(
+                messages_url(base),
+                "https://api.anthropic.com/v1/messages",
+                "{base}"
+            );
+        }
+        assert_eq!(
+            messages_url("http://localhost:4000"),
+            "http://localhost:4000/v1/messages"
+        );
+    }
+
+    #[test]
+    fn failed_tool_results_carry_is_error() {
+        let mut req = crate::openai::tests::rich_request();
+        req.messages = vec![
+            req.messages[1].clone(),
+            Message::tool_error("call_1", "no such file"),
+            Message::tool_result("call_2", "ok"),
+        ];
+        let body = request_body(
+            &ModelConfig::with_defaults("c", ProviderKind::Anthropic),
+            &req,
+        );
+        let results = body["messages"][1]["content"].as_array().unwrap();
+        assert_eq!(results[0]["is_error"], true);
+        assert!(results[1].get("is_error").is_none());
     }
 
     #[test]

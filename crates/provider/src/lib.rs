@@ -22,6 +22,7 @@ pub mod classify;
 mod http;
 pub mod limits;
 pub mod openai;
+pub mod refusal;
 pub mod sse;
 
 use eonyx_core::config::ProviderKind;
@@ -33,6 +34,30 @@ pub use classify::parse_overflow_limit;
 pub use http::{ApiKey, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use sse::{parse_anthropic_sse_chunks, parse_openai_sse_chunks};
+
+/// The JSON body the client for `model` sends for `request` (streaming, as
+/// the clients ask first). `eonyx sessions show --effective --json` prints
+/// it, so what is shown is what is sent.
+pub fn request_body(model: &ModelConfig, request: &eonyx_core::ChatRequest) -> serde_json::Value {
+    request_body_with(
+        model,
+        request,
+        eonyx_core::provider::RequestQuirks::default(),
+    )
+}
+
+/// [`request_body`] shaped by the parameters the model refused before
+/// (remembered in the limits cache), as the client sends it.
+pub fn request_body_with(
+    model: &ModelConfig,
+    request: &eonyx_core::ChatRequest,
+    quirks: eonyx_core::provider::RequestQuirks,
+) -> serde_json::Value {
+    match model.provider {
+        ProviderKind::Openai => openai::request_body_with(model, request, true, quirks),
+        ProviderKind::Anthropic => anthropic::request_body_with(model, request, quirks),
+    }
+}
 
 /// Hosts that always need a key.
 const HOSTED: &[&str] = &["api.openai.com", "api.anthropic.com", "openrouter.ai"];
@@ -77,7 +102,14 @@ pub fn from_config(model: &ModelConfig, env: &Env) -> Result<Box<dyn Provider>, 
         });
     }
     Ok(match model.provider {
-        ProviderKind::Openai => Box::new(OpenAiProvider::new(model.clone(), key)?),
+        ProviderKind::Openai => {
+            let ollama_default = env
+                .get("OLLAMA_CONTEXT_LENGTH")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(limits::OLLAMA_DEFAULT_CONTEXT);
+            Box::new(OpenAiProvider::new(model.clone(), key)?.with_ollama_default(ollama_default))
+        }
         ProviderKind::Anthropic => Box::new(AnthropicProvider::new(model.clone(), key)?),
     })
 }
@@ -104,7 +136,7 @@ mod tests {
         let p = from_config(&model, &Env::from_pairs([("X", "y")])).unwrap();
         assert_eq!(p.name(), "openai");
         model.provider = ProviderKind::Anthropic;
-        model.base_url = "https://api.anthropic.com/v1".into();
+        model.base_url = "https://api.anthropic.com".into();
         model.api_key_env = Some("MY_CLAUDE".into());
         let p = from_config(&model, &Env::from_pairs([("MY_CLAUDE", "k")])).unwrap();
         assert_eq!(p.name(), "anthropic");

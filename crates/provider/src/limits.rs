@@ -1,10 +1,13 @@
 //! Asking a server for a model's context window (issue 8).
 //!
-//! Probes, in order, each with a short timeout; the first that answers
-//! with a window wins, any failure moves on, nothing found is empty:
-//! llama.cpp `GET {root}/props`, `GET {base_url}/models` (vLLM
-//! `max_model_len`, OpenRouter `context_length`), Ollama
-//! `POST {root}/api/show`. `root` is `base_url` without a trailing `/v1`.
+//! Probes, all at once, each with a short timeout; in this order of
+//! preference the first that answers with a window wins, nothing found is
+//! empty: llama.cpp `GET {root}/props`, `GET {base_url}/models` (vLLM
+//! `max_model_len`, OpenRouter `context_length`), Ollama `POST
+//! {root}/api/show` `num_ctx`, then the loaded model's `context_length` in
+//! `GET {root}/api/ps`, else Ollama's default (`OLLAMA_CONTEXT_LENGTH`, else
+//! 4096). The training length Ollama reports is never the window. `root`
+//! is `base_url` without a trailing `/v1`.
 
 use std::time::Duration;
 
@@ -67,28 +70,79 @@ pub fn parse_models(v: &Value, model: &str) -> ServerLimits {
     }
 }
 
-/// Ollama `/api/show`: `num_ctx` from `parameters` when the model sets it
-/// (that is the window Ollama runs it with), else
-/// `model_info.<arch>.context_length`.
-pub fn parse_ollama_show(v: &Value) -> Option<u64> {
-    let num_ctx = v
-        .get("parameters")
-        .and_then(Value::as_str)
+/// Ollama's default window when a model sets no `num_ctx` and the server
+/// does not say (`OLLAMA_CONTEXT_LENGTH` overrides it).
+pub const OLLAMA_DEFAULT_CONTEXT: u64 = 4096;
+
+/// `source` of a window that is Ollama's default, not an answer: the agent
+/// asks `/api/ps` again once the first request has loaded the model.
+pub const OLLAMA_DEFAULT_SOURCE: &str = "Ollama's default context length";
+
+/// What Ollama's `/api/show` says about a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OllamaShow {
+    /// `num_ctx` from `parameters`: the window Ollama runs the model with.
+    pub num_ctx: Option<u64>,
+    /// `model_info.<arch>.context_length`: the *training* length, never
+    /// used as the window.
+    pub training: Option<u64>,
+}
+
+/// Ollama `/api/show`; `None` when the body is not Ollama's.
+pub fn parse_ollama_show(v: &Value) -> Option<OllamaShow> {
+    let params = v.get("parameters").and_then(Value::as_str);
+    let info = v.get("model_info").and_then(Value::as_object);
+    if params.is_none() && info.is_none() {
+        return None;
+    }
+    let num_ctx = params
         .and_then(|p| {
             p.lines().find_map(|l| {
                 let mut it = l.split_whitespace();
                 (it.next() == Some("num_ctx")).then(|| it.next())?
             })
         })
-        .and_then(|n| n.parse::<u64>().ok());
-    num_ctx.filter(|n| *n > 0).or_else(|| {
-        v.get("model_info")
-            .and_then(Value::as_object)?
-            .iter()
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    let training = info.and_then(|i| {
+        i.iter()
             .find(|(k, _)| k.ends_with(".context_length"))
             .and_then(|(_, v)| v.as_u64())
             .filter(|n| *n > 0)
-    })
+    });
+    Some(OllamaShow { num_ctx, training })
+}
+
+/// Ollama `/api/ps` (≥ 0.11): the loaded model's `context_length`, the
+/// window it runs with. `model` matches `name` or `model`, with or without
+/// the `:latest` tag.
+pub fn parse_ollama_ps(v: &Value, model: &str) -> Option<u64> {
+    let models = v.get("models").and_then(Value::as_array)?;
+    let bare = |s: &str| s.strip_suffix(":latest").unwrap_or(s).to_owned();
+    let want = bare(model);
+    models
+        .iter()
+        .find(|m| {
+            ["name", "model"]
+                .iter()
+                .any(|k| m.get(*k).and_then(Value::as_str).map(bare).as_deref() == Some(&want))
+        })
+        .and_then(|m| m.get("context_length"))
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+}
+
+/// The model ids of an OpenAI-style `/models` list.
+pub fn parse_model_ids(v: &Value) -> Vec<String> {
+    v.get("data")
+        .and_then(Value::as_array)
+        .map(|d| {
+            d.iter()
+                .filter_map(|e| e.get("id").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 async fn get_json(http: &Http, req: reqwest::RequestBuilder) -> Option<Value> {
@@ -106,27 +160,46 @@ async fn get_json(http: &Http, req: reqwest::RequestBuilder) -> Option<Value> {
     tokio::time::timeout(PROBE_TIMEOUT, fut).await.ok()?
 }
 
-/// Probe an OpenAI-compatible server (see the module docs).
+/// The ids `GET {base_url}/models` lists (empty when it does not answer).
+pub(crate) async fn list_models(http: &Http, base_url: &str) -> Vec<String> {
+    let base = base_url.trim_end_matches('/');
+    get_json(http, http.client.get(format!("{base}/models")))
+        .await
+        .as_ref()
+        .map(parse_model_ids)
+        .unwrap_or_default()
+}
+
+/// Probe an OpenAI-compatible server (see the module docs). The probes run
+/// concurrently, each with [`PROBE_TIMEOUT`].
 pub(crate) async fn detect_openai_compatible(
     http: &Http,
     base_url: &str,
     model: &str,
+    ollama_default: u64,
 ) -> ServerLimits {
     let base = base_url.trim_end_matches('/');
     let root = server_root(base_url);
-    if let Some(n) = get_json(http, http.client.get(format!("{root}/props")))
-        .await
-        .as_ref()
-        .and_then(parse_props)
-    {
-        return ServerLimits {
-            context_window: Some(n),
-            max_output_tokens: None,
-            source: Some("/props"),
-        };
+    let show = http
+        .client
+        .post(format!("{root}/api/show"))
+        .json(&json!({"model": model}));
+    let (props, models, show, ps) = tokio::join!(
+        get_json(http, http.client.get(format!("{root}/props"))),
+        get_json(http, http.client.get(format!("{base}/models"))),
+        get_json(http, show),
+        get_json(http, http.client.get(format!("{root}/api/ps"))),
+    );
+    let found = |n: u64, source: &'static str| ServerLimits {
+        context_window: Some(n),
+        max_output_tokens: None,
+        source: Some(source),
+    };
+    if let Some(n) = props.as_ref().and_then(parse_props) {
+        return found(n, "/props");
     }
-    if let Some(v) = get_json(http, http.client.get(format!("{base}/models"))).await {
-        let l = parse_models(&v, model);
+    if let Some(v) = &models {
+        let l = parse_models(v, model);
         if l.context_window.is_some() {
             return ServerLimits {
                 source: Some("/v1/models"),
@@ -134,22 +207,17 @@ pub(crate) async fn detect_openai_compatible(
             };
         }
     }
-    let show = http
-        .client
-        .post(format!("{root}/api/show"))
-        .json(&json!({"model": model}));
-    if let Some(n) = get_json(http, show)
-        .await
-        .as_ref()
-        .and_then(parse_ollama_show)
-    {
-        return ServerLimits {
-            context_window: Some(n),
-            max_output_tokens: None,
-            source: Some("/api/show"),
-        };
+    let Some(show) = show.as_ref().and_then(parse_ollama_show) else {
+        return ServerLimits::default();
+    };
+    if let Some(n) = show.num_ctx {
+        return found(n, "/api/show num_ctx");
     }
-    ServerLimits::default()
+    if let Some(n) = ps.as_ref().and_then(|v| parse_ollama_ps(v, model)) {
+        return found(n, "/api/ps");
+    }
+    // Ollama, model not loaded yet: its default, never the training length.
+    found(ollama_default, OLLAMA_DEFAULT_SOURCE)
 }
 
 #[cfg(test)]
@@ -195,9 +263,46 @@ mod tests {
     #[test]
     fn ollama_show() {
         let v: Value = serde_json::from_str(r#"{"modelfile":"...","parameters":"stop                           \"<end_of_turn>\"\nnum_ctx                        8192\ntemperature                    1","template":"...","details":{"family":"gemma3"},"model_info":{"general.architecture":"gemma3","gemma3.context_length":131072,"gemma3.embedding_length":2560}}"#).unwrap();
-        assert_eq!(parse_ollama_show(&v), Some(8192));
+        assert_eq!(
+            parse_ollama_show(&v),
+            Some(OllamaShow {
+                num_ctx: Some(8192),
+                training: Some(131072)
+            })
+        );
+        // No num_ctx: only the training length, which is not the window.
         let v: Value = serde_json::from_str(r#"{"parameters":"stop \"<|eot_id|>\"","model_info":{"general.architecture":"llama","llama.context_length":131072}}"#).unwrap();
-        assert_eq!(parse_ollama_show(&v), Some(131072));
+        assert_eq!(
+            parse_ollama_show(&v),
+            Some(OllamaShow {
+                num_ctx: None,
+                training: Some(131072)
+            })
+        );
+        assert_eq!(
+            parse_ollama_show(&json!({"error": "model not found"})),
+            None
+        );
+    }
+
+    #[test]
+    fn ollama_ps() {
+        let v: Value = serde_json::from_str(r#"{"models":[{"name":"gemma3:latest","model":"gemma3:latest","size":6591830464,"digest":"a2af6cc3eb7f","details":{"family":"gemma3"},"expires_at":"2025-10-17T16:47:07.93355-07:00","size_vram":5333539264,"context_length":4096},{"name":"qwen3:8b","model":"qwen3:8b","context_length":32768}]}"#).unwrap();
+        assert_eq!(parse_ollama_ps(&v, "gemma3"), Some(4096));
+        assert_eq!(parse_ollama_ps(&v, "gemma3:latest"), Some(4096));
+        assert_eq!(parse_ollama_ps(&v, "qwen3:8b"), Some(32768));
+        assert_eq!(parse_ollama_ps(&v, "llama3"), None);
+        assert_eq!(parse_ollama_ps(&json!({"models": []}), "gemma3"), None);
+    }
+
+    #[test]
+    fn model_ids() {
+        let v: Value = serde_json::from_str(
+            r#"{"object":"list","data":[{"id":"gemma-3-270m","object":"model"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(parse_model_ids(&v), ["gemma-3-270m"]);
+        assert!(parse_model_ids(&json!({"error": "x"})).is_empty());
     }
 
     #[test]

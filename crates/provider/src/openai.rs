@@ -1,10 +1,11 @@
 //! OpenAI Chat Completions compatible client (OpenAI, OpenRouter, Ollama,
 //! vLLM, LM Studio, llama.cpp's llama-server).
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use eonyx_core::message::{Content, Message, Part, Role, ToolCall};
-use eonyx_core::provider::{BoxFuture, ServerLimits};
+use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
 use eonyx_core::{
     ChatRequest, ChatResponse, FinishReason, ModelConfig, Provider, ProviderError, StreamEvent,
 };
@@ -21,6 +22,10 @@ pub struct OpenAiProvider {
     http: Http,
     /// Set once the server refused `stream: true`.
     no_stream: AtomicBool,
+    /// Request-shape changes learned from refused parameters.
+    quirks: Mutex<RequestQuirks>,
+    /// Ollama's default window (`OLLAMA_CONTEXT_LENGTH`, else 4096).
+    ollama_default: u64,
 }
 
 impl OpenAiProvider {
@@ -32,7 +37,23 @@ impl OpenAiProvider {
             model,
             http,
             no_stream: AtomicBool::new(false),
+            quirks: Mutex::new(RequestQuirks::default()),
+            ollama_default: crate::limits::OLLAMA_DEFAULT_CONTEXT,
         })
+    }
+
+    /// Ollama's default window when a model sets no `num_ctx`
+    /// (`OLLAMA_CONTEXT_LENGTH` when eonyx can see it).
+    pub fn with_ollama_default(mut self, n: u64) -> Self {
+        self.ollama_default = n;
+        self
+    }
+
+    fn current_quirks(&self) -> RequestQuirks {
+        *self
+            .quirks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Replace the retry policy (tests and benchmarks use short delays).
@@ -57,7 +78,7 @@ impl OpenAiProvider {
 
     /// The JSON body sent for `request`.
     pub fn request_body(&self, request: &ChatRequest, stream: bool) -> Value {
-        request_body(&self.model, request, stream)
+        request_body_with(&self.model, request, stream, self.current_quirks())
     }
 
     async fn attempt_inner(
@@ -67,7 +88,7 @@ impl OpenAiProvider {
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let url = self.url("chat/completions");
-        let body = request_body(&self.model, request, stream);
+        let body = request_body_with(&self.model, request, stream, self.current_quirks());
         let builder = self.authorized(self.http.client.post(&url).json(&body))?;
         let resp = self.http.send(builder, &url).await?;
         let is_json = resp
@@ -121,7 +142,29 @@ impl Provider for OpenAiProvider {
         request: &'a ChatRequest,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(send_with_retries(self, request, on_event))
+        Box::pin(async move {
+            // A refused parameter is dropped or renamed and the request
+            // sent once more (at most once per parameter).
+            for _ in 0..2 {
+                let err = match send_with_retries(self, request, &mut *on_event).await {
+                    Err(e) => e,
+                    ok => return ok,
+                };
+                let sent_temperature = request.temperature.or(self.model.temperature).is_some();
+                let sent_max_tokens =
+                    request.max_tokens.is_some() && !is_openai_api(&self.model.base_url);
+                match crate::refusal::learn(
+                    self.current_quirks(),
+                    &err,
+                    sent_temperature,
+                    sent_max_tokens,
+                ) {
+                    Some(q) => self.set_quirks(q),
+                    None => return Err(err),
+                }
+            }
+            send_with_retries(self, request, on_event).await
+        })
     }
 
     fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {
@@ -129,7 +172,23 @@ impl Provider for OpenAiProvider {
             &self.http,
             &self.model.base_url,
             model,
+            self.ollama_default,
         ))
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(crate::limits::list_models(&self.http, &self.model.base_url))
+    }
+
+    fn quirks(&self) -> RequestQuirks {
+        self.current_quirks()
+    }
+
+    fn set_quirks(&self, quirks: RequestQuirks) {
+        *self
+            .quirks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = quirks;
     }
 }
 
@@ -145,6 +204,16 @@ fn is_openai_api(base_url: &str) -> bool {
 
 /// The Chat Completions body for `request`.
 pub fn request_body(model: &ModelConfig, request: &ChatRequest, stream: bool) -> Value {
+    request_body_with(model, request, stream, RequestQuirks::default())
+}
+
+/// The Chat Completions body for `request`, shaped by `quirks`.
+pub fn request_body_with(
+    model: &ModelConfig,
+    request: &ChatRequest,
+    stream: bool,
+    quirks: RequestQuirks,
+) -> Value {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let system = request.system.text();
     if !system.is_empty() {
@@ -192,14 +261,16 @@ pub fn request_body(model: &ModelConfig, request: &ChatRequest, stream: bool) ->
     if let Some(m) = request.max_tokens {
         // OpenAI's own API replaced `max_tokens` (which its newer models
         // reject); compatible servers still expect `max_tokens`.
-        let key = if is_openai_api(&model.base_url) {
+        let key = if quirks.max_completion_tokens || is_openai_api(&model.base_url) {
             "max_completion_tokens"
         } else {
             "max_tokens"
         };
         body[key] = json!(m);
     }
-    if let Some(t) = request.temperature.or(model.temperature) {
+    if let Some(t) = request.temperature.or(model.temperature)
+        && !quirks.drop_temperature
+    {
         body["temperature"] = crate::http::temperature_json(t);
     }
     body

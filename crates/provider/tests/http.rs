@@ -450,10 +450,10 @@ async fn anthropic_overloaded_is_retried_and_overflow_is_not() {
     );
     let (url, fake) = serve(vec![
         (
-            "/a/messages",
+            "/a/v1/messages",
             vec![overloaded, Reply::Sse(ANTHROPIC_OK.into())],
         ),
-        ("/b/messages", vec![too_long]),
+        ("/b/v1/messages", vec![too_long]),
     ])
     .await;
     let p =
@@ -493,7 +493,8 @@ async fn detects_limits_from_llama_cpp_props() {
             source: Some("/props"),
         }
     );
-    assert_eq!(fake.requests()[0].path, "/props");
+    // The probes run concurrently; /props answered.
+    assert!(fake.requests().iter().any(|r| r.path == "/props"));
 }
 
 #[tokio::test]
@@ -562,4 +563,53 @@ async fn connection_refused_names_the_url() {
     assert_eq!(e.class(), "transient");
     assert!(e.to_string().contains(&addr.to_string()), "{e}");
     assert!(e.to_string().contains("is the server running"), "{e}");
+}
+
+#[tokio::test]
+async fn refused_parameters_are_dropped_or_renamed_and_sent_once_more() {
+    let temperature = Reply::Status(
+        400,
+        vec![("content-type", "application/json".into())],
+        r#"{"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}"#.into(),
+    );
+    let max_tokens = Reply::Status(
+        400,
+        vec![("content-type", "application/json".into())],
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#.into(),
+    );
+    let (url, fake) = serve(vec![(
+        "/v1/chat/completions",
+        vec![temperature, max_tokens, Reply::Sse(OK_STREAM.into())],
+    )])
+    .await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    let mut req = request();
+    req.temperature = Some(0.2);
+    req.max_tokens = Some(64);
+    assert_eq!(send(&p, &req).await.0.unwrap(), "Hello");
+    let sent = fake.requests();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[0].body["temperature"], 0.2);
+    assert!(sent[1].body.get("temperature").is_none());
+    assert_eq!(sent[1].body["max_tokens"], 64);
+    assert!(sent[2].body.get("max_tokens").is_none());
+    assert_eq!(sent[2].body["max_completion_tokens"], 64);
+    // Learned: the shape to remember for this model.
+    let q = p.quirks();
+    assert!(q.drop_temperature && q.max_completion_tokens);
+}
+
+#[tokio::test]
+async fn a_refusal_that_changes_nothing_is_not_retried() {
+    let refused = Reply::Status(
+        400,
+        vec![("content-type", "application/json".into())],
+        r#"{"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model.","type":"invalid_request_error"}}"#.into(),
+    );
+    let (url, fake) = serve(vec![("/v1/chat/completions", vec![refused])]).await;
+    let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
+    // The request carries no temperature: dropping it cannot help.
+    let e = send(&p, &request()).await.0.unwrap_err();
+    assert_eq!(e.class(), "rejected");
+    assert_eq!(fake.requests().len(), 1);
 }

@@ -3,7 +3,8 @@
 //!
 //! `EONYX_BENCH_SCALE` (default 0.05) scales the data: 1.0 is the full size
 //! of the goals (10,000 sessions / ~200 MB to list, 1 GB to search, a
-//! 300,000-message session to resume).
+//! 300,000-message session to resume and to open unindexed). Words after
+//! `--` pick measures by name (`cargo bench -p eonyx-store -- open`).
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -12,49 +13,15 @@
 )]
 
 use std::io::{BufWriter, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::SessionId;
 use eonyx_store::Store;
-
-fn scale() -> f64 {
-    std::env::var("EONYX_BENCH_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|s: &f64| *s > 0.0)
-        .unwrap_or(0.05)
-}
-
-fn best_of(n: usize, mut f: impl FnMut()) -> Duration {
-    (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
-}
-
-fn human(d: Duration) -> String {
-    let us = d.as_secs_f64() * 1e6;
-    if us < 1000.0 {
-        format!("{us:.0} us")
-    } else if us < 1e6 {
-        format!("{:.1} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
+use eonyx_tests::bench::{self, Line, best_of, runs};
 
 fn bench_line(measure: &str, ours: Duration, base: Duration, goal: &str) {
-    let ratio = ours.as_secs_f64() / base.as_secs_f64().max(1e-9);
-    println!(
-        "BENCH|{measure}|{}|{}|{ratio:.2}x|{goal}",
-        human(ours),
-        human(base)
-    );
+    println!("{}", Line::timed(measure, ours, base, goal));
 }
 
 fn session_id(i: u64) -> SessionId {
@@ -237,9 +204,91 @@ fn bench_resume(s: f64) {
             .unwrap_or(f64::NAN)
     };
     let (a, b) = (rss(&big), rss(&small));
-    println!(
-        "BENCH|resume_{big_n}_msgs_peak_rss|{a:.1} MB|{b:.1} MB|{:.2}x|< 50 MB",
-        a / b
+    let line = Line::quantity(
+        format!("resume_{big_n}_msgs_peak_rss"),
+        a,
+        b,
+        "MB",
+        "< 50 MB",
+    );
+    println!("{line}");
+}
+
+/// Issue 13 part 6: a data dir copied from another machine has no index
+/// entry for its sessions. Open a long session that was never indexed five
+/// times, as `sessions show --effective` and a resume do (a fresh `Store`,
+/// then `load_effective`, which finds or computes the entry): only the
+/// first open may read the whole file, so the median is compared with a
+/// 1,000-message session opened the same way. (The resume's writer adds a
+/// lock file and an open, the same for any length.)
+fn bench_open_unindexed(s: f64) {
+    let big_n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    Store::open(&dir).unwrap();
+    let big = session_id(1);
+    let small = session_id(2);
+    write_session(&dir, &big, big_n, 200, None, Some(100));
+    write_session(&dir, &small, 1000, 200, None, None);
+    assert!(!dir.join("index").exists(), "nothing indexed yet");
+    let open = |id: &SessionId| {
+        let store = Store::open(&dir).unwrap();
+        let e = store.load_effective(id).unwrap();
+        assert!(!e.messages.is_empty());
+    };
+    let big_runs = runs(5, || open(&big));
+    let small_runs = runs(5, || open(&small));
+    bench_line(
+        &format!("open_unindexed_{big_n}_msgs_median_of_5_vs_1000_msgs"),
+        big_runs.median(),
+        small_runs.median(),
+        "<= 2.0x",
+    );
+    bench_line(
+        &format!("open_unindexed_{big_n}_msgs_first_open_vs_1000_msgs"),
+        big_runs.first(),
+        small_runs.first(),
+        "one scan, then cached",
+    );
+}
+
+/// `recall` over one long session vs `eonyx sessions --search` (the store's
+/// search) over the same file. Search stops at its first hit and recall
+/// counts every match, so the one match sits near the end: both read the
+/// whole file.
+fn bench_recall(s: f64) {
+    let n = ((300_000.0 * s) as u64).max(2000);
+    let (_t, dir) = tempdir();
+    let store = Store::open(&dir).unwrap();
+    let id = session_id(7);
+    write_session(
+        &dir,
+        &id,
+        n,
+        150,
+        Some((n - 150, "QuasarParser")),
+        Some(100),
+    );
+    std::thread::sleep(Duration::from_millis(2100));
+    let query = eonyx_store::RecallQuery::parse("quasarparser").unwrap();
+    let sessions = [id.clone()];
+    let opts = eonyx_store::RecallOptions {
+        sessions: &sessions,
+        exclude_from: None,
+        limit: 5,
+    };
+    assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    let ours = best_of(5, || {
+        assert_eq!(store.recall(&query, &opts).unwrap().total, 1);
+    });
+    let base = best_of(5, || {
+        assert_eq!(store.search("quasarparser").unwrap().len(), 1);
+    });
+    bench_line(
+        &format!("recall_{n}_msgs_vs_sessions_search"),
+        ours,
+        base,
+        "<= 2.0x",
     );
 }
 
@@ -265,8 +314,28 @@ fn main() {
         rss_child(&spec);
         return;
     }
-    let s = scale();
-    bench_list(s);
-    bench_search(s);
-    bench_resume(s);
+    let s = bench::scale_f64(0.05);
+    // `cargo bench -p eonyx-store --bench store -- open resume` runs only
+    // the measures whose name contains one of the words (cargo passes
+    // `--bench` itself: flags are ignored).
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()));
+    if want("list") {
+        bench_list(s);
+    }
+    if want("search") {
+        bench_search(s);
+    }
+    if want("resume") {
+        bench_resume(s);
+    }
+    if want("open_unindexed") {
+        bench_open_unindexed(s);
+    }
+    if want("recall") {
+        bench_recall(s);
+    }
 }

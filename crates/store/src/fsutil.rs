@@ -1,7 +1,6 @@
 //! Small filesystem helpers: private directories and files, atomic replace.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 
 use camino::Utf8Path;
 
@@ -32,24 +31,14 @@ pub(crate) fn private_options() -> OpenOptions {
     o
 }
 
-/// Replace `path` atomically with `bytes`: a temporary file in the same
-/// directory (0600), then rename. `durable` also fsyncs the file.
+/// Replace `path` atomically with `bytes` (a new file is 0600); `durable`
+/// also fsyncs the file. See [`eonyx_core::fs::write_atomic`].
 pub(crate) fn atomic_write(path: &Utf8Path, bytes: &[u8], durable: bool) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Utf8Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(StoreError::io("create a temporary file in", dir))?;
-    tmp.write_all(bytes)
-        .map_err(StoreError::io("write a temporary file in", dir))?;
-    if durable {
-        tmp.as_file()
-            .sync_all()
-            .map_err(StoreError::io("sync a temporary file in", dir))?;
-    }
-    tmp.persist(path)
-        .map_err(|e| StoreError::io("replace", path)(e.error))?;
-    Ok(())
+    let how = eonyx_core::fs::AtomicWrite {
+        durable,
+        private: true,
+    };
+    eonyx_core::fs::write_atomic(path, bytes, how).map_err(StoreError::io("replace", path))
 }
 
 /// fsync a directory so a created or removed entry survives a crash.

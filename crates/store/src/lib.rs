@@ -14,7 +14,13 @@
 //! - One writer per session: an exclusive lock on `locks/<id>.lock`, which
 //!   holds the owner's pid; a second writer gets [`StoreError::InUse`].
 //! - Titles `1`, `2`, … come from a counter file (`titles`), advanced under
-//!   a lock and replaced atomically; they are never reused.
+//!   a lock and replaced atomically when a session is born (its first
+//!   append), not at `create`; they are never reused, and a session that
+//!   never got a message takes none.
+//! - "Most recent" is exact: records are stamped with nanosecond precision
+//!   and listings sort by the last record's time as a time (ties, only
+//!   between whole-second records of older versions, by id), newest first;
+//!   `latest_for_project` takes the first of that same list.
 //! - Readers skip torn tails, unparsable lines and unknown record types
 //!   (counted, never fatal) and never panic on any input.
 //! - `index` and `journal` are caches: the index describes a prefix of each
@@ -26,7 +32,9 @@
 //!   no rewrite); an index with damaged, duplicate or unordered lines is
 //!   checked against the directory and saved clean. Resuming reads from
 //!   the last compaction record (plus the retained messages just before
-//!   it), not the whole file.
+//!   it), not the whole file; an entry an open had to compute is saved
+//!   (in a new index if there is none), so only the first open of a
+//!   never-indexed session reads it all.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
 
 mod error;
@@ -36,6 +44,7 @@ mod journal;
 pub mod limits;
 pub mod lines;
 mod lock;
+mod recall;
 mod search;
 mod writer;
 
@@ -48,6 +57,7 @@ use eonyx_core::record::{FORMAT_VERSION, ParsedLine, Record, SessionHeader};
 use eonyx_core::{CompactionRecord, MessageRecord, SessionId};
 
 pub use error::StoreError;
+pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
 pub use writer::SessionWriter;
 
 use index::{Entry, Index};
@@ -233,8 +243,11 @@ impl Store {
         self.dirs.session_path(id)
     }
 
-    /// New session: allocates the id and the next title and takes the
-    /// lock. Nothing is written to `sessions/` until the first append.
+    /// New session: allocates the id and takes the lock. Nothing is
+    /// written and no title number is taken until the first append (SPEC
+    /// §5: a session is born with its first message); until then the
+    /// writer's title is the number it expects to take, which a session
+    /// born first in another process may take instead.
     pub fn create(
         &self,
         cwd: &Utf8Path,
@@ -252,7 +265,7 @@ impl Store {
                 Err(e) => return Err(e),
             }
         };
-        let title = match self.next_title() {
+        let title = match self.peek_title() {
             Ok(t) => t,
             Err(e) => {
                 lock.remove();
@@ -304,7 +317,10 @@ impl Store {
         ))
     }
 
-    /// Every readable session, newest activity first.
+    /// Every readable session, newest activity first: by the time of the
+    /// last message or compaction (nanosecond precision, see
+    /// `sort_newest_first`). `latest_for_project` (`run -c`) and
+    /// `search` use this same order.
     pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let current = match self.refresh(false, true)? {
             // Nothing changed since the index was saved: summaries straight
@@ -314,20 +330,13 @@ impl Store {
             }
             Refreshed::Updated(idx) => Some(summaries(idx)),
         };
-        let mut out = match current {
+        let out = match current {
             Some(out) => out,
             // The index has damaged or unordered lines: the full path
             // repairs and saves it.
             None => summaries(self.refresh_all(false)?),
         };
-        // Ids are unique, so the order is total and an unstable sort gives
-        // the same result.
-        out.sort_unstable_by(|a, b| {
-            b.last_activity
-                .cmp(&a.last_activity)
-                .then_with(|| b.id.cmp(&a.id))
-        });
-        Ok(out)
+        Ok(sort_newest_first(out))
     }
 
     /// Sessions whose current title or any message text contains `text`
@@ -621,19 +630,35 @@ impl Store {
         let raw = std::fs::read(&self.dirs.index).unwrap_or_default();
         let cached = index::find_entry(&raw, id);
         let (entry, changed) = self.refresh_entry(id, cached, &mut file)?;
-        if changed && let Some(bytes) = index::upsert_raw(&raw, id, Some(&entry)) {
-            let _ = fsutil::atomic_write(&self.dirs.index, &bytes, false);
+        if changed {
+            self.save_entry_into(&raw, id, Some(&entry));
         }
         Ok((entry, file))
     }
 
     /// Best-effort single-entry update of the index file.
     fn save_entry(&self, id: &SessionId, entry: Option<&Entry>) {
-        if let Ok(raw) = std::fs::read(&self.dirs.index)
-            && let Some(bytes) = index::upsert_raw(&raw, id, entry)
-        {
-            let _ = fsutil::atomic_write(&self.dirs.index, &bytes, false);
-        }
+        let raw = std::fs::read(&self.dirs.index).unwrap_or_default();
+        self.save_entry_into(&raw, id, entry);
+    }
+
+    /// Save `raw` (the index as read) with `id`'s entry replaced. With no
+    /// usable index (none yet, e.g. a data dir copied without one, or a
+    /// damaged one) a new index holding just this entry is written, so
+    /// what one open computed is kept and only the first open of a long
+    /// session reads it all. Its head (no journal epoch, directory mtime 0)
+    /// makes the next listing check every file, reusing this entry.
+    fn save_entry_into(&self, raw: &[u8], id: &SessionId, entry: Option<&Entry>) {
+        let bytes = match index::upsert_raw(raw, id, entry) {
+            Some(bytes) => bytes,
+            None => {
+                let Some(e) = entry else { return };
+                let mut idx = Index::default();
+                idx.entries.insert(id.clone(), e.clone());
+                idx.encode().into_bytes()
+            }
+        };
+        let _ = fsutil::atomic_write(&self.dirs.index, &bytes, false);
     }
 
     /// Bring `cached` up to date with the file: read only what was
@@ -806,8 +831,48 @@ impl Store {
         Ok(Refreshed::Updated(idx))
     }
 
-    /// The next title, from the counter file, under its lock.
-    fn next_title(&self) -> Result<String, StoreError> {
+    /// The title the next session born would take (the counter is not
+    /// advanced).
+    fn peek_title(&self) -> Result<String, StoreError> {
+        Ok((self.title_counter()? + 1).to_string())
+    }
+
+    /// The last title number handed out: the counter file, or when it is
+    /// missing or damaged the highest numeric title in use, so that no
+    /// title is handed out twice.
+    fn title_counter(&self) -> Result<u64, StoreError> {
+        let counter = self.dirs.data.join("titles");
+        let current = match std::fs::read_to_string(&counter) {
+            Ok(s) => s.trim().parse::<u64>().ok(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(StoreError::io("read the title counter", &counter)(e)),
+        };
+        Ok(match current {
+            Some(n) => n,
+            None => self
+                .refresh_all(false)?
+                .entries
+                .values()
+                .flat_map(|e| {
+                    [
+                        e.title.parse::<u64>().ok(),
+                        e.header.as_ref().and_then(|h| h.title.parse().ok()),
+                    ]
+                })
+                .flatten()
+                .max()
+                .unwrap_or(0),
+        })
+    }
+
+    /// Take the next title number and run `birth` with it, under the
+    /// counter's lock. The counter is advanced (durably) before `birth`
+    /// runs, so a crash can leave a gap but never hand a number out
+    /// twice; when `birth` fails the number is given back.
+    pub(crate) fn with_next_title<R>(
+        &self,
+        birth: impl FnOnce(&str) -> Result<R, StoreError>,
+    ) -> Result<R, StoreError> {
         let lock_path = self.dirs.data.join("titles.lock");
         let counter = self.dirs.data.join("titles");
         let lock = fsutil::private_options()
@@ -819,33 +884,15 @@ impl Store {
         lock.lock()
             .map_err(StoreError::io("lock the title counter", &lock_path))?;
         let result = (|| {
-            let current = match std::fs::read_to_string(&counter) {
-                Ok(s) => s.trim().parse::<u64>().ok(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(StoreError::io("read the title counter", &counter)(e)),
-            };
-            let current = match current {
-                Some(n) => n,
-                // Missing or damaged: continue after the highest numeric
-                // title in use, so no title is handed out twice.
-                None => self
-                    .refresh_all(false)?
-                    .entries
-                    .values()
-                    .flat_map(|e| {
-                        [
-                            e.title.parse::<u64>().ok(),
-                            e.header.as_ref().and_then(|h| h.title.parse().ok()),
-                        ]
-                    })
-                    .flatten()
-                    .max()
-                    .unwrap_or(0),
-            };
+            let current = self.title_counter()?;
             let next = current + 1;
             fsutil::atomic_write(&counter, format!("{next}\n").as_bytes(), true)?;
             fsutil::sync_dir(&self.dirs.data);
-            Ok(next.to_string())
+            let born = birth(&next.to_string());
+            if born.is_err() {
+                let _ = fsutil::atomic_write(&counter, format!("{current}\n").as_bytes(), true);
+            }
+            born
         })();
         let _ = lock.unlock();
         result
@@ -858,6 +905,26 @@ enum Refreshed {
     Current(Vec<u8>),
     /// The index as brought up to date (and saved if it changed).
     Updated(Index),
+}
+
+/// Sort newest activity first. `last_activity` is compared as a point in
+/// time, not as text: records are written with nanosecond precision
+/// (`…:00.123456789Z`), older files have whole seconds (`…:00Z`), and text
+/// order would put `…:00Z` after `…:00.5Z`. Equal times (only possible
+/// between whole-second records of older versions) fall back to the id,
+/// newest first, so the order is total; unparsable times sort last.
+fn sort_newest_first(sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
+    let mut keyed: Vec<(i128, SessionSummary)> = sessions
+        .into_iter()
+        .map(|s| {
+            let t = eonyx_core::time::parse_rfc3339(&s.last_activity);
+            (t.map_or(i128::MIN, |t| t.as_nanosecond()), s)
+        })
+        .collect();
+    // Ids are unique, so the order is total and an unstable sort gives
+    // the same result every time.
+    keyed.sort_unstable_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| b.id.cmp(&a.id)));
+    keyed.into_iter().map(|(_, s)| s).collect()
 }
 
 /// The listed sessions of an index, in id order.

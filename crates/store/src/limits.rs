@@ -1,17 +1,22 @@
 //! The learned/detected context-window cache (`<data dir>/limits.json`).
 //!
 //! Per (base URL, model name) it remembers the window the server reported
-//! (`detected from /props`…) and the smallest window an overflow revealed
-//! (`learned from an overflow`), each with the time it was learned, so the
-//! next session starts with the right window without asking again.
+//! (`detected from /props`…), the smallest window an overflow or a silent
+//! truncation revealed (`learned from an overflow`), each with the time it
+//! was learned, and the request-shape changes the model needs (parameters
+//! it refused). Only the file lives here; which window applies is decided
+//! in one place, `eonyx_agent::limits`.
 //!
 //! Invariants: the file never holds an API key (base URLs are stored without
 //! user info, query or fragment); it is replaced atomically (temp file +
-//! rename) with mode 0600; a learned overflow limit only ever goes down.
+//! rename) with mode 0600; a learned limit only goes down, until the server
+//! reports a window different from the one it reported before (a restart
+//! with another size), which forgets it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_core::provider::RequestQuirks;
 use serde::{Deserialize, Serialize};
 
 /// File name inside the data dir.
@@ -62,10 +67,9 @@ struct Entry {
     detected: Option<Observation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     overflow: Option<Observation>,
-    /// When the server was last asked for its window (RFC 3339 UTC), even
-    /// if it did not say: the server is asked once, not on every start.
+    /// Parameters this model refused, and how the request is shaped instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    probed_at: Option<String>,
+    quirks: Option<RequestQuirks>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -84,7 +88,7 @@ pub enum LimitsError {
         source: std::io::Error,
     },
     #[error(
-        "the context-window cache {path} is not valid ({source}); delete it and eonyx will learn the windows again"
+        "the context-window cache {path} is not valid ({source}); the next session replaces it, or run `eonyx config --reset-limits`"
     )]
     Corrupt {
         path: Utf8PathBuf,
@@ -108,6 +112,8 @@ pub struct LimitsCache {
     dir: Utf8PathBuf,
     entries: BTreeMap<Key, Entry>,
     dirty: BTreeSet<Key>,
+    /// Keys whose learned limit was forgotten (saved as is, not merged).
+    cleared: BTreeSet<Key>,
 }
 
 /// `base_url` without credentials, query, fragment or trailing slash.
@@ -161,6 +167,7 @@ impl LimitsCache {
             dir: data_dir.to_path_buf(),
             entries,
             dirty: BTreeSet::new(),
+            cleared: BTreeSet::new(),
         })
     }
 
@@ -171,6 +178,18 @@ impl LimitsCache {
             dir: data_dir.to_path_buf(),
             entries: BTreeMap::new(),
             dirty: BTreeSet::new(),
+            cleared: BTreeSet::new(),
+        }
+    }
+
+    /// Forget everything: delete the file (`eonyx config --reset-limits`).
+    /// Returns whether there was one.
+    pub fn reset(data_dir: &Utf8Path) -> Result<bool, LimitsError> {
+        let path = data_dir.join(LIMITS_FILE);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(LimitsError::Write { path, source }),
         }
     }
 
@@ -208,31 +227,50 @@ impl LimitsCache {
 
     /// Remember the window the server reported; `from` names where, e.g.
     /// `/props` (stored as `detected from /props`). Replaces an earlier
-    /// detection.
-    pub fn record_detected(&mut self, base_url: &str, name: &str, context_window: u64, from: &str) {
-        self.entry(base_url, name).detected = Some(Observation {
+    /// detection, up or down. When the server now answers differently than
+    /// it did, a learned limit is forgotten (it belonged to the old server).
+    /// Returns whether the answer changed.
+    pub fn record_detected(
+        &mut self,
+        base_url: &str,
+        name: &str,
+        context_window: u64,
+        from: &str,
+    ) -> bool {
+        let k = key(base_url, name);
+        let e = self.entry(base_url, name);
+        let how = format!("detected from {from}");
+        let changed = e
+            .detected
+            .as_ref()
+            .is_none_or(|d| d.context_window != context_window || d.how != how);
+        let differs = e
+            .detected
+            .as_ref()
+            .is_some_and(|d| d.context_window != context_window);
+        if !changed {
+            return false;
+        }
+        e.detected = Some(Observation {
             context_window,
-            how: format!("detected from {from}"),
+            how,
             learned_at: eonyx_core::time::now_rfc3339(),
         });
-    }
-
-    /// Whether the server was already asked for this model's window
-    /// (whatever it answered).
-    pub fn probed(&self, base_url: &str, name: &str) -> bool {
-        self.entries
-            .get(&key(base_url, name))
-            .is_some_and(|e| e.probed_at.is_some() || e.detected.is_some())
-    }
-
-    /// Remember that the server was asked (call whether or not it answered).
-    pub fn record_probe(&mut self, base_url: &str, name: &str) {
-        self.entry(base_url, name).probed_at = Some(eonyx_core::time::now_rfc3339());
+        if differs && e.overflow.take().is_some() {
+            self.cleared.insert(k);
+        }
+        true
     }
 
     /// Remember the window an overflow revealed. Keeps the minimum of what
     /// was learned so far.
     pub fn record_overflow(&mut self, base_url: &str, name: &str, limit: u64) {
+        self.record_learned(base_url, name, limit, "learned from an overflow");
+    }
+
+    /// Remember a window learned from the server's behaviour (`how`, e.g.
+    /// `learned from a silent truncation`). Keeps the minimum.
+    pub fn record_learned(&mut self, base_url: &str, name: &str, limit: u64, how: &str) {
         let e = self.entry(base_url, name);
         if e.overflow
             .as_ref()
@@ -242,9 +280,22 @@ impl LimitsCache {
         }
         e.overflow = Some(Observation {
             context_window: limit,
-            how: "learned from an overflow".to_owned(),
+            how: how.to_owned(),
             learned_at: eonyx_core::time::now_rfc3339(),
         });
+    }
+
+    /// The request-shape changes remembered for this model.
+    pub fn quirks(&self, base_url: &str, name: &str) -> RequestQuirks {
+        self.entries
+            .get(&key(base_url, name))
+            .and_then(|e| e.quirks)
+            .unwrap_or_default()
+    }
+
+    /// Remember the request-shape changes this model needs.
+    pub fn record_quirks(&mut self, base_url: &str, name: &str, quirks: RequestQuirks) {
+        self.entry(base_url, name).quirks = (!quirks.is_empty()).then_some(quirks);
     }
 
     /// Write the cache: re-reads the file so concurrent sessions do not undo
@@ -269,10 +320,11 @@ impl LimitsCache {
             if ours.detected.is_some() {
                 slot.detected = ours.detected.clone();
             }
-            if ours.probed_at.is_some() {
-                slot.probed_at = ours.probed_at.clone();
+            if ours.quirks.is_some() {
+                slot.quirks = ours.quirks;
             }
             slot.overflow = match (slot.overflow.take(), ours.overflow.clone()) {
+                _ if self.cleared.contains(k) => ours.overflow.clone(),
                 (Some(a), Some(b)) => Some(if b.context_window < a.context_window {
                     b
                 } else {
@@ -289,21 +341,15 @@ impl LimitsCache {
             serde_json::to_string_pretty(&file).map_err(|e| write_err(std::io::Error::other(e)))?;
         json.push('\n');
         create_private_dir(&self.dir).map_err(write_err)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".limits")
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)
-            .map_err(write_err)?;
-        use std::io::Write;
-        tmp.write_all(json.as_bytes()).map_err(write_err)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600))
-                .map_err(write_err)?;
-        }
-        tmp.as_file().sync_all().map_err(write_err)?;
-        tmp.persist(&path).map_err(|e| write_err(e.error))?;
+        eonyx_core::fs::write_atomic(
+            &path,
+            json.as_bytes(),
+            eonyx_core::fs::AtomicWrite {
+                durable: true,
+                private: true,
+            },
+        )
+        .map_err(write_err)?;
         Ok(())
     }
 }
@@ -317,64 +363,6 @@ fn create_private_dir(dir: &Utf8Path) -> std::io::Result<()> {
         b.mode(0o700);
     }
     b.create(dir)
-}
-
-/// Where the effective context window comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WindowOrigin {
-    /// `context_window` in the config.
-    Configured,
-    /// Reported by the server (the cache's `how`, e.g. `detected from /props`).
-    Detected { how: String, learned_at: String },
-    /// Learned from an overflow.
-    Overflow { learned_at: String },
-    /// Nothing known: [`eonyx_core::config::FALLBACK_CONTEXT_WINDOW`].
-    Fallback,
-}
-
-/// The window to compact against: the smallest of the configured, detected
-/// and learned values, else the fallback. Also returns the configured value
-/// when something smaller overrode it (worth a warning).
-pub fn effective_window(
-    configured: Option<u64>,
-    learned: Option<&LearnedLimit>,
-) -> (u64, WindowOrigin, Option<u64>) {
-    let mut best: Option<(u64, WindowOrigin)> = configured.map(|c| (c, WindowOrigin::Configured));
-    let mut consider = |w: u64, origin: WindowOrigin| {
-        if best.as_ref().is_none_or(|(b, _)| w < *b) {
-            best = Some((w, origin));
-        }
-    };
-    if let Some(l) = learned {
-        if let Some(d) = &l.detected {
-            consider(
-                d.context_window,
-                WindowOrigin::Detected {
-                    how: d.how.clone(),
-                    learned_at: d.learned_at.clone(),
-                },
-            );
-        }
-        if let Some(o) = &l.overflow {
-            consider(
-                o.context_window,
-                WindowOrigin::Overflow {
-                    learned_at: o.learned_at.clone(),
-                },
-            );
-        }
-    }
-    match best {
-        Some((w, origin)) => {
-            let overridden = configured.filter(|c| *c != w);
-            (w, origin, overridden)
-        }
-        None => (
-            eonyx_core::config::FALLBACK_CONTEXT_WINDOW,
-            WindowOrigin::Fallback,
-            None,
-        ),
-    }
 }
 
 #[cfg(test)]
@@ -466,7 +454,7 @@ mod tests {
         std::fs::create_dir_all(&data).unwrap();
         std::fs::write(data.join(LIMITS_FILE), "{not json").unwrap();
         let err = LimitsCache::open(&data).unwrap_err();
-        assert!(err.to_string().contains("delete it"), "{err}");
+        assert!(err.to_string().contains("--reset-limits"), "{err}");
         // An empty cache can replace it.
         let mut c = LimitsCache::empty(&data);
         c.record_overflow("http://h", "m", 10);
@@ -480,30 +468,46 @@ mod tests {
     }
 
     #[test]
-    fn effective_window_takes_the_smallest_known_value() {
+    fn a_different_server_answer_replaces_the_detection_and_forgets_what_was_learned() {
         let (_t, data) = dir();
-        assert_eq!(
-            effective_window(None, None),
-            (120_000, WindowOrigin::Fallback, None)
-        );
-        assert_eq!(
-            effective_window(Some(8192), None),
-            (8192, WindowOrigin::Configured, None)
-        );
-        let mut c = LimitsCache::empty(&data);
-        c.record_detected("http://h", "m", 4096, "/props");
+        let mut c = LimitsCache::open(&data).unwrap();
+        assert!(c.record_detected("http://h", "m", 8192, "/props"));
+        c.record_overflow("http://h", "m", 6000);
+        c.save().unwrap();
+        // Same answer: the learned limit holds.
+        let mut c = LimitsCache::open(&data).unwrap();
+        assert!(!c.record_detected("http://h", "m", 8192, "/props"));
+        assert_eq!(c.get("http://h", "m").unwrap().context_window, 6000);
+        // A restart with a larger window: up, and the learned limit goes.
+        assert!(c.record_detected("http://h", "m", 16384, "/props"));
+        c.save().unwrap();
+        let c = LimitsCache::open(&data).unwrap();
         let l = c.get("http://h", "m").unwrap();
-        let (w, origin, overridden) = effective_window(Some(8192), Some(&l));
-        assert_eq!((w, overridden), (4096, Some(8192)));
-        assert!(
-            matches!(origin, WindowOrigin::Detected { how, .. } if how == "detected from /props")
-        );
-        let (w, origin, _) = effective_window(Some(2048), Some(&l));
-        assert_eq!((w, origin), (2048, WindowOrigin::Configured));
-        c.record_overflow("http://h", "m", 3000);
-        let l = c.get("http://h", "m").unwrap();
-        let (w, origin, _) = effective_window(None, Some(&l));
-        assert_eq!(w, 3000);
-        assert!(matches!(origin, WindowOrigin::Overflow { .. }));
+        assert_eq!((l.context_window, l.overflow), (16384, None));
+        // And down again.
+        let mut c = LimitsCache::open(&data).unwrap();
+        c.record_detected("http://h", "m", 2048, "/props");
+        c.save().unwrap();
+        let c = LimitsCache::open(&data).unwrap();
+        assert_eq!(c.get("http://h", "m").unwrap().context_window, 2048);
+    }
+
+    #[test]
+    fn quirks_are_remembered_per_model_and_reset_deletes_the_file() {
+        let (_t, data) = dir();
+        let mut c = LimitsCache::open(&data).unwrap();
+        let q = RequestQuirks {
+            drop_temperature: true,
+            max_completion_tokens: true,
+        };
+        c.record_quirks("http://h/v1", "o3", q);
+        c.save().unwrap();
+        let c = LimitsCache::open(&data).unwrap();
+        assert_eq!(c.quirks("http://h/v1", "o3"), q);
+        assert_eq!(c.quirks("http://h/v1", "other"), RequestQuirks::default());
+        assert!(LimitsCache::reset(&data).unwrap());
+        assert!(!LimitsCache::reset(&data).unwrap());
+        let c = LimitsCache::open(&data).unwrap();
+        assert_eq!(c.quirks("http://h/v1", "o3"), RequestQuirks::default());
     }
 }

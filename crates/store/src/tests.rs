@@ -43,6 +43,7 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         focus: None,
         facts: None,
         mode: None,
+        skills: Vec::new(),
     }
 }
 
@@ -541,6 +542,8 @@ fn failed_first_append_leaves_no_file() {
     w.wrap = None;
     w.append_message(&Message::user("x")).unwrap();
     assert_eq!(t.store.list().unwrap()[0].message_count, 1);
+    // The failed birth gave its title number back.
+    assert_eq!(w.title(), "1");
 }
 
 #[test]
@@ -834,4 +837,187 @@ fn damaged_or_unordered_index_lines_are_repaired_by_the_next_listing() {
         assert_eq!(t.store.list().unwrap(), l, "index was:\n{bad}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), good);
     }
+}
+
+// ---------------------------------------------------------------- issue 13.3
+
+/// The title numbers of the sessions on disk, sorted.
+fn titles_on_disk(s: &Store) -> Vec<u64> {
+    let mut n: Vec<u64> = s
+        .list()
+        .unwrap()
+        .iter()
+        .map(|s| s.title.parse().unwrap())
+        .collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn sessions_without_a_message_take_no_title_number() {
+    let t = t();
+    let mut a = new_writer(&t.store);
+    a.append_message(&Message::user("one")).unwrap();
+    assert_eq!(a.title(), "1");
+    // `/new` twice, an empty batch: created, dropped, nothing taken.
+    for _ in 0..3 {
+        let w = new_writer(&t.store);
+        assert_eq!(w.title(), "2", "the number it expects to take");
+        drop(w);
+    }
+    // Renamed before its first message: it takes no number at all.
+    let mut r = new_writer(&t.store);
+    r.rename("named").unwrap();
+    r.append_message(&Message::user("x")).unwrap();
+    assert_eq!(r.title(), "named");
+    let mut b = new_writer(&t.store);
+    b.append_message(&Message::user("two")).unwrap();
+    assert_eq!(b.title(), "2");
+    let l = t.store.list().unwrap();
+    assert_eq!(l.len(), 3);
+    assert!(l.iter().any(|s| s.title == "named"));
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("data/titles")).unwrap(),
+        "2\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(t.root.join("data/sessions"))
+            .unwrap()
+            .count(),
+        3,
+        "no file for the sessions that never got a message"
+    );
+}
+
+#[test]
+fn titles_follow_birth_order_not_creation_order() {
+    let t = t();
+    let mut first_created = new_writer(&t.store);
+    let mut second_created = new_writer(&t.store);
+    assert_eq!((first_created.title(), second_created.title()), ("1", "1"));
+    second_created
+        .append_message(&Message::user("born first"))
+        .unwrap();
+    first_created
+        .append_message(&Message::user("born second"))
+        .unwrap();
+    assert_eq!((second_created.title(), first_created.title()), ("1", "2"));
+    // The header on disk carries the number taken at birth.
+    let h = t
+        .store
+        .read_all(first_created.id())
+        .unwrap()
+        .header
+        .unwrap();
+    assert_eq!(h.title, "2");
+    assert_eq!(titles_on_disk(&t.store), vec![1, 2]);
+}
+
+// ---------------------------------------------------------------- issue 20
+
+#[test]
+fn most_recent_is_exact_within_one_second() {
+    let t = t();
+    // Many sessions within the same second or so: the listing (and so
+    // `latest_for_project`) follows the order of their last appends, never
+    // the random part of the id.
+    let mut writers: Vec<SessionWriter> = (0..12).map(|_| new_writer(&t.store)).collect();
+    let mut order = Vec::new();
+    for w in writers.iter_mut().rev() {
+        w.append_message(&Message::user("x")).unwrap();
+        order.push(w.id().clone());
+    }
+    // Touch them again in a shuffled order.
+    for i in [3usize, 0, 7, 11, 5, 1] {
+        writers[i].append_message(&Message::user("y")).unwrap();
+        order.retain(|id| id != writers[i].id());
+        order.push(writers[i].id().clone());
+    }
+    order.reverse();
+    let listed: Vec<SessionId> = t.store.list().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(listed, order);
+    let latest = t.store.latest_for_project(Utf8Path::new("/w")).unwrap();
+    assert_eq!(latest.map(|s| s.id).as_ref(), order.first());
+    // The same from a rebuilt index.
+    std::fs::remove_file(t.root.join("data/index")).unwrap();
+    let listed: Vec<SessionId> = t.store.list().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(listed, order);
+}
+
+#[test]
+fn whole_second_and_sub_second_times_are_ordered_as_times() {
+    let t = t();
+    let file = |sid: &str, ts: &str| {
+        write_file(
+            &t.store,
+            sid,
+            format!(
+                "{}\n{{\"type\":\"message\",\"seq\":1,\"ts\":\"{ts}\",\"role\":\"user\",\"content\":\"x\"}}\n",
+                header_line(sid, "1")
+            )
+            .as_bytes(),
+        )
+    };
+    // Text order would put `05Z` before `05.000000001Z` and `04.9Z`.
+    let old = file("20260101T000000-ffffffff", "2026-01-01T00:00:05Z");
+    let newer = file("20260101T000000-00000001", "2026-01-01T00:00:05.000000001Z");
+    let older = file("20260101T000000-00000002", "2026-01-01T00:00:04.900000000Z");
+    // Whole-second ties (older versions) fall back to the id.
+    let tie = file("20260101T000000-fffffff0", "2026-01-01T00:00:05Z");
+    let ids: Vec<SessionId> = t.store.list().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(ids, vec![newer, old, tie, older]);
+}
+
+#[test]
+fn records_are_stamped_with_nanosecond_precision() {
+    let t = t();
+    let mut w = new_writer(&t.store);
+    let m = w.append_message(&Message::user("x")).unwrap();
+    // `2026-07-05T09:15:00.123456789Z`
+    assert_eq!(m.ts.len(), 30, "{}", m.ts);
+    assert_eq!(&m.ts[19..20], ".");
+    let c = w.append_compaction(compaction(1)).unwrap();
+    assert_eq!(c.ts.len(), 30, "{}", c.ts);
+    assert!(eonyx_core::time::parse_rfc3339(&c.ts).is_some());
+}
+
+// ---------------------------------------------------------------- issue 13.6
+
+#[test]
+fn the_first_open_of_an_unindexed_session_saves_its_entry() {
+    let t = t();
+    let mut w = new_writer(&t.store);
+    for i in 1..=6 {
+        w.append_message(&Message::user(format!("m{i:03}")))
+            .unwrap();
+    }
+    w.append_compaction(compaction(5)).unwrap();
+    w.append_message(&Message::user("m008")).unwrap();
+    let sid = w.id().clone();
+    drop(w);
+    // A data dir copied from another machine: no index, no journal.
+    for f in ["data/index", "data/journal"] {
+        let _ = std::fs::remove_file(t.root.join(f));
+    }
+    let store = Store::open(&t.root.join("data")).unwrap();
+    let eff = store.load_effective(&sid).unwrap();
+    assert_eq!(
+        eff.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![5, 6, 8]
+    );
+    let saved = std::fs::read(t.root.join("data/index")).unwrap();
+    let entry = index::find_entry(&saved, &sid).expect("the entry was saved");
+    assert!(entry.compaction_offset.is_some());
+    // Later opens read only the tail: damage the start of the history
+    // (same length) and they still see the same effective view.
+    let path = store.session_path(&sid);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("m001", "XXXX", 1)).unwrap();
+    assert_eq!(store.load_effective(&sid).unwrap(), eff);
+    // A writer opened on it (resume) uses the saved entry too.
+    assert_eq!(store.open_writer(&sid).unwrap().next_seq(), 9);
+    // The next listing checks the directory and keeps using the entry.
+    let l = store.list().unwrap();
+    assert_eq!((l.len(), l[0].message_count), (1, 7));
+    assert!(Index::parse(&std::fs::read(t.root.join("data/index")).unwrap()).is_some());
 }

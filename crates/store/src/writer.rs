@@ -39,6 +39,9 @@ pub struct SessionWriter {
     dirs: Dirs,
     header: SessionHeader,
     title: String,
+    /// A new session whose title number is taken at its first append (its
+    /// title until then is the expected number). Cleared by a rename.
+    title_pending: bool,
     next_seq: u64,
     pub(crate) file: Option<Box<dyn SessionFile>>,
     /// Length of the file up to its last good line.
@@ -66,6 +69,7 @@ impl SessionWriter {
     pub(crate) fn new_session(dirs: Dirs, header: SessionHeader, lock: SessionLock) -> Self {
         Self {
             title: header.title.clone(),
+            title_pending: true,
             dirs,
             header,
             next_seq: 1,
@@ -94,6 +98,7 @@ impl SessionWriter {
             dirs,
             header,
             title,
+            title_pending: false,
             next_seq: last_seq + 1,
             file: Some(Box::new(file)),
             len: good_len,
@@ -109,7 +114,8 @@ impl SessionWriter {
         &self.header.id
     }
 
-    /// The current title (the header's, or the last rename).
+    /// The current title (the header's, or the last rename). Before the
+    /// first message of a new session: the number it expects to take.
     pub fn title(&self) -> &str {
         &self.title
     }
@@ -136,7 +142,7 @@ impl SessionWriter {
     pub fn append_message(&mut self, message: &Message) -> Result<MessageRecord, StoreError> {
         let rec = MessageRecord {
             seq: self.next_seq,
-            ts: eonyx_core::time::now_rfc3339(),
+            ts: eonyx_core::time::now_rfc3339_nanos(),
             message: message.clone(),
         };
         self.append_line(Record::Message(rec.clone()).to_line())?;
@@ -150,26 +156,27 @@ impl SessionWriter {
         mut record: CompactionRecord,
     ) -> Result<CompactionRecord, StoreError> {
         record.seq = self.next_seq;
-        record.ts = eonyx_core::time::now_rfc3339();
+        record.ts = eonyx_core::time::now_rfc3339_nanos();
         self.append_line(Record::Compaction(record.clone()).to_line())?;
         self.next_seq += 1;
         Ok(record)
     }
 
     /// Rename: appends a `title` record (or sets the header's title while
-    /// the session is not on disk yet).
+    /// the session is not on disk yet; it then takes no title number).
     pub fn rename(&mut self, title: &str) -> Result<(), StoreError> {
         let title = validate_title(title)?;
         if self.file.is_some() {
             self.append_line(
                 Record::Title(TitleRecord {
                     title: title.clone(),
-                    ts: eonyx_core::time::now_rfc3339(),
+                    ts: eonyx_core::time::now_rfc3339_nanos(),
                 })
                 .to_line(),
             )?;
         } else {
             self.header.title = title.clone();
+            self.title_pending = false;
         }
         self.title = title;
         Ok(())
@@ -184,27 +191,49 @@ impl SessionWriter {
         Ok(Box::new(f))
     }
 
+    /// Create the session file with the header and `line` in one write,
+    /// or leave nothing.
+    fn create_file(&mut self, path: &Utf8PathBuf, line: &str) -> Result<(), StoreError> {
+        let mut buf = Record::Session(self.header.clone()).to_line();
+        buf.push('\n');
+        buf.push_str(line);
+        let mut f = self
+            .open_new_file(path)
+            .map_err(StoreError::io("create session file", path))?;
+        if let Err(e) = f.append(buf.as_bytes()).and_then(|()| f.sync()) {
+            drop(f);
+            let _ = std::fs::remove_file(path);
+            return Err(StoreError::io("write session file", path)(e));
+        }
+        sync_dir(&self.dirs.sessions);
+        self.len = buf.len() as u64;
+        self.file = Some(f);
+        Ok(())
+    }
+
     fn append_line(&mut self, mut line: String) -> Result<(), StoreError> {
         line.push('\n');
         let path = self.path();
         match &mut self.file {
             None => {
-                // First message: the file appears with header + message in
-                // one write, or not at all.
-                let mut buf = Record::Session(self.header.clone()).to_line();
-                buf.push('\n');
-                buf.push_str(&line);
-                let mut f = self
-                    .open_new_file(&path)
-                    .map_err(StoreError::io("create session file", &path))?;
-                if let Err(e) = f.append(buf.as_bytes()).and_then(|()| f.sync()) {
-                    drop(f);
-                    let _ = std::fs::remove_file(&path);
-                    return Err(StoreError::io("write session file", &path)(e));
+                // First message: the session is born. It takes its title
+                // number now (not at create, so sessions that never got a
+                // message burn none) and its file appears with header +
+                // message in one write, or not at all.
+                self.header.created = eonyx_core::time::now_rfc3339();
+                if self.title_pending {
+                    let store = crate::Store {
+                        dirs: self.dirs.clone(),
+                    };
+                    store.with_next_title(|title| {
+                        self.header.title = title.to_owned();
+                        self.create_file(&path, &line)
+                    })?;
+                    self.title = self.header.title.clone();
+                    self.title_pending = false;
+                } else {
+                    self.create_file(&path, &line)?;
                 }
-                sync_dir(&self.dirs.sessions);
-                self.len = buf.len() as u64;
-                self.file = Some(f);
             }
             Some(f) => {
                 if self.needs_repair {

@@ -1,4 +1,5 @@
-//! The built-in tools: `read_file`, `list_dir`, `grep` and `shell` (SPEC §9).
+//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`
+//! and `edit_file` (SPEC §9).
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
 //! arguments, unknown tools, I/O errors, denials and cancellation become an
@@ -11,6 +12,9 @@
 //!   resolved before the root check; anything outside needs approval, and so
 //!   does every `shell` command. The [`Approver`] (chosen by the frontend)
 //!   decides; a denial is returned to the model as the tool result.
+//! - `write_file` / `edit_file` ask before every change (inside the root:
+//!   `tools.write` / `--allow-write`; outside: only a user can say yes),
+//!   showing the diff, and write atomically.
 //! - Output is returned whole (truncation for the model happens in the view
 //!   layer); only absurd sizes are capped, always with a visible note.
 //! - A `shell` result's first line is exactly `exit status: N`,
@@ -21,28 +25,33 @@ mod grep;
 mod list_dir;
 mod path;
 mod read_file;
+mod recall;
 mod shell;
+pub mod skill;
+mod write;
 
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::config::ShellPolicy;
+use eonyx_core::config::{ShellPolicy, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
-use eonyx_core::{ToolCall, ToolDef};
+use eonyx_core::{ToolCall, ToolDef, ToolName};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 pub use path::{Resolved, resolve_path};
+pub use recall::RecallSource;
+pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
-/// Names of the built-in tools, in the order of [`definitions`].
-pub const TOOL_NAMES: [&str; 4] = ["read_file", "list_dir", "grep", "shell"];
+/// The built-in tools, in the order of [`definitions`].
+pub const TOOLS: [ToolName; 8] = ToolName::ALL;
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
 
 /// The result text of a call cancelled by the user (Ctrl-C).
-pub const INTERRUPTED: &str = "interrupted";
+pub const INTERRUPTED: &str = eonyx_core::tool::INTERRUPTED;
 
 /// Default guard for `read_file`: at most this many bytes of a file are read.
 pub const DEFAULT_MAX_READ_BYTES: u64 = 1024 * 1024;
@@ -56,6 +65,17 @@ pub struct ToolContext {
     pub shell_timeout: Duration,
     /// `read_file` reads at most this many bytes and says so when it stops.
     pub max_read_bytes: u64,
+    /// Environment variables removed from `shell`'s child (the provider
+    /// key variables, `eonyx_core::secrets::key_env_vars`).
+    pub hidden_env: Vec<String>,
+    /// `tools.max_edit_bytes`: larger files are not edited.
+    pub max_edit_bytes: u64,
+    /// Files read or written in this session, for the stale-edit warning.
+    pub seen: SeenFiles,
+    /// Where `recall` searches; `None` when `tools.recall = false`.
+    pub recall: Option<RecallSource>,
+    /// The skills `skill` reads (found when the session started).
+    pub skills: std::sync::Arc<eonyx_prompt::Skills>,
 }
 
 impl ToolContext {
@@ -65,6 +85,14 @@ impl ToolContext {
             project_root: project_root.into(),
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
+            hidden_env: eonyx_core::secrets::WELL_KNOWN_KEY_VARS
+                .iter()
+                .map(|v| (*v).to_owned())
+                .collect(),
+            max_edit_bytes: DEFAULT_MAX_READ_BYTES,
+            seen: SeenFiles::default(),
+            recall: None,
+            skills: Default::default(),
         }
     }
 }
@@ -77,6 +105,18 @@ pub enum ApprovalKind {
     /// A file tool touching a path outside the project root (after `..` and
     /// symlinks are resolved).
     OutsideProject { tool: String, path: Utf8PathBuf },
+    /// `write_file` / `edit_file` about to change a file; `diff` is shown
+    /// before asking.
+    Write {
+        tool: ToolName,
+        /// Resolved absolute path.
+        path: Utf8PathBuf,
+        /// As shown to the user (relative inside the root).
+        shown: String,
+        diff: String,
+        /// Outside the project root: never allowed without a user.
+        outside: bool,
+    },
 }
 
 impl ApprovalKind {
@@ -86,6 +126,8 @@ impl ApprovalKind {
         match self {
             ApprovalKind::Shell { .. } => "shell",
             ApprovalKind::OutsideProject { .. } => "outside_project",
+            ApprovalKind::Write { outside: false, .. } => "write",
+            ApprovalKind::Write { outside: true, .. } => "write_outside_project",
         }
     }
 
@@ -96,6 +138,18 @@ impl ApprovalKind {
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
             }
+            ApprovalKind::Write {
+                tool,
+                shown,
+                outside: false,
+                ..
+            } => format!("{tool} {shown}"),
+            ApprovalKind::Write {
+                tool,
+                path,
+                outside: true,
+                ..
+            } => format!("{tool} outside the project: {path}"),
         }
     }
 }
@@ -107,11 +161,13 @@ pub enum Decision {
     Deny,
 }
 
-/// Decides whether a shell command or an outside path may be used.
+/// Decides whether a shell command, an outside path or a file write may
+/// go ahead.
 ///
-/// The frontend decides: the REPL asks y/n/always (always = for the rest of
-/// the session, per [`ApprovalKind::class`]); batch and `run` deny unless
-/// `--allow-shell` or `tools.shell = "allow"` (see [`PolicyApprover`]).
+/// The agent's [`PolicyApprover`] applies config and flags and consults the
+/// frontend's approver (the user) only when the answer is "ask": the REPL
+/// asks y/n/always (always = for the rest of the session, per
+/// [`ApprovalKind::class`]); batch and `run` have none, so "ask" denies.
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 }
@@ -136,23 +192,61 @@ impl Approver for DenyAll {
     }
 }
 
-/// SPEC §9 semantics: `--allow-shell` (`allow_flag`) or `tools.shell =
-/// "allow"` allow; `tools.shell = "deny"` denies; `"ask"` asks `ask` (the
-/// REPL's prompt) and denies when there is no one to ask (batch, `run`).
-/// The flag given on the command line wins over the config file.
+/// SPEC §9 semantics, one place for all tools. Shell commands (and reads
+/// outside the root): `--allow-shell` or `tools.shell = "allow"` allow,
+/// `"deny"` denies, `"ask"` asks `ask` (the REPL's prompt) and denies when
+/// there is no one to ask (batch, `run`). Writes inside the root: the same
+/// with `--allow-write` and `tools.write`. Writes outside the root: asked
+/// when there is someone to ask (and `tools.write` is not `"deny"`), else
+/// denied, whatever the flags. A flag given on the command line wins over
+/// the config file.
 pub struct PolicyApprover {
-    pub policy: ShellPolicy,
-    pub allow_flag: bool,
-    pub ask: Option<Box<dyn Approver>>,
+    pub shell: ShellPolicy,
+    pub allow_shell: bool,
+    pub write: WritePolicy,
+    pub allow_write: bool,
+    pub ask: Option<std::sync::Arc<dyn Approver>>,
+}
+
+impl PolicyApprover {
+    /// A policy with no one to ask (batch runs, `eonyx run`).
+    pub fn batch(
+        shell: ShellPolicy,
+        allow_shell: bool,
+        write: WritePolicy,
+        allow_write: bool,
+    ) -> Self {
+        Self {
+            shell,
+            allow_shell,
+            write,
+            allow_write,
+            ask: None,
+        }
+    }
 }
 
 impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            if self.allow_flag {
+            let (policy, flag) = match kind {
+                ApprovalKind::Write { outside: true, .. } => {
+                    return match (&self.ask, self.write) {
+                        (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
+                            ask.decide(kind).await
+                        }
+                        _ => Decision::Deny,
+                    };
+                }
+                ApprovalKind::Write { .. } => (self.write, self.allow_write),
+                ApprovalKind::Shell { .. } | ApprovalKind::OutsideProject { .. } => {
+                    (self.shell, self.allow_shell)
+                }
+            };
+            if flag {
                 return Decision::Allow;
             }
-            match (self.policy, &self.ask) {
+            match (policy, &self.ask) {
                 (ShellPolicy::Allow, _) => Decision::Allow,
                 (ShellPolicy::Deny, _) | (ShellPolicy::Ask, None) => Decision::Deny,
                 (ShellPolicy::Ask, Some(ask)) => ask.decide(kind).await,
@@ -167,6 +261,25 @@ impl Approver for PolicyApprover {
 pub struct ToolOutput {
     pub text: String,
     pub is_error: bool,
+    /// The file a write tool changed (for the diff and the event).
+    pub change: Option<FileChange>,
+    /// Something else the frontend reports on its own (a stderr line, a
+    /// JSON event), besides the result.
+    pub event: Option<ToolEvent>,
+}
+
+/// What a tool did that the user is told about directly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolEvent {
+    /// A `recall` search ran.
+    Recall {
+        query: String,
+        scope: &'static str,
+        /// Every match, including those past the limit.
+        matches: u64,
+        /// Matches returned to the model.
+        returned: u64,
+    },
 }
 
 impl ToolOutput {
@@ -174,6 +287,8 @@ impl ToolOutput {
         Self {
             text: text.into(),
             is_error: false,
+            change: None,
+            event: None,
         }
     }
 
@@ -181,6 +296,8 @@ impl ToolOutput {
         Self {
             text: text.into(),
             is_error: true,
+            change: None,
+            event: None,
         }
     }
 
@@ -290,7 +407,66 @@ pub fn definitions() -> Vec<ToolDef> {
                 "additionalProperties": false
             }),
         },
+        ToolDef {
+            name: "write_file".into(),
+            description: "Create or replace a file with exactly `content`; parent directories \
+                          are created. Needs approval. Prefer edit_file for changes."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string" },
+                    "content": { "type": "string" }
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: "edit_file".into(),
+            description: "Replace `old_string` with `new_string` in a file. old_string must \
+                          match exactly once (copy it from read_file, without line numbers) \
+                          unless replace_all. Empty old_string creates a new file. Needs approval."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string" },
+                    "old_string": { "type": "string" },
+                    "new_string": { "type": "string" },
+                    "replace_all": { "type": "boolean" }
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: "recall".into(),
+            description: "Fetch earlier messages verbatim from the session files, including \
+                          what a summary left out. All words must match (case-insensitive); \
+                          \"quoted phrases\" match as written."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        },
+        skill::definition(),
     ]
+}
+
+/// The definitions of the tools `tools` leaves on.
+pub fn enabled_definitions(tools: &eonyx_core::config::ToolsConfig) -> Vec<ToolDef> {
+    definitions()
+        .into_iter()
+        .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())
+        .collect()
 }
 
 /// Runs one call. Never panics; bad arguments, an unknown tool, I/O errors,
@@ -305,14 +481,20 @@ pub async fn execute(
     if cancel.is_cancelled() {
         return ToolOutput::interrupted();
     }
-    let result = match call.name.as_str() {
-        "read_file" => read_file::run(&call.arguments, ctx, approver, cancel).await,
-        "list_dir" => list_dir::run(&call.arguments, ctx, approver, cancel).await,
-        "grep" => grep::run(&call.arguments, ctx, approver, cancel).await,
-        "shell" => shell::run(&call.arguments, ctx, approver, cancel).await,
-        other => Err(ToolError::Usage(format!(
-            "unknown tool `{other}`; available tools: {}",
-            TOOL_NAMES.join(", ")
+    let a = &call.arguments;
+    let result = match ToolName::parse(&call.name) {
+        Some(ToolName::ReadFile) => read_file::run(a, ctx, approver, cancel).await,
+        Some(ToolName::ListDir) => list_dir::run(a, ctx, approver, cancel).await,
+        Some(ToolName::Grep) => grep::run(a, ctx, approver, cancel).await,
+        Some(ToolName::Shell) => shell::run(a, ctx, approver, cancel).await,
+        Some(ToolName::WriteFile) => write::write_file(a, ctx, approver, cancel).await,
+        Some(ToolName::EditFile) => write::edit_file(a, ctx, approver, cancel).await,
+        Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
+        Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
+        None => Err(ToolError::Usage(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            TOOLS.map(ToolName::as_str).join(", ")
         ))),
     };
     match result {
@@ -530,11 +712,11 @@ mod tests {
     #[tokio::test]
     async fn unknown_tool_names_the_available_ones() {
         let f = Fixture::new();
-        let out = f.run("write_file", json!({})).await;
+        let out = f.run("apply_patch", json!({})).await;
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "unknown tool `write_file`; available tools: read_file, list_dir, grep, shell"
+            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall, skill"
         );
     }
 
@@ -583,10 +765,14 @@ mod tests {
     fn definitions_cover_every_tool_with_object_schemas() {
         let defs = definitions();
         let names: Vec<_> = defs.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, TOOL_NAMES);
+        assert_eq!(names, TOOLS.map(ToolName::as_str));
         for d in &defs {
             assert_eq!(d.parameters["type"], "object", "{}", d.name);
             assert!(d.description.len() > 40, "{}", d.name);
+            assert_eq!(
+                ToolName::parse(&d.name).map(ToolName::as_str),
+                Some(d.name.as_str())
+            );
             for req in d.parameters["required"].as_array().into_iter().flatten() {
                 let req = req.as_str().unwrap();
                 assert!(
@@ -603,15 +789,18 @@ mod tests {
         let shell = ApprovalKind::Shell {
             command: "ls".into(),
         };
-        let decide = |policy, allow_flag, ask: Option<Box<dyn Approver>>| {
+        let decide = |policy, allow_flag, ask: Option<std::sync::Arc<dyn Approver>>| {
             let a = PolicyApprover {
-                policy,
-                allow_flag,
+                shell: policy,
+                allow_shell: allow_flag,
+                write: ShellPolicy::Deny,
+                allow_write: false,
                 ask,
             };
             let kind = shell.clone();
             async move { a.decide(&kind).await }
         };
+        use std::sync::Arc;
         // batch/run: ask without a prompt denies; the flag or config allows.
         assert_eq!(decide(ShellPolicy::Ask, false, None).await, Decision::Deny);
         assert_eq!(decide(ShellPolicy::Ask, true, None).await, Decision::Allow);
@@ -620,16 +809,66 @@ mod tests {
             Decision::Allow
         );
         assert_eq!(
-            decide(ShellPolicy::Deny, false, Some(Box::new(AllowAll))).await,
+            decide(ShellPolicy::Deny, false, Some(Arc::new(AllowAll))).await,
             Decision::Deny
         );
         // REPL: ask delegates to the prompt.
         assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Box::new(AllowAll))).await,
+            decide(ShellPolicy::Ask, false, Some(Arc::new(AllowAll))).await,
             Decision::Allow
         );
         assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Box::new(DenyAll))).await,
+            decide(ShellPolicy::Ask, false, Some(Arc::new(DenyAll))).await,
+            Decision::Deny
+        );
+    }
+
+    #[tokio::test]
+    async fn write_policy_is_separate_from_shell_and_outside_needs_a_user() {
+        use std::sync::Arc;
+        let write = |outside| ApprovalKind::Write {
+            tool: ToolName::WriteFile,
+            path: "/p/a".into(),
+            shown: "a".into(),
+            diff: String::new(),
+            outside,
+        };
+        let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
+            shell: ShellPolicy::Allow,
+            allow_shell: true,
+            write: write_policy,
+            allow_write,
+            ask,
+        };
+        // --allow-shell does not allow writes.
+        assert_eq!(
+            p(ShellPolicy::Ask, false, None).decide(&write(false)).await,
+            Decision::Deny
+        );
+        assert_eq!(
+            p(ShellPolicy::Ask, true, None).decide(&write(false)).await,
+            Decision::Allow
+        );
+        assert_eq!(
+            p(ShellPolicy::Allow, false, None)
+                .decide(&write(false))
+                .await,
+            Decision::Allow
+        );
+        // Outside: no user, no write, whatever the flags.
+        assert_eq!(
+            p(ShellPolicy::Allow, true, None).decide(&write(true)).await,
+            Decision::Deny
+        );
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let allowed = p(ShellPolicy::Allow, true, Some(rec.clone()));
+        assert_eq!(allowed.decide(&write(true)).await, Decision::Allow);
+        assert_eq!(allowed.decide(&write(false)).await, Decision::Allow);
+        assert_eq!(rec.asked().len(), 1, "only the outside write is asked");
+        assert_eq!(
+            p(ShellPolicy::Deny, false, Some(rec))
+                .decide(&write(true))
+                .await,
             Decision::Deny
         );
     }

@@ -46,7 +46,8 @@ pub(super) async fn run(
     let resolved = resolve_approved("read_file", &args.path, ctx, approver, cancel).await?;
     let max_bytes = ctx.max_read_bytes.max(1);
     let cancel = cancel.clone();
-    blocking(&cancel.clone(), move || {
+    let path = resolved.path.clone();
+    let out = blocking(&cancel.clone(), move || {
         read(
             &resolved.path,
             &resolved.display(),
@@ -56,7 +57,12 @@ pub(super) async fn run(
             &cancel,
         )
     })
-    .await
+    .await?;
+    if !out.is_error {
+        // What the model has seen, for the stale-edit warning.
+        ctx.seen.record(&path);
+    }
+    Ok(out)
 }
 
 fn read(

@@ -6,12 +6,13 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use eonyx_core::ShellOutcome;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    ApprovalKind, Approver, CancellationToken, Decision, INTERRUPTED, SHELL_DENIED, ToolContext,
-    ToolError, ToolOutput, approve, parse_args,
+    ApprovalKind, Approver, CancellationToken, Decision, SHELL_DENIED, ToolContext, ToolError,
+    ToolOutput, approve, parse_args,
 };
 
 #[derive(Deserialize)]
@@ -78,6 +79,10 @@ async fn run_command(
         .stdout(writer.try_clone().map_err(spawn_err)?)
         .stderr(writer)
         .kill_on_drop(true);
+    // The provider keys never reach a command the model runs.
+    for var in &ctx.hidden_env {
+        cmd.env_remove(var);
+    }
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = cmd.spawn().map_err(spawn_err)?;
@@ -124,16 +129,11 @@ async fn run_command(
         )
     };
     let (first, is_error) = match end {
-        End::Exited(status) => (
-            format!("exit status: {}", exit_code(status)),
-            !status.success(),
-        ),
-        End::TimedOut => (
-            format!("timed out after {}", seconds(ctx.shell_timeout)),
-            true,
-        ),
-        End::Cancelled => (INTERRUPTED.to_owned(), true),
+        End::Exited(status) => (ShellOutcome::Exited(exit_code(status)), !status.success()),
+        End::TimedOut => (ShellOutcome::TimedOut(seconds(ctx.shell_timeout)), true),
+        End::Cancelled => (ShellOutcome::Interrupted, true),
     };
+    let first = first.to_string();
     let mut text = first;
     text.push('\n');
     text.push_str(&output);
@@ -153,7 +153,9 @@ async fn run_command(
             "[background processes still hold the output open; their later output is not shown]\n",
         );
     }
-    Ok(ToolOutput { text, is_error })
+    let mut out = ToolOutput::ok(text);
+    out.is_error = is_error;
+    Ok(out)
 }
 
 /// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].
@@ -269,11 +271,7 @@ mod tests {
     #[tokio::test]
     async fn denial_returns_the_actionable_text_and_runs_nothing() {
         let f = Fixture::new();
-        let batch = PolicyApprover {
-            policy: ShellPolicy::Ask,
-            allow_flag: false,
-            ask: None,
-        };
+        let batch = PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false);
         let out = f
             .run_with("shell", json!({"command": "touch ran"}), &batch)
             .await;

@@ -1,11 +1,12 @@
 //! `eonyx config` (the effective configuration and where each value came
-//! from) and `eonyx trust` (let a project's eonyx.json set base_url,
-//! api_key_env and tools.shell).
+//! from) and `eonyx trust` (let a project's eonyx.json set any key,
+//! not only the untrusted allow-list).
 
 use camino::Utf8PathBuf;
+use eonyx_agent::limits::{self as window, Window};
 use eonyx_core::config::{Config, LoadOptions, TrustChange};
 use eonyx_core::paths::{self, Env};
-use eonyx_store::limits::{LimitsCache, WindowOrigin, effective_window};
+use eonyx_store::limits::LimitsCache;
 use serde_json::{Value, json};
 
 use crate::cli::{ConfigArgs, GlobalArgs, TrustArgs};
@@ -23,9 +24,12 @@ struct Entry {
 pub fn run(
     printer: &mut Printer,
     global: &GlobalArgs,
-    _args: &ConfigArgs,
+    args: &ConfigArgs,
 ) -> anyhow::Result<Status> {
     let env = Env::from_process();
+    if args.reset_limits {
+        return reset_limits(printer, &env);
+    }
     let cwd = paths::current_dir()?;
     let config = eonyx_core::config::load(&LoadOptions {
         cwd,
@@ -36,9 +40,9 @@ pub fn run(
     for w in &config.warnings {
         printer.warn(w);
     }
-    let learned = match paths::data_dir(&env) {
+    let cache = match paths::data_dir(&env) {
         Ok(dir) => match LimitsCache::open(&dir) {
-            Ok(cache) => cache.get(&config.model.base_url, &config.model.name),
+            Ok(cache) => Some(cache),
             Err(e) => {
                 printer.warn(&e.to_string());
                 None
@@ -49,11 +53,12 @@ pub fn run(
             None
         }
     };
-    let window = window_entry(&config, learned.as_ref());
-    if let Some(w) = &window.1 {
-        printer.warn(w);
+    let resolved = window::resolve_cached(&config.model, cache.as_ref());
+    let configured_src = window::configured_source(&config, &config.model_key);
+    if let Some(w) = resolved.override_warning(&configured_src) {
+        printer.warn(&w);
     }
-    let entries = entries(&config, window.0);
+    let entries = entries(&config, window_entry(&resolved, &configured_src));
 
     if printer.json() {
         let mut values = serde_json::Map::new();
@@ -130,40 +135,27 @@ fn render(v: &Value) -> String {
     }
 }
 
-/// The effective `context_window` with where it came from, and a warning
-/// when a smaller learned/detected window overrides the configured one.
-fn window_entry(
-    config: &Config,
-    learned: Option<&eonyx_store::limits::LearnedLimit>,
-) -> ((u64, String, &'static str), Option<String>) {
-    let key = format!("models.{}.context_window", config.model_key);
-    let configured_src = config.source(&key);
-    let (window, origin, overridden) = effective_window(config.model.context_window, learned);
-    let mut warning = None;
-    let (source, tag) = match origin {
-        WindowOrigin::Configured => (format!("configured in {configured_src}"), "configured"),
-        WindowOrigin::Detected { how, learned_at } => {
-            (format!("{how} at {learned_at}"), "detected")
-        }
-        WindowOrigin::Overflow { learned_at } => (
-            format!("learned from an overflow at {learned_at}"),
-            "overflow",
-        ),
-        WindowOrigin::Fallback => (
-            "fallback: not configured and not detected yet".to_owned(),
-            "fallback",
-        ),
-    };
-    let source = match overridden {
-        Some(c) => {
-            warning = Some(format!(
-                "configured context_window {c} ({configured_src}) is larger than the server's {window}; using {window}"
-            ));
-            format!("{source}; configured {c}")
-        }
-        None => source,
-    };
-    ((window, source, tag), warning)
+/// The effective `context_window`: value, where it came from, origin tag.
+fn window_entry(w: &Window, configured_src: &str) -> (u64, String, &'static str) {
+    (w.tokens, w.describe(configured_src), w.tag())
+}
+
+/// `eonyx config --reset-limits`: forget detected and learned windows and
+/// the parameters models refused.
+fn reset_limits(printer: &mut Printer, env: &Env) -> anyhow::Result<Status> {
+    let dir = paths::data_dir(env)?;
+    let path = dir.join(eonyx_store::limits::LIMITS_FILE);
+    let existed = LimitsCache::reset(&dir)?;
+    if printer.json() {
+        printer.outln(&json!({"reset": existed, "file": path}).to_string())?;
+    } else if existed {
+        printer.info(&format!(
+            "forgot the detected and learned context windows ({path} removed); they are asked again on the next run"
+        ));
+    } else {
+        printer.info(&format!("nothing to forget: {path} does not exist"));
+    }
+    Ok(Status::Success)
 }
 
 fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
@@ -213,6 +205,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(ck("keep_recent_results"), json!(c.keep_recent_results)),
         entry(ck("max_consecutive"), json!(c.max_consecutive)),
         entry(ck("model"), json!(c.model)),
+        entry(ck("temperature"), json!(c.temperature)),
         entry(
             ck("trigger_tokens_override"),
             json!(c.trigger_tokens_override),
@@ -225,6 +218,14 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "context.max_total_bytes".into(),
             json!(config.context.max_total_bytes),
         ),
+        entry(
+            "skills.max_listed_bytes".into(),
+            json!(config.skills.max_listed_bytes),
+        ),
+        entry(
+            "skills.max_reloaded_bytes".into(),
+            json!(config.skills.max_reloaded_bytes),
+        ),
         entry("tools.shell".into(), json!(config.tools.shell)),
         entry(
             "tools.output_cap_bytes".into(),
@@ -233,6 +234,11 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(
             "tools.shell_timeout_secs".into(),
             json!(config.tools.shell_timeout_secs),
+        ),
+        entry("tools.write".into(), json!(config.tools.write)),
+        entry(
+            "tools.max_edit_bytes".into(),
+            json!(config.tools.max_edit_bytes),
         ),
         entry("max_steps".into(), json!(config.max_steps)),
     ]
@@ -269,7 +275,7 @@ pub fn trust(
     }
     match change {
         TrustChange::Added => printer.info(&format!(
-            "trusted {root}: its eonyx.json may now set base_url, api_key_env and tools.shell (recorded in {file})"
+            "trusted {root}: its eonyx.json may now set any key, including provider, base_url, api_key_env, models and tool permissions (recorded in {file})"
         )),
         TrustChange::AlreadyTrusted => printer.info(&format!("{root} is already trusted ({file})")),
         TrustChange::Removed => printer.info(&format!("{root} is no longer trusted ({file})")),

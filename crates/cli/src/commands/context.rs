@@ -30,24 +30,46 @@ pub fn run(
         printer.warn(w);
     }
 
-    let summary = match &args.session {
+    let (summary, in_use) = match &args.session {
         Some(id) => {
             let id = SessionId::parse(id)?;
             let store = eonyx_store::Store::open(&paths::data_dir(&env)?)?;
-            store.load_effective(&id)?.compaction.map(|c| c.summary)
+            store
+                .load_effective(&id)?
+                .compaction
+                .map(|c| {
+                    let summary = eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall);
+                    (Some(summary), c.skills)
+                })
+                .unwrap_or_default()
         }
-        None => None,
+        None => (None, Vec::new()),
     };
 
     let project = paths::find_project(&cwd);
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
     let loaded = loader.load();
     let date = eonyx_core::time::today_utc();
-    let prompt = eonyx_prompt::system_prompt(&loaded, &date, summary.as_deref());
+    let mut prompt = eonyx_prompt::system_prompt(&loaded, &date, summary.as_deref());
+    let skills = eonyx_prompt::skills::discover(
+        &project,
+        &config.config_dir,
+        eonyx_prompt::skills::home_dir(&env).as_deref(),
+        &config.skills,
+    );
+    let in_use = eonyx_prompt::skills::skills_in_use(
+        &skills,
+        &in_use,
+        config.skills.max_reloaded_bytes,
+        &eonyx_prompt::FsReader,
+    );
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, &skills.section, &in_use.section);
     let total_tokens = estimate(prompt.chars(), DEFAULT_CHARS_PER_TOKEN);
 
     if printer.json() {
-        printer.json_line(&json_report(&loaded, &prompt, total_tokens))?;
+        let mut report = json_report(&loaded, &prompt, total_tokens);
+        report["skills"] = super::skills::section_json(&skills);
+        printer.json_line(&report)?;
     } else {
         printer.out(&prompt.text())?;
         if printer.stdout_is_terminal() {
@@ -55,8 +77,16 @@ pub fn run(
         }
         printer.flush()?;
         print_table(printer, &loaded, &prompt, total_tokens, env.get("HOME"));
+        if !skills.is_empty() {
+            printer.info(&super::skills::section_line(&skills));
+        }
     }
-    for w in &loaded.warnings {
+    for w in loaded
+        .warnings
+        .iter()
+        .chain(&skills.warnings)
+        .chain(&in_use.warnings)
+    {
         printer.warn(w);
     }
     Ok(Status::Success)

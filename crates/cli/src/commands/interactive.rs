@@ -2,6 +2,7 @@
 //! (one turn per non-empty line) when stdin is piped.
 
 use std::io::{BufRead, IsTerminal};
+use std::sync::Arc;
 
 use eonyx_agent::Agent;
 use tokio::sync::mpsc;
@@ -92,7 +93,7 @@ fn repl(
     let choice = ui::session_choice(session, new)?;
     let opts = ui::options(
         global,
-        Some(Box::new(super::approve::TerminalApprover::default())),
+        Some(Arc::new(super::approve::TerminalApprover::new())),
     )?;
     let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {

@@ -8,4 +8,5 @@ pub mod context;
 pub mod interactive;
 pub mod run;
 pub mod sessions;
+pub mod skills;
 pub mod ui;

@@ -36,7 +36,7 @@ pub fn run(
                 SessionsCommand::Show { id, effective } => {
                     let id = SessionId::parse(id)?;
                     if *effective {
-                        show_effective(printer, json, &id)
+                        show_effective(printer, global, &id)
                     } else {
                         show(printer, json, &id)
                     }
@@ -243,58 +243,32 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
     Ok(Status::Success)
 }
 
-fn show_effective(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
-    let store = open_store()?;
-    let eff = store.load_effective(id)?;
-    // Build the same view the agent sends: tool output capped and old
-    // results collapsed per the effective config.
-    let (compaction, cap) = match effective_config() {
-        Ok(c) => (c.compaction, c.tools.output_cap_bytes),
-        Err(e) => {
-            printer.warn(&format!("{e}; showing the view with default settings"));
-            (
-                eonyx_core::CompactionConfig::default(),
-                eonyx_core::config::ToolsConfig::default().output_cap_bytes,
-            )
-        }
-    };
-    let view = eonyx_compact::ContextView::from_effective(
-        &compaction,
-        cap,
-        eff.compaction.as_ref(),
-        eff.messages,
-    );
-    let messages = view.messages();
-    if json {
-        let v = json!({
-            "id": eff.header.id,
-            "title": eff.title,
-            "summary": view.summary(),
-            "first_kept_seq": view.first_kept_seq(),
-            "messages": messages,
-        });
-        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+/// The request the model would be sent next, built by the agent's own
+/// request builder for the session's project (`--model`/`--profile`
+/// honoured); `--json` prints the exact request body.
+fn show_effective(
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    id: &SessionId,
+) -> anyhow::Result<Status> {
+    let eff = eonyx_agent::effective_request(
+        &Env::from_process(),
+        global.model.clone(),
+        global.profile.clone(),
+        id,
+    )
+    .map_err(super::ui::agent_error)?;
+    for w in &eff.warnings {
+        printer.warn(w);
+    }
+    if global.json {
+        printer.outln(&serde_json::to_string_pretty(&eff.body)?)?;
         return Ok(Status::Success);
     }
-    let mut blocks = Vec::new();
-    if let Some(summary) = view.summary() {
-        blocks.push(format!("# Summary of earlier conversation\n\n{summary}\n"));
-    }
-    blocks.extend(messages.iter().map(view_block));
+    let mut blocks = vec![format!("[system]\n{}\n", eff.request.system.text())];
+    blocks.extend(eff.request.messages.iter().map(view_block));
     printer.out(&blocks.join("\n"))?;
     Ok(Status::Success)
-}
-
-fn effective_config() -> anyhow::Result<eonyx_core::Config> {
-    let cwd = eonyx_core::paths::current_dir()?;
-    Ok(eonyx_core::config::load(
-        &eonyx_core::config::LoadOptions {
-            cwd,
-            env: Env::from_process(),
-            model: None,
-            profile: None,
-        },
-    )?)
 }
 
 /// A message as the model receives it.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use eonyx_agent::tools::{Approver, PolicyApprover};
+use eonyx_agent::tools::{Approver, ToolEvent};
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, TurnOutcome};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
@@ -50,42 +50,24 @@ pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionCh
     })
 }
 
+/// The agent's options from the command line. `ask` is the user to ask
+/// (the REPL) or `None` (batch, `run`); the agent applies `tools.shell`,
+/// `tools.write` and the `--allow-*` flags itself.
 pub fn options(
     global: &GlobalArgs,
-    ask: Option<Box<dyn Approver>>,
+    ask: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<AgentOptions> {
     let cwd = eonyx_core::paths::current_dir().context("cannot read the current directory")?;
-    let env = Env::from_process();
-    // The policy is resolved against config inside the approver: the flag
-    // wins, then `tools.shell`.
-    let approver: Arc<dyn Approver> = Arc::new(PolicyApprover {
-        policy: policy_from_config(&cwd, &env, global),
-        allow_flag: global.allow_shell,
-        ask,
-    });
     Ok(AgentOptions {
         cwd,
-        env,
+        env: Env::from_process(),
         model: global.model.clone(),
         profile: global.profile.clone(),
-        approver,
+        allow_shell: global.allow_shell,
+        allow_write: global.allow_write,
+        approver: ask,
         provider: None,
     })
-}
-
-fn policy_from_config(
-    cwd: &camino::Utf8Path,
-    env: &Env,
-    global: &GlobalArgs,
-) -> eonyx_core::config::ShellPolicy {
-    eonyx_core::config::load(&eonyx_core::config::LoadOptions {
-        cwd: cwd.to_path_buf(),
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })
-    .map(|c| c.tools.shell)
-    .unwrap_or_default()
 }
 
 /// Map agent errors to anyhow, keeping config errors as exit 2.
@@ -94,7 +76,9 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
         AgentError::Config(c) => anyhow::Error::new(c),
         AgentError::Usage(m) => usage(m),
         // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => usage(message),
+        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
+            anyhow::Error::new(crate::exit::SetupError(message))
+        }
         other => anyhow::Error::new(other),
     }
 }
@@ -261,6 +245,15 @@ impl<'p> View<'p> {
                     ));
                 }
             }
+            AgentEvent::FileChanged(change) => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"file_changed","path":change.path,"added":change.added,"removed":change.removed}));
+                } else if !super::approve::take_shown(&change.diff) {
+                    self.end_stream_line();
+                    self.printer.diff(&change.diff);
+                }
+            }
             AgentEvent::CompactionStarted { trigger } => {
                 self.end_stream_line();
                 self.spin(&format!("compacting ({})", trigger.as_str()));
@@ -308,6 +301,20 @@ impl<'p> View<'p> {
                     self.printer.warn(&m);
                 }
             }
+            AgentEvent::Tool(ToolEvent::Recall {
+                query,
+                scope,
+                matches,
+                returned,
+            }) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                let noun = if matches == 1 { "match" } else { "matches" };
+                self.printer.info(&format!("recall: {matches} {noun}"));
+                if self.mode == Mode::Json {
+                    self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
+                }
+            }
         }
     }
 
@@ -333,6 +340,7 @@ impl<'p> View<'p> {
                 "text": outcome.text,
                 "steps": outcome.steps,
                 "max_steps_reached": outcome.max_steps_reached,
+                "finish_reason": outcome.finish_reason.as_ref().map(finish_reason_str),
                 "usage": {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens, "cached_tokens": outcome.usage.cached_tokens}
             })),
             Mode::Stream => {
@@ -356,7 +364,8 @@ impl<'p> View<'p> {
         self.stop_spinner();
         self.end_stream_line();
         if self.mode == Mode::Json {
-            self.json(json!({"type":"error","class":err.class(),"message":err.to_string()}));
+            let r = self.printer.json_error(err.class(), &err.to_string());
+            self.out(r);
         }
     }
 }
@@ -450,6 +459,7 @@ pub const HELP: &str = "\
 /resume ID        switch to another session
 /rename TITLE     rename this session
 /context          show the context files and the {ctx} estimate
+/skills           list the skills the model can load
 /help             this help
 /exit             leave";
 
@@ -558,6 +568,10 @@ pub async fn slash(
                 system_tokens,
                 std::env::var("HOME").ok().as_deref(),
             );
+            if !agent.skills().is_empty() {
+                view.printer
+                    .info(&super::skills::section_line(agent.skills()));
+            }
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -573,6 +587,15 @@ pub async fn slash(
                 view.printer
                     .info(&format!("summary: {} characters", s.chars().count()));
             }
+            Slash::Continue
+        }
+        "/skills" => {
+            super::skills::print_for_repl(
+                view.printer,
+                agent.skills(),
+                agent.skills_in_use(),
+                std::env::var("HOME").ok().as_deref(),
+            );
             Slash::Continue
         }
         other => {
@@ -598,4 +621,16 @@ pub fn status_for(err: &AgentError) -> Status {
 /// diagnostics (on stderr; as `debug` events with `--json`).
 fn debug_enabled() -> bool {
     std::env::var("EONYX_DEBUG").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
+}
+
+/// The API-neutral name of a finish reason for JSON events.
+fn finish_reason_str(f: &eonyx_core::FinishReason) -> String {
+    use eonyx_core::FinishReason as F;
+    match f {
+        F::Stop => "stop".to_owned(),
+        F::Length => "length".to_owned(),
+        F::ToolCalls => "tool_calls".to_owned(),
+        F::ContentFilter => "content_filter".to_owned(),
+        F::Other(s) => s.clone(),
+    }
 }

@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 
 use super::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
-    ProfileFile, ProviderKind, Source, ToolsFile,
+    ProfileFile, ProviderKind, SkillsFile, Source, ToolsFile,
 };
 use crate::paths::Env;
 
@@ -186,6 +186,7 @@ enum Section {
     Compaction,
     Context,
     Tools,
+    Skills,
     Leaf,
 }
 
@@ -198,6 +199,7 @@ impl Section {
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
+            Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -209,6 +211,7 @@ impl Section {
             (Section::Root, "compaction") => Section::Compaction,
             (Section::Root, "context") => Section::Context,
             (Section::Root, "tools") => Section::Tools,
+            (Section::Root, "skills") => Section::Skills,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -260,10 +263,11 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 3] = [
+    let sections: [(&str, Vec<String>); 4] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
+        ("skills", field_names::<SkillsFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {
@@ -339,6 +343,9 @@ pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigE
                 "tools.shell_timeout_secs".into(),
                 "must be at least 1",
             ));
+        }
+        if t.max_edit_bytes == Some(0) {
+            return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
     }
     for (key, m) in &file.models {
@@ -439,6 +446,22 @@ fn validate_compaction(
     }
     if c.summary_max_tokens == Some(0) {
         return Err(invalid("summary_max_tokens", "must be at least 1"));
+    }
+    if c.keep_turns == Some(0) {
+        return Err(invalid(
+            "keep_turns",
+            "must be at least 1: the turn in progress is always kept verbatim (to summarize as much as possible, use 1)",
+        ));
+    }
+    if let Some(t) = c.temperature
+        && (!t.is_finite() || !(0.0..=2.0).contains(&t))
+    {
+        return Err(invalid(
+            "temperature",
+            &format!(
+                "{t} is out of range; use a number from 0 to 2, or leave it unset for the summarizer's default"
+            ),
+        ));
     }
     if c.max_consecutive == Some(0) {
         return Err(invalid(
@@ -563,6 +586,10 @@ fn resolve(
         .unwrap_or_default();
     cfg.trusted = is_trusted(project_root, &trusted_list);
 
+    let global_models: BTreeSet<String> = global
+        .as_ref()
+        .map(|(_, f)| f.models.keys().cloned().collect())
+        .unwrap_or_default();
     let mut layers = Vec::new();
     if let Some((path, file)) = global {
         layers.push(Layer {
@@ -576,6 +603,7 @@ fn resolve(
             &path,
             project_root,
             cfg.trusted,
+            &global_models,
             &mut cfg.warnings,
         );
         layers.push(Layer {
@@ -590,15 +618,43 @@ fn resolve(
         keys.extend(l.file.models.keys().cloned());
     }
     let openai_base = env.get("OPENAI_BASE_URL");
+    let anthropic_base = env.get("ANTHROPIC_BASE_URL");
     for key in &keys {
-        let (model, sources) = resolve_model(key, &layers, openai_base);
+        let (model, sources) = resolve_model(key, &layers, openai_base, anthropic_base);
         for (field, src) in sources {
             cfg.sources.insert(format!("models.{key}.{field}"), src);
         }
         cfg.models.insert(key.clone(), model);
     }
     let zero_config = cfg.models.is_empty();
-    if zero_config {
+    // Zero config speaks Anthropic when only ANTHROPIC_* is set (SPEC §12).
+    let zero_anthropic = zero_config
+        && openai_base.is_none()
+        && env.get("OPENAI_API_KEY").is_none()
+        && (anthropic_base.is_some() || env.get("ANTHROPIC_API_KEY").is_some());
+    if zero_anthropic {
+        let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Anthropic);
+        cfg.sources.insert(
+            format!("models.{IMPLICIT_MODEL_KEY}.provider"),
+            Source::Env {
+                var: if anthropic_base.is_some() {
+                    "ANTHROPIC_BASE_URL".into()
+                } else {
+                    "ANTHROPIC_API_KEY".into()
+                },
+            },
+        );
+        if let Some(url) = anthropic_base {
+            model.base_url = url.to_owned();
+            cfg.sources.insert(
+                format!("models.{IMPLICIT_MODEL_KEY}.base_url"),
+                Source::Env {
+                    var: "ANTHROPIC_BASE_URL".into(),
+                },
+            );
+        }
+        cfg.models.insert(IMPLICIT_MODEL_KEY.to_owned(), model);
+    } else if zero_config {
         let mut model = ModelConfig::with_defaults(IMPLICIT_MODEL_KEY, ProviderKind::Openai);
         if let Some(url) = openai_base {
             model.base_url = url.to_owned();
@@ -820,21 +876,45 @@ fn resolve(
                 cfg.tools.shell_timeout_secs = v;
                 set("tools.shell_timeout_secs");
             }
+            if let Some(v) = t.write {
+                cfg.tools.write = v;
+                set("tools.write");
+            }
+            if let Some(v) = t.max_edit_bytes {
+                cfg.tools.max_edit_bytes = v;
+                set("tools.max_edit_bytes");
+            }
+            if let Some(v) = t.recall {
+                cfg.tools.recall = v;
+                set("tools.recall");
+            }
         }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;
             set("max_steps");
         }
+        if let Some(k) = &f.skills {
+            if let Some(v) = k.max_listed_bytes {
+                cfg.skills.max_listed_bytes = v;
+                set("skills.max_listed_bytes");
+            }
+            if let Some(v) = k.max_reloaded_bytes {
+                cfg.skills.max_reloaded_bytes = v;
+                set("skills.max_reloaded_bytes");
+            }
+        }
     }
     Ok(cfg)
 }
 
-/// Drop what an untrusted project may not set, with a warning each.
+/// Drop what an untrusted project may not set (everything outside
+/// [`super::trust::UNTRUSTED_MAY_SET`]), named in one warning.
 fn apply_trust(
     file: &mut super::ConfigFile,
     path: &Utf8Path,
     root: &Utf8Path,
     trusted: bool,
+    global_models: &BTreeSet<String>,
     warnings: &mut Vec<String>,
 ) {
     if !file.trusted_projects.is_empty() {
@@ -846,24 +926,12 @@ fn apply_trust(
     if trusted {
         return;
     }
-    let how = format!("to allow it, trust the project with `eonyx trust {root}`");
-    for (key, m) in &mut file.models {
-        if m.base_url.take().is_some() {
-            warnings.push(format!(
-                "{path}: ignoring `models.{key}.base_url` because the project is not trusted; {how}"
-            ));
-        }
-        if m.api_key_env.take().is_some() {
-            warnings.push(format!(
-                "{path}: ignoring `models.{key}.api_key_env` because the project is not trusted; {how}"
-            ));
-        }
-    }
-    if let Some(t) = &mut file.tools
-        && t.shell.take().is_some()
-    {
+    let refused = super::trust::restrict_untrusted(file, global_models);
+    if !refused.is_empty() {
+        let keys: Vec<String> = refused.iter().map(|k| format!("`{k}`")).collect();
         warnings.push(format!(
-            "{path}: ignoring `tools.shell` because the project is not trusted; {how}"
+            "{path}: ignoring {} because the project is not trusted (an untrusted project may only tune compaction, context caps and limits); to allow them, trust the project with `eonyx trust {root}`",
+            keys.join(", ")
         ));
     }
 }
@@ -874,6 +942,7 @@ fn resolve_model(
     key: &str,
     layers: &[Layer],
     openai_base: Option<&str>,
+    anthropic_base: Option<&str>,
 ) -> (ModelConfig, Vec<(&'static str, Source)>) {
     let mut provider = (ProviderKind::Openai, Source::Default);
     for l in layers {
@@ -899,16 +968,13 @@ fn resolve_model(
     .map(|f| (f, Source::Default))
     .collect();
     sources.insert("provider", provider.1);
-    if provider.0 == ProviderKind::Openai
-        && let Some(url) = openai_base
-    {
+    let env_base = match provider.0 {
+        ProviderKind::Openai => openai_base.map(|u| (u, "OPENAI_BASE_URL")),
+        ProviderKind::Anthropic => anthropic_base.map(|u| (u, "ANTHROPIC_BASE_URL")),
+    };
+    if let Some((url, var)) = env_base {
         m.base_url = url.to_owned();
-        sources.insert(
-            "base_url",
-            Source::Env {
-                var: "OPENAI_BASE_URL".into(),
-            },
-        );
+        sources.insert("base_url", Source::Env { var: var.into() });
     }
     for l in layers {
         let Some(f) = l.file.models.get(key) else {
@@ -989,6 +1055,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         max_consecutive,
         model
     );
+    if let Some(t) = f.temperature {
+        c.temperature = Some(t);
+        set.push("temperature");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());
@@ -1163,7 +1233,7 @@ compaction = { threshold_percent = 50 }
         assert_eq!(c.compaction.threshold_percent, 90.0);
         assert_eq!(c.compaction.keep_turns, 2);
         assert_eq!(c.model.provider, ProviderKind::Anthropic);
-        assert_eq!(c.model.base_url, "https://api.anthropic.com/v1");
+        assert_eq!(c.model.base_url, "https://api.anthropic.com");
         assert_eq!(
             c.source("model"),
             Source::Flag {
@@ -1197,6 +1267,43 @@ compaction = { threshold_percent = 50 }
         );
         let err = load(&s.opts(&[("EONYX_AUTO_COMPACT", "maybe")])).unwrap_err();
         assert!(err.to_string().contains("use true or false"), "{err}");
+    }
+
+    #[test]
+    fn zero_config_speaks_anthropic_with_only_anthropic_variables() {
+        let s = Sandbox::new();
+        let c = s.load(&[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", "http://localhost:4000"),
+            ("EONYX_MODEL", "claude-sonnet-4-5"),
+        ]);
+        assert_eq!(c.model.provider, ProviderKind::Anthropic);
+        assert_eq!(c.model.base_url, "http://localhost:4000");
+        assert_eq!(c.model.name, "claude-sonnet-4-5");
+        assert_eq!(c.model.api_key_env.as_deref(), Some("ANTHROPIC_API_KEY"));
+        // The key alone: Anthropic's API root.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "sk-ant")]);
+        assert_eq!(
+            (c.model.provider, c.model.base_url.as_str()),
+            (ProviderKind::Anthropic, "https://api.anthropic.com")
+        );
+        // OPENAI_* set too: OpenAI, as before.
+        let c = s.load(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")]);
+        assert_eq!(c.model.provider, ProviderKind::Openai);
+    }
+
+    #[test]
+    fn keep_turns_zero_is_rejected_and_compaction_temperature_is_read() {
+        let p = Utf8Path::new("/x/config.toml");
+        let err = parse_global("[compaction]\nkeep_turns = 0\n", p).unwrap_err();
+        assert!(err.to_string().contains("keep_turns"), "{err}");
+        assert!(err.to_string().contains("at least 1"), "{err}");
+        let err = parse_global("[compaction]\ntemperature = 9.0\n", p).unwrap_err();
+        assert!(err.to_string().contains("temperature"), "{err}");
+        let s = Sandbox::new();
+        s.global("[compaction]\ntemperature = 0.3\n[models.m]\nname = \"x\"\n");
+        let c = s.load(&[]);
+        assert_eq!(c.compaction.temperature, Some(0.3));
     }
 
     #[test]
@@ -1299,12 +1406,34 @@ compaction = { threshold_percent = 50 }
     }
 
     #[test]
+    fn skills_caps_default_and_may_be_set_by_an_untrusted_project() {
+        let s = Sandbox::new();
+        s.global(&format!("{GLOBAL}\n[skills]\nmax_reloaded_bytes = 2000\n"))
+            .project(r#"{"skills": {"max_listed_bytes": 100}}"#);
+        let c = s.load(&[]);
+        assert!(!c.trusted);
+        assert_eq!(c.skills.max_listed_bytes, 100);
+        assert_eq!(c.skills.max_reloaded_bytes, 2000);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert!(matches!(
+            c.source("skills.max_listed_bytes"),
+            Source::Project { .. }
+        ));
+        s.global(GLOBAL).project("{}");
+        let c = s.load(&[]);
+        assert_eq!(c.skills, super::super::SkillsConfig::default());
+        assert_eq!(c.skills.max_listed_bytes, 4096);
+        assert_eq!(c.skills.max_reloaded_bytes, 16384);
+    }
+
+    #[test]
     fn untrusted_project_cannot_redirect_keys_or_allow_shell() {
         let s = Sandbox::new();
         s.global(GLOBAL).project(
             r#"{
-  "models": {"local": {"base_url": "https://evil.example/v1", "api_key_env": "AWS_SECRET", "name": "x"}},
-  "tools": {"shell": "allow", "output_cap_bytes": 100},
+  "models": {"local": {"base_url": "https://evil.example/v1", "api_key_env": "AWS_SECRET", "name": "x", "context_window": 1024}},
+  "tools": {"shell": "allow", "write": "allow", "output_cap_bytes": 100},
+  "compaction": {"keep_turns": 9},
   "trusted_projects": ["/"]
 }"#,
         );
@@ -1312,17 +1441,19 @@ compaction = { threshold_percent = 50 }
         assert!(!c.trusted);
         assert_eq!(c.model.base_url, "http://127.0.0.1:8080/v1");
         assert_eq!(c.model.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
-        assert_eq!(c.model.name, "x", "harmless keys are still honoured");
+        assert_eq!(c.model.name, "gemma-3-270m");
         assert_eq!(c.tools.shell, ShellPolicy::Ask);
+        // What cannot move a request or a key is honoured.
+        assert_eq!(c.model.context_window, Some(1024));
+        assert_eq!(c.tools.write, ShellPolicy::Ask);
         assert_eq!(c.tools.output_cap_bytes, 100);
+        assert_eq!(c.compaction.keep_turns, 5, "the model override still wins");
         let w: Vec<String> = c.warnings.iter().map(|w| s.scrub(w)).collect();
         assert_eq!(
             w,
             vec![
                 "[TMP]/proj/eonyx.json: ignoring `trusted_projects`: only the global config.toml can trust projects",
-                "[TMP]/proj/eonyx.json: ignoring `models.local.base_url` because the project is not trusted; to allow it, trust the project with `eonyx trust [TMP]/proj`",
-                "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env` because the project is not trusted; to allow it, trust the project with `eonyx trust [TMP]/proj`",
-                "[TMP]/proj/eonyx.json: ignoring `tools.shell` because the project is not trusted; to allow it, trust the project with `eonyx trust [TMP]/proj`",
+                "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env`, `models.local.base_url`, `models.local.name`, `tools.shell`, `tools.write` because the project is not trusted (an untrusted project may only tune compaction, context caps and limits); to allow them, trust the project with `eonyx trust [TMP]/proj`",
             ]
         );
 
@@ -1335,7 +1466,9 @@ compaction = { threshold_percent = 50 }
         assert!(c.trusted);
         assert_eq!(c.model.base_url, "https://evil.example/v1");
         assert_eq!(c.model.api_key_env.as_deref(), Some("AWS_SECRET"));
+        assert_eq!(c.model.name, "x");
         assert_eq!(c.tools.shell, ShellPolicy::Allow);
+        assert_eq!(c.tools.write, ShellPolicy::Allow);
         assert_eq!(
             c.source("tools.shell"),
             Source::Project {
@@ -1343,6 +1476,112 @@ compaction = { threshold_percent = 50 }
             }
         );
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    }
+
+    /// A typo in the allow-list would silently refuse a safe key: every
+    /// entry names a real key (off-only entries may name a key still to
+    /// come).
+    #[test]
+    fn every_allow_list_entry_names_a_config_key() {
+        for m in super::super::trust::UNTRUSTED_MAY_SET {
+            let parts: Vec<&str> = m.key.split('.').collect();
+            let known = match parts.as_slice() {
+                [k] => field_names::<super::super::ConfigFile>().contains(&(*k).to_owned()),
+                ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
+                ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
+                ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["skills", k] => {
+                    field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
+                }
+                ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
+                _ => false,
+            };
+            assert!(known || m.only_false, "{} is not a config key", m.key);
+        }
+    }
+
+    /// Each key an untrusted project may not set, alone: refused, named,
+    /// and without effect on the resolved config.
+    #[test]
+    fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
+        let s = Sandbox::new();
+        let global =
+            format!("{GLOBAL}\n[models.claude]\nprovider = \"anthropic\"\nname = \"claude-x\"\n");
+        s.global(&global);
+        let baseline = s.load(&[]);
+        let cases: &[(&str, &str)] = &[
+            (
+                r#"{"models": {"big": {"provider": "openai"}}}"#,
+                "models.big.provider",
+            ),
+            (
+                r#"{"models": {"claude": {"provider": "openai"}}}"#,
+                "models.claude.provider",
+            ),
+            (
+                r#"{"models": {"local": {"base_url": "https://evil.example/v1"}}}"#,
+                "models.local.base_url",
+            ),
+            (
+                r#"{"models": {"local": {"api_key_env": "AWS_SECRET"}}}"#,
+                "models.local.api_key_env",
+            ),
+            (
+                r#"{"models": {"local": {"name": "other"}}}"#,
+                "models.local.name",
+            ),
+            (
+                r#"{"models": {"evil": {"context_window": 100}}}"#,
+                "models.evil.context_window",
+            ),
+            (r#"{"model": "big"}"#, "model"),
+            (r#"{"compaction": {"model": "big"}}"#, "compaction.model"),
+            (
+                r#"{"models": {"local": {"compaction": {"model": "big"}}}}"#,
+                "models.local.compaction.model",
+            ),
+            (
+                r#"{"profiles": {"explore": {"model": "big"}}}"#,
+                "profiles.explore.model",
+            ),
+            (r#"{"tools": {"shell": "allow"}}"#, "tools.shell"),
+        ];
+        for (project, key) in cases {
+            s.project(project);
+            let c = s.load(&[]);
+            assert!(
+                c.warnings.len() == 1
+                    && c.warnings[0].contains(&format!("ignoring `{key}` because")),
+                "{project}: {:?}",
+                c.warnings
+            );
+            assert!(c.warnings[0].contains("eonyx trust"), "{:?}", c.warnings);
+            assert_eq!(c.model, baseline.model, "{project}");
+            assert_eq!(c.models, baseline.models, "{project}");
+            assert_eq!(c.tools, baseline.tools, "{project}");
+            assert_eq!(c.compaction, baseline.compaction, "{project}");
+            let mut o = s.opts(&[]);
+            o.profile = Some("explore".into());
+            assert_eq!(load(&o).unwrap().model_key, "local", "{project}");
+        }
+
+        // Tuning is allowed, at every level compaction can be set.
+        s.project(
+            r#"{"compaction": {"buffer_tokens": 7}, "context": {"max_file_bytes": 10},
+                "models": {"local": {"max_output_tokens": 64, "compaction": {"keep_tokens": 3}}},
+                "profiles": {"explore": {"compaction": {"keep_turns": 8}}},
+                "max_steps": 4}"#,
+        );
+        let mut o = s.opts(&[]);
+        o.profile = Some("explore".into());
+        let c = load(&o).unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(c.compaction.buffer_tokens, 7);
+        assert_eq!(c.compaction.keep_tokens, 3);
+        assert_eq!(c.compaction.keep_turns, 8);
+        assert_eq!(c.context.max_file_bytes, 10);
+        assert_eq!(c.model.max_output_tokens, Some(64));
+        assert_eq!(c.max_steps, 4);
     }
 
     #[test]

@@ -18,10 +18,11 @@
 //!   key; otherwise it renames the active model) > project > global.
 //! - Every error names the file; parse and unknown-key errors also the line
 //!   (and column), with the full dotted key and a "did you mean" hint.
-//! - A project's `eonyx.json` never sets `base_url`, `api_key_env` or
-//!   `tools.shell` unless its canonical root is in the global
-//!   `trusted_projects` (`eonyx trust`); `trusted_projects` in a project
-//!   file is always ignored. Ignored keys produce a warning, not an error.
+//! - Unless its canonical root is in the global `trusted_projects`
+//!   (`eonyx trust`), a project's `eonyx.json` sets only the keys in the
+//!   allow-list [`trust::UNTRUSTED_MAY_SET`]; `trusted_projects` in a project
+//!   file is always ignored. Ignored keys are named in one warning, not an
+//!   error.
 //! - Loading never writes; only [`trust_project`] edits `config.toml`, in
 //!   place (comments kept), atomically.
 
@@ -71,6 +72,10 @@ pub enum ShellPolicy {
     Deny,
 }
 
+/// Policy for the editing tools (`tools.write`): the same three answers as
+/// `tools.shell`; `--allow-write` plays the part of `--allow-shell`.
+pub type WritePolicy = ShellPolicy;
+
 /// `[compaction]` as written in a file: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -88,6 +93,9 @@ pub struct CompactionFile {
     pub keep_recent_results: Option<u32>,
     pub max_consecutive: Option<u32>,
     pub model: Option<String>,
+    /// Summarizer temperature; unset = the summarizer's default (0.1).
+    /// Safe for an untrusted project: it only changes the summary's style.
+    pub temperature: Option<f32>,
 }
 
 /// Resolved compaction settings (defaults per SPEC §6).
@@ -110,6 +118,9 @@ pub struct CompactionConfig {
     pub max_consecutive: u32,
     /// Summarizer model key; empty = the session's model.
     pub model: String,
+    /// Summarizer temperature; `None` = the summarizer's default. A model
+    /// that refuses it gets none (never a failed compaction).
+    pub temperature: Option<f32>,
     /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
     /// one; `Some(0)` disables auto compaction.
     pub trigger_tokens_override: Option<u64>,
@@ -131,6 +142,7 @@ impl Default for CompactionConfig {
             keep_recent_results: 6,
             max_consecutive: 3,
             model: String::new(),
+            temperature: None,
             trigger_tokens_override: None,
         }
     }
@@ -160,6 +172,34 @@ impl Default for ContextConfig {
     }
 }
 
+/// `[skills]` as written in a file. Both keys only size the prompt, so an
+/// untrusted project's `eonyx.json` may set them (they cannot send anything
+/// anywhere or widen a permission).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsFile {
+    pub max_listed_bytes: Option<u64>,
+    pub max_reloaded_bytes: Option<u64>,
+}
+
+/// Resolved skill caps (SPEC §14).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillsConfig {
+    /// The `# Skills` listing in the stable prefix is cut past this.
+    pub max_listed_bytes: u64,
+    /// Bodies re-attached after a compaction (`# Skills in use`) stop here.
+    pub max_reloaded_bytes: u64,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            max_listed_bytes: 4096,
+            max_reloaded_bytes: 16 * 1024,
+        }
+    }
+}
+
 /// `[tools]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -167,6 +207,14 @@ pub struct ToolsFile {
     pub shell: Option<ShellPolicy>,
     pub output_cap_bytes: Option<u64>,
     pub shell_timeout_secs: Option<u64>,
+    /// `write_file` / `edit_file`. Never settable by an untrusted project
+    /// (not even to a stricter value): dropped with a warning.
+    pub write: Option<WritePolicy>,
+    /// Files larger than this are not edited. Safe for an untrusted
+    /// project: a guard against huge diffs, not a permission.
+    pub max_edit_bytes: Option<u64>,
+    /// Safe for an untrusted project: it can only take a tool away.
+    pub recall: Option<bool>,
 }
 
 /// Resolved tool settings.
@@ -176,6 +224,12 @@ pub struct ToolsConfig {
     /// Tool output shown to the model beyond this is truncated visibly.
     pub output_cap_bytes: u64,
     pub shell_timeout_secs: u64,
+    /// Permission for `write_file` and `edit_file`.
+    pub write: WritePolicy,
+    /// `edit_file` refuses files larger than this.
+    pub max_edit_bytes: u64,
+    /// Whether the model gets the `recall` tool.
+    pub recall: bool,
 }
 
 impl Default for ToolsConfig {
@@ -184,6 +238,9 @@ impl Default for ToolsConfig {
             shell: ShellPolicy::Ask,
             output_cap_bytes: 16 * 1024,
             shell_timeout_secs: 120,
+            write: WritePolicy::Ask,
+            max_edit_bytes: 1024 * 1024,
+            recall: true,
         }
     }
 }
@@ -231,7 +288,7 @@ impl ModelConfig {
     pub fn with_defaults(key: impl Into<String>, provider: ProviderKind) -> Self {
         let (base_url, api_key_env) = match provider {
             ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
-            ProviderKind::Anthropic => ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY"),
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
         };
         Self {
             key: key.into(),
@@ -272,8 +329,9 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionFile>,
     pub context: Option<ContextFile>,
     pub tools: Option<ToolsFile>,
-    /// Project roots whose `eonyx.json` may set `base_url`, `api_key_env`
-    /// and tool permissions. Only honoured in the global file.
+    pub skills: Option<SkillsFile>,
+    /// Project roots whose `eonyx.json` may set any key (untrusted, only
+    /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]
     pub trusted_projects: Vec<String>,
 }
@@ -341,6 +399,7 @@ pub struct Config {
     pub compaction: CompactionConfig,
     pub context: ContextConfig,
     pub tools: ToolsConfig,
+    pub skills: SkillsConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -366,6 +425,7 @@ impl Config {
             compaction: CompactionConfig::default(),
             context: ContextConfig::default(),
             tools: ToolsConfig::default(),
+            skills: SkillsConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),
@@ -435,6 +495,16 @@ pub enum ConfigError {
         key: String,
         known: String,
         config_file: Utf8PathBuf,
+    },
+    #[error(
+        "no model name for `{key}` at {base_url}: set $EONYX_MODEL to the model's id, or `name = \"…\"` under [models.{key}] in {config_file} (models.{key}.name){listed}"
+    )]
+    MissingModelName {
+        key: String,
+        base_url: String,
+        config_file: Utf8PathBuf,
+        /// What the server lists, when it lists several (` ; the server lists: a, b`).
+        listed: String,
     },
     #[error("unknown profile `{name}`; add [profiles.{name}] to {config_file}")]
     UnknownProfile {

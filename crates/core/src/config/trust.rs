@@ -1,11 +1,176 @@
-//! `eonyx trust`: add (or remove) a project root in the global config's
+//! Project trust. An untrusted project's `eonyx.json` may set only the
+//! keys in [`UNTRUSTED_MAY_SET`] (an allow-list: a key not listed, including
+//! every key added later, is refused); [`restrict_untrusted`] applies it.
+//! `eonyx trust` adds (or removes) a project root in the global config's
 //! `trusted_projects`, editing `config.toml` in place so its comments and
 //! layout survive. The file is replaced atomically (temp file + rename).
 
+use std::collections::BTreeSet;
+
 use camino::{Utf8Path, Utf8PathBuf};
+use serde_json::Value;
 
 use super::ConfigError;
 use super::load::{canonical_dir, global_config_path};
+
+/// A key an untrusted project may set, and with which values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaySet {
+    /// Dotted key; `*` stands for one model key (`models.*`) or profile
+    /// name (`profiles.*`).
+    pub key: &'static str,
+    /// `true`: only the value `false` is accepted (keys that may turn a
+    /// feature off, never on).
+    pub only_false: bool,
+}
+
+const fn any(key: &'static str) -> MaySet {
+    MaySet {
+        key,
+        only_false: false,
+    }
+}
+
+const fn off_only(key: &'static str) -> MaySet {
+    MaySet {
+        key,
+        only_false: true,
+    }
+}
+
+/// **The** list of what an untrusted project's `eonyx.json` may set. Only
+/// keys that cannot change where a request goes, which key it carries,
+/// what a tool may do, or where memory lives belong here: never `provider`,
+/// `base_url`, `api_key_env`, `name`, `model` (picks which configured
+/// endpoint gets the conversation), `compaction.model` (likewise, for the
+/// summary), a new `[models.KEY]` (a `models.*` key applies only to a model
+/// the global config defines), tool permissions (`tools.shell`,
+/// `tools.write`…) or `memory.*` locations. Everything not listed is
+/// refused, so a new config key stays refused until it is added here.
+/// A `compaction.X` entry also covers `models.*.compaction.X` and
+/// `profiles.*.compaction.X`.
+pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
+    any("max_steps"),
+    // Compaction tuning.
+    any("compaction.auto"),
+    any("compaction.prune"),
+    any("compaction.threshold_percent"),
+    any("compaction.buffer_tokens"),
+    any("compaction.keep_turns"),
+    any("compaction.keep_tokens"),
+    any("compaction.summary_max_tokens"),
+    any("compaction.chars_per_token"),
+    any("compaction.image_tokens"),
+    any("compaction.tool_result_budget_chars"),
+    any("compaction.keep_recent_results"),
+    any("compaction.max_consecutive"),
+    // Only the summary's style (issue 12).
+    any("compaction.temperature"),
+    // Context-file caps.
+    any("context.max_file_bytes"),
+    any("context.max_total_bytes"),
+    // Tool output and time limits (not permissions).
+    any("tools.output_cap_bytes"),
+    any("tools.shell_timeout_secs"),
+    any("tools.max_edit_bytes"),
+    // Skills: prompt sizing only.
+    any("skills.max_listed_bytes"),
+    any("skills.max_reloaded_bytes"),
+    // Limits and sampling of a model the global config defines.
+    any("models.*.context_window"),
+    any("models.*.max_input_tokens"),
+    any("models.*.max_output_tokens"),
+    any("models.*.temperature"),
+    any("models.*.retries"),
+    any("models.*.connect_timeout_secs"),
+    any("models.*.idle_timeout_secs"),
+    // Features a project may only turn off.
+    off_only("memory.enabled"),
+    off_only("tools.recall"),
+];
+
+/// Whether an untrusted project may set `key` (dotted segments) to `value`.
+fn untrusted_may_set(key: &[String], value: &Value) -> bool {
+    // `models.K.compaction.X` and `profiles.P.compaction.X` are judged as
+    // `compaction.X`.
+    let key: &[String] = match key {
+        [top, _, section, ..]
+            if (top == "models" || top == "profiles") && section == "compaction" =>
+        {
+            &key[2..]
+        }
+        _ => key,
+    };
+    UNTRUSTED_MAY_SET.iter().any(|m| {
+        let pattern: Vec<&str> = m.key.split('.').collect();
+        pattern.len() == key.len()
+            && pattern.iter().zip(key).all(|(p, k)| *p == "*" || p == k)
+            && (!m.only_false || *value == Value::Bool(false))
+    })
+}
+
+/// Drop from an untrusted project's file everything [`UNTRUSTED_MAY_SET`]
+/// does not allow, and every key of a model the global config does not
+/// define (`global_models`). Returns the refused dotted keys, sorted.
+pub fn restrict_untrusted(
+    file: &mut super::ConfigFile,
+    global_models: &BTreeSet<String>,
+) -> Vec<String> {
+    let Ok(mut doc) = serde_json::to_value(&*file) else {
+        // Not reachable for these plain types; refuse everything if it were.
+        *file = super::ConfigFile::default();
+        return vec!["(the whole file)".to_owned()];
+    };
+    let mut refused = Vec::new();
+    filter(&mut doc, &mut Vec::new(), global_models, &mut refused);
+    *file = serde_json::from_value(doc).unwrap_or_default();
+    refused.sort();
+    refused
+}
+
+fn filter(
+    value: &mut Value,
+    path: &mut Vec<String>,
+    global_models: &BTreeSet<String>,
+    refused: &mut Vec<String>,
+) {
+    let Value::Object(map) = value else {
+        return;
+    };
+    let keys: Vec<String> = map.keys().cloned().collect();
+    for key in keys {
+        path.push(key.clone());
+        let remove = match map.get_mut(&key) {
+            None | Some(Value::Null) => false,
+            Some(child @ Value::Object(_)) => {
+                filter(child, path, global_models, refused);
+                // An emptied `[models.K]` would still declare model K.
+                path.len() == 2
+                    && path[0] == "models"
+                    && child.as_object().is_some_and(|m| {
+                        m.values()
+                            .all(|v| v.is_null() || *v == Value::Object(Default::default()))
+                    })
+            }
+            // Unset collections (`trusted_projects` is handled by the caller).
+            Some(Value::Array(a)) if a.is_empty() => false,
+            Some(leaf) => {
+                let new_model =
+                    path.len() > 2 && path[0] == "models" && !global_models.contains(&path[1]);
+                if new_model || !untrusted_may_set(path, leaf) {
+                    refused.push(path.join("."));
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if remove {
+            map.remove(&key);
+        }
+        path.pop();
+    }
+}
 
 /// What [`trust_project`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +258,7 @@ pub fn edit_trusted(
         if let Some(mut key) = doc.key_mut("trusted_projects") {
             let prefix = if has_root_values { "\n" } else { "" };
             key.leaf_decor_mut().set_prefix(format!(
-                "{prefix}# Projects whose eonyx.json may set base_url, api_key_env and tools.shell\n"
+                "{prefix}# Projects whose eonyx.json may set any key (provider, base_url, api_key_env, tool permissions)\n"
             ));
         }
     }
@@ -119,22 +284,17 @@ pub fn edit_trusted(
 }
 
 fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
-    use std::io::Write;
     let err = |source| ConfigError::Write {
         path: path.to_path_buf(),
         source,
     };
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    // Keep the permissions of the file being replaced.
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions()).map_err(err)?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    let how = crate::fs::AtomicWrite {
+        durable: true,
+        private: true,
+    };
+    crate::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]
@@ -143,6 +303,34 @@ mod tests {
 
     fn utf8(p: &std::path::Path) -> Utf8PathBuf {
         Utf8PathBuf::from_path_buf(p.to_path_buf()).unwrap()
+    }
+
+    #[test]
+    fn allow_list_matches_whole_keys_wildcards_and_off_only_values() {
+        let k = |s: &str| s.split('.').map(str::to_owned).collect::<Vec<_>>();
+        let yes = Value::Bool(true);
+        let no = Value::Bool(false);
+        assert!(untrusted_may_set(&k("compaction.keep_turns"), &yes));
+        assert!(untrusted_may_set(
+            &k("models.m.compaction.keep_turns"),
+            &yes
+        ));
+        assert!(untrusted_may_set(&k("profiles.p.compaction.prune"), &no));
+        assert!(untrusted_may_set(&k("models.m.context_window"), &yes));
+        assert!(!untrusted_may_set(&k("compaction.model"), &yes));
+        assert!(!untrusted_may_set(&k("models.m.provider"), &yes));
+        assert!(!untrusted_may_set(&k("models.m"), &yes));
+        assert!(!untrusted_may_set(&k("compaction"), &yes));
+        // A key nobody listed (e.g. one added later) is refused.
+        assert!(!untrusted_may_set(&k("tools.write"), &yes));
+        assert!(!untrusted_may_set(&k("memory.dir"), &yes));
+        // Off-only keys: `false` yes, anything else no.
+        assert!(untrusted_may_set(&k("memory.enabled"), &no));
+        assert!(!untrusted_may_set(&k("memory.enabled"), &yes));
+        assert!(!untrusted_may_set(
+            &k("tools.recall"),
+            &Value::from("allow")
+        ));
     }
 
     #[test]

@@ -1,0 +1,97 @@
+//! The agent's part of SPEC §12 that happens between steps: request shapes
+//! learned from refused parameters are remembered, Ollama is asked again
+//! once the first request has loaded the model, and a reply cut by the
+//! output cap is reported.
+
+use eonyx_core::ToolCall;
+
+use super::Agent;
+use crate::events::AgentEvent;
+use crate::limits as window;
+
+impl Agent {
+    /// Save request-shape changes the providers learned since the last save.
+    pub(super) fn remember_quirks(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let now = (self.provider.quirks(), self.summarizer.quirks());
+        let mut save = |model: &eonyx_core::ModelConfig, q| {
+            if let Err(e) = window::remember_quirks(self.store.data_dir(), model, q) {
+                sink(AgentEvent::Warning(format!(
+                    "could not remember the parameters {} refused: {e}",
+                    model.name
+                )));
+            }
+        };
+        if now.0 != self.saved_quirks.0 {
+            save(&self.config.model, now.0);
+        }
+        if now.1 != self.saved_quirks.1
+            && !std::ptr::addr_eq(
+                std::sync::Arc::as_ptr(&self.provider),
+                std::sync::Arc::as_ptr(&self.summarizer),
+            )
+        {
+            save(&self.summarizer_config, now.1);
+        }
+        self.saved_quirks = now;
+    }
+
+    /// Ask the server again (Ollama's `/api/ps` knows the window once the
+    /// model is loaded); a different answer replaces the window.
+    pub(super) async fn reprobe_window(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let Some((w, from)) = window::detect(self.provider.as_ref(), &self.config.model).await
+        else {
+            return;
+        };
+        let mut notices = Vec::new();
+        let mut cache = window::open_cache(self.store.data_dir(), &mut notices);
+        if !cache.record_detected(
+            &self.config.model.base_url,
+            &self.config.model.name,
+            w,
+            from,
+        ) {
+            return;
+        }
+        if let Err(e) = cache.save() {
+            notices.push(format!(
+                "could not remember the detected context window: {e}"
+            ));
+        }
+        for n in notices {
+            sink(AgentEvent::Warning(n));
+        }
+        let resolved = window::resolve_cached(&self.config.model, Some(&cache));
+        if Some(resolved.tokens) != self.limits.context_window {
+            sink(AgentEvent::Notice(format!(
+                "the server runs {} with a {}-token context window (from {from}); compacting against it from now on",
+                self.config.model.name, resolved.tokens
+            )));
+            self.limits = resolved.limits(&self.config.model);
+            self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
+        }
+    }
+
+    /// `max_output_tokens = N`, or the server's own cap when none is set.
+    pub(super) fn output_cap_text(&self) -> String {
+        match self.config.model.max_output_tokens {
+            Some(n) => format!("max_output_tokens = {n}"),
+            None => "the server's output limit".to_owned(),
+        }
+    }
+
+    /// What the user is told when a reply was cut by the output cap.
+    pub(super) fn cut_notice(&self, last_call: Option<&ToolCall>) -> String {
+        let what = match last_call {
+            Some(c) => format!(
+                "the {} tool call was cut before its arguments were complete and was not run",
+                c.name
+            ),
+            None => "the answer is incomplete".to_owned(),
+        };
+        format!(
+            "reply cut at {}; raise it in config (models.{}.max_output_tokens): {what}",
+            self.output_cap_text(),
+            self.config.model_key
+        )
+    }
+}

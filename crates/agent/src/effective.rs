@@ -1,0 +1,123 @@
+//! `eonyx sessions show --effective`: the request the agent would send next
+//! for a session, built read-only (no lock, nothing appended, no network)
+//! with the same [`crate::agent::next_request`] the turn loop uses.
+
+use camino::Utf8PathBuf;
+use eonyx_compact::ContextView;
+use eonyx_core::config::{Config, LoadOptions};
+use eonyx_core::paths::Env;
+use eonyx_core::{ChatRequest, Message, MessageRecord, SessionId};
+use eonyx_prompt::ContextLoader;
+use eonyx_store::Store;
+
+use crate::agent::{
+    RESUME_INTERRUPTED, SkillSections, next_request, system_prompt, tool_definitions,
+    unanswered_calls,
+};
+use crate::error::AgentError;
+
+/// The next request of a session and what it was built from.
+#[derive(Debug)]
+pub struct EffectiveRequest {
+    pub request: ChatRequest,
+    /// The exact JSON body the provider client would send.
+    pub body: serde_json::Value,
+    /// The configuration of the session's project that built it.
+    pub config: Config,
+    /// Config and context-file warnings, and a note when the session's
+    /// directory is gone.
+    pub warnings: Vec<String>,
+}
+
+/// Build the next request of session `id` as the agent would, resuming it
+/// with `--model`/`--profile` (`model`, `profile`) in the directory the
+/// session was started in (its header's `cwd`).
+pub fn effective_request(
+    env: &Env,
+    model: Option<String>,
+    profile: Option<String>,
+    id: &SessionId,
+) -> Result<EffectiveRequest, AgentError> {
+    let data_dir = eonyx_core::paths::data_dir(env)
+        .map_err(|e| AgentError::Config(eonyx_core::ConfigError::Path(e)))?;
+    let store = Store::open(&data_dir)?;
+    let effective = store.load_effective(id)?;
+    let cwd = Utf8PathBuf::from(&effective.header.cwd);
+    let mut warnings = Vec::new();
+    if !cwd.is_dir() {
+        warnings.push(format!(
+            "the session's directory {cwd} no longer exists; its context files and project config are missing from this request"
+        ));
+    }
+    let config = eonyx_core::config::load(&LoadOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        model,
+        profile,
+    })?;
+    warnings.extend(config.warnings.iter().cloned());
+    let project = eonyx_core::paths::find_project(&cwd);
+    let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
+    let loaded = loader.load();
+    warnings.extend(loaded.warnings.iter().cloned());
+    // Skills as the agent finds them when it opens, and those in use since
+    // the last compaction.
+    let skills = eonyx_prompt::skills::discover(
+        &project,
+        &config.config_dir,
+        eonyx_prompt::skills::home_dir(env).as_deref(),
+        &config.skills,
+    );
+    warnings.extend(skills.warnings.iter().cloned());
+    let in_use_names = effective
+        .compaction
+        .as_ref()
+        .map(|c| c.skills.clone())
+        .unwrap_or_default();
+    let in_use = eonyx_prompt::skills::skills_in_use(
+        &skills,
+        &in_use_names,
+        config.skills.max_reloaded_bytes,
+        &eonyx_prompt::FsReader,
+    );
+    warnings.extend(in_use.warnings.iter().cloned());
+
+    // As on resume: calls left without a result get the interrupted one.
+    let dangling = unanswered_calls(&effective.messages);
+    let mut view = ContextView::from_effective(
+        &config.compaction,
+        config.tools.output_cap_bytes,
+        effective.compaction.as_ref(),
+        effective.messages,
+    );
+    for (seq, call_id) in (effective.next_seq..).zip(dangling) {
+        view.push(MessageRecord {
+            seq,
+            ts: String::new(),
+            message: Message::tool_result(call_id, RESUME_INTERRUPTED),
+        });
+    }
+
+    let system = system_prompt(
+        &config,
+        &loaded,
+        &view,
+        SkillSections {
+            listing: &skills.section,
+            in_use: &in_use.section,
+        },
+        &eonyx_core::time::today_utc(),
+    );
+    let request = next_request(&config, system, &view, &tool_definitions(&config, &skills));
+    // Shaped by the parameters this model refused before, as the client sends it.
+    let quirks = eonyx_store::limits::LimitsCache::open(&data_dir)
+        .map(|c| c.quirks(&config.model.base_url, &config.model.name))
+        .unwrap_or_default();
+    let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
+    Ok(EffectiveRequest {
+        request,
+        body,
+        config,
+        warnings,
+    })
+}

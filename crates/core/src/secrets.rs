@@ -1,0 +1,71 @@
+//! Which environment variables hold provider API keys (SPEC §9): the
+//! `shell` tool's child never sees them, and the agent scrubs their values
+//! from every tool result before it is saved or sent.
+
+use crate::config::Config;
+
+/// The key variables of well-known LLM providers, removed from the `shell`
+/// tool's environment even when no configured model names them.
+pub const WELL_KNOWN_KEY_VARS: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "AZURE_OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "XAI_API_KEY",
+    "TOGETHER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "PERPLEXITY_API_KEY",
+    "COHERE_API_KEY",
+    "CEREBRAS_API_KEY",
+];
+
+/// Every variable that may hold a provider key for this invocation: the
+/// well-known ones and each configured model's `api_key_env` (all models,
+/// not only the active one: the summarizer may use another). Sorted,
+/// without duplicates.
+pub fn key_env_vars(config: &Config) -> Vec<String> {
+    let mut vars: Vec<String> = WELL_KNOWN_KEY_VARS
+        .iter()
+        .map(|v| (*v).to_owned())
+        .collect();
+    vars.extend(
+        config
+            .models
+            .values()
+            .chain(std::iter::once(&config.model))
+            .filter_map(|m| m.api_key_env.clone()),
+    );
+    vars.sort();
+    vars.dedup();
+    vars
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ModelConfig, ProviderKind};
+    use camino::Utf8Path;
+
+    #[test]
+    fn configured_key_vars_join_the_well_known_ones() {
+        let mut c = Config::defaults(Utf8Path::new("/p"), Utf8Path::new("/c"));
+        let mut m = ModelConfig::with_defaults("corp", ProviderKind::Openai);
+        m.api_key_env = Some("CORP_LLM_TOKEN".into());
+        c.models.insert("corp".into(), m);
+        let vars = key_env_vars(&c);
+        assert!(vars.contains(&"CORP_LLM_TOKEN".to_owned()), "{vars:?}");
+        assert!(vars.contains(&"OPENAI_API_KEY".to_owned()));
+        assert!(vars.contains(&"ANTHROPIC_API_KEY".to_owned()));
+        assert_eq!(
+            vars.iter().filter(|v| *v == "OPENAI_API_KEY").count(),
+            1,
+            "no duplicates: {vars:?}"
+        );
+    }
+}

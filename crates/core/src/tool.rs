@@ -1,0 +1,174 @@
+//! The built-in tools' names and the parts of their results other crates
+//! read (SPEC §9). The agent's tools write these; the compaction facts read
+//! them; neither knows the other's strings.
+
+use std::fmt;
+
+/// A built-in tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolName {
+    ReadFile,
+    ListDir,
+    Grep,
+    Shell,
+    WriteFile,
+    EditFile,
+    Recall,
+    /// Offered only when the session has skills (SPEC §14).
+    Skill,
+}
+
+impl ToolName {
+    /// Every built-in tool, in the order the model is offered them.
+    pub const ALL: [ToolName; 8] = [
+        ToolName::ReadFile,
+        ToolName::ListDir,
+        ToolName::Grep,
+        ToolName::Shell,
+        ToolName::WriteFile,
+        ToolName::EditFile,
+        ToolName::Recall,
+        ToolName::Skill,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::ReadFile => "read_file",
+            ToolName::ListDir => "list_dir",
+            ToolName::Grep => "grep",
+            ToolName::Shell => "shell",
+            ToolName::WriteFile => "write_file",
+            ToolName::EditFile => "edit_file",
+            ToolName::Recall => "recall",
+            ToolName::Skill => "skill",
+        }
+    }
+
+    /// The tool a call names, if it is a built-in one.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// Tools whose results are instructions the model is following (a
+    /// skill's body): sent whole, never cut by the tool-output cap nor
+    /// collapsed to make room; the tool bounds its own output.
+    pub fn kept_whole(self) -> bool {
+        matches!(self, ToolName::Skill)
+    }
+
+    /// Tools that change the file named by their `path` argument.
+    pub fn writes_files(self) -> bool {
+        matches!(self, ToolName::WriteFile | ToolName::EditFile)
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// First word of the result of a denied tool call.
+pub const DENIED: &str = "denied";
+/// First word of the result of a cancelled tool call.
+pub const INTERRUPTED: &str = "interrupted";
+
+/// How a `shell` call ended: the first line of its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellOutcome {
+    /// `exit status: N` (128 + signal when killed by one).
+    Exited(i32),
+    /// `timed out after 2s` (the duration as written).
+    TimedOut(String),
+    /// `interrupted`: the user cancelled it.
+    Interrupted,
+    /// `denied…`: never ran.
+    Denied,
+}
+
+impl ShellOutcome {
+    /// The outcome a `shell` result states on its first line, if any.
+    pub fn from_result(text: &str) -> Option<Self> {
+        let line = text.lines().next().unwrap_or("").trim();
+        if let Some(n) = line.strip_prefix("exit status: ") {
+            return n.trim().parse().ok().map(ShellOutcome::Exited);
+        }
+        if let Some(d) = line.strip_prefix("timed out after ") {
+            return Some(ShellOutcome::TimedOut(d.trim().to_owned()));
+        }
+        if line.starts_with(INTERRUPTED) {
+            return Some(ShellOutcome::Interrupted);
+        }
+        line.starts_with(DENIED).then_some(ShellOutcome::Denied)
+    }
+}
+
+impl fmt::Display for ShellOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ShellOutcome::Exited(n) => write!(f, "exit status: {n}"),
+            ShellOutcome::TimedOut(d) => write!(f, "timed out after {d}"),
+            ShellOutcome::Interrupted => f.write_str(INTERRUPTED),
+            ShellOutcome::Denied => f.write_str(DENIED),
+        }
+    }
+}
+
+/// The first line of a successful `write_file` / `edit_file` result:
+/// `changed PATH (+A -R lines)`. Only results that start with it count as
+/// "files changed" in the compaction facts.
+pub fn file_changed_line(path: &str, added: usize, removed: usize) -> String {
+    format!("{FILE_CHANGED} {path} (+{added} -{removed} lines)")
+}
+
+/// First word of a successful write's result (see [`file_changed_line`]).
+pub const FILE_CHANGED: &str = "changed";
+
+/// Whether a write tool's result says the file was changed.
+pub fn is_file_changed(result: &str) -> bool {
+    result
+        .strip_prefix(FILE_CHANGED)
+        .is_some_and(|rest| rest.starts_with(' '))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for t in ToolName::ALL {
+            assert_eq!(ToolName::parse(t.as_str()), Some(t));
+        }
+        assert_eq!(ToolName::parse("apply_patch"), None);
+        assert!(ToolName::EditFile.writes_files() && !ToolName::ReadFile.writes_files());
+    }
+
+    #[test]
+    fn shell_outcomes_round_trip_through_their_first_line() {
+        for o in [
+            ShellOutcome::Exited(0),
+            ShellOutcome::Exited(-1),
+            ShellOutcome::TimedOut("2.5s".into()),
+            ShellOutcome::Interrupted,
+            ShellOutcome::Denied,
+        ] {
+            let text = format!("{o}\nsome output\n");
+            assert_eq!(ShellOutcome::from_result(&text), Some(o));
+        }
+        assert_eq!(
+            ShellOutcome::from_result("denied: shell commands need approval"),
+            Some(ShellOutcome::Denied)
+        );
+        assert_eq!(ShellOutcome::from_result("hello"), None);
+    }
+
+    #[test]
+    fn changed_lines_are_recognised() {
+        let l = file_changed_line("src/a b.rs", 2, 1);
+        assert_eq!(l, "changed src/a b.rs (+2 -1 lines)");
+        assert!(is_file_changed(&l));
+        assert!(!is_file_changed("changedx"));
+        assert!(!is_file_changed("edit_file: no match"));
+    }
+}

@@ -1,0 +1,265 @@
+//! Recall: the messages of one or more session files that match a query,
+//! exactly as stored (SPEC §13).
+//!
+//! A query is plain words, all of which must occur (case-insensitive), and
+//! `"quoted phrases"`, which must occur as written (also case-insensitive).
+//! The file is scanned as raw bytes for the query's longest term first, the
+//! same way session search runs, and only lines with a hit are parsed; so
+//! recall costs about what `eonyx sessions --search` costs on the same file
+//! and never holds more than `limit` messages in memory.
+//!
+//! Invariant: recall never writes; it reads complete lines only (a torn tail
+//! is ignored) and never fails on a damaged line.
+
+use std::collections::VecDeque;
+use std::fs::File;
+
+use camino::Utf8Path;
+use eonyx_core::record::{ParsedLine, Record};
+use eonyx_core::{MessageRecord, SessionId};
+use regex::bytes::Regex;
+
+use crate::lines::ForwardChunks;
+use crate::{Store, StoreError};
+
+/// A parsed recall query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecallQuery {
+    /// Lowercased words and phrases; every one must match.
+    terms: Vec<String>,
+}
+
+impl RecallQuery {
+    /// Splits `text` into words and `"quoted phrases"`. An unterminated
+    /// quote runs to the end of the text. Returns `None` when nothing is
+    /// left to search for.
+    pub fn parse(text: &str) -> Option<RecallQuery> {
+        let mut terms = Vec::new();
+        let mut rest = text;
+        while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
+            rest = &rest[start..];
+            if let Some(after) = rest.strip_prefix('"') {
+                let end = after.find('"').unwrap_or(after.len());
+                let phrase = after[..end].trim();
+                if !phrase.is_empty() {
+                    terms.push(phrase.to_lowercase());
+                }
+                rest = after.get(end + 1..).unwrap_or("");
+            } else {
+                let end = rest
+                    .find(|c: char| c.is_whitespace() || c == '"')
+                    .unwrap_or(rest.len());
+                terms.push(rest[..end].to_lowercase());
+                rest = &rest[end..];
+            }
+        }
+        terms.dedup();
+        (!terms.is_empty()).then_some(RecallQuery { terms })
+    }
+
+    /// The words and phrases, lowercased.
+    pub fn terms(&self) -> &[String] {
+        &self.terms
+    }
+
+    /// Whether every term occurs in `text` (case-insensitive).
+    pub fn matches(&self, text: &str) -> bool {
+        let lower = text.to_lowercase();
+        self.terms.iter().all(|t| lower.contains(t.as_str()))
+    }
+
+    /// The searchable text of a message: its text, and for an assistant
+    /// message the names and arguments of its tool calls.
+    pub fn haystack(record: &MessageRecord) -> String {
+        let mut text = record.message.content.text();
+        for call in &record.message.tool_calls {
+            text.push('\n');
+            text.push_str(&call.name);
+            text.push(' ');
+            text.push_str(&call.arguments_json());
+        }
+        text
+    }
+
+    /// A byte regex for the longest term, when scanning raw JSON lines for
+    /// it is exact enough to pre-filter (the term looks the same inside a
+    /// JSON string).
+    fn prefilter(&self) -> Option<Regex> {
+        let longest = self.terms.iter().max_by_key(|t| t.len())?;
+        if longest
+            .chars()
+            .any(|c| c == '"' || c == '\\' || c.is_control() || !c.is_ascii())
+        {
+            // Non-ASCII text may be escaped by other writers; parse instead.
+            return None;
+        }
+        regex::bytes::RegexBuilder::new(&format!("(?i){}", regex::escape(longest)))
+            .size_limit(64 * 1024 * 1024)
+            .build()
+            .ok()
+    }
+}
+
+/// One matching message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallHit {
+    pub session: SessionId,
+    pub record: MessageRecord,
+}
+
+/// What [`Store::recall`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecallResult {
+    /// At most `limit` hits, newest first (by session, then by `seq`).
+    pub hits: Vec<RecallHit>,
+    /// Every match, including those past `limit`.
+    pub total: u64,
+}
+
+/// Where and how much to search.
+#[derive(Debug, Clone)]
+pub struct RecallOptions<'a> {
+    /// Sessions to search, in the order their hits should come (newest
+    /// first).
+    pub sessions: &'a [SessionId],
+    /// Messages of this session from this `seq` on are left out (the model
+    /// has them in its current request).
+    pub exclude_from: Option<(&'a SessionId, u64)>,
+    pub limit: usize,
+}
+
+impl Store {
+    /// Messages matching `query` in `opts.sessions`, newest first, at most
+    /// `opts.limit`, with the count of all matches. A session that is gone
+    /// or unreadable is skipped.
+    pub fn recall(
+        &self,
+        query: &RecallQuery,
+        opts: &RecallOptions<'_>,
+    ) -> Result<RecallResult, StoreError> {
+        let mut out = RecallResult::default();
+        let prefilter = query.prefilter();
+        for id in opts.sessions {
+            let skip_from = match opts.exclude_from {
+                Some((cur, seq)) if cur == id => seq,
+                _ => u64::MAX,
+            };
+            let path = self.session_path(id);
+            let room = opts.limit.saturating_sub(out.hits.len());
+            let (found, count) = match scan_file(&path, query, prefilter.as_ref(), skip_from, room)
+            {
+                Ok(r) => r,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(StoreError::io("read", path)(e)),
+            };
+            out.total += count;
+            out.hits
+                .extend(found.into_iter().rev().map(|record| RecallHit {
+                    session: id.clone(),
+                    record,
+                }));
+        }
+        Ok(out)
+    }
+}
+
+/// The last `keep` matching messages of a file (file order) and the number
+/// of all matches.
+fn scan_file(
+    path: &Utf8Path,
+    query: &RecallQuery,
+    prefilter: Option<&Regex>,
+    skip_from: u64,
+    keep: usize,
+) -> std::io::Result<(VecDeque<MessageRecord>, u64)> {
+    let file = File::open(path)?;
+    let mut kept: VecDeque<MessageRecord> = VecDeque::new();
+    let mut count = 0u64;
+    let mut consider = |line: &[u8]| {
+        if let Some(rec) = matching_message(line, query, skip_from) {
+            count += 1;
+            if keep > 0 {
+                if kept.len() == keep {
+                    kept.pop_front();
+                }
+                kept.push_back(rec);
+            }
+        }
+    };
+    let mut chunks = ForwardChunks::new(file, 0);
+    while let Some((_, chunk)) = chunks.next_chunk()? {
+        match prefilter {
+            Some(re) => {
+                let mut pos = 0;
+                while let Some(m) = re.find_at(chunk, pos) {
+                    let ls = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
+                    let le = memchr::memchr(b'\n', &chunk[m.end()..])
+                        .map_or(chunk.len(), |i| m.end() + i);
+                    consider(&chunk[ls..le]);
+                    pos = le + 1;
+                    if pos >= chunk.len() {
+                        break;
+                    }
+                }
+            }
+            None => {
+                for line in chunk.split(|b| *b == b'\n') {
+                    if !line.is_empty() {
+                        consider(line);
+                    }
+                }
+            }
+        }
+    }
+    Ok((kept, count))
+}
+
+fn matching_message(line: &[u8], query: &RecallQuery, skip_from: u64) -> Option<MessageRecord> {
+    match Record::parse_line(line) {
+        Ok(ParsedLine::Record(r)) => match *r {
+            Record::Message(m)
+                if m.seq < skip_from && query.matches(&RecallQuery::haystack(&m)) =>
+            {
+                Some(m)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_and_phrases_are_parsed() {
+        let q = RecallQuery::parse(r#"  Deploy "Blue Green"  prod "unterminated tail"#).unwrap();
+        assert_eq!(
+            q.terms(),
+            ["deploy", "blue green", "prod", "unterminated tail"]
+        );
+        assert!(RecallQuery::parse("   ").is_none());
+        assert!(RecallQuery::parse(r#""""#).is_none());
+    }
+
+    #[test]
+    fn every_term_must_match_case_insensitively() {
+        let q = RecallQuery::parse(r#"port "Blue green""#).unwrap();
+        assert!(q.matches("the PORT is 8443 on blue GREEN"));
+        assert!(!q.matches("the port is 8443 on blue/green"));
+        assert!(!q.matches("blue green only"));
+    }
+
+    #[test]
+    fn prefilter_is_skipped_for_text_json_may_escape() {
+        assert!(RecallQuery::parse("plain").unwrap().prefilter().is_some());
+        assert!(RecallQuery::parse("naïve").unwrap().prefilter().is_none());
+        assert!(
+            RecallQuery::parse(r"back\slash")
+                .unwrap()
+                .prefilter()
+                .is_none()
+        );
+    }
+}
