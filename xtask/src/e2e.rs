@@ -112,7 +112,7 @@ pub fn run(args: &[String]) -> Result<()> {
         None => bail!("the server on port {} does not answer /props", opts.port),
     }
 
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 8] = [
         ("openai: streamed reply with usage", openai_stream),
         ("anthropic: streamed reply with usage", anthropic_stream),
         ("openai: over-window -> context overflow", |r| {
@@ -126,6 +126,12 @@ pub fn run(args: &[String]) -> Result<()> {
         }),
         ("anthropic: shared prefix -> cached tokens", |r| {
             cache(r, true)
+        }),
+        ("openai: summarizer reuses the conversation", |r| {
+            summarizer_reuse(r, false)
+        }),
+        ("anthropic: summarizer reuses the conversation", |r| {
+            summarizer_reuse(r, true)
         }),
     ];
     let mut failed = 0;
@@ -388,6 +394,91 @@ fn cache(root: &str, anthropic: bool) -> Result<String> {
         cached_of(&a).unwrap_or(0),
         b["usage"]
     ))
+}
+
+/// The shared-prefix summarizer request on the wire: a conversation with
+/// tools, then the same request plus one instruction with tool use off
+/// (`tool_choice: "none"` for Chat Completions; Anthropic keeps its tools
+/// and moves the breakpoint). Needs ≥ 90% of its prompt from the cache.
+fn summarizer_reuse(root: &str, anthropic: bool) -> Result<String> {
+    let system = format!(
+        "You are eonyx, a coding agent ({}). {}",
+        if anthropic { "anthropic" } else { "openai" },
+        "Read files before you change them. ".repeat(40)
+    );
+    let tool = json!({"name": "read_file", "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}});
+    let mut convo = Vec::new();
+    for i in 0..6 {
+        convo.push(user(&format!(
+            "Turn {i}: remember that code word {i} is {}.",
+            i * 7
+        )));
+        convo.push(
+            json!({"role": "assistant", "content": format!("Noted: code word {i} is {}.", i * 7)}),
+        );
+    }
+    convo.push(user("Now list the code words."));
+    let instruction = user(
+        "[eonyx compaction] Pause the task and reply with text only: do not call any tool. \
+         Write the handoff summary of everything before this message.",
+    );
+    let send = |messages: &[Value], summarize: bool| -> Result<Value> {
+        let (url, body) = if anthropic {
+            let mut msgs = messages.to_vec();
+            // The breakpoint on the conversation's last message.
+            let at = if summarize {
+                msgs.len() - 2
+            } else {
+                msgs.len() - 1
+            };
+            let text = msgs[at]["content"].as_str().unwrap_or_default().to_owned();
+            msgs[at]["content"] =
+                json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
+            (
+                format!("{root}/v1/messages"),
+                json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0,
+                    "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                    "tools": [{"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}],
+                    "messages": msgs}),
+            )
+        } else {
+            let mut all = vec![json!({"role": "system", "content": system})];
+            all.extend_from_slice(messages);
+            let mut body = json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0,
+                "messages": all, "tools": [{"type": "function", "function": tool}]});
+            if summarize {
+                body["tool_choice"] = json!("none");
+            }
+            (format!("{root}/v1/chat/completions"), body)
+        };
+        let r = post(&url, &body)?;
+        expect_ok(&r)?;
+        r.json().context("the response is not JSON")
+    };
+    send(&convo, false)?;
+    let mut with_instruction = convo.clone();
+    with_instruction.push(instruction);
+    let b = send(&with_instruction, true)?;
+    let cached = b
+        .pointer("/timings/cache_n")
+        .or_else(|| b.pointer("/usage/cache_read_input_tokens"))
+        .and_then(Value::as_u64);
+    let prompt = b
+        .pointer("/timings/prompt_n")
+        .or_else(|| b.pointer("/usage/input_tokens"))
+        .and_then(Value::as_u64);
+    let (Some(c), Some(p)) = (cached, prompt) else {
+        bail!("no timings in {b}");
+    };
+    let reuse = pct(c, c + p);
+    if reuse < 90.0 {
+        bail!(
+            "only {reuse:.0}% of the summarizer prompt came from the cache ({c} of {})",
+            c + p
+        );
+    }
+    Ok(format!("{reuse:.0}% reused ({c} cached, {p} prefilled)"))
 }
 
 // ---------------------------------------------------------------- binary stage

@@ -181,6 +181,19 @@ async fn summarize_shared(
     let sent = cancel
         .run_until_cancelled(provider.send(&req, &mut ignore))
         .await;
+    let sent = match sent {
+        // A summary cut at the output cap is asked for once more, shorter
+        // (the same request with a note appended: the cache still holds it).
+        Some(Ok(r)) => match cut::retry_if_cut(provider, &req, r, cancel).await {
+            Err(CompactError::Cancelled) => return Err(CompactError::Cancelled),
+            Err(CompactError::Summarizer(e)) => Some(Err(e)),
+            Err(e) => Some(Err(ProviderError::BadResponse {
+                message: e.to_string(),
+            })),
+            Ok(r) => Some(Ok(r)),
+        },
+        other => other,
+    };
     let why = match sent {
         None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
         Some(Err(e)) => format!("the shared-prefix request failed ({e})"),
@@ -234,7 +247,7 @@ async fn summarize_transcript(
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
     };
-    let resp = cut::retry_if_cut(provider, &req, resp, &cancel).await?;
+    let resp = cut::retry_if_cut(provider, &req, resp, cancel).await?;
     let text = strip_facts(resp.message.content.text().trim()).to_owned();
     if text.trim().is_empty() {
         return Err(CompactError::EmptySummary);
