@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX;
+use eonyx_core::provider::{SUMMARIZER_INSTRUCTION_PREFIX, SUMMARIZER_SYSTEM_PREFIX};
 use serde_json::Value;
 
 /// One request as received, in arrival order.
@@ -165,13 +165,28 @@ impl RecordedRequest {
     }
 
     /// Whether this looks like a compaction request: the system prompt
-    /// starts with eonyx's summarizer marker.
+    /// starts with eonyx's summarizer marker (the transcript summarizer),
+    /// or the last message is a user message starting with the
+    /// instruction marker (the shared-prefix summarizer).
     pub fn is_summarizer(&self) -> bool {
         self.is_chat()
-            && self
+            && (self
                 .system_text()
                 .trim_start()
                 .starts_with(SUMMARIZER_SYSTEM_PREFIX)
+                || self.is_shared_prefix_summarizer())
+    }
+
+    /// Whether this is a shared-prefix compaction request: the
+    /// conversation's own request plus one user message that starts with
+    /// eonyx's instruction marker.
+    pub fn is_shared_prefix_summarizer(&self) -> bool {
+        self.is_chat()
+            && self.messages().last().is_some_and(|m| {
+                m.get("role").and_then(Value::as_str) == Some("user")
+                    && user_text(m.get("content").unwrap_or(&Value::Null))
+                        .starts_with(SUMMARIZER_INSTRUCTION_PREFIX)
+            })
     }
 }
 

@@ -22,11 +22,11 @@ use eonyx_tests::RecordedRequest;
 use eonyx_tests::http::parse_response;
 use serde_json::Value;
 
-use crate::local_model::{self, LocalServer};
+use crate::local_model::{self, LocalServer, MODEL_NAME};
 use crate::util;
 
 mod http;
-use http::{anthropic_stream, cache, openai_stream, overflow, overflow_figures};
+use http::{anthropic_stream, cache, openai_stream, overflow, overflow_figures, summarizer_reuse};
 // The tests below name these as `super::*`.
 #[cfg(test)]
 use eonyx_tests::http::{HttpResponse, post_json};
@@ -36,6 +36,12 @@ use http::user;
 use serde_json::json;
 
 const E2E_CTX: u32 = 2048;
+/// The context size of this run (`--ctx`, default [`E2E_CTX`]).
+static CTX: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(E2E_CTX);
+
+pub(crate) fn ctx() -> u32 {
+    CTX.load(std::sync::atomic::Ordering::Relaxed)
+}
 const DEFAULT_E2E_PORT: u16 = 8089;
 
 /// One HTTP check: given the server root URL, a one-line result.
@@ -45,6 +51,10 @@ struct Options {
     port: u16,
     turns: usize,
     http_only: bool,
+    ctx: u32,
+    /// Force the transcript summarizer (a `compaction.model` alias of the
+    /// same server), to measure the old cost in the same conditions.
+    transcript: bool,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
 }
@@ -54,6 +64,8 @@ fn parse(args: &[String]) -> Result<Options> {
         port: DEFAULT_E2E_PORT,
         turns: 30,
         http_only: false,
+        ctx: E2E_CTX,
+        transcript: false,
         eonyx: None,
     };
     let mut it = args.iter();
@@ -62,11 +74,14 @@ fn parse(args: &[String]) -> Result<Options> {
             "--port" => o.port = local_model::value(&mut it, "--port")?,
             "--turns" => o.turns = local_model::value(&mut it, "--turns")?,
             "--http-only" => o.http_only = true,
+            "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
+            "--transcript-summaries" => o.transcript = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--http-only] [--eonyx PATH]\n\
-                     Starts llama-server (ctx {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH]\n\
+                     --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
+                     Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
                 );
                 std::process::exit(0);
@@ -88,8 +103,9 @@ impl Drop for ServerGuard {
 
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
+    CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
     let server = local_model::start(&local_model::Options {
-        ctx: E2E_CTX,
+        ctx: opts.ctx,
         port: opts.port,
         detach: false,
         write_config: false,
@@ -97,15 +113,16 @@ pub fn run(args: &[String]) -> Result<()> {
     let server = ServerGuard(server);
     let root = server.0.root_url();
     match local_model::served_ctx(opts.port) {
-        Some(n) if n == u64::from(E2E_CTX) => {}
+        Some(n) if n == u64::from(ctx()) => {}
         Some(n) => bail!(
-            "the llama-server already on port {} has n_ctx {n}, not {E2E_CTX}; stop it or pass --port",
-            opts.port
+            "the llama-server already on port {} has n_ctx {n}, not {}; stop it or pass --port",
+            opts.port,
+            ctx()
         ),
         None => bail!("the server on port {} does not answer /props", opts.port),
     }
 
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 8] = [
         ("openai: streamed reply with usage", openai_stream),
         ("anthropic: streamed reply with usage", anthropic_stream),
         ("openai: over-window -> context overflow", |r| {
@@ -120,9 +137,18 @@ pub fn run(args: &[String]) -> Result<()> {
         ("anthropic: shared prefix -> cached tokens", |r| {
             cache(r, true)
         }),
+        ("openai: summarizer reuses the conversation", |r| {
+            summarizer_reuse(r, false)
+        }),
+        ("anthropic: summarizer reuses the conversation", |r| {
+            summarizer_reuse(r, true)
+        }),
     ];
     let mut failed = 0;
-    println!("== HTTP checks against llama-server {root} (n_ctx {E2E_CTX})");
+    println!(
+        "== HTTP checks against llama-server {root} (n_ctx {})",
+        ctx()
+    );
     for (name, check) in checks {
         match check(&root) {
             Ok(detail) => println!("PASS  {name:<44} {detail}"),
@@ -135,7 +161,12 @@ pub fn run(args: &[String]) -> Result<()> {
 
     if opts.http_only {
         println!("== binary stage skipped (--http-only)");
-    } else if let Err(e) = binary_stage(opts.port, opts.turns, opts.eonyx.as_deref()) {
+    } else if let Err(e) = binary_stage(
+        opts.port,
+        opts.turns,
+        opts.transcript,
+        opts.eonyx.as_deref(),
+    ) {
         failed += 1;
         println!("FAIL  binary stage: {e:#}");
     }
@@ -155,9 +186,14 @@ struct Entry {
     path: String,
     status: u16,
     summarizer: bool,
+    /// A shared-prefix summarizer request (the conversation plus one
+    /// instruction), as opposed to a transcript one.
+    shared: bool,
     messages: usize,
     prompt_n: Option<u64>,
     cache_n: Option<u64>,
+    /// llama.cpp `timings.prompt_ms`: the prefill time.
+    prompt_ms: Option<f64>,
     overflow: bool,
 }
 
@@ -293,9 +329,14 @@ fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Result<()> {
         path,
         status,
         summarizer: recorded.is_summarizer(),
+        shared: recorded.is_shared_prefix_summarizer(),
         messages: recorded.messages().len(),
         prompt_n: get("prompt_n"),
         cache_n: get("cache_n"),
+        prompt_ms: timings
+            .as_ref()
+            .and_then(|t| t.get("prompt_ms"))
+            .and_then(Value::as_f64),
         overflow,
     });
     // Close only after logging, so a client that saw the end sees the entry.
@@ -327,7 +368,12 @@ fn turn_lines(turns: usize) -> String {
         .collect()
 }
 
-fn binary_stage(server_port: u16, turns: usize, eonyx: Option<&std::path::Path>) -> Result<()> {
+fn binary_stage(
+    server_port: u16,
+    turns: usize,
+    transcript: bool,
+    eonyx: Option<&std::path::Path>,
+) -> Result<()> {
     println!("== binary stage: {turns} batch turns, no context_window in config");
     let bin = match eonyx {
         Some(path) => path.to_path_buf(),
@@ -343,7 +389,15 @@ fn binary_stage(server_port: u16, turns: usize, eonyx: Option<&std::path::Path>)
     }
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
-    let config = local_model::config_snippet(proxy_port);
+    let mut config = local_model::config_snippet(proxy_port);
+    if transcript {
+        // Another model key for the same server: eonyx then cannot share
+        // the conversation's prompt and uses the transcript summarizer.
+        config.push_str(&format!(
+            "\n\n[compaction]\nmodel = \"summarizer\"\n\n[models.summarizer]\nprovider = \"openai\"\n\
+             base_url = \"http://127.0.0.1:{proxy_port}/v1\"\nname = \"{MODEL_NAME}\"\nmax_output_tokens = 128"
+        ));
+    }
     std::fs::create_dir_all(&env.config_dir)?;
     std::fs::write(env.config_dir.join("config.toml"), format!("{config}\n"))
         .context("writing the e2e config")?;
@@ -402,6 +456,10 @@ fn binary_stage(server_port: u16, turns: usize, eonyx: Option<&std::path::Path>)
             _ => " (an overflow came before any compaction)".into(),
         }
     );
+    let report = compaction_report(&entries, u64::from(ctx()));
+    for line in &report.lines {
+        println!("{line}");
+    }
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     let ok = status.is_some_and(|s| s.success());
     if !ok {
@@ -420,7 +478,170 @@ fn binary_stage(server_port: u16, turns: usize, eonyx: Option<&std::path::Path>)
     {
         bail!("fewer chat requests than turns reached the server");
     }
+    if report.failed > 0 {
+        bail!("{} compaction check(s) failed", report.failed);
+    }
     Ok(())
+}
+
+/// What [`compaction_report`] found: lines to print, failed checks.
+struct Report {
+    lines: Vec<String>,
+    failed: usize,
+}
+
+/// The trigger eonyx computes for this window with default compaction
+/// settings and the e2e config's `max_output_tokens` (SPEC §6:
+/// `min(threshold% × window, window − headroom)`, headroom = buffer capped
+/// at a quarter of the window, never below the output cap).
+fn default_trigger(window: u64) -> u64 {
+    let cfg = eonyx_core::CompactionConfig::default();
+    let out = 128u64.min(window / 2);
+    let headroom = cfg.buffer_tokens.min(window / 4).max(out);
+    let by_pct = (window as f64 * cfg.threshold_percent / 100.0).round() as u64;
+    by_pct.min(window.saturating_sub(headroom))
+}
+
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Per compaction: the summarizer's cache reuse
+/// (`cache_n / (cache_n + prompt_n)`) and the prefill it adds over a steady
+/// turn (the summarizer's own prefill plus what the first request after it
+/// prefills beyond a steady turn, in steady turns: tokens and, when the
+/// server reports it, time). Then the standing guarantees: peak request
+/// within 3 points of the trigger, ≥ 95% reuse between compactions, no
+/// unrecovered 400.
+fn compaction_report(entries: &[Entry], window: u64) -> Report {
+    let mut lines = Vec::new();
+    let mut checks: Vec<(bool, String)> = Vec::new();
+    let mut check = |ok: bool, what: String| checks.push((ok, what));
+    let chat: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.method == "POST" && e.status == 200)
+        .collect();
+    // Steady turns: turn requests after the first, not right after a
+    // compaction (or an overflow), with timings.
+    let mut steady_tokens = Vec::new();
+    let mut steady_ms = Vec::new();
+    let (mut between_cached, mut between_total) = (0u64, 0u64);
+    for (i, e) in chat.iter().enumerate() {
+        if e.summarizer || i == 0 || chat[i - 1].summarizer {
+            continue;
+        }
+        let (Some(p), Some(c)) = (e.prompt_n, e.cache_n) else {
+            continue;
+        };
+        between_cached += c;
+        between_total += c + p;
+        steady_tokens.push(p as f64);
+        if let Some(ms) = e.prompt_ms {
+            steady_ms.push(ms);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let steady_t = median(&mut steady_tokens).max(1.0);
+    let steady_ms = median(&mut steady_ms);
+    lines.push(format!(
+        "steady turn: {steady_t:.0} prompt tokens prefilled (median){}",
+        if steady_ms > 0.0 {
+            format!(", {:.0} ms", steady_ms)
+        } else {
+            String::new()
+        }
+    ));
+    let mut n = 0;
+    let mut worst_reuse: f64 = 100.0;
+    let mut worst_turns: f64 = 0.0;
+    for (i, e) in chat.iter().enumerate() {
+        if !e.summarizer {
+            continue;
+        }
+        n += 1;
+        let (p, c) = (e.prompt_n.unwrap_or(0), e.cache_n.unwrap_or(0));
+        let reuse = pct(c, c + p);
+        let after = chat[i + 1..].iter().find(|a| !a.summarizer);
+        let after_p = after.and_then(|a| a.prompt_n).unwrap_or(0);
+        let extra_tokens = p as f64 + (after_p as f64 - steady_t).max(0.0);
+        let turns = extra_tokens / steady_t;
+        let ms = match (e.prompt_ms, after.and_then(|a| a.prompt_ms)) {
+            (Some(s), Some(a)) if steady_ms > 0.0 => {
+                let extra = s + (a - steady_ms).max(0.0);
+                format!(
+                    ", {extra:.0} ms = {:.1} steady turns by time",
+                    extra / steady_ms
+                )
+            }
+            _ => String::new(),
+        };
+        worst_reuse = worst_reuse.min(reuse);
+        worst_turns = worst_turns.max(turns);
+        lines.push(format!(
+            "compaction {n} ({}): summarizer reuse {reuse:.0}% ({c} cached of {}); adds {extra_tokens:.0} prefill tokens              (summarizer {p}, first request after it {after_p}) = {turns:.1} steady turns{ms}",
+            if e.shared { "shared-prefix" } else { "transcript" },
+            c + p
+        ));
+    }
+    let shared = chat.iter().filter(|e| e.shared).count();
+    if n > 0 {
+        lines.push(format!(
+            "{shared} of {n} compactions used the shared-prefix summarizer"
+        ));
+        check(
+            worst_reuse >= 90.0,
+            format!("summarizer cache reuse >= 90% (worst {worst_reuse:.0}%)"),
+        );
+        check(
+            worst_turns <= 6.0,
+            format!("extra prefill per compaction <= 6 steady turns (worst {worst_turns:.1})"),
+        );
+    }
+    let trigger = default_trigger(window);
+    let peak = chat
+        .iter()
+        .filter(|e| !e.summarizer)
+        .filter_map(|e| Some(e.prompt_n? + e.cache_n?))
+        .max()
+        .unwrap_or(0);
+    check(
+        pct(peak, window) <= pct(trigger, window) + 3.0,
+        format!(
+            "peak turn request {peak} tokens = {:.1}% of {window}, trigger {:.1}% (within 3 points)",
+            pct(peak, window),
+            pct(trigger, window)
+        ),
+    );
+    check(
+        pct(between_cached, between_total) >= 95.0,
+        format!(
+            "reuse between compactions >= 95% ({:.1}%: {between_cached} of {between_total})",
+            pct(between_cached, between_total)
+        ),
+    );
+    let posts: Vec<&Entry> = entries.iter().filter(|e| e.method == "POST").collect();
+    let unrecovered = posts
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.status == 400 && !posts[i + 1..].iter().any(|l| l.status == 200))
+        .count();
+    let bad = posts.iter().filter(|e| e.status == 400).count();
+    check(
+        unrecovered == 0,
+        format!("no unrecovered 400 ({bad} answered 400, {unrecovered} unrecovered)"),
+    );
+    let failed = checks.iter().filter(|(ok, _)| !ok).count();
+    for (ok, what) in checks {
+        lines.push(format!("{}  {what}", if ok { "PASS" } else { "FAIL" }));
+    }
+    Report { lines, failed }
 }
 
 fn print_table(entries: &[Entry]) {

@@ -538,6 +538,7 @@ impl Agent {
             &self.tool_defs,
         );
         req.cancel = cancel.clone();
+        req.cache_key = Some(self.session_id().to_string());
         req
     }
 
@@ -935,6 +936,32 @@ impl Agent {
         }
     }
 
+    /// The request a shared-prefix summary extends (the one the
+    /// conversation would send now), or `None` with a debug note when only
+    /// the transcript summarizer can work: an overflow (that request is
+    /// already too big) or a different `compaction.model` (another model
+    /// has nothing of this conversation cached).
+    fn shared_prefix_base(
+        &self,
+        trigger: CompactionTrigger,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Option<ChatRequest> {
+        let own_model = self.config.compaction.model.is_empty()
+            || self.config.compaction.model == self.config.model_key;
+        let why = if trigger == CompactionTrigger::Overflow {
+            "the request overflowed the window"
+        } else if !own_model {
+            "compaction.model is a different model"
+        } else {
+            return Some(self.build_request(cancel));
+        };
+        sink(AgentEvent::Debug(format!(
+            "compaction: {why}; using the transcript summarizer"
+        )));
+        None
+    }
+
     /// Compact so that the whole next request aims at `target` tokens.
     /// `Ok(None)`: collapsing older tool results made enough room, no
     /// summary was needed.
@@ -987,6 +1014,8 @@ impl Agent {
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
+        let next = self.shared_prefix_base(trigger, sink, cancel);
+        let mut debug = |m: String| sink(AgentEvent::Debug(m));
         let record = eonyx_compact::compact(
             self.summarizer.as_ref(),
             &self.summarizer_model,
@@ -998,6 +1027,8 @@ impl Agent {
             &self.estimator,
             self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
+            next.as_ref(),
+            &mut debug,
             cancel.clone(),
         )
         .await

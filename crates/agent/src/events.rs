@@ -39,6 +39,9 @@ pub enum AgentEvent {
         action: &'static str,
         entry: MemoryEntry,
     },
+    /// A diagnostic shown only when debugging (`EONYX_DEBUG`), e.g. why a
+    /// compaction fell back to the transcript summarizer.
+    Debug(String),
     /// A tool did something the user is told about directly.
     Tool(crate::tools::ToolEvent),
 }

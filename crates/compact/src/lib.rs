@@ -28,6 +28,7 @@ mod estimate;
 mod facts;
 mod guard;
 mod plan;
+mod shared;
 mod summary;
 mod trigger;
 mod view;
@@ -43,6 +44,7 @@ pub use estimate::{
 pub use facts::{CommandFact, FACTS_HEADING, Facts, SearchFact, strip_facts};
 pub use guard::AutoGuard;
 pub use plan::{Plan, PlanError, plan};
+pub use shared::{instruction as shared_prefix_instruction, shared_prefix_request};
 pub use summary::{SECTIONS, SUMMARY_TEMPERATURE, summary_request};
 pub use trigger::{
     Limits, Trigger, overflow_target, request_target, summary_max_tokens, tail_budget, trigger,
@@ -51,7 +53,8 @@ pub use view::{ContextView, PushOutcome};
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
-    CompactionConfig, CompactionRecord, CompactionTrigger, Provider, ProviderError, Role,
+    ChatRequest, CompactionConfig, CompactionMode, CompactionRecord, CompactionTrigger, Provider,
+    ProviderError, Role,
 };
 
 /// Why a compaction failed. Nothing was written in any case.
@@ -79,6 +82,14 @@ const SUMMARY_HEADING_CHARS: usize = "# Summary of earlier conversation\n\n".len
 /// transcript is bounded to fit it); `system_chars` is the size of
 /// everything in the request besides the messages (system prompt with the
 /// current summary, tool definitions), for `tokens_before`/`tokens_after`.
+///
+/// `next` is the request the conversation would send now, when the
+/// summarizer is the session's own model: the summary is then asked for
+/// with that request plus one instruction (`mode: "shared-prefix"`, see
+/// [`shared_prefix_request`]), which reuses the provider's prompt cache.
+/// When it does not fit, or the attempt is refused, calls a tool or says
+/// nothing, the standalone transcript request is used (`mode:
+/// "transcript"`) and `debug` is told why.
 #[allow(clippy::too_many_arguments)]
 pub async fn compact(
     provider: &dyn Provider,
@@ -91,6 +102,8 @@ pub async fn compact(
     estimator: &Estimator,
     window: u64,
     system_chars: usize,
+    next: Option<&ChatRequest>,
+    debug: &mut (dyn FnMut(String) + Send),
     cancel: CancellationToken,
 ) -> Result<CompactionRecord, CompactError> {
     let compacted = plan.compacted(view);
@@ -100,6 +113,121 @@ pub async fn compact(
     if cancel.is_cancelled() {
         return Err(CompactError::Cancelled);
     }
+    let shared = match next {
+        Some(next) => {
+            summarize_shared(
+                provider, next, view, &plan, cfg, focus, estimator, window, debug, &cancel,
+            )
+            .await?
+        }
+        None => None,
+    };
+    let (text, mode) = match shared {
+        Some(text) => (text, CompactionMode::SharedPrefix),
+        None => (
+            summarize_transcript(
+                provider, model_name, view, &plan, cfg, focus, estimator, window, &cancel,
+            )
+            .await?,
+            CompactionMode::Transcript,
+        ),
+    };
+    finish_record(
+        text,
+        mode,
+        view,
+        plan,
+        cfg,
+        focus,
+        trigger,
+        estimator,
+        window,
+        system_chars,
+    )
+}
+
+/// The shared-prefix attempt: `Ok(None)` (and a note to `debug`) when it
+/// does not fit or fails in a way the transcript request may not.
+#[allow(clippy::too_many_arguments)]
+async fn summarize_shared(
+    provider: &dyn Provider,
+    next: &ChatRequest,
+    view: &ContextView,
+    plan: &Plan,
+    cfg: &CompactionConfig,
+    focus: Option<&str>,
+    estimator: &Estimator,
+    window: u64,
+    debug: &mut (dyn FnMut(String) + Send),
+    cancel: &CancellationToken,
+) -> Result<Option<String>, CompactError> {
+    let first_kept = view.records().get(plan.compacted_len);
+    let Some(mut req) = shared_prefix_request(
+        next,
+        first_kept,
+        view.summary().is_some(),
+        focus,
+        cfg,
+        window,
+        estimator,
+    ) else {
+        debug(format!(
+            "compaction: the conversation's request leaves too little of the {window}-token window for the instruction and the summary; using the transcript summarizer"
+        ));
+        return Ok(None);
+    };
+    req.cancel = cancel.child_token();
+    let mut ignore = |_ev| {};
+    let sent = cancel
+        .run_until_cancelled(provider.send(&req, &mut ignore))
+        .await;
+    let sent = match sent {
+        // A summary cut at the output cap is asked for once more, shorter
+        // (the same request with a note appended: the cache still holds it).
+        Some(Ok(r)) => match cut::retry_if_cut(provider, &req, r, cancel).await {
+            Err(CompactError::Cancelled) => return Err(CompactError::Cancelled),
+            Err(CompactError::Summarizer(e)) => Some(Err(e)),
+            Err(e) => Some(Err(ProviderError::BadResponse {
+                message: e.to_string(),
+            })),
+            Ok(r) => Some(Ok(r)),
+        },
+        other => other,
+    };
+    let why = match sent {
+        None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
+        Some(Err(e)) => format!("the shared-prefix request failed ({e})"),
+        Some(Ok(r)) => match shared::usable_reply(&r.message) {
+            Ok(text) => {
+                let text = strip_facts(text.trim()).trim().to_owned();
+                if !text.is_empty() {
+                    return Ok(Some(text));
+                }
+                "the summarizer returned no summary".to_owned()
+            }
+            Err(why) => why.to_owned(),
+        },
+    };
+    debug(format!(
+        "compaction: {why}; falling back to the transcript summarizer"
+    ));
+    Ok(None)
+}
+
+/// Today's standalone summarizer: a transcript of the compacted messages.
+#[allow(clippy::too_many_arguments)]
+async fn summarize_transcript(
+    provider: &dyn Provider,
+    model_name: &str,
+    view: &ContextView,
+    plan: &Plan,
+    cfg: &CompactionConfig,
+    focus: Option<&str>,
+    estimator: &Estimator,
+    window: u64,
+    cancel: &CancellationToken,
+) -> Result<String, CompactError> {
+    let compacted = plan.compacted(view);
     let mut req = summary_request(
         view.summary(),
         compacted,
@@ -119,12 +247,29 @@ pub async fn compact(
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
     };
-    let resp = cut::retry_if_cut(provider, &req, resp, &cancel).await?;
+    let resp = cut::retry_if_cut(provider, &req, resp, cancel).await?;
     let text = strip_facts(resp.message.content.text().trim()).to_owned();
     if text.trim().is_empty() {
         return Err(CompactError::EmptySummary);
     }
+    Ok(text)
+}
 
+/// The record for a summary `text` obtained in `mode`.
+#[allow(clippy::too_many_arguments)]
+fn finish_record(
+    text: String,
+    mode: CompactionMode,
+    view: &ContextView,
+    plan: Plan,
+    cfg: &CompactionConfig,
+    focus: Option<&str>,
+    trigger: CompactionTrigger,
+    estimator: &Estimator,
+    window: u64,
+    system_chars: usize,
+) -> Result<CompactionRecord, CompactError> {
+    let compacted = plan.compacted(view);
     let mut new_facts = Facts::from_records(compacted);
     if plan.mid_turn {
         new_facts.turn_request = compacted
@@ -172,6 +317,7 @@ pub async fn compact(
         mid_turn: plan.mid_turn,
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
+        mode: Some(mode),
         // Filled in by the agent, which knows the skills (README, section "Skills").
         skills: Vec::new(),
     })

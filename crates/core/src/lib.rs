@@ -31,6 +31,7 @@ pub use provider::{
     ToolDef,
 };
 pub use record::{
-    CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader, TitleRecord,
+    CompactionMode, CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader,
+    TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

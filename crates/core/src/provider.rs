@@ -71,6 +71,19 @@ pub struct ChatRequest {
     /// Cancelling this token aborts the request with
     /// [`ProviderError::Cancelled`].
     pub cancel: CancellationToken,
+    /// The tools are listed (so the prompt prefix matches the conversation)
+    /// but must not be called: OpenAI-compatible servers get
+    /// `tool_choice: "none"`; Anthropic keeps the tools as they are (a
+    /// changed `tool_choice` would invalidate its message cache) and the
+    /// request's own text says so.
+    pub no_tool_calls: bool,
+    /// Prompt-cache routing key (the session id). Sent as
+    /// `prompt_cache_key` to OpenAI's own API only; other servers never see it.
+    pub cache_key: Option<String>,
+    /// Anthropic: put the conversation's cache breakpoint on message
+    /// `n - 1` instead of the last message (the summarizer request: the
+    /// conversation part is cached, the appended instruction is not).
+    pub cache_breakpoint: Option<usize>,
 }
 
 impl ChatRequest {
@@ -83,6 +96,9 @@ impl ChatRequest {
             max_tokens: None,
             temperature: None,
             cancel: CancellationToken::new(),
+            no_tool_calls: false,
+            cache_key: None,
+            cache_breakpoint: None,
         }
     }
 }
@@ -285,6 +301,11 @@ pub trait Provider: Send + Sync {
 /// The system prompt of every summarizer (compaction) request starts with
 /// this text, so test servers and logs can tell compaction calls apart.
 pub const SUMMARIZER_SYSTEM_PREFIX: &str = "You are the eonyx summarizer.";
+
+/// The final user message of a shared-prefix summarizer request (the
+/// conversation as it would be sent next, plus this instruction) starts
+/// with this text, so test servers and logs can tell compaction calls apart.
+pub const SUMMARIZER_INSTRUCTION_PREFIX: &str = "[eonyx compaction]";
 
 #[cfg(test)]
 mod tests {

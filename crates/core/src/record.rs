@@ -90,6 +90,29 @@ pub struct CompactionRecord {
     /// summary (README, section "Skills").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<String>,
+    /// How the summary was asked for (absent in records written before
+    /// cache-aware compaction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<CompactionMode>,
+}
+
+/// How the summarizer was asked: the conversation as it would be sent next
+/// plus one instruction (`shared-prefix`, reuses the prompt cache), or the
+/// standalone transcript request (`transcript`, the fallback).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionMode {
+    SharedPrefix,
+    Transcript,
+}
+
+impl CompactionMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionMode::SharedPrefix => "shared-prefix",
+            CompactionMode::Transcript => "transcript",
+        }
+    }
 }
 
 /// One parsed line of a session file.

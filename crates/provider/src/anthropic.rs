@@ -179,7 +179,7 @@ pub fn request_body(model: &ModelConfig, request: &ChatRequest) -> Value {
     let mut body = json!({
         "model": name,
         "max_tokens": max_tokens,
-        "messages": messages_json(&request.messages),
+        "messages": messages_json(&request.messages, request.cache_breakpoint),
         "stream": true,
     });
     let mut system = Vec::new();
@@ -241,8 +241,31 @@ fn part_blocks(content: &Content) -> Vec<Value> {
 /// Map messages: tool calls become `tool_use` blocks, consecutive tool
 /// results one user message of `tool_result` blocks. The last block of the
 /// last message carries a cache breakpoint, so the conversation prefix is
-/// cached too.
-fn messages_json(messages: &[Message]) -> Value {
+/// cached too; with `breakpoint = Some(n)` it goes on the message that
+/// holds `messages[n - 1]` instead (what follows is not cached).
+fn messages_json(messages: &[Message], breakpoint: Option<usize>) -> Value {
+    if let Some(n) = breakpoint.filter(|n| *n > 0 && *n < messages.len()) {
+        let mut head = match messages_json(&messages[..n], None) {
+            Value::Array(v) => v,
+            _ => Vec::new(),
+        };
+        let tail = match messages_json(&messages[n..], None) {
+            Value::Array(v) => v,
+            _ => Vec::new(),
+        };
+        for mut m in tail {
+            if let Some(c) = m
+                .get_mut("content")
+                .and_then(Value::as_array_mut)
+                .and_then(|c| c.last_mut())
+                .and_then(Value::as_object_mut)
+            {
+                c.remove("cache_control");
+            }
+            head.push(m);
+        }
+        return Value::Array(head);
+    }
     let mut out: Vec<Value> = Vec::new();
     let mut pending_results: Vec<Value> = Vec::new();
     for m in messages {
@@ -315,6 +338,34 @@ mod tests {
         req.model = String::new();
         let body = request_body(&model, &req);
         insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn summarizer_breakpoint_goes_on_the_conversation_not_the_instruction() {
+        let model = ModelConfig::with_defaults("m", ProviderKind::Anthropic);
+        let plain = crate::openai::tests::rich_request();
+        let n = plain.messages.len();
+        let mut req = plain.clone();
+        req.messages
+            .push(Message::user("[eonyx compaction] summarize"));
+        req.cache_breakpoint = Some(n);
+        req.no_tool_calls = true;
+        req.cache_key = Some("k".into());
+        let body = request_body(&model, &req);
+        let msgs = body["messages"].as_array().unwrap();
+        let conv = request_body(&model, &plain)["messages"].clone();
+        let conv = conv.as_array().unwrap();
+        // The conversation part is exactly what the conversation's own
+        // request sent (breakpoint included); the instruction follows, uncached.
+        assert_eq!(&msgs[..conv.len()], &conv[..]);
+        assert_eq!(msgs.len(), conv.len() + 1);
+        let last = msgs.last().unwrap();
+        assert!(last["content"][0].get("cache_control").is_none());
+        assert_eq!(last["content"][0]["text"], "[eonyx compaction] summarize");
+        // Tools stay, no tool_choice, no OpenAI-only field.
+        assert_eq!(body["tools"], request_body(&model, &plain)["tools"]);
+        assert!(body.get("tool_choice").is_none());
+        assert!(body.get("prompt_cache_key").is_none());
     }
 
     #[test]

@@ -247,6 +247,16 @@ pub fn request_body_with(
                 })
                 .collect(),
         );
+        if request.no_tool_calls {
+            body["tool_choice"] = json!("none");
+        }
+    }
+    if let Some(key) = request.cache_key.as_deref()
+        && is_openai_api(&model.base_url)
+    {
+        // Only OpenAI's own API knows this field; compatible servers may
+        // reject unknown fields, so they never see it.
+        body["prompt_cache_key"] = json!(key);
     }
     if let Some(m) = request.max_tokens {
         // OpenAI's own API replaced `max_tokens` (which its newer models
@@ -488,6 +498,26 @@ pub(crate) mod tests {
         assert!(is_openai_api("https://API.openai.com/v1/"));
         assert!(!is_openai_api("https://api.openai.com.evil.example/v1"));
         assert!(!is_openai_api("https://openrouter.ai/api/v1"));
+    }
+
+    #[test]
+    fn summarizer_flags_map_to_tool_choice_and_cache_key_only_where_accepted() {
+        let mut req = rich_request();
+        req.no_tool_calls = true;
+        req.cache_key = Some("20260705T091500-1a2b3c4d".into());
+        let mut model = ModelConfig::with_defaults("m", ProviderKind::Openai);
+        let body = request_body(&model, &req, true);
+        assert_eq!(body["tool_choice"], "none");
+        assert_eq!(body["prompt_cache_key"], "20260705T091500-1a2b3c4d");
+        // The tools are still sent, byte for byte as without the flag.
+        let plain = request_body(&model, &rich_request(), true);
+        assert_eq!(body["tools"], plain["tools"]);
+        assert!(plain.get("tool_choice").is_none());
+        // A compatible server never sees the key.
+        model.base_url = "http://127.0.0.1:8080/v1".into();
+        let body = request_body(&model, &req, true);
+        assert!(body.get("prompt_cache_key").is_none());
+        assert_eq!(body["tool_choice"], "none");
     }
 
     #[test]

@@ -42,6 +42,7 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         mid_turn: false,
         focus: None,
         facts: None,
+        mode: None,
         skills: Vec::new(),
     }
 }

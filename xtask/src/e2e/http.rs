@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::local_model::MODEL_NAME;
 
-use super::E2E_CTX;
+use super::ctx;
 
 pub(super) fn user(text: &str) -> Value {
     json!({"role": "user", "content": text})
@@ -155,7 +155,7 @@ pub(super) fn overflow_figures(r: &HttpResponse) -> Option<(Option<u64>, Option<
 }
 
 pub(super) fn overflow(root: &str, anthropic: bool) -> Result<String> {
-    let long = "The quick brown fox jumps over the lazy dog. ".repeat(400);
+    let long = "The quick brown fox jumps over the lazy dog. ".repeat(ctx() as usize / 5);
     let (url, body) = if anthropic {
         (
             format!("{root}/v1/messages"),
@@ -176,7 +176,7 @@ pub(super) fn overflow(root: &str, anthropic: bool) -> Result<String> {
         );
     };
     match (prompt, limit) {
-        (Some(p), Some(l)) if l == u64::from(E2E_CTX) && p > l => {
+        (Some(p), Some(l)) if l == u64::from(ctx()) && p > l => {
             Ok(format!("HTTP {}: {p} prompt tokens > n_ctx {l}", r.status))
         }
         _ => bail!(
@@ -237,4 +237,89 @@ pub(super) fn cache(root: &str, anthropic: bool) -> Result<String> {
         cached_of(&a).unwrap_or(0),
         b["usage"]
     ))
+}
+
+/// The shared-prefix summarizer request on the wire: a conversation with
+/// tools, then the same request plus one instruction with tool use off
+/// (`tool_choice: "none"` for Chat Completions; Anthropic keeps its tools
+/// and moves the breakpoint). Needs ≥ 90% of its prompt from the cache.
+pub(super) fn summarizer_reuse(root: &str, anthropic: bool) -> Result<String> {
+    let system = format!(
+        "You are eonyx, a coding agent ({}). {}",
+        if anthropic { "anthropic" } else { "openai" },
+        "Read files before you change them. ".repeat(40)
+    );
+    let tool = json!({"name": "read_file", "description": "Read a file.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}});
+    let mut convo = Vec::new();
+    for i in 0..6 {
+        convo.push(user(&format!(
+            "Turn {i}: remember that code word {i} is {}.",
+            i * 7
+        )));
+        convo.push(
+            json!({"role": "assistant", "content": format!("Noted: code word {i} is {}.", i * 7)}),
+        );
+    }
+    convo.push(user("Now list the code words."));
+    let instruction = user(
+        "[eonyx compaction] Pause the task and reply with text only: do not call any tool. \
+         Write the handoff summary of everything before this message.",
+    );
+    let send = |messages: &[Value], summarize: bool| -> Result<Value> {
+        let (url, body) = if anthropic {
+            let mut msgs = messages.to_vec();
+            // The breakpoint on the conversation's last message.
+            let at = if summarize {
+                msgs.len() - 2
+            } else {
+                msgs.len() - 1
+            };
+            let text = msgs[at]["content"].as_str().unwrap_or_default().to_owned();
+            msgs[at]["content"] =
+                json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
+            (
+                format!("{root}/v1/messages"),
+                json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0,
+                    "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                    "tools": [{"name": tool["name"], "description": tool["description"], "input_schema": tool["parameters"]}],
+                    "messages": msgs}),
+            )
+        } else {
+            let mut all = vec![json!({"role": "system", "content": system})];
+            all.extend_from_slice(messages);
+            let mut body = json!({"model": MODEL_NAME, "max_tokens": 8, "temperature": 0,
+                "messages": all, "tools": [{"type": "function", "function": tool}]});
+            if summarize {
+                body["tool_choice"] = json!("none");
+            }
+            (format!("{root}/v1/chat/completions"), body)
+        };
+        let r = post(&url, &body)?;
+        expect_ok(&r)?;
+        r.json().context("the response is not JSON")
+    };
+    send(&convo, false)?;
+    let mut with_instruction = convo.clone();
+    with_instruction.push(instruction);
+    let b = send(&with_instruction, true)?;
+    let cached = b
+        .pointer("/timings/cache_n")
+        .or_else(|| b.pointer("/usage/cache_read_input_tokens"))
+        .and_then(Value::as_u64);
+    let prompt = b
+        .pointer("/timings/prompt_n")
+        .or_else(|| b.pointer("/usage/input_tokens"))
+        .and_then(Value::as_u64);
+    let (Some(c), Some(p)) = (cached, prompt) else {
+        bail!("no timings in {b}");
+    };
+    let reuse = super::pct(c, c + p);
+    if reuse < 90.0 {
+        bail!(
+            "only {reuse:.0}% of the summarizer prompt came from the cache ({c} of {})",
+            c + p
+        );
+    }
+    Ok(format!("{reuse:.0}% reused ({c} cached, {p} prefilled)"))
 }

@@ -152,7 +152,7 @@ impl<'p> View<'p> {
             AgentEvent::Compacted(rec) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"compaction","trigger":rec.trigger,"tokens_before":rec.tokens_before,"tokens_after":rec.tokens_after,"first_kept_seq":rec.first_kept_seq,"mid_turn":rec.mid_turn}));
+                    self.json(json!({"type":"compaction","trigger":rec.trigger,"tokens_before":rec.tokens_before,"tokens_after":rec.tokens_after,"first_kept_seq":rec.first_kept_seq,"mid_turn":rec.mid_turn,"mode":rec.mode}));
                 } else {
                     self.printer.info(&format!(
                         "compacted ({}): ~{} → ~{} tokens; see `eonyx sessions show --effective`",
@@ -170,6 +170,17 @@ impl<'p> View<'p> {
                 } else {
                     self.end_stream_line();
                     self.printer.info(&m);
+                }
+            }
+            AgentEvent::Debug(m) => {
+                if debug_enabled() {
+                    self.stop_spinner();
+                    if self.mode == Mode::Json {
+                        self.json(json!({"type":"debug","message":m}));
+                    } else {
+                        self.end_stream_line();
+                        self.printer.info(&format!("debug: {m}"));
+                    }
                 }
             }
             AgentEvent::Warning(m) => {
@@ -269,6 +280,12 @@ impl<'p> View<'p> {
             self.out(r);
         }
     }
+}
+
+/// `EONYX_DEBUG` set to anything but empty, `0` or `false`: show debug
+/// diagnostics (on stderr; as `debug` events with `--json`).
+fn debug_enabled() -> bool {
+    std::env::var("EONYX_DEBUG").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 
 /// The API-neutral name of a finish reason for JSON events.
