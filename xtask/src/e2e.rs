@@ -491,7 +491,7 @@ struct Report {
 }
 
 /// The trigger eonyx computes for this window with default compaction
-/// settings and the e2e config's `max_output_tokens` (SPEC §6:
+/// settings and the e2e config's `max_output_tokens` (docs/compaction.md#trigger:
 /// `min(threshold% × window, window − headroom)`, headroom = buffer capped
 /// at a quarter of the window, never below the output cap).
 fn default_trigger(window: u64) -> u64 {
