@@ -2,8 +2,6 @@
 //! current directory (stdout), and the context files that went into it with
 //! sizes and token estimates (stderr). `--json` puts all of it on stdout.
 
-use anyhow::Context as _;
-use eonyx_core::config::LoadOptions;
 use eonyx_core::paths::{self, Env};
 use eonyx_core::tokens::{DEFAULT_CHARS_PER_TOKEN, estimate};
 use eonyx_core::{SessionId, SystemPrompt};
@@ -18,17 +16,7 @@ pub fn run(
     global: &GlobalArgs,
     args: &ContextArgs,
 ) -> anyhow::Result<Status> {
-    let cwd = paths::current_dir().context("cannot determine the current directory")?;
-    let env = Env::from_process();
-    let config = eonyx_core::config::load(&LoadOptions {
-        cwd: cwd.clone(),
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })?;
-    for w in &config.warnings {
-        printer.warn(w);
-    }
+    let super::Setup { cwd, env, config } = super::setup(printer, global)?;
 
     let (summary, in_use) = match &args.session {
         Some(id) => {

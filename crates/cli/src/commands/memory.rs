@@ -3,7 +3,7 @@
 //! prints.
 
 use anyhow::Context as _;
-use eonyx_core::config::{Config, LoadOptions};
+use eonyx_core::config::Config;
 use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use eonyx_core::paths::{self, Env};
 use eonyx_store::memory::{MemoryStore, parse_line};
@@ -18,17 +18,7 @@ pub fn run(
     global: &GlobalArgs,
     args: &MemoryArgs,
 ) -> anyhow::Result<Status> {
-    let cwd = paths::current_dir().context("cannot determine the current directory")?;
-    let env = Env::from_process();
-    let config = eonyx_core::config::load(&LoadOptions {
-        cwd: cwd.clone(),
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })?;
-    for w in &config.warnings {
-        printer.warn(w);
-    }
+    let super::Setup { cwd, env, config } = super::setup(printer, global)?;
     let project = paths::find_project(&cwd);
     let store = MemoryStore::new(&paths::data_dir(&env)?, &project.root);
     if !config.memory.enabled {

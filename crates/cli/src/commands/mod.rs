@@ -12,3 +12,36 @@ pub mod run;
 pub mod sessions;
 pub mod skills;
 pub mod ui;
+
+use anyhow::Context as _;
+use camino::Utf8PathBuf;
+use eonyx_core::config::{Config, LoadOptions};
+use eonyx_core::paths::{self, Env};
+
+use crate::cli::GlobalArgs;
+use crate::printer::Printer;
+
+/// What a command that needs no model starts from: the working directory,
+/// the process environment and the config loaded for them.
+pub struct Setup {
+    pub cwd: Utf8PathBuf,
+    pub env: Env,
+    pub config: Config,
+}
+
+/// Load the config for the working directory with `--model`/`--profile`,
+/// printing its warnings.
+pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup> {
+    let cwd = paths::current_dir().context("cannot determine the current directory")?;
+    let env = Env::from_process();
+    let config = eonyx_core::config::load(&LoadOptions {
+        cwd: cwd.clone(),
+        env: env.clone(),
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+    })?;
+    for w in &config.warnings {
+        printer.warn(w);
+    }
+    Ok(Setup { cwd, env, config })
+}

@@ -3,9 +3,7 @@
 //! (malformed) skills are warned about on stderr. Also the REPL's
 //! `/skills`.
 
-use anyhow::Context as _;
-use eonyx_core::config::LoadOptions;
-use eonyx_core::paths::{self, Env};
+use eonyx_core::paths;
 use eonyx_prompt::Skills;
 use eonyx_prompt::skills::{discover, home_dir};
 use serde_json::json;
@@ -19,17 +17,7 @@ pub fn run(
     global: &GlobalArgs,
     _args: &SkillsArgs,
 ) -> anyhow::Result<Status> {
-    let cwd = paths::current_dir().context("cannot determine the current directory")?;
-    let env = Env::from_process();
-    let config = eonyx_core::config::load(&LoadOptions {
-        cwd: cwd.clone(),
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })?;
-    for w in &config.warnings {
-        printer.warn(w);
-    }
+    let super::Setup { cwd, env, config } = super::setup(printer, global)?;
     let project = paths::find_project(&cwd);
     let home = home_dir(&env);
     let skills = discover(
