@@ -561,18 +561,31 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
     let mut n = 0;
     let mut worst_reuse: f64 = 100.0;
     let mut worst_turns: f64 = 0.0;
-    for (i, e) in chat.iter().enumerate() {
-        if !e.summarizer {
+    // One compaction is a run of consecutive summarizer requests (the first
+    // attempt, then e.g. the retry when a summary was cut at its cap),
+    // followed by the first turn request after it.
+    let mut i = 0;
+    while i < chat.len() {
+        if !chat[i].summarizer {
+            i += 1;
             continue;
         }
+        let first = i;
+        while i < chat.len() && chat[i].summarizer {
+            i += 1;
+        }
+        let attempts = &chat[first..i];
+        let e = attempts[0];
         n += 1;
         let (p, c) = (e.prompt_n.unwrap_or(0), e.cache_n.unwrap_or(0));
         let reuse = pct(c, c + p);
-        let after = chat[i + 1..].iter().find(|a| !a.summarizer);
+        let summ_p: u64 = attempts.iter().map(|a| a.prompt_n.unwrap_or(0)).sum();
+        let after = chat.get(i);
         let after_p = after.and_then(|a| a.prompt_n).unwrap_or(0);
-        let extra_tokens = p as f64 + (after_p as f64 - steady_t).max(0.0);
+        let extra_tokens = summ_p as f64 + (after_p as f64 - steady_t).max(0.0);
         let turns = extra_tokens / steady_t;
-        let ms = match (e.prompt_ms, after.and_then(|a| a.prompt_ms)) {
+        let summ_ms: Option<f64> = attempts.iter().map(|a| a.prompt_ms).sum();
+        let ms = match (summ_ms, after.and_then(|a| a.prompt_ms)) {
             (Some(s), Some(a)) if steady_ms > 0.0 => {
                 let extra = s + (a - steady_ms).max(0.0);
                 format!(
@@ -585,12 +598,17 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
         worst_reuse = worst_reuse.min(reuse);
         worst_turns = worst_turns.max(turns);
         lines.push(format!(
-            "compaction {n} ({}): summarizer reuse {reuse:.0}% ({c} cached of {}); adds {extra_tokens:.0} prefill tokens              (summarizer {p}, first request after it {after_p}) = {turns:.1} steady turns{ms}",
+            "compaction {n} ({}): summarizer reuse {reuse:.0}% ({c} cached of {}); adds {extra_tokens:.0} prefill tokens (summarizer {summ_p} in {} request(s), first request after it {after_p}) = {turns:.1} steady turns{ms}",
             if e.shared { "shared-prefix" } else { "transcript" },
-            c + p
+            c + p,
+            attempts.len()
         ));
     }
-    let shared = chat.iter().filter(|e| e.shared).count();
+    let shared = chat
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.shared && (*i == 0 || !chat[i - 1].summarizer))
+        .count();
     if n > 0 {
         lines.push(format!(
             "{shared} of {n} compactions used the shared-prefix summarizer"
