@@ -165,17 +165,7 @@ pub(crate) fn print_table(
     total_tokens: u64,
     home: Option<&str>,
 ) {
-    let tilde = |display: &str| -> String {
-        let rest = home
-            .map(|h| h.trim_end_matches('/'))
-            .filter(|h| !h.is_empty())
-            .and_then(|h| display.strip_prefix(h))
-            .filter(|r| r.starts_with('/'));
-        match rest {
-            Some(r) => format!("~{r}"),
-            None => display.to_owned(),
-        }
-    };
+    let tilde = |display: &str| super::tilde(display, home);
     if loaded.files.is_empty() {
         printer.info("no context files (AGENTS.md, *.context.md) found");
     } else {
@@ -197,14 +187,7 @@ pub(crate) fn print_table(
             })
             .collect();
         let header = ["FILE", "BYTES", "TOKENS", "TRUNCATED"].map(str::to_owned);
-        let width = |i: usize| {
-            rows.iter()
-                .chain(std::iter::once(&header))
-                .map(|r| r[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let (w0, w1, w2) = (width(0), width(1), width(2));
+        let [w0, w1, w2, _] = super::column_widths(&header, &rows);
         for r in std::iter::once(&header).chain(&rows) {
             printer.info(&format!(
                 "{:<w0$}  {:>w1$}  {:>w2$}  {}",

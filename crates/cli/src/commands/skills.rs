@@ -61,17 +61,7 @@ const NONE: &str =
 /// `NAME  SCOPE  PATH  DESCRIPTION` rows, paths under `home` as `~/…`; a
 /// skill the listing cap left out of the prompt is marked `(not listed)`.
 fn table(skills: &Skills, home: Option<&str>) -> Vec<String> {
-    let tilde = |p: &str| -> String {
-        match home
-            .map(|h| h.trim_end_matches('/'))
-            .filter(|h| !h.is_empty())
-            .and_then(|h| p.strip_prefix(h))
-            .filter(|r| r.starts_with('/'))
-        {
-            Some(r) => format!("~{r}"),
-            None => p.to_owned(),
-        }
-    };
+    let tilde = |p: &str| super::tilde(p, home);
     let rows: Vec<[String; 4]> = skills
         .skills
         .iter()
@@ -90,14 +80,7 @@ fn table(skills: &Skills, home: Option<&str>) -> Vec<String> {
         })
         .collect();
     let header = ["NAME", "SCOPE", "PATH", "DESCRIPTION"].map(str::to_owned);
-    let width = |i: usize| {
-        rows.iter()
-            .chain(std::iter::once(&header))
-            .map(|r| r[i].chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let (w0, w1, w2) = (width(0), width(1), width(2));
+    let [w0, w1, w2, _] = super::column_widths(&header, &rows);
     std::iter::once(&header)
         .chain(&rows)
         .map(|r| format!("{:<w0$}  {:<w1$}  {:<w2$}  {}", r[0], r[1], r[2], r[3]))

@@ -1,6 +1,6 @@
 //! Slash commands shared by the REPL and batch runs.
 
-use eonyx_agent::{Agent, AgentEvent};
+use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
 use super::{Interrupts, View, agent_error};
@@ -135,16 +135,10 @@ pub async fn slash(
                 }
             }
         }
-        "/new" => match agent.new_session() {
-            Ok(()) => {
-                view.session(agent);
-                for n in agent.take_startup_notices() {
-                    view.printer.warn(&n);
-                }
-                Slash::Continue
-            }
-            Err(e) => Slash::Failed(agent_error(e)),
-        },
+        "/new" => {
+            let switch = agent.new_session();
+            switched(view, agent, switch)
+        }
         "/resume" => {
             let Some(id) = arg else {
                 return Slash::Failed(usage("usage: /resume ID (see /sessions)"));
@@ -153,16 +147,8 @@ pub async fn slash(
                 Ok(id) => id,
                 Err(e) => return Slash::Failed(e.into()),
             };
-            match agent.resume(&id) {
-                Ok(()) => {
-                    view.session(agent);
-                    for n in agent.take_startup_notices() {
-                        view.printer.warn(&n);
-                    }
-                    Slash::Continue
-                }
-                Err(e) => Slash::Failed(agent_error(e)),
-            }
+            let switch = agent.resume(&id);
+            switched(view, agent, switch)
         }
         "/rename" => {
             let Some(title) = arg else {
@@ -268,6 +254,21 @@ pub async fn slash(
                 .warn(&format!("unknown command {other}; type /help for the list"));
             Slash::Continue
         }
+    }
+}
+
+/// After `/new` or `/resume`: the session line and the notices of opening it
+/// (memory and skill warnings).
+fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentError>) -> Slash {
+    match result {
+        Ok(()) => {
+            view.session(agent);
+            for n in agent.take_startup_notices() {
+                view.printer.warn(&n);
+            }
+            Slash::Continue
+        }
+        Err(e) => Slash::Failed(agent_error(e)),
     }
 }
 
