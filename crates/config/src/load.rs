@@ -10,11 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use super::{
+use crate::paths::Env;
+use crate::{
     CompactionConfig, CompactionFile, Config, ConfigError, ContextFile, ModelConfig, ModelFile,
     ProfileFile, ProviderKind, ReplFile, SkillsFile, Source, ToolsFile,
 };
-use crate::paths::Env;
 
 /// File name of the global config inside the config dir.
 pub const GLOBAL_FILE: &str = "config.toml";
@@ -42,8 +42,8 @@ pub struct LoadOptions {
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
 /// messages.
-pub fn parse_global(text: &str, path: &Utf8Path) -> Result<super::ConfigFile, ConfigError> {
-    let file = match toml::from_str::<super::ConfigFile>(text) {
+pub fn parse_global(text: &str, path: &Utf8Path) -> Result<crate::ConfigFile, ConfigError> {
+    let file = match toml::from_str::<crate::ConfigFile>(text) {
         Ok(file) => file,
         Err(e) => {
             let offset = e.span().map_or(0, |s| s.start);
@@ -68,10 +68,10 @@ pub fn parse_global(text: &str, path: &Utf8Path) -> Result<super::ConfigFile, Co
 
 /// Parse and validate a project `eonyx.json`. An empty (or whitespace-only)
 /// file counts as `{}`, so `touch eonyx.json` marks a project root.
-pub fn parse_project(text: &str, path: &Utf8Path) -> Result<super::ConfigFile, ConfigError> {
+pub fn parse_project(text: &str, path: &Utf8Path) -> Result<crate::ConfigFile, ConfigError> {
     let trimmed = text.trim_start();
     if trimmed.is_empty() {
-        return Ok(super::ConfigFile::default());
+        return Ok(crate::ConfigFile::default());
     }
     if !trimmed.starts_with('{') {
         let (line, column) = line_col(text, text.len() - trimmed.len());
@@ -82,7 +82,7 @@ pub fn parse_project(text: &str, path: &Utf8Path) -> Result<super::ConfigFile, C
             message: "the project config must be a JSON object, e.g. {}".to_owned(),
         });
     }
-    let file = match serde_json::from_str::<super::ConfigFile>(text) {
+    let file = match serde_json::from_str::<crate::ConfigFile>(text) {
         Ok(file) => file,
         Err(e) => {
             let (line, column) = (e.line().max(1), e.column().max(1));
@@ -141,7 +141,7 @@ fn positioned_error(
     if let Some(src) = text.lines().nth(line.saturating_sub(1)) {
         let src = src.trim();
         if !src.is_empty() {
-            let shown = crate::text::ellipsize(src, 80);
+            let shown = eonyx_core::text::ellipsize(src, 80);
             message.push_str(&format!(" (in `{shown}`)"));
         }
     }
@@ -195,13 +195,13 @@ enum Section {
 impl Section {
     fn known(self) -> Option<Vec<String>> {
         match self {
-            Section::Root => Some(field_names::<super::ConfigFile>()),
+            Section::Root => Some(field_names::<crate::ConfigFile>()),
             Section::Model => Some(field_names::<ModelFile>()),
             Section::Profile => Some(field_names::<ProfileFile>()),
             Section::Compaction => Some(field_names::<CompactionFile>()),
             Section::Context => Some(field_names::<ContextFile>()),
             Section::Tools => Some(field_names::<ToolsFile>()),
-            Section::Memory => Some(field_names::<super::MemoryFile>()),
+            Section::Memory => Some(field_names::<crate::MemoryFile>()),
             Section::Repl => Some(field_names::<ReplFile>()),
             Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
@@ -273,7 +273,7 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
-        ("memory", field_names::<super::MemoryFile>()),
+        ("memory", field_names::<crate::MemoryFile>()),
         ("repl", field_names::<ReplFile>()),
         ("skills", field_names::<SkillsFile>()),
     ];
@@ -308,7 +308,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// Check value ranges of a parsed file; errors name the file and the dotted
 /// key.
-pub fn validate(file: &super::ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
+pub fn validate(file: &crate::ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
     let invalid = |key: String, message: &str| ConfigError::Invalid {
         path: path.to_path_buf(),
         key,
@@ -552,7 +552,7 @@ pub fn is_trusted(root: &Utf8Path, trusted: &[String]) -> bool {
 
 /// A file that took part in the merge.
 struct Layer {
-    file: super::ConfigFile,
+    file: crate::ConfigFile,
     source: Source,
 }
 
@@ -595,8 +595,8 @@ fn resolve(
     opts: &LoadOptions,
     config_dir: &Utf8Path,
     project_root: &Utf8Path,
-    global: Option<(Utf8PathBuf, super::ConfigFile)>,
-    project: Option<(Utf8PathBuf, super::ConfigFile)>,
+    global: Option<(Utf8PathBuf, crate::ConfigFile)>,
+    project: Option<(Utf8PathBuf, crate::ConfigFile)>,
 ) -> Result<Config, ConfigError> {
     let env = &opts.env;
     let mut cfg = Config::defaults(project_root, config_dir);
@@ -959,9 +959,9 @@ fn resolve(
 }
 
 /// Drop what an untrusted project may not set (everything outside
-/// [`super::trust::UNTRUSTED_MAY_SET`]), named in one warning.
+/// [`crate::trust::UNTRUSTED_MAY_SET`]), named in one warning.
 fn apply_trust(
-    file: &mut super::ConfigFile,
+    file: &mut crate::ConfigFile,
     path: &Utf8Path,
     root: &Utf8Path,
     trusted: bool,
@@ -977,7 +977,7 @@ fn apply_trust(
     if trusted {
         return;
     }
-    let refused = super::trust::restrict_untrusted(file, global_models);
+    let refused = crate::trust::restrict_untrusted(file, global_models);
     if !refused.is_empty() {
         let keys: Vec<String> = refused.iter().map(|k| format!("`{k}`")).collect();
         warnings.push(format!(
@@ -1161,7 +1161,7 @@ fn apply_compaction_env(cfg: &mut Config, env: &Env) -> Result<(), ConfigError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ShellPolicy;
+    use crate::ShellPolicy;
 
     struct Sandbox {
         _tmp: tempfile::TempDir,
@@ -1458,7 +1458,7 @@ compaction = { threshold_percent = 50 }
 
     #[test]
     fn repl_keys_resolve_and_an_untrusted_project_cannot_bound_the_shared_history() {
-        use crate::config::EditMode;
+        use crate::EditMode;
         let s = Sandbox::new();
         let c = s.load(&[]);
         assert_eq!(c.repl.edit_mode, EditMode::Emacs);
@@ -1508,7 +1508,7 @@ compaction = { threshold_percent = 50 }
         ));
         s.global(GLOBAL).project("{}");
         let c = s.load(&[]);
-        assert_eq!(c.skills, super::super::SkillsConfig::default());
+        assert_eq!(c.skills, crate::SkillsConfig::default());
         assert_eq!(c.skills.max_listed_bytes, 4096);
         assert_eq!(c.skills.max_reloaded_bytes, 16384);
     }
@@ -1570,20 +1570,16 @@ compaction = { threshold_percent = 50 }
     /// come).
     #[test]
     fn every_allow_list_entry_names_a_config_key() {
-        for m in super::super::trust::UNTRUSTED_MAY_SET {
+        for m in crate::trust::UNTRUSTED_MAY_SET {
             let parts: Vec<&str> = m.key.split('.').collect();
             let known = match parts.as_slice() {
-                [k] => field_names::<super::super::ConfigFile>().contains(&(*k).to_owned()),
+                [k] => field_names::<crate::ConfigFile>().contains(&(*k).to_owned()),
                 ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
                 ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
-                ["memory", k] => {
-                    field_names::<super::super::MemoryFile>().contains(&(*k).to_owned())
-                }
+                ["memory", k] => field_names::<crate::MemoryFile>().contains(&(*k).to_owned()),
                 ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
-                ["skills", k] => {
-                    field_names::<super::super::SkillsFile>().contains(&(*k).to_owned())
-                }
+                ["skills", k] => field_names::<crate::SkillsFile>().contains(&(*k).to_owned()),
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 _ => false,
             };
@@ -1738,11 +1734,11 @@ compaction = { threshold_percent = 50 }
         assert!(err.to_string().contains("must be a JSON object"), "{err}");
         assert_eq!(
             parse_project("  \n", j).unwrap(),
-            super::super::ConfigFile::default()
+            crate::ConfigFile::default()
         );
         assert_eq!(
             parse_project("{}", j).unwrap(),
-            super::super::ConfigFile::default()
+            crate::ConfigFile::default()
         );
     }
 

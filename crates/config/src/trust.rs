@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
-use super::ConfigError;
-use super::load::{canonical_dir, global_config_path};
+use crate::ConfigError;
+use crate::load::{canonical_dir, global_config_path};
 
 /// A key an untrusted project may set, and with which values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +119,12 @@ fn untrusted_may_set(key: &[String], value: &Value) -> bool {
 /// does not allow, and every key of a model the global config does not
 /// define (`global_models`). Returns the refused dotted keys, sorted.
 pub fn restrict_untrusted(
-    file: &mut super::ConfigFile,
+    file: &mut crate::ConfigFile,
     global_models: &BTreeSet<String>,
 ) -> Vec<String> {
     let Ok(mut doc) = serde_json::to_value(&*file) else {
         // Not reachable for these plain types; refuse everything if it were.
-        *file = super::ConfigFile::default();
+        *file = crate::ConfigFile::default();
         return vec!["(the whole file)".to_owned()];
     };
     let mut refused = Vec::new();
@@ -234,7 +234,7 @@ pub fn edit_trusted(
     remove: bool,
 ) -> Result<(String, TrustChange), ConfigError> {
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = super::load::line_col(text, e.span().map_or(0, |s| s.start));
+        let (line, column) = crate::load::line_col(text, e.span().map_or(0, |s| s.start));
         ConfigError::Parse {
             path: path.to_path_buf(),
             line,
@@ -296,11 +296,11 @@ fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
     };
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let how = crate::fs::AtomicWrite {
+    let how = eonyx_core::fs::AtomicWrite {
         durable: true,
         private: true,
     };
-    crate::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]
@@ -354,7 +354,7 @@ mod tests {
         assert!(text.contains("# a local server\nbase_url"));
         // Still valid, and the root is now listed (so it lands before the
         // first table).
-        let parsed = crate::config::parse_global(&text, &cfg_dir).unwrap();
+        let parsed = crate::parse_global(&text, &cfg_dir).unwrap();
         assert_eq!(parsed.trusted_projects, vec![root.to_string()]);
 
         let (_, again) = trust_project(&cfg_dir, &utf8(proj.path()), false).unwrap();
@@ -363,7 +363,7 @@ mod tests {
         let (_, removed) = trust_project(&cfg_dir, &utf8(proj.path()), true).unwrap();
         assert_eq!(removed, TrustChange::Removed);
         let text = std::fs::read_to_string(cfg_dir.join("config.toml")).unwrap();
-        let parsed = crate::config::parse_global(&text, &cfg_dir).unwrap();
+        let parsed = crate::parse_global(&text, &cfg_dir).unwrap();
         assert!(parsed.trusted_projects.is_empty());
         assert!(text.contains("# a local server"));
     }
