@@ -1,5 +1,5 @@
 //! The config files as written: every field optional, unknown keys
-//! rejected (`deny_unknown_fields`). [`crate::load`] merges them into a
+//! rejected (`deny_unknown_fields`). [`crate::load()`] merges them into a
 //! [`crate::Config`].
 
 use std::collections::BTreeMap;
@@ -136,7 +136,7 @@ pub struct ConfigFile {
     pub repl: Option<ReplFile>,
     pub skills: Option<SkillsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
-    /// [`trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
+    /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]
     pub trusted_projects: Vec<String>,
 }

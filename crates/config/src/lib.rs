@@ -13,9 +13,9 @@
 //! replaces the fields it sets.
 //!
 //! The steps: [`parse`] (text to a typed [`file::ConfigFile`], unknown keys
-//! rejected), [`validate`] (value ranges), [`trust`] (what an untrusted
-//! project may set), [`resolve`] (the merge, a [`Source`] recorded for each
-//! value); [`load`] reads the files and runs them in that order.
+//! rejected), [`validate`](mod@validate) (value ranges), [`trust`] (what an untrusted
+//! project may set), `resolve` (the merge, a [`Source`] recorded for each
+//! value); [`load()`] reads the files and runs them in that order.
 //!
 //! Invariants:
 //! - Compaction merges field by field: profile > model > project > global >
@@ -52,14 +52,18 @@ use crate::paths::Env;
 
 pub mod file;
 pub mod load;
+pub mod parse;
 pub mod paths;
+mod resolve;
 pub mod secrets;
 pub mod trust;
+pub mod validate;
 pub use file::{
     CompactionFile, ConfigFile, ContextFile, MemoryFile, ModelFile, ProfileFile, ReplFile,
     SkillsFile, ToolsFile,
 };
-pub use load::{LoadOptions, load, parse_global, parse_project};
+pub use load::{LoadOptions, load};
+pub use parse::{parse_global, parse_project};
 pub use trust::{TrustChange, trust_project};
 
 /// Policy for the `shell` tool (and for paths outside the project root).
@@ -351,3 +355,6 @@ pub enum ConfigError {
 pub fn process_env() -> Env {
     Env::from_process()
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
 use crate::ConfigError;
-use crate::load::{canonical_dir, global_config_path};
+use crate::load::global_config_path;
 
 /// A key an untrusted project may set, and with which values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +178,29 @@ fn filter(
     }
 }
 
+/// The canonical form of a directory for trust comparisons (falls back to
+/// the path as given when it cannot be resolved).
+pub fn canonical_dir(path: &Utf8Path) -> Utf8PathBuf {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| Utf8PathBuf::from_path_buf(p).ok())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// Whether `root` is listed in `trusted` (both compared canonically).
+pub fn is_trusted(root: &Utf8Path, trusted: &[String]) -> bool {
+    let root = canonical_dir(root);
+    trusted.iter().any(|t| {
+        let trimmed = t.trim_end_matches(['/', '\\']);
+        let t = if trimmed.is_empty() {
+            t.as_str()
+        } else {
+            trimmed
+        };
+        canonical_dir(Utf8Path::new(t)) == root
+    })
+}
+
 /// What [`trust_project`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrustChange {
@@ -234,7 +257,7 @@ pub fn edit_trusted(
     remove: bool,
 ) -> Result<(String, TrustChange), ConfigError> {
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = crate::load::line_col(text, e.span().map_or(0, |s| s.start));
+        let (line, column) = crate::parse::line_col(text, e.span().map_or(0, |s| s.start));
         ConfigError::Parse {
             path: path.to_path_buf(),
             line,
@@ -306,6 +329,8 @@ fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::field_names;
+    use crate::{CompactionFile, ContextFile, ModelFile, ReplFile, ToolsFile};
 
     fn utf8(p: &std::path::Path) -> Utf8PathBuf {
         Utf8PathBuf::from_path_buf(p.to_path_buf()).unwrap()
@@ -395,5 +420,27 @@ mod tests {
             err.to_string(),
             "/c/config.toml: invalid value for `trusted_projects`: must be an array of paths, e.g. trusted_projects = [\"/home/me/project\"]"
         );
+    }
+
+    /// A typo in the allow-list would silently refuse a safe key: every
+    /// entry names a real key (off-only entries may name a key still to
+    /// come).
+    #[test]
+    fn every_allow_list_entry_names_a_config_key() {
+        for m in crate::trust::UNTRUSTED_MAY_SET {
+            let parts: Vec<&str> = m.key.split('.').collect();
+            let known = match parts.as_slice() {
+                [k] => field_names::<crate::ConfigFile>().contains(&(*k).to_owned()),
+                ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
+                ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
+                ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["memory", k] => field_names::<crate::MemoryFile>().contains(&(*k).to_owned()),
+                ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
+                ["skills", k] => field_names::<crate::SkillsFile>().contains(&(*k).to_owned()),
+                ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
+                _ => false,
+            };
+            assert!(known || m.only_false, "{} is not a config key", m.key);
+        }
     }
 }
