@@ -92,7 +92,6 @@ fn trusted_layers(
             source: Source::Project { path },
         });
     }
-
     layers
 }
 
@@ -152,7 +151,6 @@ fn resolve_profile(
         None => None,
     };
     cfg.profile = profile.clone();
-
     Ok(profile)
 }
 
@@ -215,7 +213,6 @@ fn resolve_compaction(
             ),
         });
     }
-
     Ok(())
 }
 
