@@ -1,6 +1,8 @@
 //! Which environment variables hold provider API keys (docs/tools.md#keys): the
 //! `shell` tool's child never sees them, and the agent scrubs their values
 //! from every tool result before it is saved or sent.
+//! [`configured_key_values`] gives the values themselves, which memory
+//! refuses to store.
 
 use crate::Config;
 use crate::paths::Env;
