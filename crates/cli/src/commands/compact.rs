@@ -2,10 +2,10 @@
 
 use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
-use serde_json::json;
 
 use super::ui::{self, Mode};
 use crate::cli::{CompactArgs, GlobalArgs};
+use crate::event::Event;
 use crate::exit::Status;
 use crate::printer::Printer;
 
@@ -37,7 +37,10 @@ pub fn run(
         match result {
             Ok(rec) => {
                 if mode == Mode::Json {
-                    view.json(json!({"type":"compaction","session":agent.session_id().to_string(),"record":rec}));
+                    view.json(&Event::CompactedSession {
+                        session: &agent.session_id().to_string(),
+                        record: &rec,
+                    });
                 } else {
                     view.printer.outln(&rec.summary)?;
                 }
