@@ -5,7 +5,7 @@
 use camino::Utf8PathBuf;
 use eonyx_agent::limits::{self as window, Window};
 use eonyx_config::paths::{self, Env};
-use eonyx_config::{Config, LoadOptions, TrustChange};
+use eonyx_config::{Config, TrustChange};
 use eonyx_store::limits::LimitsCache;
 use serde_json::{Value, json};
 
@@ -26,20 +26,10 @@ pub fn run(
     global: &GlobalArgs,
     args: &ConfigArgs,
 ) -> anyhow::Result<Status> {
-    let env = Env::from_process();
     if args.reset_limits {
-        return reset_limits(printer, &env);
+        return reset_limits(printer, &Env::from_process());
     }
-    let cwd = paths::current_dir()?;
-    let config = eonyx_config::load(&LoadOptions {
-        cwd,
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })?;
-    for w in &config.warnings {
-        printer.warn(w);
-    }
+    let super::Setup { env, config, .. } = super::setup(printer, global)?;
     let cache = match paths::data_dir(&env) {
         Ok(dir) => match LimitsCache::open(&dir) {
             Ok(cache) => Some(cache),
