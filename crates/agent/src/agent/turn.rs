@@ -3,7 +3,7 @@
 //! before the turn continues.
 
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{FinishReason, Message, Role, ToolCall};
+use eonyx_core::{FinishReason, Message, Role, ToolCall, ToolName};
 
 use super::{Agent, TurnOutcome};
 use crate::error::AgentError;
@@ -118,7 +118,8 @@ impl Agent {
                     call.name,
                     self.output_cap_text()
                 ))
-            } else if call.name == tools::memory::NAME && self.memory.is_some() {
+            } else if ToolName::parse(&call.name) == Some(ToolName::Memory) && self.memory.is_some()
+            {
                 self.run_memory_tool(call, sink)
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await

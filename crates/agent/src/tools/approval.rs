@@ -16,7 +16,7 @@ pub enum ApprovalKind {
     Shell { command: String },
     /// A file tool touching a path outside the project root (after `..` and
     /// symlinks are resolved).
-    OutsideProject { tool: String, path: Utf8PathBuf },
+    OutsideProject { tool: ToolName, path: Utf8PathBuf },
     /// `write_file` / `edit_file` about to change a file; `diff` is shown
     /// before asking.
     Write {
@@ -277,7 +277,7 @@ mod tests {
     #[test]
     fn approval_kinds_describe_themselves() {
         let k = ApprovalKind::OutsideProject {
-            tool: "read_file".into(),
+            tool: ToolName::ReadFile,
             path: "/etc/passwd".into(),
         };
         assert_eq!(k.class(), "outside_project");

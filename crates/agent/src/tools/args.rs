@@ -1,6 +1,7 @@
 //! Parsing a call's arguments: errors that name the tool and say what was
 //! expected, and counts models send as numbers or strings.
 
+use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -10,7 +11,7 @@ use super::ToolError;
 /// Parses a call's arguments into `T`, with errors that name the tool and
 /// say what was expected.
 pub(crate) fn parse_args<T: DeserializeOwned>(
-    tool: &'static str,
+    tool: ToolName,
     args: &Value,
 ) -> Result<T, ToolError> {
     let value = match args {

@@ -10,7 +10,7 @@ use super::{list_dir, skill};
 pub fn definitions() -> Vec<ToolDef> {
     vec![
         ToolDef {
-            name: "read_file".into(),
+            name: ToolName::ReadFile.as_str().into(),
             description: "Read a text file. Output lines are prefixed with their line number \
                           and a tab. Use offset and limit to read part of a large file; a note \
                           at the end says how to continue. Binary files are refused. Relative \
@@ -28,7 +28,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "list_dir".into(),
+            name: ToolName::ListDir.as_str().into(),
             description: "List a directory, sorted by name; directories end with `/`. Files \
                           ignored by .gitignore and the .git directory are left out. With depth \
                           > 1, entries of subdirectories are listed under them as relative paths."
@@ -43,7 +43,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "grep".into(),
+            name: ToolName::Grep.as_str().into(),
             description: "Search file contents with a regular expression (Rust regex syntax). \
                           Respects .gitignore and skips binary files. Prints one line per match \
                           as `path:line: text`, paths relative to the project root. Stops after \
@@ -62,7 +62,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "shell".into(),
+            name: ToolName::Shell.as_str().into(),
             description: "Run a command with `sh -c` in the project root, without stdin. Needs \
                           the user's approval. The result's first line is `exit status: N` (or \
                           `timed out after Ns`), followed by stdout and stderr combined. Long \
@@ -78,7 +78,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "write_file".into(),
+            name: ToolName::WriteFile.as_str().into(),
             description: "Create or replace a file with exactly `content`; parent directories \
                           are created. Needs approval. Prefer edit_file for changes."
                 .into(),
@@ -93,7 +93,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "edit_file".into(),
+            name: ToolName::EditFile.as_str().into(),
             description: "Replace `old_string` with `new_string` in a file. old_string must \
                           match exactly once (copy it from read_file, without line numbers) \
                           unless replace_all. Empty old_string creates a new file. Needs approval."
@@ -111,7 +111,7 @@ pub fn definitions() -> Vec<ToolDef> {
             }),
         },
         ToolDef {
-            name: "recall".into(),
+            name: ToolName::Recall.as_str().into(),
             description: "Fetch earlier messages verbatim from the session files, including \
                           what a summary left out. All words must match (case-insensitive); \
                           \"quoted phrases\" match as written."

@@ -1,5 +1,7 @@
-//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`
-//! and `edit_file` (docs/tools.md).
+//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`,
+//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definition of
+//! `memory`, which the agent runs itself. Every tool is named by
+//! [`eonyx_core::ToolName`], never by a string of its own.
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
 //! arguments, unknown tools, I/O errors, denials and cancellation become an
@@ -55,8 +57,12 @@ pub(crate) use path::{display_path, resolve_approved};
 pub use recall::RecallSource;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
-/// The built-in tools, in the order of [`definitions`].
-pub const TOOLS: [ToolName; 8] = ToolName::ALL;
+/// The built-in tools [`execute`] runs, in the order of [`definitions`]
+/// (`memory` needs the session's memory store: the agent runs it).
+pub const TOOLS: [ToolName; 8] = match ToolName::ALL.first_chunk() {
+    Some(tools) => *tools,
+    None => panic!("ToolName::ALL lists memory after these"),
+};
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
@@ -164,7 +170,7 @@ impl ToolOutput {
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     #[error("invalid arguments for {tool}: {message}")]
-    BadArguments { tool: &'static str, message: String },
+    BadArguments { tool: ToolName, message: String },
     #[error("{0}")]
     Denied(String),
     #[error("{INTERRUPTED}: the user cancelled this tool call")]
@@ -180,6 +186,14 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// Arguments that parse but make no sense (`invalid arguments for TOOL: …`).
+    pub fn bad_args(tool: ToolName, message: impl Into<String>) -> Self {
+        ToolError::BadArguments {
+            tool,
+            message: message.into(),
+        }
+    }
+
     pub fn io(what: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
         ToolError::Io {
             what,
@@ -202,16 +216,22 @@ pub async fn execute(
         return ToolOutput::interrupted();
     }
     let a = &call.arguments;
+    let env = CallEnv {
+        ctx,
+        approver,
+        cancel,
+    };
     let result = match ToolName::parse(&call.name) {
-        Some(ToolName::ReadFile) => read_file::run(a, ctx, approver, cancel).await,
-        Some(ToolName::ListDir) => list_dir::run(a, ctx, approver, cancel).await,
-        Some(ToolName::Grep) => grep::run(a, ctx, approver, cancel).await,
-        Some(ToolName::Shell) => shell::run(a, ctx, approver, cancel).await,
-        Some(ToolName::WriteFile) => write::write_file(a, ctx, approver, cancel).await,
-        Some(ToolName::EditFile) => write::edit_file(a, ctx, approver, cancel).await,
+        Some(ToolName::ReadFile) => read_file::run(a, env).await,
+        Some(ToolName::ListDir) => list_dir::run(a, env).await,
+        Some(ToolName::Grep) => grep::run(a, env).await,
+        Some(ToolName::Shell) => shell::run(a, env).await,
+        Some(ToolName::WriteFile) => write::write_file(a, env).await,
+        Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
-        None => Err(ToolError::Usage(format!(
+        // Offered only with memory on, and then run by the agent.
+        Some(ToolName::Memory) | None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
             TOOLS.map(ToolName::as_str).join(", ")
@@ -221,6 +241,15 @@ pub async fn execute(
         Ok(out) => out,
         Err(e) => ToolOutput::error(e.to_string()),
     }
+}
+
+/// What a call that may touch files or ask for approval runs with, besides
+/// its arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct CallEnv<'a> {
+    pub ctx: &'a ToolContext,
+    pub approver: &'a dyn Approver,
+    pub cancel: &'a CancellationToken,
 }
 
 /// Runs blocking file work off the async threads, returning early (the
@@ -235,6 +264,21 @@ pub(crate) async fn blocking<T: Send + 'static>(
         () = cancel.cancelled() => Err(ToolError::Interrupted),
         joined = handle => joined.map_err(|e| ToolError::Usage(format!("the tool failed unexpectedly: {e}")))?,
     }
+}
+
+/// The metadata of `path` (shown as `shown`): when it does not exist, an
+/// error that says so and what to do (`missing`); any other failure is
+/// `what` (e.g. `cannot read`) with the I/O error.
+pub(crate) fn metadata(
+    path: &camino::Utf8Path,
+    shown: &str,
+    what: &'static str,
+    missing: &str,
+) -> Result<std::fs::Metadata, ToolError> {
+    path.metadata().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Usage(format!("{shown}: {missing}")),
+        _ => ToolError::io(what, shown, e),
+    })
 }
 
 /// Whether the first bytes of a file look binary (a NUL byte, as git decides).
@@ -260,6 +304,24 @@ mod tests {
         assert_eq!(
             out.text,
             "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall, skill"
+        );
+    }
+
+    #[tokio::test]
+    async fn memory_is_left_to_the_agent() {
+        let f = Fixture::new();
+        let out = f
+            .run(
+                ToolName::Memory.as_str(),
+                json!({"action": "add", "text": "x"}),
+            )
+            .await;
+        assert!(out.is_error);
+        assert!(
+            out.text
+                .starts_with("unknown tool `memory`; available tools: read_file,"),
+            "{}",
+            out.text
         );
     }
 

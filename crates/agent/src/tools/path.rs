@@ -4,9 +4,9 @@
 use std::io;
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
-use eonyx_core::provider::CancellationToken;
+use eonyx_core::ToolName;
 
-use super::{ApprovalKind, Approver, Decision, ToolContext, ToolError, approve};
+use super::{ApprovalKind, CallEnv, Decision, ToolError, approve};
 
 /// A path a tool may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,19 +116,17 @@ fn dangling_target(link: &Utf8Path) -> Option<Utf8PathBuf> {
 /// Resolves `raw` against the project root and, when it lies outside, asks
 /// for approval on behalf of `tool`.
 pub(crate) async fn resolve_approved(
-    tool: &'static str,
+    tool: ToolName,
     raw: &str,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
+    env: CallEnv<'_>,
 ) -> Result<Resolved, ToolError> {
-    let resolved = resolve_path(&ctx.project_root, raw)?;
+    let resolved = resolve_path(&env.ctx.project_root, raw)?;
     if !resolved.inside {
         let kind = ApprovalKind::OutsideProject {
-            tool: tool.to_owned(),
+            tool,
             path: resolved.path.clone(),
         };
-        if approve(approver, &kind, cancel).await? == Decision::Deny {
+        if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
             return Err(ToolError::Denied(format!(
                 "denied: {} is outside the project root {}; paths outside the project need \
                  approval (run eonyx with --allow-shell or set tools.shell = \"allow\"); use a \
