@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Trigger};
-use eonyx_core::config::Config;
-use eonyx_core::paths::{Env, Project};
+use eonyx_config::Config;
+use eonyx_config::paths::{Env, Project};
 use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{FinishReason, ModelConfig, Provider, SessionId, ToolDef, Usage};
 use eonyx_prompt::{ContextLoader, Loaded, Skills};

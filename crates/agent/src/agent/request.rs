@@ -3,7 +3,7 @@
 //! free functions here are shared with [`crate::effective_request`].
 
 use eonyx_compact::ContextView;
-use eonyx_core::config::Config;
+use eonyx_config::Config;
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{ChatRequest, Message, SystemPrompt, ToolDef, ToolName};
 use eonyx_prompt::{Loaded, MemorySection, Skills};

@@ -3,8 +3,8 @@
 //! ([`PolicyApprover`]) that applies config and flags before asking.
 
 use camino::Utf8PathBuf;
+use eonyx_config::{ShellPolicy, WritePolicy};
 use eonyx_core::ToolName;
-use eonyx_core::config::{ShellPolicy, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;

@@ -83,7 +83,7 @@ pub struct ToolContext {
     /// `read_file` reads at most this many bytes and says so when it stops.
     pub max_read_bytes: u64,
     /// Environment variables removed from `shell`'s child (the provider
-    /// key variables, `eonyx_core::secrets::key_env_vars`).
+    /// key variables, `eonyx_config::secrets::key_env_vars`).
     pub hidden_env: Vec<String>,
     /// `tools.max_edit_bytes`: larger files are not edited.
     pub max_edit_bytes: u64,
@@ -102,7 +102,7 @@ impl ToolContext {
             project_root: project_root.into(),
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
-            hidden_env: eonyx_core::secrets::WELL_KNOWN_KEY_VARS
+            hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
                 .iter()
                 .map(|v| (*v).to_owned())
                 .collect(),

@@ -4,8 +4,8 @@
 
 use camino::Utf8PathBuf;
 use eonyx_agent::limits::{self as window, Window};
-use eonyx_core::config::{Config, LoadOptions, TrustChange};
-use eonyx_core::paths::{self, Env};
+use eonyx_config::paths::{self, Env};
+use eonyx_config::{Config, LoadOptions, TrustChange};
 use eonyx_store::limits::LimitsCache;
 use serde_json::{Value, json};
 
@@ -31,7 +31,7 @@ pub fn run(
         return reset_limits(printer, &env);
     }
     let cwd = paths::current_dir()?;
-    let config = eonyx_core::config::load(&LoadOptions {
+    let config = eonyx_config::load(&LoadOptions {
         cwd,
         env: env.clone(),
         model: global.model.clone(),
@@ -84,7 +84,7 @@ pub fn run(
         return Ok(Status::Success);
     }
 
-    let global_file = eonyx_core::config::load::global_config_path(&config.config_dir);
+    let global_file = eonyx_config::load::global_config_path(&config.config_dir);
     let mut out = String::new();
     out.push_str(&format!(
         "# global config:  {global_file}{}\n",
@@ -262,8 +262,8 @@ pub fn trust(
         Some(p) => cwd.join(p),
         None => paths::find_project(&cwd).root,
     };
-    let (root, change) = eonyx_core::config::trust_project(&config_dir, &root, args.remove)?;
-    let file = eonyx_core::config::load::global_config_path(&config_dir);
+    let (root, change) = eonyx_config::trust_project(&config_dir, &root, args.remove)?;
+    let file = eonyx_config::load::global_config_path(&config_dir);
     if printer.json() {
         let trusted = matches!(change, TrustChange::Added | TrustChange::AlreadyTrusted);
         let changed = matches!(change, TrustChange::Added | TrustChange::Removed);

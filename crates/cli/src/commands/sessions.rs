@@ -1,7 +1,7 @@
 //! `eonyx sessions`: list, search, delete, rename, show, export, doctor.
 
 use anyhow::Context as _;
-use eonyx_core::paths::{Env, data_dir};
+use eonyx_config::paths::{Env, data_dir};
 use eonyx_core::record::Record;
 use eonyx_core::{Content, MessageRecord, Part, SessionId};
 use eonyx_store::{DoctorStatus, SessionSummary, Store};
