@@ -8,7 +8,8 @@
 use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::{Value, json};
 
-use crate::agent::{Fx, code, content, messages, prompt_count, start_repl};
+use crate::agent::{Fx, code, content, messages};
+use crate::agent_repl::{prompt_count, start_repl};
 use crate::util::{stderr, stdout};
 
 /// The tool result the model got in request `i` (the last message).

@@ -1,5 +1,9 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod agent;
+mod agent_failures;
+mod agent_repl;
+mod agent_run;
+mod agent_tools;
 mod compaction;
 mod config;
 mod context;

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use eonyx_tests::Reply;
 
-use crate::agent::{Fx, Tmux, assert_consistent, messages, prompt_count, start_repl};
+use crate::agent::{Fx, assert_consistent, messages};
+use crate::agent_repl::{Tmux, prompt_count, start_repl};
 use serde_json::json;
 
 /// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
