@@ -4,19 +4,19 @@
 //! files (`agent_*.rs`, `editing.rs`, `repl.rs`) share.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-use camino::Utf8Path;
 use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};
 use serde_json::{Value, json};
 
-use crate::util::{Sandbox, stderr, stdout};
+use crate::util::{Sandbox, fake_project, spawn_with_stdin, stderr, stdout};
 
 /// A sandbox whose `work` dir is a project (`eonyx.json`), with a config
 /// selecting the fake model (no retries, so failures are immediate).
+/// `memory.rs` and `skills.rs` add their own helpers in `impl Fx` blocks
+/// (a method name may be defined only once across them).
 pub(crate) struct Fx {
     pub(crate) sb: Sandbox,
     pub(crate) fake: FakeServer,
@@ -28,11 +28,7 @@ impl Fx {
     }
 
     pub(crate) fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
-        let sb = Sandbox::new();
-        sb.write("work/eonyx.json", "{}\n");
-        let fake = FakeServer::start();
-        let cfg = config(FakeConfig::openai(&fake.base_url()).set("retries", 0));
-        cfg.write(Utf8Path::from_path(&sb.config).unwrap()).unwrap();
+        let (sb, fake) = fake_project(config);
         Self { sb, fake }
     }
 
@@ -71,23 +67,19 @@ impl Fx {
     pub(crate) fn chats(&self) -> Vec<RecordedRequest> {
         self.fake.chat_requests()
     }
+
+    /// The chat requests of the agent (not the summarizer), in order.
+    pub(crate) fn agent_requests(&self) -> Vec<RecordedRequest> {
+        self.fake
+            .chat_requests()
+            .into_iter()
+            .filter(|r| !r.is_summarizer())
+            .collect()
+    }
 }
 
 pub(crate) fn run_with_stdin(mut cmd: Command, input: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_owned();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let out = wait_output(child, Duration::from_secs(60));
-    writer.join().unwrap();
-    out
+    wait_output(spawn_with_stdin(&mut cmd, input), Duration::from_secs(60))
 }
 
 /// `wait_with_output` with a deadline: a hung binary fails the test

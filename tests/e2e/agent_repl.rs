@@ -10,6 +10,7 @@ use eonyx_tests::Reply;
 use serde_json::json;
 
 use crate::agent::*;
+use crate::util::Sandbox;
 
 /// A tmux server of its own (`-L`), killed on drop.
 pub(crate) struct Tmux {
@@ -87,6 +88,11 @@ pub(crate) fn prompt_count(pane: &str) -> usize {
 /// sandbox's work dir. `line(env, bin)` builds it from the sandbox's
 /// environment assignments and the binary's path.
 pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
+    start_repl_in(&fx.sb, line)
+}
+
+/// [`start_repl`] for any sandbox.
+pub(crate) fn start_repl_in(sb: &Sandbox, line: impl Fn(&str, &str) -> String) -> Tmux {
     let tmux = Tmux {
         socket: format!(
             "eonyx-e2e-{}-{}",
@@ -97,7 +103,7 @@ pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
                 .as_nanos()
         ),
     };
-    let base = fx.sb.eonyx();
+    let base = sb.eonyx();
     let mut env = String::from(
         "env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u XDG_STATE_HOME -u NO_HISTORY -u OPENAI_API_KEY -u OPENAI_BASE_URL -u EONYX_MODEL",
     );
@@ -124,7 +130,7 @@ pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
             "50",
             "-c",
         ])
-        .arg(&fx.sb.work)
+        .arg(&sb.work)
         .arg(&script)
         .status()
         .unwrap();

@@ -5,11 +5,12 @@
 //! with a small window, and configuration through the binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 
 use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply, TestEnv};
 use serde_json::Value;
+
+use crate::util::{input_lines, json_lines, spawn_with_stdin};
 
 pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_eonyx");
 
@@ -76,18 +77,7 @@ pub(crate) fn spawn_batch(
 ) -> Child {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
-    let mut child = cmd(env, &all, vars)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    child
+    spawn_with_stdin(&mut cmd(env, &all, vars), input_lines(lines))
 }
 
 pub(crate) struct Batch {
@@ -117,10 +107,7 @@ impl Batch {
 
 pub(crate) fn finish(child: Child) -> Batch {
     let out = child.wait_with_output().unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_lines(&out.stdout);
     Batch { out, events }
 }
 

@@ -4,40 +4,20 @@
 //! a missing model name, Anthropic's base_url convention.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use eonyx_tests::{FakeConfig, FakeServer, Ollama, RecordedRequest, Refuse, Reply, TestEnv};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_eonyx");
+use crate::compaction::{BIN, env_with, line, openai};
+use crate::util::{input_lines, json_lines, spawn_with_stdin, stderr};
 
 fn summary(_r: &RecordedRequest) -> Reply {
     Reply::text("## Active goal\nchat\n## Critical context\nnone")
 }
 
-/// A user line of about `chars` characters, unique per `n`.
-fn line(n: usize, chars: usize) -> String {
-    let mut s = format!("turn {n:02}: please remember this paragraph.");
-    while s.len() < chars {
-        s.push_str(" the quick brown fox jumps over the lazy dog");
-    }
-    s.truncate(chars);
-    s.trim_end().to_owned()
-}
-
 fn lines(n: usize, chars: usize) -> Vec<String> {
     (1..=n).map(|i| line(i, chars)).collect()
-}
-
-fn env_with(config: &FakeConfig) -> TestEnv {
-    let env = TestEnv::new().unwrap();
-    env.write_config(config).unwrap();
-    env
-}
-
-fn openai(server: &FakeServer) -> FakeConfig {
-    FakeConfig::openai(&server.base_url()).set("retries", 0)
 }
 
 fn cmd(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Command {
@@ -76,22 +56,10 @@ impl Run {
 fn batch(env: &TestEnv, lines: &[String], args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
-    let mut child = cmd(env, &all, vars)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let out = spawn_with_stdin(&mut cmd(env, &all, vars), input_lines(lines))
+        .wait_with_output()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_lines(&out.stdout);
     Run { out, events }
 }
 
@@ -117,10 +85,6 @@ fn run_ok_json(env: &TestEnv, args: &[&str]) -> Value {
     let out = run(env, args, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 // ---------------------------------------------------------------------------
