@@ -227,6 +227,15 @@ pub(crate) fn sigint(child: &Child) {
     assert!(st.success());
 }
 
+/// Ctrl-C (SIGINT) `child` and wait for it to exit: its output and how long
+/// it took to exit.
+pub(crate) fn ctrl_c(child: Child) -> (Output, Duration) {
+    let started = Instant::now();
+    sigint(&child);
+    let o = wait_output(child, Duration::from_secs(20));
+    (o, started.elapsed())
+}
+
 #[test]
 fn batch_runs_one_turn_per_line_and_handles_slash_commands() {
     let fx = Fx::new();

@@ -33,16 +33,18 @@ impl Tmux {
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    pub(crate) fn send(&self, keys: &str) {
+    /// Type `text` literally, then Enter.
+    pub(crate) fn send(&self, text: &str) {
+        self.keys(&["-l", text]);
+        self.keys(&["Enter"]);
+    }
+
+    /// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
+    pub(crate) fn keys(&self, names: &[&str]) {
         let st = self
             .cmd()
-            .args(["send-keys", "-t", "repl", "-l", keys])
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let st = self
-            .cmd()
-            .args(["send-keys", "-t", "repl", "Enter"])
+            .args(["send-keys", "-t", "repl"])
+            .args(names)
             .status()
             .unwrap();
         assert!(st.success());
@@ -243,12 +245,7 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
     wait_for("the slow request", Duration::from_secs(20), || {
         fx.chats().len() == 2
     });
-    let st = tmux
-        .cmd()
-        .args(["send-keys", "-t", "repl", "C-c"])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    tmux.keys(&["C-c"]);
     tmux.wait_pane("the interrupt", |p| {
         p.contains("interrupted") && prompt_count(p) >= 5
     });
@@ -266,12 +263,7 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
         p.contains("resumed session 1") && prompt_count(p) >= 6
     });
     assert!(pane.contains("3 messages"), "{pane}");
-    let st = tmux
-        .cmd()
-        .args(["send-keys", "-t", "repl", "C-c"])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    tmux.keys(&["C-c"]);
     tmux.wait_pane("the exit on Ctrl-C", |p| p.contains("EONYX_EXIT2=130"));
     assert_eq!(fx.session_files().len(), 1);
 }

@@ -68,6 +68,16 @@ pub(crate) fn cmd(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Comman
     c
 }
 
+/// `base` with a `window`-token context window, compacting at `threshold`
+/// percent and keeping the last `keep` turns.
+pub(crate) fn windowed(base: FakeConfig, window: u64, threshold: f64, keep: usize) -> FakeConfig {
+    base.set("context_window", window as i64)
+        .merge_model_toml(&format!(
+            "compaction.threshold_percent = {threshold}\ncompaction.keep_turns = {keep}"
+        ))
+        .unwrap()
+}
+
 /// Start a batch run (`eonyx --json`) fed `lines` on stdin.
 pub(crate) fn spawn_batch(
     env: &TestEnv,
@@ -220,14 +230,7 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
     server
         .set_context_window(Some(WINDOW))
         .set_summarizer(echo_summary);
-    let env = env_with(
-        &openai(&server)
-            .set("context_window", WINDOW as i64)
-            .merge_model_toml(&format!(
-                "compaction.threshold_percent = {THRESHOLD}\ncompaction.keep_turns = {KEEP}"
-            ))
-            .unwrap(),
-    );
+    let env = env_with(&windowed(openai(&server), WINDOW, THRESHOLD, KEEP));
     let mut lines: Vec<String> = (1..=60).map(|n| line(n, 720)).collect();
     lines[2] = format!(
         "{} CODEWORD-ALBATROSS is the deploy password.",
@@ -361,10 +364,7 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
 fn overrides_merge_field_by_field_and_env_vars_change_when_compaction_happens() {
     let server = FakeServer::start();
     server.set_summarizer(echo_summary);
-    let config = openai(&server)
-        .set("context_window", 8192)
-        .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
-        .unwrap()
+    let config = windowed(openai(&server), 8192, 60.0, 2)
         .merge_top_toml(
             "[compaction]\nthreshold_percent = 70\nkeep_turns = 5\nbuffer_tokens = 3000\nsummary_max_tokens = 1000\n\
              [profiles.p.compaction]\nthreshold_percent = 50\n\
@@ -380,34 +380,17 @@ fn overrides_merge_field_by_field_and_env_vars_change_when_compaction_happens() 
     let cfg: Value =
         serde_json::from_str(&run_ok(&env, &["config", "--json", "--profile", "p"], &[])).unwrap();
     let v = |k: &str| cfg["values"][format!("compaction.{k}")].clone();
-    assert_eq!(v("threshold_percent")["value"], 50.0); // profile
-    assert!(
-        v("threshold_percent")["source"]
-            .as_str()
-            .unwrap()
-            .contains("profiles.p")
-    );
-    assert_eq!(v("keep_turns")["value"], 2); // model
-    assert!(
-        v("keep_turns")["source"]
-            .as_str()
-            .unwrap()
-            .contains("models.fake")
-    );
-    assert_eq!(v("buffer_tokens")["value"], 2500); // project
-    assert!(
-        v("buffer_tokens")["source"]
-            .as_str()
-            .unwrap()
-            .contains("eonyx.json")
-    );
-    assert_eq!(v("summary_max_tokens")["value"], 1000); // global
-    assert!(
-        v("summary_max_tokens")["source"]
-            .as_str()
-            .unwrap()
-            .contains("config.toml")
-    );
+    // Each key from the layer that set it last.
+    for (k, value, source) in [
+        ("threshold_percent", 50.0, "profiles.p"),     // profile
+        ("keep_turns", 2.0, "models.fake"),            // model
+        ("buffer_tokens", 2500.0, "eonyx.json"),       // project
+        ("summary_max_tokens", 1000.0, "config.toml"), // global
+    ] {
+        assert_eq!(v(k)["value"].as_f64(), Some(value), "{k}");
+        let from = v(k)["source"].as_str().unwrap().to_owned();
+        assert!(from.contains(source), "{k}: {from}");
+    }
 
     let lines: Vec<String> = (1..=30).map(|n| line(n, 900)).collect();
     let when = |args: &[&str], vars: &[(&str, &str)]| {

@@ -42,12 +42,7 @@ fn old_tool_results_are_collapsed_in_requests_but_kept_in_the_session() {
     assert_eq!(reqs.len(), 6);
     assert_no_orphan_tool_results(&reqs);
     let last = reqs.last().unwrap();
-    let tools: Vec<String> = last
-        .messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let tools = last.tool_results();
     assert_eq!(tools.len(), 5);
     let collapsed: Vec<&String> = tools
         .iter()

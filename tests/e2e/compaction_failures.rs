@@ -2,11 +2,11 @@
 //! Ctrl-C during a slow summary, the loop breaker.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use eonyx_tests::{FakeServer, Reply};
 
+use crate::agent::{sigint, wait_for};
 use crate::compaction::*;
 
 #[test]
@@ -69,19 +69,11 @@ fn ctrl_c_during_a_slow_summary_exits_130_and_keeps_the_session() {
     let lines: Vec<String> = (1..=4).map(|n| line(n, 1500)).collect();
     let child = spawn_batch(&env, &lines, &[], &[("EONYX_AUTO_COMPACT_TOKENS", "1700")]);
     let started = Instant::now();
-    while summarizer_requests(&server).is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no compaction started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for("a compaction", Duration::from_secs(20), || {
+        !summarizer_requests(&server).is_empty()
+    });
     std::thread::sleep(Duration::from_millis(100));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    sigint(&child);
     let run = finish(child);
     assert_eq!(run.code(), Some(130), "{}", run.stderr());
     assert!(

@@ -52,12 +52,7 @@ fn shared_prefix_compaction(anthropic: bool) {
     } else {
         openai(&server)
     };
-    let env = env_with(
-        &base
-            .set("context_window", WINDOW as i64)
-            .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
-            .unwrap(),
-    );
+    let env = env_with(&windowed(base, WINDOW, 60.0, 2));
     std::fs::write(env.project.join("AGENTS.md"), "Always answer in English.\n").unwrap();
     std::fs::write(
         env.project.join("notes.txt"),
@@ -186,12 +181,7 @@ fn a_refused_or_tool_calling_shared_summary_falls_back_to_the_transcript() {
             )
         }
     });
-    let env = env_with(
-        &openai(&server)
-            .set("context_window", WINDOW as i64)
-            .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
-            .unwrap(),
-    );
+    let env = env_with(&windowed(openai(&server), WINDOW, 60.0, 2));
     let mut lines: Vec<String> = (1..=36).map(|n| line(n, 720)).collect();
     lines[1] = format!("{} CODEWORD-EGRET is the tag.", line(2, 300));
     let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
@@ -241,10 +231,7 @@ fn a_different_compaction_model_uses_the_transcript_summarizer() {
         .set_context_window(Some(WINDOW))
         .set_summarizer(echo_summary);
     let env = env_with(
-        &openai(&server)
-            .set("context_window", WINDOW as i64)
-            .merge_model_toml("compaction.threshold_percent = 60\ncompaction.keep_turns = 2")
-            .unwrap()
+        &windowed(openai(&server), WINDOW, 60.0, 2)
             .merge_top_toml("[compaction]\nmodel = \"small\"\n")
             .unwrap(),
     );

@@ -465,15 +465,8 @@ fn an_entry_holding_an_api_key_is_refused_by_the_tool_and_the_cli() {
     assert!(!stderr(&out).contains("memory: remembered"));
     // The model was told why.
     let last = fx.agent_requests().last().unwrap().clone();
-    let tool_msg = last
-        .messages()
-        .into_iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool_msg["content"].as_str().unwrap().contains("refused"),
-        "{tool_msg}"
-    );
+    let tool = &last.tool_results()[0];
+    assert!(tool.contains("refused"), "{tool}");
     assert!(fx.entries().is_empty());
     for f in fx.memory_files() {
         assert!(!std::fs::read_to_string(f).unwrap().contains(key));

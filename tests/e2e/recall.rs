@@ -57,15 +57,12 @@ fn batch(
 
 /// The text of the tool result the model got back for the recall call.
 fn recall_result(server: &FakeServer) -> String {
-    let req = server
+    server
         .chat_requests()
-        .into_iter()
+        .iter()
         .rev()
-        .find(|r| r.messages().iter().any(|m| m["role"] == "tool"))
-        .expect("a request carrying the recall result");
-    let msgs = req.messages();
-    let tool = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
-    tool["content"].as_str().unwrap().to_owned()
+        .find_map(|r| r.tool_results().pop())
+        .expect("a request carrying the recall result")
 }
 
 /// Every record of a session, as `eonyx sessions export` prints it.

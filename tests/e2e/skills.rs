@@ -7,7 +7,7 @@
 
 use std::process::Output;
 
-use eonyx_tests::{RecordedRequest, Reply};
+use eonyx_tests::Reply;
 use serde_json::{Value, json};
 
 use crate::agent::Fx;
@@ -43,18 +43,6 @@ impl Fx {
             "CHECKLIST-MARKER: tests green, changelog written.\n",
         );
     }
-}
-
-/// Texts of the tool messages of a request, in order.
-fn tool_results(r: &RecordedRequest) -> Vec<String> {
-    r.messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect()
 }
 
 fn ok(o: &Output) {
@@ -117,7 +105,7 @@ fn a_skill_call_returns_the_body_and_a_resource_file() {
     ok(&o);
     assert_eq!(stdout(&o), "Deployed.\n");
     let turns = fx.agent_requests();
-    let results = tool_results(&turns[1]);
+    let results = turns[1].tool_results();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].starts_with(DEPLOY_BODY), "{}", results[0]);
     assert!(!results[0].contains("description:"), "no front matter");
@@ -163,7 +151,7 @@ fn a_path_escaping_the_skill_directory_is_refused() {
         .push(Reply::text("Could not."));
     let o = fx.run(&["run", "read the secret"], "");
     ok(&o);
-    let results = tool_results(&fx.agent_requests()[1]);
+    let results = fx.agent_requests()[1].tool_results();
     assert_eq!(results.len(), 2);
     assert!(
         results[0].starts_with(
@@ -252,7 +240,7 @@ fn a_project_skill_overrides_a_global_one_of_the_same_name() {
         "{system}"
     );
     assert!(!system.contains("GLOBAL"), "{system}");
-    let result = &tool_results(&turns[1])[0];
+    let result = &turns[1].tool_results()[0];
     assert!(result.starts_with(DEPLOY_BODY), "{result}");
 
     let o = fx.run(&["skills", "--json"], "");

@@ -29,21 +29,23 @@ impl SessionFile for Failing {
     }
 }
 
+/// Make `w` write to the file at `path` through [`Failing`].
+fn fail_next_writes(w: &mut SessionWriter, path: &Utf8Path, ok_bytes: usize, fail_sync: bool) {
+    let inner = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    w.file = Some(Box::new(Failing {
+        inner,
+        ok_bytes,
+        fail_sync,
+    }));
+}
+
 #[test]
 fn failed_append_returns_error_and_leaves_the_file_readable() {
     let t = t();
     let mut w = session_with(&t.store, "kept");
     let path = w.path();
     let good = std::fs::read(&path).unwrap();
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    w.file = Some(Box::new(Failing {
-        inner: f,
-        ok_bytes: 20,
-        fail_sync: false,
-    }));
+    fail_next_writes(&mut w, &path, 20, false);
     let err = w.append_message(&Message::user("lost")).unwrap_err();
     assert!(err.to_string().contains("disk full (injected)"), "{err}");
     assert_eq!(
@@ -54,15 +56,7 @@ fn failed_append_returns_error_and_leaves_the_file_readable() {
     assert_eq!(w.next_seq(), 2, "a failed append does not use up a seq");
 
     // fsync failing after a complete write is a failure too.
-    let f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    w.file = Some(Box::new(Failing {
-        inner: f,
-        ok_bytes: usize::MAX,
-        fail_sync: true,
-    }));
+    fail_next_writes(&mut w, &path, usize::MAX, true);
     assert!(w.append_message(&Message::user("lost")).is_err());
     assert_eq!(std::fs::read(&path).unwrap(), good);
 
