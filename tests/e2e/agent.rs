@@ -27,6 +27,13 @@ impl Fx {
         Self::with(|c| c)
     }
 
+    /// [`Fx::new`] with `replies` queued on the fake, in order.
+    pub(crate) fn replying(replies: impl IntoIterator<Item = Reply>) -> Self {
+        let fx = Self::new();
+        fx.fake.push_all(replies);
+        fx
+    }
+
     pub(crate) fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
         let (sb, fake) = fake_project(config);
         Self { sb, fake }
@@ -238,11 +245,11 @@ pub(crate) fn ctrl_c(child: Child) -> (Output, Duration) {
 
 #[test]
 fn batch_runs_one_turn_per_line_and_handles_slash_commands() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("first answer"))
-        .push(Reply::text("second answer"))
-        .push(Reply::text("third answer"));
+    let fx = Fx::replying([
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+    ]);
     let input =
         "hello\n\n   \n/rename my work\n/help\n/frobnicate now\nsecond line\n/new\nthird line\n";
     let o = fx.run(&[], input);
@@ -332,14 +339,14 @@ fn batch_compact_summarizes_earlier_turns_for_the_next_request() {
 
 #[test]
 fn batch_stops_at_the_first_failed_turn_and_keeps_what_came_before() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("one done"))
-        .push(Reply::error(
+    let fx = Fx::replying([
+        Reply::text("one done"),
+        Reply::error(
             400,
             r#"{"error":{"message":"bad request: the fake refuses this","type":"invalid_request_error"}}"#,
-        ))
-        .push(Reply::text("never"));
+        ),
+        Reply::text("never"),
+    ]);
     let o = fx.run(&[], "one\ntwo\nthree\n");
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     assert_eq!(stdout(&o), "one done\n");

@@ -51,13 +51,13 @@ fn sigint_during_a_slow_reply_exits_130_and_the_session_resumes() {
 
 #[test]
 fn sigint_during_a_shell_command_answers_the_call_and_resumes() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::tool_call(
+    let fx = Fx::replying([
+        Reply::tool_call(
             "shell",
             json!({"command": "sleep 20 && touch too_late.txt"}),
-        ))
-        .push(Reply::text("unreachable"));
+        ),
+        Reply::text("unreachable"),
+    ]);
     let child = fx
         .cmd(&["run", "--allow-shell", "sleep a while"])
         .stdout(Stdio::piped())

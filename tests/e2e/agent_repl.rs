@@ -197,10 +197,9 @@ fn repl_in_a_real_terminal_shows_the_prompt_help_and_streams_a_turn() {
     if Command::new("tmux").arg("-V").output().is_err() {
         panic!("tmux is not installed (`.ci/run` installs it)");
     }
-    let fx = Fx::new();
-    fx.fake.push(
-        Reply::text("streamed words arrive one by one").with_chunk_delay(Duration::from_millis(30)),
-    );
+    let fx =
+        Fx::replying([Reply::text("streamed words arrive one by one")
+            .with_chunk_delay(Duration::from_millis(30))]);
     // First a fresh session, then one that resumes it.
     let tmux = start_repl(&fx, |env, bin| {
         format!(

@@ -10,8 +10,7 @@ use crate::util::{stderr, stdout};
 
 #[test]
 fn run_prints_only_the_answer_on_stdout_from_argument_or_stdin() {
-    let fx = Fx::new();
-    fx.fake.push(Reply::text("the answer"));
+    let fx = Fx::replying([Reply::text("the answer")]);
     let o = fx.run(&["run", "what is it?"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "the answer\n");
@@ -97,11 +96,11 @@ fn run_continue_and_session_resume_with_the_earlier_messages() {
 
 #[test]
 fn resumed_runs_send_a_byte_identical_prefix() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("answer one"))
-        .push(Reply::text("answer two"))
-        .push(Reply::text("answer three"));
+    let fx = Fx::replying([
+        Reply::text("answer one"),
+        Reply::text("answer two"),
+        Reply::text("answer three"),
+    ]);
     assert_eq!(code(&fx.run(&["run", "one"], "")), Some(0));
     assert_eq!(code(&fx.run(&["run", "-c", "two"], "")), Some(0));
     assert_eq!(code(&fx.run(&["run", "-c", "three"], "")), Some(0));

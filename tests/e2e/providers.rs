@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use eonyx_tests::{FakeConfig, FakeServer, Ollama, RecordedRequest, Refuse, Reply, TestEnv};
 use serde_json::{Value, json};
 
-use crate::compaction::{BIN, env_with, line, openai};
+use crate::compaction::{BIN, env_with, line, openai, summarizer_requests};
 use crate::util::{input_lines, json_lines, spawn_with_stdin, stderr};
 
 fn summary(_r: &RecordedRequest) -> Reply {
@@ -279,11 +279,7 @@ fn compaction_temperature_is_the_summarizers_preference() {
             .unwrap(),
     );
     batch_ok(&env, &compact_after_two_turns(), &[], &[]);
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .expect("a summary");
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["temperature"], 0.5);
     // Unset: the summarizer's own default.
     let env = env_with(
@@ -293,11 +289,7 @@ fn compaction_temperature_is_the_summarizers_preference() {
     );
     server.clear_requests();
     batch_ok(&env, &compact_after_two_turns(), &[], &[]);
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .unwrap();
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["temperature"], 0.1);
 }
 
@@ -573,11 +565,7 @@ fn the_summarizer_gets_the_window_of_compaction_model() {
     );
     std::fs::write(env.config_dir.join("config.toml"), text).unwrap();
     batch_ok(&env, &compact_after_two_turns(), &[], &[]);
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .unwrap();
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["model"], "small-model");
     // A quarter of the summarizer's 2048, not of the session's 65,536.
     assert_eq!(sum.body["max_tokens"], 512, "{}", sum.raw_body);

@@ -65,14 +65,14 @@ fn user_texts(path: &Path) -> Vec<String> {
 
 #[test]
 fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("first answer"))
-        .push(Reply::text("second answer"))
-        .push(Reply::text("third answer"))
-        .push(Reply::text("fourth answer"))
-        .push(Reply::text("fifth answer"))
-        .push(Reply::text("sixth answer"));
+    let fx = Fx::replying([
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+        Reply::text("fourth answer"),
+        Reply::text("fifth answer"),
+        Reply::text("sixth answer"),
+    ]);
     let tmux = start_repl(&fx, |env, bin| {
         format!(
             "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; \
@@ -202,11 +202,11 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
 
 #[test]
 fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("got the paste"))
-        .push(Reply::text("got the continued lines"))
-        .push(Reply::text("got the clean line"));
+    let fx = Fx::replying([
+        Reply::text("got the paste"),
+        Reply::text("got the continued lines"),
+        Reply::text("got the clean line"),
+    ]);
     let tmux = start_repl(&fx, |env, bin| {
         format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
     });

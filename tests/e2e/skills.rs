@@ -74,8 +74,7 @@ fn a_description_is_in_the_first_request_and_the_body_is_not() {
 
 #[test]
 fn without_skills_there_is_no_section_no_tool_and_the_first_request_stays_small() {
-    let fx = Fx::new();
-    fx.fake.push(Reply::text("ok"));
+    let fx = Fx::replying([Reply::text("ok")]);
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
     let first = &fx.agent_requests()[0];
