@@ -10,13 +10,13 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let toml_path = Utf8Path::new("/fuzz/config.toml");
     let json_path = Utf8Path::new("/fuzz/eonyx.json");
-    if let Err(e) = eonyx_core::config::parse_global(&text, toml_path) {
+    if let Err(e) = eonyx_config::parse_global(&text, toml_path) {
         assert!(e.to_string().starts_with("/fuzz/config.toml"));
     }
-    if let Err(e) = eonyx_core::config::parse_project(&text, json_path) {
+    if let Err(e) = eonyx_config::parse_project(&text, json_path) {
         assert!(e.to_string().starts_with("/fuzz/eonyx.json"));
     }
-    let _ = eonyx_core::config::trust::edit_trusted(
+    let _ = eonyx_config::trust::edit_trusted(
         &text,
         toml_path,
         Utf8Path::new("/fuzz/project"),

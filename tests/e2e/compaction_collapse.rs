@@ -1,10 +1,11 @@
 //! Tool-result collapse and manual compaction through the real binary: old
-//! results collapsed in requests but kept in the session, `/compact` focus,
-//! long tool loops collapsed and compacted inside the turn.
+//! results collapsed in requests but kept in the session, `/compact` focus
+//! and its `--json` events, long tool loops collapsed and compacted inside
+//! the turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use eonyx_tests::{FakeServer, Reply};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::compaction::*;
 
@@ -115,6 +116,76 @@ fn manual_compaction_passes_the_focus_from_slash_and_from_the_command() {
     assert_eq!(
         user_messages(&records),
         ["first: CODEWORD-FOCUS matters", "second", "third"]
+    );
+}
+
+/// With `--json`, a compaction is a `compaction` event with its figures;
+/// `eonyx compact` adds one with the session and the whole record written;
+/// keys in alphabetical order, as they have always been (docs/cli.md#json-events).
+#[test]
+fn compaction_json_events_carry_the_figures_or_the_record() {
+    let server = FakeServer::start();
+    server.set_summarizer(echo_summary);
+    let env = env_with(
+        &openai(&server)
+            .merge_model_toml("compaction.keep_turns = 1")
+            .unwrap(),
+    );
+    let lines: Vec<String> = vec![
+        "first: CODEWORD-JSON".into(),
+        "second".into(),
+        "/compact".into(),
+        "third".into(),
+    ];
+    let run = batch(&env, &lines, &[], &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let id = run.session();
+    let stdout = String::from_utf8_lossy(&run.out.stdout).into_owned();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(r#""type":"compaction""#))
+        .unwrap_or_else(|| panic!("no compaction event: {stdout}"));
+    let ev: Value = serde_json::from_str(line).unwrap();
+    let keys: Vec<&str> = ev.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "first_kept_seq",
+            "mid_turn",
+            "mode",
+            "tokens_after",
+            "tokens_before",
+            "trigger",
+            "type"
+        ],
+        "{line}"
+    );
+    assert!(line.starts_with(r#"{"first_kept_seq":"#), "{line}");
+    assert_eq!(ev["trigger"], "manual");
+
+    // `eonyx compact --json`: the figures as in a run, then the record.
+    let out = run_ok(&env, &["compact", "-s", &id, "--json"], &[]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with(r#"{"first_kept_seq":"#), "{out}");
+    assert!(lines[1].starts_with(r#"{"record":{"#), "{out}");
+    assert!(
+        lines[1].ends_with(&format!(r#"}},"session":"{id}","type":"compaction"}}"#)),
+        "{out}"
+    );
+    let ev: Value = serde_json::from_str(lines[1]).unwrap();
+    let records = export(&env, &id);
+    let comps = compactions(&records);
+    assert_eq!(comps.len(), 2);
+    // The record as written to the session file, less its `type`.
+    let mut written = comps[1].clone();
+    written.as_object_mut().unwrap().remove("type");
+    assert_eq!(ev["record"], written);
+    assert!(
+        ev["record"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("CODEWORD-JSON")
     );
 }
 

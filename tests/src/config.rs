@@ -198,7 +198,7 @@ mod tests {
             .set("retries", 0)
             .to_toml()
             .unwrap();
-        let parsed: Result<eonyx_core::config::ConfigFile, _> = toml::from_str(&text);
+        let parsed: Result<eonyx_config::ConfigFile, _> = toml::from_str(&text);
         assert!(parsed.is_ok(), "{parsed:?}\n{text}");
     }
 }

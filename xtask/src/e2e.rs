@@ -603,6 +603,16 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
             c + p,
             attempts.len()
         ));
+        // The two parts have different causes: the summarizer's own prefill
+        // is what the request shape decides; the first request after it must
+        // prefill the new summary and the kept turns behind it (the summary
+        // precedes the retained messages, docs/prompt.md#the-request), which no prefix
+        // cache can hold.
+        lines.push(format!(
+            "  of which: summarizer {:.1} steady turns; new summary + kept turns in the first request after it {:.1} steady turns",
+            summ_p as f64 / steady_t,
+            (after_p as f64 - steady_t).max(0.0) / steady_t
+        ));
     }
     let shared = chat
         .iter()

@@ -108,8 +108,8 @@ pub fn run(args: &[String]) -> Result<()> {
 /// Write the snippet to `<config dir>/config.toml`, never over an existing
 /// file.
 fn write_config(port: u16) -> Result<()> {
-    let env = eonyx_core::paths::Env::from_process();
-    let dir = eonyx_core::paths::config_dir(&env)?;
+    let env = eonyx_config::paths::Env::from_process();
+    let dir = eonyx_config::paths::config_dir(&env)?;
     let path = dir.join("config.toml");
     if path.exists() {
         eprintln!("{path} exists; left as is. Add the config above to it to use the local model.");

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Plan, PlanError, Trigger};
-use eonyx_core::config::{Config, LoadOptions};
-use eonyx_core::paths::{Env, Project};
+use eonyx_config::paths::{Env, Project};
+use eonyx_config::{Config, LoadOptions};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{
@@ -144,16 +144,16 @@ impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
-        let mut config = eonyx_core::config::load(&LoadOptions {
+        let mut config = eonyx_config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
             profile: opts.profile.clone(),
         })?;
-        let data_dir = eonyx_core::paths::data_dir(&opts.env)
-            .map_err(|e| AgentError::Config(eonyx_core::ConfigError::Path(e)))?;
+        let data_dir = eonyx_config::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
         let store = Store::open(&data_dir)?;
-        let project = eonyx_core::paths::find_project(&opts.cwd);
+        let project = eonyx_config::paths::find_project(&opts.cwd);
 
         let provider: Arc<dyn Provider> = match &opts.provider {
             Some(p) => p.clone(),
@@ -216,7 +216,7 @@ impl Agent {
         ));
         startup_notices.extend(skills.warnings.iter().cloned());
 
-        let key_vars = eonyx_core::secrets::key_env_vars(&config);
+        let key_vars = eonyx_config::secrets::key_env_vars(&config);
         let redactor = Redactor::new(&key_vars, &opts.env);
         let mut tool_ctx = ToolContext::new(
             project.root.clone(),
@@ -244,7 +244,7 @@ impl Agent {
             .memory
             .enabled
             .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
-        let secrets = eonyx_core::memory::configured_key_values(&config, &opts.env);
+        let secrets = eonyx_config::secrets::configured_key_values(&config, &opts.env);
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();

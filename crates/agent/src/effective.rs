@@ -4,8 +4,8 @@
 
 use camino::Utf8PathBuf;
 use eonyx_compact::ContextView;
-use eonyx_core::config::{Config, LoadOptions};
-use eonyx_core::paths::Env;
+use eonyx_config::paths::Env;
+use eonyx_config::{Config, LoadOptions};
 use eonyx_core::{ChatRequest, Message, MessageRecord, SessionId};
 use eonyx_prompt::ContextLoader;
 use eonyx_store::Store;
@@ -38,8 +38,8 @@ pub fn effective_request(
     profile: Option<String>,
     id: &SessionId,
 ) -> Result<EffectiveRequest, AgentError> {
-    let data_dir = eonyx_core::paths::data_dir(env)
-        .map_err(|e| AgentError::Config(eonyx_core::ConfigError::Path(e)))?;
+    let data_dir = eonyx_config::paths::data_dir(env)
+        .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
     let store = Store::open(&data_dir)?;
     let effective = store.load_effective(id)?;
     let cwd = Utf8PathBuf::from(&effective.header.cwd);
@@ -49,14 +49,14 @@ pub fn effective_request(
             "the session's directory {cwd} no longer exists; its context files and project config are missing from this request"
         ));
     }
-    let config = eonyx_core::config::load(&LoadOptions {
+    let config = eonyx_config::load(&LoadOptions {
         cwd: cwd.clone(),
         env: env.clone(),
         model,
         profile,
     })?;
     warnings.extend(config.warnings.iter().cloned());
-    let project = eonyx_core::paths::find_project(&cwd);
+    let project = eonyx_config::paths::find_project(&cwd);
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
     let loaded = loader.load();
     warnings.extend(loaded.warnings.iter().cloned());

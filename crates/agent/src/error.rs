@@ -4,7 +4,7 @@ use eonyx_core::ProviderError;
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     #[error(transparent)]
-    Config(#[from] eonyx_core::ConfigError),
+    Config(#[from] eonyx_config::ConfigError),
     /// A write failure says the turn stopped; a session that is missing,
     /// in use, unreadable or given a bad title is reported as it is.
     #[error("{}", store_message(.0))]

@@ -10,7 +10,7 @@
 
 use camino::Utf8Path;
 use eonyx_compact::Limits;
-use eonyx_core::config::{Config, FALLBACK_CONTEXT_WINDOW};
+use eonyx_config::{Config, FALLBACK_CONTEXT_WINDOW};
 use eonyx_core::{ModelConfig, Provider};
 use eonyx_store::limits::{LearnedLimit, LimitsCache, LimitsError};
 
@@ -184,7 +184,7 @@ pub async fn ensure_model_name(
     config: &mut Config,
     provider: &dyn Provider,
     notices: &mut Vec<String>,
-) -> Result<(), eonyx_core::ConfigError> {
+) -> Result<(), eonyx_config::ConfigError> {
     if !config.model.name.trim().is_empty() {
         return Ok(());
     }
@@ -200,10 +200,10 @@ pub async fn ensure_model_name(
         }
         return Ok(());
     }
-    Err(eonyx_core::ConfigError::MissingModelName {
+    Err(eonyx_config::ConfigError::MissingModelName {
         key: config.model_key.clone(),
         base_url: config.model.base_url.clone(),
-        config_file: eonyx_core::config::load::global_config_path(&config.config_dir),
+        config_file: eonyx_config::load::global_config_path(&config.config_dir),
         listed: match listed.len() {
             0 => String::new(),
             n if n <= 8 => format!("; the server lists: {}", listed.join(", ")),

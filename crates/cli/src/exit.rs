@@ -71,7 +71,7 @@ pub fn class_for(err: &anyhow::Error) -> &'static str {
         if cause.is::<UsageError>() || cause.is::<eonyx_core::SessionIdError>() {
             return "usage";
         }
-        if cause.is::<eonyx_core::ConfigError>() || cause.is::<SetupError>() {
+        if cause.is::<eonyx_config::ConfigError>() || cause.is::<SetupError>() {
             return "config";
         }
         if let Some(e) = cause.downcast_ref::<eonyx_store::StoreError>() {
@@ -99,7 +99,7 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
     for cause in err.chain() {
         if cause.is::<UsageError>()
             || cause.is::<SetupError>()
-            || cause.is::<eonyx_core::ConfigError>()
+            || cause.is::<eonyx_config::ConfigError>()
             || cause.is::<eonyx_core::SessionIdError>()
         {
             return 2;

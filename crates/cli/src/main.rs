@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod event;
 mod exit;
 mod printer;
 mod stdin;

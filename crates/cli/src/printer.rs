@@ -4,6 +4,8 @@
 
 use std::io::{IsTerminal, Write};
 
+use crate::event::Event;
+
 pub struct Printer {
     stdout: std::io::Stdout,
     json: bool,
@@ -68,16 +70,23 @@ impl Printer {
         self.stdout.write_all(b)
     }
 
-    /// One JSON value as a line on stdout.
+    /// One JSON value as a line on stdout (the data of listings; events
+    /// go through [`Printer::event`]).
     pub fn json_line(&mut self, v: &serde_json::Value) -> std::io::Result<()> {
         self.outln(&v.to_string())
     }
 
-    /// The `{"type":"error","class":…,"message":…}` event on stdout
-    /// (`--json`); at most one reaches the exit path's fallback.
+    /// One `--json` event as a line on stdout.
+    pub fn event(&mut self, ev: &Event<'_>) -> std::io::Result<()> {
+        let line = ev.to_line().map_err(std::io::Error::other)?;
+        self.outln(&line)
+    }
+
+    /// The `error` event on stdout (`--json`); at most one reaches the exit
+    /// path's fallback.
     pub fn json_error(&mut self, class: &str, message: &str) -> std::io::Result<()> {
         self.json_error_written = true;
-        self.json_line(&serde_json::json!({"type": "error", "class": class, "message": message}))
+        self.event(&Event::Error { class, message })
     }
 
     pub fn json_error_written(&self) -> bool {

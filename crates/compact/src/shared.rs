@@ -22,7 +22,7 @@ use crate::trigger::summary_max_tokens;
 const MIN_BUDGET_FRACTION: f64 = 0.5;
 
 /// Characters of the first kept message quoted to name it.
-const NAME_CHARS: usize = 160;
+const NAME_CHARS: usize = 80;
 
 /// How the instruction names the first message that stays verbatim.
 fn name_first_kept(first_kept: Option<&MessageRecord>) -> String {
@@ -65,28 +65,30 @@ pub fn instruction(
     max_tokens: u64,
 ) -> String {
     let name = name_first_kept(first_kept);
+    // Every token here is prefilled uncached, so it says only what the
+    // summary needs: no tools, what is replaced, merging, the sections, exact
+    // facts and the budget.
     let mut s = format!(
-        "{SUMMARIZER_INSTRUCTION_PREFIX} Pause the task and reply with text only: do not call any tool (the tools stay listed only so that this request matches the conversation). \
-Every message before {name} is about to be removed from your context and replaced by the handoff summary you write now; that message and the ones after it stay. \
-What the summary leaves out is lost.\n"
+        "{SUMMARIZER_INSTRUCTION_PREFIX} Reply with text only; do not call any tool (they are listed only to keep this request cacheable). \
+Write the handoff summary that replaces every message before {name}; that message and later ones stay. What you leave out is lost.\n"
     );
     if has_summary {
-        s.push_str("Merge the summary in your instructions (\"# Summary of earlier conversation\") with those messages into one updated summary; newer information wins over older.\n");
+        s.push_str("Merge the \"# Summary of earlier conversation\" above into it; newer information wins.\n");
     } else {
-        s.push_str("This is the first summary of the conversation.\n");
+        s.push_str("This is the first summary.\n");
     }
     if let Some(f) = focus.map(str::trim).filter(|f| !f.is_empty()) {
         s.push_str(&format!(
-            "The user asked this summary to focus on: {f}. Give that topic priority and detail; keep the rest brief.\n"
+            "Focus on: {f}. Give it priority and detail; keep the rest brief.\n"
         ));
     }
-    s.push_str("Write Markdown with exactly these sections, in this order:\n");
+    s.push_str("Markdown, exactly these sections in order:\n");
     for name in SECTIONS {
         s.push_str(&format!("## {name}\n"));
     }
     s.push_str(&format!(
-        "Keep every instruction and preference of the user that still applies. Copy file paths, identifiers, commands, errors, numbers and versions exactly; invent nothing. \
-Write \"none\" under an empty section. At most {max_tokens} tokens, no preamble, no \"Exact facts\" section (eonyx adds one).\n"
+        "Keep every user instruction that still applies. Copy paths, identifiers, commands, errors and numbers exactly; invent nothing; \"none\" under an empty section. \
+No preamble, no \"Exact facts\" section. At most {max_tokens} tokens.\n"
     ));
     s
 }

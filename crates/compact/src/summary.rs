@@ -2,7 +2,7 @@
 
 use eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX;
 use eonyx_core::{
-    ChatRequest, CompactionConfig, Content, Message, MessageRecord, Part, Role, SystemPrompt,
+    ChatRequest, CompactionConfig, Content, Message, MessageRecord, Role, SystemPrompt,
 };
 
 use crate::estimate::Estimator;
@@ -59,17 +59,7 @@ fn shorten(text: &str, max: usize, what: &str) -> String {
 }
 
 fn content_text(c: &Content) -> String {
-    match c {
-        Content::Text(t) => t.clone(),
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|p| match p {
-                Part::Text { text } => text.clone(),
-                Part::Image { .. } => "[image]".to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+    c.text_with_images(|_, _| "[image]".to_owned())
 }
 
 /// One message of the transcript, each field shortened to `max` chars.

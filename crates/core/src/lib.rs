@@ -2,8 +2,10 @@
 //!
 //! Everything the other crates exchange is defined here: messages and their
 //! parts, the JSONL record types of a session file, session ids, token
-//! estimation, the layered configuration, filesystem locations and the
-//! provider trait with its request, stream-event and error types.
+//! estimation, the resolved config values the lower crates take
+//! ([`config`]; loading them is `eonyx-config`'s), the environment snapshot
+//! and the project-root walk ([`paths`]) and the provider trait with its
+//! request, stream-event and error types.
 //!
 //! Invariants: `core` does no network I/O, never prints, and depends on no
 //! other eonyx crate. Every type that appears in a session file round-trips
@@ -17,13 +19,12 @@ pub mod message;
 pub mod paths;
 pub mod provider;
 pub mod record;
-pub mod secrets;
 pub mod text;
 pub mod time;
 pub mod tokens;
 pub mod tool;
 
-pub use config::{CompactionConfig, Config, ConfigError, ModelConfig};
+pub use config::{CompactionConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Role, ToolCall, Usage};
 pub use provider::{

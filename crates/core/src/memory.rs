@@ -3,9 +3,6 @@
 
 use serde::Serialize;
 
-use crate::config::Config;
-use crate::paths::Env;
-
 /// Which file an entry lives in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,57 +61,9 @@ impl MemoryEntry {
     }
 }
 
-/// Keys shorter than this are not matched (too likely to occur by chance).
-const MIN_SECRET_LEN: usize = 8;
-
-/// The values of every configured API key: the `api_key_env` of each
-/// configured model and of the active one, plus the providers' well-known
-/// variables. Used to refuse memory entries that would store a key.
-pub fn configured_key_values(config: &Config, env: &Env) -> Vec<String> {
-    let mut vars: Vec<&str> = vec!["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
-    vars.extend(config.model.api_key_env.as_deref());
-    vars.extend(
-        config
-            .models
-            .values()
-            .filter_map(|m| m.api_key_env.as_deref()),
-    );
-    let mut values: Vec<String> = vars
-        .into_iter()
-        .filter_map(|v| env.get(v))
-        .map(str::trim)
-        .filter(|v| v.len() >= MIN_SECRET_LEN)
-        .map(str::to_owned)
-        .collect();
-    values.sort();
-    values.dedup();
-    values
-}
-
 /// Whether `text` contains one of `secrets`.
 pub fn contains_secret(text: &str, secrets: &[String]) -> bool {
     secrets
         .iter()
         .any(|s| !s.is_empty() && text.contains(s.as_str()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_values_come_from_configured_and_well_known_variables() {
-        let mut config = Config::defaults("/p".as_ref(), "/c".as_ref());
-        config.model.api_key_env = Some("MY_KEY".into());
-        let env = Env::from_pairs([
-            ("MY_KEY", "sk-mine-0123456789"),
-            ("ANTHROPIC_API_KEY", "sk-ant-0123456789"),
-            ("OPENAI_API_KEY", "short"),
-            ("OTHER", "not-a-key-at-all"),
-        ]);
-        let v = configured_key_values(&config, &env);
-        assert_eq!(v, vec!["sk-ant-0123456789", "sk-mine-0123456789"]);
-        assert!(contains_secret("the key is sk-mine-0123456789!", &v));
-        assert!(!contains_secret("the key is in $MY_KEY", &v));
-    }
 }

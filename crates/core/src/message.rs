@@ -92,6 +92,24 @@ impl Content {
         }
     }
 
+    /// Every part as text, joined with a newline; an image is what `image`
+    /// makes of its media type and URL (transcripts show them this way).
+    pub fn text_with_images(&self, image: impl Fn(Option<&str>, Option<&str>) -> String) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => text.clone(),
+                    Part::Image {
+                        media_type, url, ..
+                    } => image(media_type.as_deref(), url.as_deref()),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
     /// Number of image parts.
     pub fn image_count(&self) -> usize {
         match self {
@@ -245,6 +263,11 @@ mod tests {
         .unwrap();
         assert_eq!(m.content.image_count(), 1);
         assert_eq!(m.content.text(), "a");
+        assert_eq!(
+            m.content
+                .text_with_images(|t, url| format!("[image {t:?} {url:?}]")),
+            "a\n[image Some(\"image/png\") None]"
+        );
         let back = serde_json::to_string(&m).unwrap();
         assert_eq!(
             back,

@@ -104,4 +104,6 @@ pub fn system_prompt(loaded: &Loaded, date: &str, summary: Option<&str>) -> Syst
 }
 
 #[cfg(test)]
+mod test_tree;
+#[cfg(test)]
 mod tests;

@@ -8,36 +8,11 @@ use eonyx_core::config::ContextConfig;
 use eonyx_core::paths::{Marker, find_project};
 
 use super::*;
+use crate::test_tree::Tree;
 
 const DATE: &str = "2026-07-05";
 
-struct Tree {
-    _tmp: tempfile::TempDir,
-    root: Utf8PathBuf,
-}
-
 impl Tree {
-    fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
-        std::fs::create_dir_all(root.join("config")).unwrap();
-        Self { _tmp: tmp, root }
-    }
-
-    fn path(&self, rel: &str) -> Utf8PathBuf {
-        self.root.join(rel)
-    }
-
-    fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
-
-    fn mkdir(&self, rel: &str) {
-        std::fs::create_dir_all(self.path(rel)).unwrap();
-    }
-
     fn config_dir(&self) -> Utf8PathBuf {
         self.path("config")
     }

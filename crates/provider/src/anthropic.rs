@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
 use crate::sse::{self, AnthropicDecoder};
 
+pub(crate) mod wire;
+
 /// The `anthropic-version` header sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 

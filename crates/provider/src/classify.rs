@@ -10,6 +10,8 @@ use std::time::Duration;
 use eonyx_core::ProviderError;
 use serde_json::Value;
 
+use crate::wire::{Code, ErrorBody, ErrorMember};
+
 /// The longest server message kept in an error (characters).
 const MAX_MESSAGE_CHARS: usize = 600;
 
@@ -82,15 +84,10 @@ pub fn classify_stream_error(value: &Value) -> ProviderError {
     if let Some(e) = overflow(Some(value), &message) {
         return e;
     }
-    let inner = value.get("error").unwrap_or(value);
-    let kind = inner
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let status = inner
-        .get("code")
-        .and_then(Value::as_u64)
-        .and_then(|c| u16::try_from(c).ok());
+    let body = ErrorBody::read(value);
+    let fields = body.fields();
+    let kind = fields.and_then(|f| f.kind.as_deref()).unwrap_or_default();
+    let status = fields.and_then(|f| f.code.as_ref()).and_then(Code::status);
     match kind {
         "authentication_error" | "permission_error" => ProviderError::Auth {
             status: status.unwrap_or(401),
@@ -145,42 +142,44 @@ pub fn parse_retry_after(value: &str, now: jiff::Timestamp) -> Option<Duration> 
 
 /// The human message of an error body in any of the shapes servers use.
 pub(crate) fn error_message(v: &Value) -> Option<String> {
-    let m = match v.get("error") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(e) => e
-            .get("message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| Some(e.to_string())),
-        None => v
-            .get("message")
-            .or_else(|| v.get("detail"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+    let body = ErrorBody::read(v);
+    let m = match body.error {
+        Some(ErrorMember::Text(s)) => Some(s),
+        Some(ErrorMember::Other { fields, raw }) => {
+            fields.message.flatten().or_else(|| Some(raw.to_string()))
+        }
+        // A `message` of another type hides `detail`.
+        None => match body.top.message {
+            Some(m) => m,
+            None => body.detail,
+        },
     };
     m.map(|s| shorten(&s))
 }
 
 fn error_code(v: &Value) -> Option<String> {
-    let e = v.get("error")?;
-    match e.get("code")? {
-        Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
+    match ErrorBody::read(v).error? {
+        ErrorMember::Other { fields, .. } => fields.code.map(|c| c.text()),
+        ErrorMember::Text(_) => None,
     }
 }
 
 /// Context-overflow recognition, with the figures when the body has them.
 fn overflow(json: Option<&Value>, message: &str) -> Option<ProviderError> {
-    let inner = json.map(|v| v.get("error").unwrap_or(v));
-    let field = |name: &str| inner.and_then(|e| e.get(name));
-    let field_str = |name: &str| field(name).and_then(Value::as_str).unwrap_or_default();
+    let body = json.map(ErrorBody::read);
+    let fields = body.as_ref().and_then(ErrorBody::fields);
+    let kind = fields.and_then(|f| f.kind.as_deref()).unwrap_or_default();
+    let code = fields
+        .and_then(|f| f.code.as_ref())
+        .and_then(Code::as_str)
+        .unwrap_or_default();
 
     // llama.cpp: {"error":{"code":400,"type":"exceed_context_size_error","n_prompt_tokens":…,"n_ctx":…}}
-    if field_str("type") == "exceed_context_size_error" {
+    if kind == "exceed_context_size_error" {
         return Some(ProviderError::ContextOverflow {
             message: message.to_owned(),
-            prompt_tokens: field("n_prompt_tokens").and_then(Value::as_u64),
-            limit: field("n_ctx").and_then(Value::as_u64),
+            prompt_tokens: fields.and_then(|f| f.n_prompt_tokens),
+            limit: fields.and_then(|f| f.n_ctx),
         });
     }
     let lower = message.to_lowercase();
@@ -195,8 +194,7 @@ fn overflow(json: Option<&Value>, message: &str) -> Option<ProviderError> {
         "context length of only",
         "exceeds the maximum number of tokens allowed",
     ];
-    let by_code =
-        field_str("code") == "context_length_exceeded" || field_str("type") == "request_too_large";
+    let by_code = code == "context_length_exceeded" || kind == "request_too_large";
     if !by_code && !MARKERS.iter().any(|m| lower.contains(m)) {
         return None;
     }

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod openai;
 pub mod refusal;
 pub mod sse;
+mod wire;
 
 use eonyx_core::config::ProviderKind;
 use eonyx_core::paths::Env;

@@ -16,6 +16,9 @@ use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 use crate::http::Http;
+use crate::wire::decode;
+
+mod wire;
 
 /// Timeout of each probe.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -39,9 +42,12 @@ pub fn server_root(base_url: &str) -> &str {
 /// llama.cpp `/props`: `default_generation_settings.n_ctx` (the per-slot
 /// window), or a top-level `n_ctx`.
 pub fn parse_props(v: &Value) -> Option<u64> {
-    v.pointer("/default_generation_settings/n_ctx")
-        .or_else(|| v.get("n_ctx"))
-        .and_then(Value::as_u64)
+    let props: wire::Props = decode(v);
+    props
+        .default_generation_settings
+        .and_then(|s| s.n_ctx)
+        .or(props.n_ctx)
+        .flatten()
         .filter(|n| *n > 0)
 }
 
@@ -50,22 +56,24 @@ pub fn parse_props(v: &Value) -> Option<u64> {
 /// (OpenRouter). llama.cpp's `meta.n_ctx_train` is the training length, not
 /// the window, and is ignored.
 pub fn parse_models(v: &Value, model: &str) -> ServerLimits {
-    let Some(data) = v.get("data").and_then(Value::as_array) else {
+    let models: wire::Models = decode(v);
+    let Some(data) = models.data else {
         return ServerLimits::default();
     };
     let entry = data
         .iter()
-        .find(|e| e.get("id").and_then(Value::as_str) == Some(model))
+        .find(|e| e.id.as_deref() == Some(model))
         .or_else(|| (data.len() == 1).then(|| &data[0]));
     let Some(e) = entry else {
         return ServerLimits::default();
     };
-    let n = |p: &str| e.pointer(p).and_then(Value::as_u64).filter(|n| *n > 0);
+    let n = |v: Option<u64>| v.filter(|n| *n > 0);
+    let top = e.top_provider.as_ref();
     ServerLimits {
-        context_window: n("/max_model_len")
-            .or_else(|| n("/context_length"))
-            .or_else(|| n("/top_provider/context_length")),
-        max_output_tokens: n("/top_provider/max_completion_tokens"),
+        context_window: n(e.max_model_len)
+            .or_else(|| n(e.context_length))
+            .or_else(|| n(top.and_then(|t| t.context_length))),
+        max_output_tokens: n(top.and_then(|t| t.max_completion_tokens)),
         source: None,
     }
 }
@@ -90,8 +98,9 @@ pub struct OllamaShow {
 
 /// Ollama `/api/show`; `None` when the body is not Ollama's.
 pub fn parse_ollama_show(v: &Value) -> Option<OllamaShow> {
-    let params = v.get("parameters").and_then(Value::as_str);
-    let info = v.get("model_info").and_then(Value::as_object);
+    let show: wire::Show = decode(v);
+    let params = show.parameters.as_deref();
+    let info = show.model_info.as_ref();
     if params.is_none() && info.is_none() {
         return None;
     }
@@ -117,32 +126,29 @@ pub fn parse_ollama_show(v: &Value) -> Option<OllamaShow> {
 /// window it runs with. `model` matches `name` or `model`, with or without
 /// the `:latest` tag.
 pub fn parse_ollama_ps(v: &Value, model: &str) -> Option<u64> {
-    let models = v.get("models").and_then(Value::as_array)?;
+    let ps: wire::Ps = decode(v);
     let bare = |s: &str| s.strip_suffix(":latest").unwrap_or(s).to_owned();
     let want = bare(model);
-    models
+    ps.models?
         .iter()
         .find(|m| {
-            ["name", "model"]
+            [&m.name, &m.model]
                 .iter()
-                .any(|k| m.get(*k).and_then(Value::as_str).map(bare).as_deref() == Some(&want))
+                .any(|k| k.as_deref().map(bare).as_deref() == Some(&want))
         })
-        .and_then(|m| m.get("context_length"))
-        .and_then(Value::as_u64)
+        .and_then(|m| m.context_length)
         .filter(|n| *n > 0)
 }
 
 /// The model ids of an OpenAI-style `/models` list.
 pub fn parse_model_ids(v: &Value) -> Vec<String> {
-    v.get("data")
-        .and_then(Value::as_array)
-        .map(|d| {
-            d.iter()
-                .filter_map(|e| e.get("id").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
+    let models: wire::Models = decode(v);
+    models
+        .data
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| e.id)
+        .collect()
 }
 
 async fn get_json(http: &Http, req: reqwest::RequestBuilder) -> Option<Value> {

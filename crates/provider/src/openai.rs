@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
 use crate::sse::{self, OpenAiDecoder};
+use crate::wire::{Arguments, decode};
+
+pub(crate) mod wire;
 
 /// Client for `POST {base_url}/chat/completions`.
 #[derive(Debug)]
@@ -345,62 +348,48 @@ pub(crate) fn parse_completion(
     v: &Value,
     emit: &mut (dyn FnMut(StreamEvent) + Send),
 ) -> Result<ChatResponse, ProviderError> {
-    if v.get("error").is_some() {
+    let body: wire::Chunk = decode(v);
+    if body.error {
         return Err(crate::classify::classify_stream_error(v));
     }
-    let choice = v
-        .pointer("/choices/0")
+    let choice = body
+        .choices
+        .as_deref()
+        .and_then(<[_]>::first)
         .ok_or_else(|| ProviderError::BadResponse {
             message: format!(
                 "the response has no choices: {}",
                 crate::classify::shorten(&v.to_string())
             ),
         })?;
-    let msg = choice.get("message").unwrap_or(&Value::Null);
-    let text = msg
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let msg = choice.message.as_ref();
+    let text = msg.and_then(|m| m.content.clone()).unwrap_or_default();
     if !text.is_empty() {
         emit(StreamEvent::TextDelta(text.clone()));
     }
     let calls: Vec<ToolCall> = msg
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .enumerate()
-                .map(|(i, c)| ToolCall {
-                    id: c
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .map_or_else(|| format!("call_{i}"), str::to_owned),
-                    name: c
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    arguments: match c.pointer("/function/arguments") {
-                        Some(Value::String(s)) => ToolCall::parse_arguments(s),
-                        Some(v @ Value::Object(_)) => v.clone(),
-                        _ => ToolCall::parse_arguments(""),
-                    },
-                })
-                .collect()
+        .and_then(|m| m.tool_calls.as_deref())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: c.id.clone().unwrap_or_else(|| format!("call_{i}")),
+            name: c.name().unwrap_or_default().to_owned(),
+            arguments: match c.arguments() {
+                Some(Arguments::Text(s)) => ToolCall::parse_arguments(s),
+                Some(Arguments::Object(m)) => Value::Object(m.clone()),
+                None => ToolCall::parse_arguments(""),
+            },
         })
-        .unwrap_or_default();
+        .collect();
     for c in &calls {
         emit(StreamEvent::ToolCall(c.clone()));
     }
-    let usage = sse::openai_usage(v);
+    let usage = body.usage();
     if let Some(u) = usage {
         emit(StreamEvent::Usage(u));
     }
-    let finish = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .map(FinishReason::from_api);
+    let finish = choice.finish_reason.as_deref().map(FinishReason::from_api);
     if let Some(f) = &finish {
         emit(StreamEvent::Finish(f.clone()));
     }

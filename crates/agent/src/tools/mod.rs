@@ -37,7 +37,7 @@ mod write;
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::config::{ShellPolicy, WritePolicy};
+use eonyx_config::{ShellPolicy, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{ToolCall, ToolDef, ToolName};
 use serde::Deserialize;
@@ -70,7 +70,7 @@ pub struct ToolContext {
     /// `read_file` reads at most this many bytes and says so when it stops.
     pub max_read_bytes: u64,
     /// Environment variables removed from `shell`'s child (the provider
-    /// key variables, `eonyx_core::secrets::key_env_vars`).
+    /// key variables, `eonyx_config::secrets::key_env_vars`).
     pub hidden_env: Vec<String>,
     /// `tools.max_edit_bytes`: larger files are not edited.
     pub max_edit_bytes: u64,
@@ -89,7 +89,7 @@ impl ToolContext {
             project_root: project_root.into(),
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
-            hidden_env: eonyx_core::secrets::WELL_KNOWN_KEY_VARS
+            hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
                 .iter()
                 .map(|v| (*v).to_owned())
                 .collect(),
@@ -466,7 +466,7 @@ pub fn definitions() -> Vec<ToolDef> {
 }
 
 /// The definitions of the tools `tools` leaves on.
-pub fn enabled_definitions(tools: &eonyx_core::config::ToolsConfig) -> Vec<ToolDef> {
+pub fn enabled_definitions(tools: &eonyx_config::ToolsConfig) -> Vec<ToolDef> {
     definitions()
         .into_iter()
         .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())

@@ -219,7 +219,7 @@ fn seconds(d: Duration) -> String {
 mod tests {
     use std::time::Instant;
 
-    use eonyx_core::config::ShellPolicy;
+    use eonyx_config::ShellPolicy;
     use serde_json::json;
 
     use super::super::test_support::*;

@@ -235,7 +235,7 @@ fn canonical(p: &Utf8Path) -> std::io::Result<Utf8PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use eonyx_core::config::SkillsConfig;
+    use eonyx_config::SkillsConfig;
     use eonyx_prompt::skills::{SkillDir, SkillScope, discover_in};
 
     struct Fx {

@@ -4,7 +4,7 @@
 use super::super::test_support::*;
 use super::super::{AllowAll, PolicyApprover};
 use super::*;
-use eonyx_core::config::ShellPolicy;
+use eonyx_config::ShellPolicy;
 use serde_json::json;
 
 fn read(f: &Fixture, rel: &str) -> String {

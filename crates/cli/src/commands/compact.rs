@@ -2,10 +2,10 @@
 
 use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
-use serde_json::json;
 
 use super::ui::{self, Mode};
 use crate::cli::{CompactArgs, GlobalArgs};
+use crate::event::Event;
 use crate::exit::Status;
 use crate::printer::Printer;
 
@@ -18,33 +18,29 @@ pub fn run(
         Some(id) => SessionChoice::Id(SessionId::parse(id)?),
         None => SessionChoice::Continue,
     };
-    let opts = ui::options(global, None)?;
-    let mode = ui::mode(global, Mode::Final);
-    ui::runtime()?.block_on(async move {
-        let ui::Session {
-            mut agent,
-            mut view,
-            interrupts,
-        } = ui::start(printer, opts, choice, mode, false).await?;
-        let cancel = interrupts.begin();
+    ui::with_session(printer, global, choice, false, |mut s| async move {
+        let cancel = s.interrupts.begin();
         let result = {
-            let mut sink = |ev| view.event(ev);
-            agent
+            let mut sink = |ev| s.view.event(ev);
+            s.agent
                 .compact_now(args.focus.as_deref(), &mut sink, &cancel)
                 .await
         };
-        interrupts.end();
+        s.interrupts.end();
         match result {
             Ok(rec) => {
-                if mode == Mode::Json {
-                    view.json(json!({"type":"compaction","session":agent.session_id().to_string(),"record":rec}));
+                if s.view.mode == Mode::Json {
+                    s.view.json(&Event::CompactedSession {
+                        session: &s.agent.session_id().to_string(),
+                        record: &rec,
+                    });
                 } else {
-                    view.printer.outln(&rec.summary)?;
+                    s.view.printer.outln(&rec.summary)?;
                 }
                 Ok(Status::Success)
             }
             Err(e) => {
-                view.failed(&e);
+                s.view.failed(&e);
                 Err(ui::agent_error(e))
             }
         }

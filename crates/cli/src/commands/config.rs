@@ -4,8 +4,8 @@
 
 use camino::Utf8PathBuf;
 use eonyx_agent::limits::{self as window, Window};
-use eonyx_core::config::{Config, LoadOptions, TrustChange};
-use eonyx_core::paths::{self, Env};
+use eonyx_config::paths::{self, Env};
+use eonyx_config::{Config, TrustChange};
 use eonyx_store::limits::LimitsCache;
 use serde_json::{Value, json};
 
@@ -26,20 +26,10 @@ pub fn run(
     global: &GlobalArgs,
     args: &ConfigArgs,
 ) -> anyhow::Result<Status> {
-    let env = Env::from_process();
     if args.reset_limits {
-        return reset_limits(printer, &env);
+        return reset_limits(printer, &Env::from_process());
     }
-    let cwd = paths::current_dir()?;
-    let config = eonyx_core::config::load(&LoadOptions {
-        cwd,
-        env: env.clone(),
-        model: global.model.clone(),
-        profile: global.profile.clone(),
-    })?;
-    for w in &config.warnings {
-        printer.warn(w);
-    }
+    let super::Setup { env, config, .. } = super::setup(printer, global)?;
     let cache = match paths::data_dir(&env) {
         Ok(dir) => match LimitsCache::open(&dir) {
             Ok(cache) => Some(cache),
@@ -84,7 +74,7 @@ pub fn run(
         return Ok(Status::Success);
     }
 
-    let global_file = eonyx_core::config::load::global_config_path(&config.config_dir);
+    let global_file = eonyx_config::load::global_config_path(&config.config_dir);
     let mut out = String::new();
     out.push_str(&format!(
         "# global config:  {global_file}{}\n",
@@ -262,8 +252,8 @@ pub fn trust(
         Some(p) => cwd.join(p),
         None => paths::find_project(&cwd).root,
     };
-    let (root, change) = eonyx_core::config::trust_project(&config_dir, &root, args.remove)?;
-    let file = eonyx_core::config::load::global_config_path(&config_dir);
+    let (root, change) = eonyx_config::trust_project(&config_dir, &root, args.remove)?;
+    let file = eonyx_config::load::global_config_path(&config_dir);
     if printer.json() {
         let trusted = matches!(change, TrustChange::Added | TrustChange::AlreadyTrusted);
         let changed = matches!(change, TrustChange::Added | TrustChange::Removed);

@@ -2,7 +2,7 @@
 //! current directory (stdout), and the context files that went into it with
 //! sizes and token estimates (stderr). `--json` puts all of it on stdout.
 
-use eonyx_core::paths::{self, Env};
+use eonyx_config::paths::{self, Env};
 use eonyx_core::tokens::{DEFAULT_CHARS_PER_TOKEN, estimate};
 use eonyx_core::{SessionId, SystemPrompt};
 use eonyx_prompt::{ContextLoader, Loaded};
@@ -91,7 +91,7 @@ pub fn run(
 
 /// The `# Memory` section a new session would start with.
 fn memory_section(
-    config: &eonyx_core::Config,
+    config: &eonyx_config::Config,
     env: &Env,
     root: &camino::Utf8Path,
     printer: &Printer,

@@ -3,7 +3,9 @@
 
 use std::io::IsTerminal;
 
-use super::ui::{self, Mode, Slash, TurnResult};
+use eonyx_agent::SessionChoice;
+
+use super::ui::{self, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -15,27 +17,19 @@ pub fn run(
     new: bool,
 ) -> anyhow::Result<Status> {
     if std::io::stdin().is_terminal() {
-        super::repl::run(printer, global, session, new)
+        super::repl::run(printer, global, ui::session_choice(session, new)?)
     } else {
-        batch(printer, global, session)
+        // Piped runs start a new session unless -c / -s.
+        batch(printer, global, ui::session_choice(session, true)?)
     }
 }
 
 fn batch(
     printer: &mut Printer,
     global: &GlobalArgs,
-    session: &SessionArgs,
+    choice: SessionChoice,
 ) -> anyhow::Result<Status> {
-    // Piped runs start a new session unless -c / -s.
-    let choice = ui::session_choice(session, true)?;
-    let opts = ui::options(global, None)?;
-    let mode = ui::mode(global, Mode::Final);
-    ui::runtime()?.block_on(async move {
-        let ui::Session {
-            mut agent,
-            mut view,
-            interrupts,
-        } = ui::start(printer, opts, choice, mode, true).await?;
+    ui::with_session(printer, global, choice, true, |mut s| async move {
         let mut lines = crate::stdin::lines();
         while let Some(line) = lines.recv().await {
             let line = line?;
@@ -44,21 +38,21 @@ fn batch(
                 continue;
             }
             if input.starts_with('/') {
-                match ui::slash(&mut agent, &mut view, &interrupts, input).await {
+                match ui::slash(&mut s.agent, &mut s.view, &s.interrupts, input).await {
                     Slash::Continue => continue,
                     Slash::Exit => break,
                     Slash::Failed(e) => return Err(e),
                 }
             }
-            match ui::run_turn(&mut agent, &mut view, &interrupts, input).await {
+            match ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, input).await {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
                     let status = ui::status_for(&e);
-                    view.printer.error(&ui::agent_error(e));
+                    s.view.printer.error(&ui::agent_error(e));
                     return Ok(status);
                 }
             }
-            if let Some(e) = view.last_error.take() {
+            if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }
         }

@@ -3,9 +3,9 @@
 //! prints.
 
 use anyhow::Context as _;
-use eonyx_core::config::Config;
+use eonyx_config::Config;
+use eonyx_config::paths::{self, Env};
 use eonyx_core::memory::{MemoryEntry, MemoryScope};
-use eonyx_core::paths::{self, Env};
 use eonyx_store::memory::{MemoryStore, parse_line};
 use serde_json::json;
 
@@ -139,7 +139,7 @@ fn add(
     scope: MemoryScope,
     text: &str,
 ) -> anyhow::Result<Status> {
-    let secrets = eonyx_core::memory::configured_key_values(config, env);
+    let secrets = eonyx_config::secrets::configured_key_values(config, env);
     let entry = store
         .add(scope, text, "cli", &secrets)
         .map_err(memory_error)?;

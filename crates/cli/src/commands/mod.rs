@@ -15,7 +15,7 @@ pub mod ui;
 
 use anyhow::Context as _;
 use camino::Utf8PathBuf;
-use eonyx_core::config::{Config, LoadOptions};
+use eonyx_config::{Config, LoadOptions};
 use eonyx_core::paths::{self, Env};
 
 use crate::cli::GlobalArgs;
@@ -34,7 +34,7 @@ pub struct Setup {
 pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup> {
     let cwd = paths::current_dir().context("cannot determine the current directory")?;
     let env = Env::from_process();
-    let config = eonyx_core::config::load(&LoadOptions {
+    let config = eonyx_config::load(&LoadOptions {
         cwd: cwd.clone(),
         env: env.clone(),
         model: global.model.clone(),

@@ -19,25 +19,17 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
         ));
     }
     let choice = ui::session_choice(&args.session, true)?;
-    let opts = ui::options(global, None)?;
-    let mode = ui::mode(global, Mode::Final);
-
-    ui::runtime()?.block_on(async move {
-        let ui::Session {
-            mut agent,
-            mut view,
-            interrupts,
-        } = ui::start(printer, opts, choice, mode, true).await?;
-        let result = ui::run_turn(&mut agent, &mut view, &interrupts, &prompt).await;
-        if let Some(e) = view.last_error.take() {
+    ui::with_session(printer, global, choice, true, |mut s| async move {
+        let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &prompt).await;
+        if let Some(e) = s.view.last_error.take() {
             return Err(e.into());
         }
         match result {
             TurnResult::Ok => Ok(Status::Success),
             TurnResult::Failed(e) => {
                 let status = ui::status_for(&e);
-                if mode != Mode::Json || status != Status::Interrupted {
-                    view.printer.error(&ui::agent_error(e));
+                if s.view.mode != Mode::Json || status != Status::Interrupted {
+                    s.view.printer.error(&ui::agent_error(e));
                 }
                 Ok(status)
             }

@@ -1,9 +1,9 @@
 //! `eonyx sessions`: list, search, delete, rename, show, export, doctor.
 
 use anyhow::Context as _;
-use eonyx_core::paths::{Env, data_dir};
+use eonyx_config::paths::{Env, data_dir};
 use eonyx_core::record::Record;
-use eonyx_core::{Content, MessageRecord, Part, SessionId};
+use eonyx_core::{MessageRecord, SessionId};
 use eonyx_store::{DoctorStatus, SessionSummary, Store};
 use serde_json::json;
 
@@ -145,42 +145,31 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-fn content_text(c: &Content) -> String {
-    match c {
-        Content::Text(t) => t.clone(),
-        Content::Parts(parts) => parts
-            .iter()
-            .map(|p| match p {
-                Part::Text { text } => text.clone(),
-                Part::Image {
-                    media_type, url, ..
-                } => format!(
-                    "[image{}{}]",
-                    media_type
-                        .as_deref()
-                        .map(|m| format!(" {m}"))
-                        .unwrap_or_default(),
-                    url.as_deref().map(|u| format!(" {u}")).unwrap_or_default()
-                ),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
+/// A message as stored: `[#SEQ ROLE · result of ID · DATE]`, its text and
+/// tool calls.
+fn message_block(m: &MessageRecord) -> String {
+    let date = format!(" · {}", short_date(&m.ts));
+    block(&format!("#{} ", m.seq), &m.message, &date)
 }
 
-fn message_block(m: &MessageRecord) -> String {
-    let mut head = format!("[#{} {}", m.seq, m.message.role.as_str());
-    if let Some(id) = &m.message.tool_call_id {
-        head.push_str(&format!(" · result of {id}"));
+/// `[PREFIX ROLE · result of ID SUFFIX]` then the text (images as
+/// `[image TYPE URL]`) and one `→ NAME ARGS (call ID)` line per tool call.
+fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
+    let mut out = format!("[{prefix}{}", m.role.as_str());
+    if let Some(id) = &m.tool_call_id {
+        out.push_str(&format!(" · result of {id}"));
     }
-    head.push_str(&format!(" · {}]", short_date(&m.ts)));
-    let mut out = head;
-    let text = content_text(&m.message.content);
+    out.push_str(suffix);
+    out.push(']');
+    let text = m.content.text_with_images(|media_type, url| {
+        let field = |f: Option<&str>| f.map(|v| format!(" {v}")).unwrap_or_default();
+        format!("[image{}{}]", field(media_type), field(url))
+    });
     if !text.is_empty() {
         out.push('\n');
         out.push_str(&text);
     }
-    for c in &m.message.tool_calls {
+    for c in &m.tool_calls {
         out.push_str(&format!(
             "\n  → {} {} (call {})",
             c.name,
@@ -270,28 +259,10 @@ fn show_effective(
     Ok(Status::Success)
 }
 
-/// A message as the model receives it.
+/// A message as the model receives it: `[ROLE · result of ID]`, its text
+/// and tool calls.
 fn view_block(m: &eonyx_core::Message) -> String {
-    let mut out = format!("[{}", m.role.as_str());
-    if let Some(id) = &m.tool_call_id {
-        out.push_str(&format!(" · result of {id}"));
-    }
-    out.push(']');
-    let text = content_text(&m.content);
-    if !text.is_empty() {
-        out.push('\n');
-        out.push_str(&text);
-    }
-    for c in &m.tool_calls {
-        out.push_str(&format!(
-            "\n  → {} {} (call {})",
-            c.name,
-            c.arguments_json(),
-            c.id
-        ));
-    }
-    out.push('\n');
-    out
+    block("", m, "")
 }
 
 fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {

@@ -140,7 +140,7 @@ async fn shared_prefix_request_is_the_next_request_plus_one_instruction() {
         .last()
         .map(|m| m.content.text())
         .unwrap_or_default();
-    assert!(ins.contains("Merge the summary in your instructions"));
+    assert!(ins.contains("Merge the \"# Summary of earlier conversation\" above"));
     assert!(rec2.summary.contains("- `a.rs`"), "{}", rec2.summary);
 }
 

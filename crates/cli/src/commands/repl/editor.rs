@@ -9,7 +9,7 @@
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
-use eonyx_core::config::{EditMode, ReplConfig};
+use eonyx_config::{EditMode, ReplConfig};
 use eonyx_store::Store;
 use rustyline::config::{Behavior, Configurer};
 use rustyline::error::ReadlineError;

@@ -33,14 +33,14 @@ impl HistoryFile {
     /// The file for this environment and config: `None` inside when history
     /// is off.
     pub fn from_settings(
-        env: &eonyx_core::paths::Env,
-        repl: &eonyx_core::config::ReplConfig,
+        env: &eonyx_config::paths::Env,
+        repl: &eonyx_config::ReplConfig,
     ) -> anyhow::Result<Self> {
         let off = env.get("NO_HISTORY").is_some() || !repl.history;
         let path = if off {
             None
         } else {
-            Some(eonyx_core::paths::state_dir(env)?.join("history"))
+            Some(eonyx_config::paths::state_dir(env)?.join("history"))
         };
         Ok(Self::new(path, repl.history_size))
     }
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn off_means_neither_read_nor_written() {
         let dir = tempfile::tempdir().unwrap();
-        let env = eonyx_core::paths::Env::from_pairs([
+        let env = eonyx_config::paths::Env::from_pairs([
             ("XDG_STATE_HOME", dir.path().to_str().unwrap()),
             ("NO_HISTORY", "1"),
         ]);
@@ -220,9 +220,11 @@ mod tests {
         h.record("nothing").unwrap();
         assert!(!dir.path().join("eonyx").exists());
 
-        let env =
-            eonyx_core::paths::Env::from_pairs([("XDG_STATE_HOME", dir.path().to_str().unwrap())]);
-        let off = eonyx_core::config::ReplConfig {
+        let env = eonyx_config::paths::Env::from_pairs([(
+            "XDG_STATE_HOME",
+            dir.path().to_str().unwrap(),
+        )]);
+        let off = eonyx_config::ReplConfig {
             history: false,
             ..Default::default()
         };

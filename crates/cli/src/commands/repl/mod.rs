@@ -12,23 +12,21 @@ pub mod quiet;
 
 use std::sync::Arc;
 
-use eonyx_agent::Agent;
+use eonyx_agent::{Agent, SessionChoice};
 
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
 use super::approve::TerminalApprover;
 use super::ui::{self, Interrupts, Mode, Slash, TurnResult};
-use crate::cli::{GlobalArgs, SessionArgs};
+use crate::cli::GlobalArgs;
 use crate::exit::Status;
 use crate::printer::Printer;
 
 pub fn run(
     printer: &mut Printer,
     global: &GlobalArgs,
-    session: &SessionArgs,
-    new: bool,
+    choice: SessionChoice,
 ) -> anyhow::Result<Status> {
-    let choice = ui::session_choice(session, new)?;
     let editor = LineEditor::new()?;
     let interrupts = Interrupts::new();
     let asker = Asker::new(editor.clone(), interrupts.clone());

@@ -92,6 +92,26 @@ pub fn mode(global: &GlobalArgs, default: Mode) -> Mode {
     if global.json { Mode::Json } else { default }
 }
 
+/// Run `body` on a started session in a fresh runtime: the agent's options
+/// from the command line with no one to ask (batch, `run`, `compact`), the
+/// view in `--json` or [`Mode::Final`] mode, and with `announce` the session
+/// shown.
+pub fn with_session<'p, T, F>(
+    printer: &'p mut Printer,
+    global: &GlobalArgs,
+    choice: SessionChoice,
+    announce: bool,
+    body: impl FnOnce(Session<'p>) -> F,
+) -> anyhow::Result<T>
+where
+    F: Future<Output = anyhow::Result<T>>,
+{
+    let opts = options(global, None)?;
+    let mode = mode(global, Mode::Final);
+    runtime()?
+        .block_on(async move { body(start(printer, opts, choice, mode, announce).await?).await })
+}
+
 /// Install Ctrl-C handling, open the agent, print its startup warnings and,
 /// with `announce`, which session is in use. Must run inside the runtime.
 pub async fn start(

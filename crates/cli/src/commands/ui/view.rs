@@ -2,12 +2,11 @@
 
 use std::time::Duration;
 
+use crate::event::{Event, EventUsage, finish_reason};
+use crate::printer::Printer;
 use eonyx_agent::tools::ToolEvent;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::json;
-
-use crate::printer::Printer;
 
 /// How answers are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +68,9 @@ impl<'p> View<'p> {
         }
     }
 
-    pub fn json(&mut self, v: serde_json::Value) {
-        let r = self.printer.json_line(&v);
+    /// Write one JSON event (`--json`).
+    pub fn json(&mut self, ev: &Event<'_>) {
+        let r = self.printer.event(ev);
         self.out(r);
     }
 
@@ -81,7 +81,12 @@ impl<'p> View<'p> {
             agent.message_count(),
         );
         if self.mode == Mode::Json {
-            self.json(json!({"type":"session","id":id,"title":title,"resumed":agent.resumed(),"messages":count}));
+            self.json(&Event::Session {
+                id: &id,
+                title: &title,
+                resumed: agent.resumed(),
+                messages: count,
+            });
         } else if agent.resumed() {
             self.printer
                 .info(&format!("resumed session {title} ({id}, {count} messages)"));
@@ -101,14 +106,18 @@ impl<'p> View<'p> {
                         let r = self.printer.out(&t).and_then(|_| self.printer.flush());
                         self.out(r);
                     }
-                    Mode::Json => self.json(json!({"type":"text","delta":t})),
+                    Mode::Json => self.json(&Event::Text { delta: &t }),
                     Mode::Final => {}
                 }
             }
             AgentEvent::ToolCall(call) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"tool_call","id":call.id,"name":call.name,"arguments":call.arguments}));
+                    self.json(&Event::ToolCall {
+                        id: &call.id,
+                        name: &call.name,
+                        arguments: &call.arguments,
+                    });
                 } else {
                     self.end_stream_line();
                     self.printer.info(&format!(
@@ -125,7 +134,13 @@ impl<'p> View<'p> {
                 is_error,
             } => {
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"tool_result","id":call_id,"name":name,"is_error":is_error,"bytes":output.len(),"preview":preview(&output, 200)}));
+                    self.json(&Event::ToolResult {
+                        id: &call_id,
+                        name: &name,
+                        is_error,
+                        bytes: output.len(),
+                        preview: preview(&output, 200),
+                    });
                 } else {
                     let first = output.lines().next().unwrap_or("");
                     self.printer.info(&format!(
@@ -139,7 +154,11 @@ impl<'p> View<'p> {
             AgentEvent::FileChanged(change) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"file_changed","path":change.path,"added":change.added,"removed":change.removed}));
+                    self.json(&Event::FileChanged {
+                        path: &change.path,
+                        added: change.added,
+                        removed: change.removed,
+                    });
                 } else if !crate::commands::approve::take_shown(&change.diff) {
                     self.end_stream_line();
                     self.printer.diff(&change.diff);
@@ -152,7 +171,14 @@ impl<'p> View<'p> {
             AgentEvent::Compacted(rec) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"compaction","trigger":rec.trigger,"tokens_before":rec.tokens_before,"tokens_after":rec.tokens_after,"first_kept_seq":rec.first_kept_seq,"mid_turn":rec.mid_turn,"mode":rec.mode}));
+                    self.json(&Event::Compaction {
+                        trigger: rec.trigger,
+                        tokens_before: rec.tokens_before,
+                        tokens_after: rec.tokens_after,
+                        first_kept_seq: rec.first_kept_seq,
+                        mid_turn: rec.mid_turn,
+                        mode: rec.mode,
+                    });
                 } else {
                     self.printer.info(&format!(
                         "compacted ({}): ~{} → ~{} tokens; see `eonyx sessions show --effective`",
@@ -166,7 +192,7 @@ impl<'p> View<'p> {
             AgentEvent::Notice(m) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"notice","message":m}));
+                    self.json(&Event::Notice { message: &m });
                 } else {
                     self.end_stream_line();
                     self.printer.info(&m);
@@ -176,7 +202,7 @@ impl<'p> View<'p> {
                 if debug_enabled() {
                     self.stop_spinner();
                     if self.mode == Mode::Json {
-                        self.json(json!({"type":"debug","message":m}));
+                        self.json(&Event::Debug { message: &m });
                     } else {
                         self.end_stream_line();
                         self.printer.info(&format!("debug: {m}"));
@@ -186,7 +212,7 @@ impl<'p> View<'p> {
             AgentEvent::Warning(m) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"warning","message":m}));
+                    self.json(&Event::Warning { message: &m });
                 } else {
                     self.end_stream_line();
                     self.printer.warn(&m);
@@ -203,7 +229,12 @@ impl<'p> View<'p> {
                 let noun = if matches == 1 { "match" } else { "matches" };
                 self.printer.info(&format!("recall: {matches} {noun}"));
                 if self.mode == Mode::Json {
-                    self.json(json!({"type":"recall","query":query,"scope":scope,"matches":matches,"returned":returned}));
+                    self.json(&Event::Recall {
+                        query: &query,
+                        scope,
+                        matches,
+                        returned,
+                    });
                 }
             }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
@@ -226,7 +257,13 @@ impl<'p> View<'p> {
             entry.scope, entry.text
         ));
         if self.mode == Mode::Json {
-            self.json(json!({"type":"memory_changed","action":action,"id":id,"scope":entry.scope,"text":entry.text,"session":entry.session}));
+            self.json(&Event::MemoryChanged {
+                action,
+                id,
+                scope: entry.scope,
+                text: &entry.text,
+                session: entry.session.as_deref(),
+            });
         }
     }
 
@@ -240,21 +277,20 @@ impl<'p> View<'p> {
 
     pub fn turn_started(&mut self, input: &str) {
         if self.mode == Mode::Json {
-            self.json(json!({"type":"turn_started","input":input}));
+            self.json(&Event::TurnStarted { input });
         }
     }
 
     pub fn turn_finished(&mut self, outcome: &TurnOutcome) {
         self.stop_spinner();
         match self.mode {
-            Mode::Json => self.json(json!({
-                "type":"turn_completed",
-                "text": outcome.text,
-                "steps": outcome.steps,
-                "max_steps_reached": outcome.max_steps_reached,
-                "finish_reason": outcome.finish_reason.as_ref().map(finish_reason_str),
-                "usage": {"prompt_tokens": outcome.usage.prompt_tokens, "completion_tokens": outcome.usage.completion_tokens, "cached_tokens": outcome.usage.cached_tokens}
-            })),
+            Mode::Json => self.json(&Event::TurnCompleted {
+                text: &outcome.text,
+                steps: outcome.steps,
+                max_steps_reached: outcome.max_steps_reached,
+                finish_reason: outcome.finish_reason.as_ref().map(finish_reason),
+                usage: EventUsage::from(&outcome.usage),
+            }),
             Mode::Stream => {
                 if self.streamed_any {
                     self.end_stream_line();
@@ -286,18 +322,6 @@ impl<'p> View<'p> {
 /// diagnostics (on stderr; as `debug` events with `--json`).
 fn debug_enabled() -> bool {
     std::env::var("EONYX_DEBUG").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
-}
-
-/// The API-neutral name of a finish reason for JSON events.
-fn finish_reason_str(f: &eonyx_core::FinishReason) -> String {
-    use eonyx_core::FinishReason as F;
-    match f {
-        F::Stop => "stop".to_owned(),
-        F::Length => "length".to_owned(),
-        F::ToolCalls => "tool_calls".to_owned(),
-        F::ContentFilter => "content_filter".to_owned(),
-        F::Other(s) => s.clone(),
-    }
 }
 
 /// `s` on one line (newlines as spaces), ellipsized to `max` characters.

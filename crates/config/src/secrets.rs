@@ -1,8 +1,11 @@
 //! Which environment variables hold provider API keys (docs/tools.md#keys): the
 //! `shell` tool's child never sees them, and the agent scrubs their values
 //! from every tool result before it is saved or sent.
+//! [`configured_key_values`] gives the values themselves, which memory
+//! refuses to store.
 
-use crate::config::Config;
+use crate::Config;
+use crate::paths::Env;
 
 /// The key variables of well-known LLM providers, removed from the `shell`
 /// tool's environment even when no configured model names them.
@@ -46,10 +49,37 @@ pub fn key_env_vars(config: &Config) -> Vec<String> {
     vars
 }
 
+/// Keys shorter than this are not matched (too likely to occur by chance).
+const MIN_SECRET_LEN: usize = 8;
+
+/// The values of every configured API key: the `api_key_env` of each
+/// configured model and of the active one, plus the providers' well-known
+/// variables. Used to refuse memory entries that would store a key.
+pub fn configured_key_values(config: &Config, env: &Env) -> Vec<String> {
+    let mut vars: Vec<&str> = vec!["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
+    vars.extend(config.model.api_key_env.as_deref());
+    vars.extend(
+        config
+            .models
+            .values()
+            .filter_map(|m| m.api_key_env.as_deref()),
+    );
+    let mut values: Vec<String> = vars
+        .into_iter()
+        .filter_map(|v| env.get(v))
+        .map(str::trim)
+        .filter(|v| v.len() >= MIN_SECRET_LEN)
+        .map(str::to_owned)
+        .collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ModelConfig, ProviderKind};
+    use crate::{ModelConfig, ProviderKind};
     use camino::Utf8Path;
 
     #[test]
@@ -67,5 +97,27 @@ mod tests {
             1,
             "no duplicates: {vars:?}"
         );
+    }
+
+    #[test]
+    fn key_values_come_from_configured_and_well_known_variables() {
+        let mut config = Config::defaults("/p".as_ref(), "/c".as_ref());
+        config.model.api_key_env = Some("MY_KEY".into());
+        let env = Env::from_pairs([
+            ("MY_KEY", "sk-mine-0123456789"),
+            ("ANTHROPIC_API_KEY", "sk-ant-0123456789"),
+            ("OPENAI_API_KEY", "short"),
+            ("OTHER", "not-a-key-at-all"),
+        ]);
+        let v = configured_key_values(&config, &env);
+        assert_eq!(v, vec!["sk-ant-0123456789", "sk-mine-0123456789"]);
+        assert!(eonyx_core::memory::contains_secret(
+            "the key is sk-mine-0123456789!",
+            &v
+        ));
+        assert!(!eonyx_core::memory::contains_secret(
+            "the key is in $MY_KEY",
+            &v
+        ));
     }
 }

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
-use super::ConfigError;
-use super::load::{canonical_dir, global_config_path};
+use crate::ConfigError;
+use crate::load::global_config_path;
 
 /// A key an untrusted project may set, and with which values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,12 +119,12 @@ fn untrusted_may_set(key: &[String], value: &Value) -> bool {
 /// does not allow, and every key of a model the global config does not
 /// define (`global_models`). Returns the refused dotted keys, sorted.
 pub fn restrict_untrusted(
-    file: &mut super::ConfigFile,
+    file: &mut crate::ConfigFile,
     global_models: &BTreeSet<String>,
 ) -> Vec<String> {
     let Ok(mut doc) = serde_json::to_value(&*file) else {
         // Not reachable for these plain types; refuse everything if it were.
-        *file = super::ConfigFile::default();
+        *file = crate::ConfigFile::default();
         return vec!["(the whole file)".to_owned()];
     };
     let mut refused = Vec::new();
@@ -176,6 +176,29 @@ fn filter(
         }
         path.pop();
     }
+}
+
+/// The canonical form of a directory for trust comparisons (falls back to
+/// the path as given when it cannot be resolved).
+pub fn canonical_dir(path: &Utf8Path) -> Utf8PathBuf {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| Utf8PathBuf::from_path_buf(p).ok())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// Whether `root` is listed in `trusted` (both compared canonically).
+pub fn is_trusted(root: &Utf8Path, trusted: &[String]) -> bool {
+    let root = canonical_dir(root);
+    trusted.iter().any(|t| {
+        let trimmed = t.trim_end_matches(['/', '\\']);
+        let t = if trimmed.is_empty() {
+            t.as_str()
+        } else {
+            trimmed
+        };
+        canonical_dir(Utf8Path::new(t)) == root
+    })
 }
 
 /// What [`trust_project`] did.
@@ -234,7 +257,7 @@ pub fn edit_trusted(
     remove: bool,
 ) -> Result<(String, TrustChange), ConfigError> {
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = super::load::line_col(text, e.span().map_or(0, |s| s.start));
+        let (line, column) = crate::parse::line_col(text, e.span().map_or(0, |s| s.start));
         ConfigError::Parse {
             path: path.to_path_buf(),
             line,
@@ -296,16 +319,18 @@ fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
     };
     let dir = path.parent().unwrap_or(Utf8Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let how = crate::fs::AtomicWrite {
+    let how = eonyx_core::fs::AtomicWrite {
         durable: true,
         private: true,
     };
-    crate::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::field_names;
+    use crate::{CompactionFile, ContextFile, ModelFile, ReplFile, ToolsFile};
 
     fn utf8(p: &std::path::Path) -> Utf8PathBuf {
         Utf8PathBuf::from_path_buf(p.to_path_buf()).unwrap()
@@ -354,7 +379,7 @@ mod tests {
         assert!(text.contains("# a local server\nbase_url"));
         // Still valid, and the root is now listed (so it lands before the
         // first table).
-        let parsed = crate::config::parse_global(&text, &cfg_dir).unwrap();
+        let parsed = crate::parse_global(&text, &cfg_dir).unwrap();
         assert_eq!(parsed.trusted_projects, vec![root.to_string()]);
 
         let (_, again) = trust_project(&cfg_dir, &utf8(proj.path()), false).unwrap();
@@ -363,7 +388,7 @@ mod tests {
         let (_, removed) = trust_project(&cfg_dir, &utf8(proj.path()), true).unwrap();
         assert_eq!(removed, TrustChange::Removed);
         let text = std::fs::read_to_string(cfg_dir.join("config.toml")).unwrap();
-        let parsed = crate::config::parse_global(&text, &cfg_dir).unwrap();
+        let parsed = crate::parse_global(&text, &cfg_dir).unwrap();
         assert!(parsed.trusted_projects.is_empty());
         assert!(text.contains("# a local server"));
     }
@@ -395,5 +420,27 @@ mod tests {
             err.to_string(),
             "/c/config.toml: invalid value for `trusted_projects`: must be an array of paths, e.g. trusted_projects = [\"/home/me/project\"]"
         );
+    }
+
+    /// A typo in the allow-list would silently refuse a safe key: every
+    /// entry names a real key (off-only entries may name a key still to
+    /// come).
+    #[test]
+    fn every_allow_list_entry_names_a_config_key() {
+        for m in crate::trust::UNTRUSTED_MAY_SET {
+            let parts: Vec<&str> = m.key.split('.').collect();
+            let known = match parts.as_slice() {
+                [k] => field_names::<crate::ConfigFile>().contains(&(*k).to_owned()),
+                ["compaction", k] => field_names::<CompactionFile>().contains(&(*k).to_owned()),
+                ["context", k] => field_names::<ContextFile>().contains(&(*k).to_owned()),
+                ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
+                ["memory", k] => field_names::<crate::MemoryFile>().contains(&(*k).to_owned()),
+                ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
+                ["skills", k] => field_names::<crate::SkillsFile>().contains(&(*k).to_owned()),
+                ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
+                _ => false,
+            };
+            assert!(known || m.only_false, "{} is not a config key", m.key);
+        }
     }
 }

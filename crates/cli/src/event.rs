@@ -1,0 +1,220 @@
+//! The JSON events of `--json` (docs/cli.md#json-events): one variant per
+//! event `type`, with its fields in the order the docs list them. Every
+//! event line on stdout is an [`Event`] rendered by [`Event::to_line`].
+//!
+//! Invariant: a JSON event is written only through [`Event`]; no `json!`
+//! builds one.
+
+use eonyx_core::memory::MemoryScope;
+use eonyx_core::{CompactionMode, CompactionRecord, CompactionTrigger, FinishReason, Usage};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One line of `--json` output.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event<'a> {
+    /// The session in use (`run` and batch runs, before the first turn).
+    Session {
+        id: &'a str,
+        /// For a new session: the number it takes with its first message.
+        title: &'a str,
+        resumed: bool,
+        /// Messages so far.
+        messages: u64,
+    },
+    TurnStarted {
+        input: &'a str,
+    },
+    /// A piece of the answer as it streams.
+    Text {
+        delta: &'a str,
+    },
+    ToolCall {
+        id: &'a str,
+        name: &'a str,
+        arguments: &'a Value,
+    },
+    ToolResult {
+        id: &'a str,
+        name: &'a str,
+        is_error: bool,
+        /// Length of the whole output.
+        bytes: usize,
+        /// Its first 200 characters on one line.
+        preview: String,
+    },
+    FileChanged {
+        /// Relative to the project root when inside it.
+        path: &'a str,
+        /// Lines added and removed.
+        added: usize,
+        removed: usize,
+    },
+    Recall {
+        query: &'a str,
+        scope: &'a str,
+        /// All matches, including those past the limit.
+        matches: u64,
+        returned: u64,
+    },
+    /// A compaction during a turn (automatic, or after an overflow).
+    Compaction {
+        trigger: CompactionTrigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        first_kept_seq: u64,
+        mid_turn: bool,
+        mode: Option<CompactionMode>,
+    },
+    /// `eonyx compact --json`: the session and the whole record written.
+    #[serde(rename = "compaction")]
+    CompactedSession {
+        session: &'a str,
+        record: &'a CompactionRecord,
+    },
+    Notice {
+        message: &'a str,
+    },
+    Warning {
+        message: &'a str,
+    },
+    MemoryChanged {
+        /// `add` or `forget`.
+        action: &'a str,
+        id: &'a str,
+        scope: MemoryScope,
+        text: &'a str,
+        session: Option<&'a str>,
+    },
+    /// Only with `EONYX_DEBUG` set.
+    Debug {
+        message: &'a str,
+    },
+    TurnCompleted {
+        /// The final answer.
+        text: &'a str,
+        steps: u32,
+        max_steps_reached: bool,
+        /// Of the turn's last step (see [`finish_reason`]).
+        finish_reason: Option<String>,
+        usage: EventUsage,
+    },
+    /// Every failure, exactly once per command.
+    Error {
+        class: &'a str,
+        message: &'a str,
+    },
+}
+
+/// The `usage` of a `turn_completed` event.
+#[derive(Debug, Serialize)]
+pub struct EventUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+}
+
+impl From<&Usage> for EventUsage {
+    fn from(u: &Usage) -> Self {
+        Self {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            cached_tokens: u.cached_tokens,
+        }
+    }
+}
+
+impl Event<'_> {
+    /// The event as one line of JSON (no newline). It goes through
+    /// [`serde_json::Value`], whose object keys are sorted, so every
+    /// object's keys, nested ones too, come out in alphabetical order:
+    /// the output these events have always had.
+    pub fn to_line(&self) -> serde_json::Result<String> {
+        Ok(serde_json::to_value(self)?.to_string())
+    }
+}
+
+/// The API-neutral name of a finish reason for JSON events.
+pub fn finish_reason(f: &FinishReason) -> String {
+    match f {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::Other(s) => s.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(ev: Event<'_>) -> String {
+        ev.to_line().unwrap()
+    }
+
+    #[test]
+    fn events_render_with_their_type_and_sorted_keys() {
+        assert_eq!(
+            line(Event::Session {
+                id: "20260101-000000-abcd",
+                title: "1",
+                resumed: false,
+                messages: 0
+            }),
+            r#"{"id":"20260101-000000-abcd","messages":0,"resumed":false,"title":"1","type":"session"}"#
+        );
+        let args = serde_json::json!({"path": "a", "limit": 3});
+        assert_eq!(
+            line(Event::ToolCall {
+                id: "c1",
+                name: "read_file",
+                arguments: &args
+            }),
+            r#"{"arguments":{"limit":3,"path":"a"},"id":"c1","name":"read_file","type":"tool_call"}"#
+        );
+        assert_eq!(
+            line(Event::Compaction {
+                trigger: CompactionTrigger::Auto,
+                tokens_before: 900,
+                tokens_after: 120,
+                first_kept_seq: 7,
+                mid_turn: false,
+                mode: None
+            }),
+            r#"{"first_kept_seq":7,"mid_turn":false,"mode":null,"tokens_after":120,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
+        );
+        assert_eq!(
+            line(Event::MemoryChanged {
+                action: "add",
+                id: "k3",
+                scope: MemoryScope::Project,
+                text: "use tabs",
+                session: None
+            }),
+            r#"{"action":"add","id":"k3","scope":"project","session":null,"text":"use tabs","type":"memory_changed"}"#
+        );
+        assert_eq!(
+            line(Event::TurnCompleted {
+                text: "done",
+                steps: 2,
+                max_steps_reached: false,
+                finish_reason: Some(finish_reason(&FinishReason::ToolCalls)),
+                usage: EventUsage::from(&Usage {
+                    prompt_tokens: 10,
+                    completion_tokens: 2,
+                    cached_tokens: 4
+                })
+            }),
+            r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10}}"#
+        );
+        assert_eq!(
+            line(Event::Error {
+                class: "usage",
+                message: "no prompt"
+            }),
+            r#"{"class":"usage","message":"no prompt","type":"error"}"#
+        );
+    }
+}

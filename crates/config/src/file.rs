@@ -1,0 +1,142 @@
+//! The config files as written: every field optional, unknown keys
+//! rejected (`deny_unknown_fields`). [`crate::load()`] merges them into a
+//! [`crate::Config`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{EditMode, ProviderKind, ShellPolicy, WritePolicy};
+
+/// `[compaction]` as written in a file: every field optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionFile {
+    pub auto: Option<bool>,
+    pub prune: Option<bool>,
+    pub threshold_percent: Option<f64>,
+    pub buffer_tokens: Option<u64>,
+    pub keep_turns: Option<u32>,
+    pub keep_tokens: Option<u64>,
+    pub summary_max_tokens: Option<u32>,
+    pub chars_per_token: Option<f64>,
+    pub image_tokens: Option<u64>,
+    pub tool_result_budget_chars: Option<u64>,
+    pub keep_recent_results: Option<u32>,
+    pub max_consecutive: Option<u32>,
+    pub model: Option<String>,
+    /// Summarizer temperature; unset = the summarizer's default (0.1).
+    /// Safe for an untrusted project: it only changes the summary's style.
+    pub temperature: Option<f32>,
+}
+
+/// `[context]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextFile {
+    pub max_file_bytes: Option<u64>,
+    pub max_total_bytes: Option<u64>,
+}
+
+/// `[skills]` as written in a file. Both keys only size the prompt, so an
+/// untrusted project's `eonyx.json` may set them (they cannot send anything
+/// anywhere or widen a permission).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsFile {
+    pub max_listed_bytes: Option<u64>,
+    pub max_reloaded_bytes: Option<u64>,
+}
+
+/// `[tools]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsFile {
+    pub shell: Option<ShellPolicy>,
+    pub output_cap_bytes: Option<u64>,
+    pub shell_timeout_secs: Option<u64>,
+    /// `write_file` / `edit_file`. Never settable by an untrusted project
+    /// (not even to a stricter value): dropped with a warning.
+    pub write: Option<WritePolicy>,
+    /// Files larger than this are not edited. Safe for an untrusted
+    /// project: a guard against huge diffs, not a permission.
+    pub max_edit_bytes: Option<u64>,
+    /// Safe for an untrusted project: it can only take a tool away.
+    pub recall: Option<bool>,
+}
+
+/// `[memory]` as written in a file (README, section "Memory").
+///
+/// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
+/// (turning memory off is always safe) and `max_bytes` (a cap, like the
+/// context caps), never `enabled = true` over the user's `false`. There is
+/// no key for where memory lives: it is always `<data dir>/memory/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryFile {
+    pub enabled: Option<bool>,
+    pub max_bytes: Option<u64>,
+}
+
+/// `[repl]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplFile {
+    /// Safe for an untrusted project: only changes key bindings.
+    pub edit_mode: Option<EditMode>,
+    /// Safe for an untrusted project: it can only turn history off
+    /// (`true` from a project does not override a global `false`).
+    pub history: Option<bool>,
+    /// Not from an untrusted project: the history is shared by all
+    /// projects, and a small bound would cut it for all of them.
+    pub history_size: Option<usize>,
+}
+
+/// `[models.<key>]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub provider: Option<ProviderKind>,
+    pub base_url: Option<String>,
+    pub name: Option<String>,
+    pub api_key_env: Option<String>,
+    pub context_window: Option<u64>,
+    pub max_input_tokens: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub temperature: Option<f32>,
+    pub retries: Option<u32>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub compaction: Option<CompactionFile>,
+}
+
+/// `[profiles.<name>]` as written in a file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    pub model: Option<String>,
+    pub compaction: Option<CompactionFile>,
+}
+
+/// A whole config file (global `config.toml` or project `eonyx.json`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Default model key.
+    pub model: Option<String>,
+    pub max_steps: Option<u32>,
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelFile>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileFile>,
+    pub compaction: Option<CompactionFile>,
+    pub context: Option<ContextFile>,
+    pub tools: Option<ToolsFile>,
+    pub memory: Option<MemoryFile>,
+    pub repl: Option<ReplFile>,
+    pub skills: Option<SkillsFile>,
+    /// Project roots whose `eonyx.json` may set any key (untrusted, only
+    /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
+    #[serde(default)]
+    pub trusted_projects: Vec<String>,
+}

@@ -1,0 +1,84 @@
+//! Loading: read the global `config.toml` and the project's `eonyx.json`
+//! (found by the walk up from the working directory), [`crate::parse`] and
+//! [`crate::validate`] each, then resolve them (`resolve/`) into a [`Config`]
+//! with a [`crate::Source`] for every resolved key. Loading never writes.
+
+use camino::{Utf8Path, Utf8PathBuf};
+
+use crate::parse::{line_col, parse_global, parse_project};
+use crate::paths::Env;
+use crate::resolve::resolve;
+use crate::{Config, ConfigError};
+
+/// File name of the global config inside the config dir.
+pub const GLOBAL_FILE: &str = "config.toml";
+
+/// Default base URL of the zero-config model.
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Key of the implicit model used when no model is configured.
+pub const IMPLICIT_MODEL_KEY: &str = "default";
+
+/// Inputs of [`load`].
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub cwd: Utf8PathBuf,
+    pub env: Env,
+    /// `--model KEY`.
+    pub model: Option<String>,
+    /// `--profile NAME`.
+    pub profile: Option<String>,
+}
+
+/// Path of the global config file for a config dir.
+pub fn global_config_path(config_dir: &Utf8Path) -> Utf8PathBuf {
+    config_dir.join(GLOBAL_FILE)
+}
+
+fn read_optional(path: &Utf8Path) -> Result<Option<String>, ConfigError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
+            let (line, column) = line_col(
+                &String::from_utf8_lossy(e.as_bytes()),
+                e.utf8_error().valid_up_to(),
+            );
+            ConfigError::Parse {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: "the file is not valid UTF-8".to_owned(),
+            }
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// Load and merge every layer for `opts.cwd`.
+pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
+    let config_dir = crate::paths::config_dir(&opts.env)?;
+    let project = crate::paths::find_project(&opts.cwd);
+    let global_path = global_config_path(&config_dir);
+
+    let global = match read_optional(&global_path)? {
+        Some(text) => Some(parse_global(&text, &global_path)?),
+        None => None,
+    };
+    let project_file = match &project.config_file {
+        Some(path) => match read_optional(path)? {
+            Some(text) => Some((path.clone(), parse_project(&text, path)?)),
+            None => None,
+        },
+        None => None,
+    };
+    resolve(
+        opts,
+        &config_dir,
+        &project.root,
+        global.map(|f| (global_path.clone(), f)),
+        project_file,
+    )
+}

@@ -1,0 +1,158 @@
+//! Resolved configuration values that the lower crates take as plain
+//! values: the model (`provider`), compaction settings (`compact`), the
+//! context-file and skill caps (`prompt`). Reading, merging and validating
+//! the config files lives in `eonyx-config`, which resolves these types
+//! (README, section "Configuration reference").
+
+use serde::{Deserialize, Serialize};
+
+/// Fallback context window when neither config nor server says (docs/compaction.md#window).
+pub const FALLBACK_CONTEXT_WINDOW: u64 = 120_000;
+
+/// Which wire protocol a model speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions compatible.
+    #[default]
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
+}
+
+/// Resolved compaction settings (defaults: README, section "Configuration reference").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionConfig {
+    pub auto: bool,
+    pub prune: bool,
+    /// Percent of the effective context window, `1..=100`, fractional ok.
+    pub threshold_percent: f64,
+    pub buffer_tokens: u64,
+    pub keep_turns: u32,
+    /// Cap on the verbatim tail, 0 = no cap.
+    pub keep_tokens: u64,
+    pub summary_max_tokens: u32,
+    pub chars_per_token: f64,
+    pub image_tokens: u64,
+    /// 0 = collapse off.
+    pub tool_result_budget_chars: u64,
+    pub keep_recent_results: u32,
+    pub max_consecutive: u32,
+    /// Summarizer model key; empty = the session's model.
+    pub model: String,
+    /// Summarizer temperature; `None` = the summarizer's default. A model
+    /// that refuses it gets none (never a failed compaction).
+    pub temperature: Option<f32>,
+    /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
+    /// one; `Some(0)` disables auto compaction.
+    pub trigger_tokens_override: Option<u64>,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            auto: true,
+            prune: true,
+            threshold_percent: 80.0,
+            buffer_tokens: 20_000,
+            keep_turns: 3,
+            keep_tokens: 0,
+            summary_max_tokens: 4096,
+            chars_per_token: 4.0,
+            image_tokens: 4096,
+            tool_result_budget_chars: 100_000,
+            keep_recent_results: 6,
+            max_consecutive: 3,
+            model: String::new(),
+            temperature: None,
+            trigger_tokens_override: None,
+        }
+    }
+}
+
+/// Resolved context-file caps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextConfig {
+    pub max_file_bytes: u64,
+    pub max_total_bytes: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: 64 * 1024,
+            max_total_bytes: 256 * 1024,
+        }
+    }
+}
+
+/// Resolved skill caps (README, section "Skills").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SkillsConfig {
+    /// The `# Skills` listing in the stable prefix is cut past this.
+    pub max_listed_bytes: u64,
+    /// Bodies re-attached after a compaction (`# Skills in use`) stop here.
+    pub max_reloaded_bytes: u64,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            max_listed_bytes: 4096,
+            max_reloaded_bytes: 16 * 1024,
+        }
+    }
+}
+
+/// A resolved model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    /// The key under `[models]` (or `default` for the zero-config model).
+    pub key: String,
+    pub provider: ProviderKind,
+    pub base_url: String,
+    /// Model id sent to the API.
+    pub name: String,
+    pub api_key_env: Option<String>,
+    /// Configured window; `None` = unknown (detect, else fallback).
+    pub context_window: Option<u64>,
+    pub max_input_tokens: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub temperature: Option<f32>,
+    pub retries: u32,
+    pub connect_timeout_secs: u64,
+    pub idle_timeout_secs: u64,
+}
+
+impl ModelConfig {
+    /// Defaults for a model of `provider` kind.
+    pub fn with_defaults(key: impl Into<String>, provider: ProviderKind) -> Self {
+        let (base_url, api_key_env) = match provider {
+            ProviderKind::Openai => ("https://api.openai.com/v1", "OPENAI_API_KEY"),
+            ProviderKind::Anthropic => ("https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+        };
+        Self {
+            key: key.into(),
+            provider,
+            base_url: base_url.to_owned(),
+            name: String::new(),
+            api_key_env: Some(api_key_env.to_owned()),
+            context_window: None,
+            max_input_tokens: None,
+            max_output_tokens: None,
+            temperature: None,
+            retries: 4,
+            connect_timeout_secs: 10,
+            idle_timeout_secs: 120,
+        }
+    }
+}
