@@ -4,7 +4,7 @@
 //! the turn.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use eonyx_tests::{FakeServer, Reply};
+use eonyx_tests::{FakeServer, Reply, TestEnv};
 use serde_json::{Value, json};
 
 use crate::compaction::*;
@@ -69,8 +69,10 @@ fn old_tool_results_are_collapsed_in_requests_but_kept_in_the_session() {
     }
 }
 
-#[test]
-fn manual_compaction_passes_the_focus_from_slash_and_from_the_command() {
+/// A batch of three turns, `first`, "second" and "third", with the slash
+/// command `compact` after the second (`keep_turns = 1`); the fake's
+/// summarizer echoes the code words. The run succeeded.
+fn compact_after_second_turn(first: &str, compact: &str) -> (FakeServer, TestEnv, Batch) {
     let server = FakeServer::start();
     server.set_summarizer(echo_summary);
     let env = env_with(
@@ -79,13 +81,22 @@ fn manual_compaction_passes_the_focus_from_slash_and_from_the_command() {
             .unwrap(),
     );
     let lines: Vec<String> = vec![
-        "first: CODEWORD-FOCUS matters".into(),
+        first.into(),
         "second".into(),
-        "/compact keep the parser design".into(),
+        compact.into(),
         "third".into(),
     ];
     let run = batch(&env, &lines, &[], &[]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    (server, env, run)
+}
+
+#[test]
+fn manual_compaction_passes_the_focus_from_slash_and_from_the_command() {
+    let (server, env, run) = compact_after_second_turn(
+        "first: CODEWORD-FOCUS matters",
+        "/compact keep the parser design",
+    );
     let sums = summarizer_requests(&server);
     assert_eq!(sums.len(), 1);
     assert!(sums[0].all_text().contains("keep the parser design"));
@@ -124,21 +135,7 @@ fn manual_compaction_passes_the_focus_from_slash_and_from_the_command() {
 /// keys in alphabetical order, as they have always been (docs/cli.md#json-events).
 #[test]
 fn compaction_json_events_carry_the_figures_or_the_record() {
-    let server = FakeServer::start();
-    server.set_summarizer(echo_summary);
-    let env = env_with(
-        &openai(&server)
-            .merge_model_toml("compaction.keep_turns = 1")
-            .unwrap(),
-    );
-    let lines: Vec<String> = vec![
-        "first: CODEWORD-JSON".into(),
-        "second".into(),
-        "/compact".into(),
-        "third".into(),
-    ];
-    let run = batch(&env, &lines, &[], &[]);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let (_server, env, run) = compact_after_second_turn("first: CODEWORD-JSON", "/compact");
     let id = run.session();
     let stdout = String::from_utf8_lossy(&run.out.stdout).into_owned();
     let line = stdout
