@@ -216,14 +216,13 @@ async fn overflow_session(
     (env, provider, result, events)
 }
 
-#[tokio::test]
-async fn an_overflow_is_compacted_and_retried_once() {
-    let (env, provider, result, events) = overflow_session(&[6]).await;
-    assert_eq!(result.unwrap(), "answer 7");
-    let kinds: Vec<&str> = provider
+/// What the requests from the `skip`th on were: a conversation `step` or a
+/// `summarize` call.
+fn request_kinds(provider: &ScriptedProvider, skip: usize) -> Vec<&'static str> {
+    provider
         .requests()
         .iter()
-        .skip(6)
+        .skip(skip)
         .map(|r| {
             if is_summarizer(r) {
                 "summarize"
@@ -231,7 +230,14 @@ async fn an_overflow_is_compacted_and_retried_once() {
                 "step"
             }
         })
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn an_overflow_is_compacted_and_retried_once() {
+    let (env, provider, result, events) = overflow_session(&[6]).await;
+    assert_eq!(result.unwrap(), "answer 7");
+    let kinds = request_kinds(&provider, 6);
     assert_eq!(
         kinds,
         ["step", "summarize", "step"],
@@ -272,18 +278,7 @@ async fn an_overflow_after_compaction_is_not_retried_again() {
         matches!(result, Err(AgentError::TooLarge { .. })),
         "{result:?}"
     );
-    let kinds: Vec<&str> = provider
-        .requests()
-        .iter()
-        .skip(6)
-        .map(|r| {
-            if is_summarizer(r) {
-                "summarize"
-            } else {
-                "step"
-            }
-        })
-        .collect();
+    let kinds = request_kinds(&provider, 6);
     assert_eq!(kinds, ["step", "summarize", "step"], "never a second retry");
     // The user's line is saved; nothing after it but the compaction.
     let saved = saved_messages(&env.data_dir);

@@ -134,6 +134,8 @@ impl Facts {
                     ToolName::Recall => {}
                     // Skills in use are kept by name in the record itself.
                     ToolName::Skill => {}
+                    // A note for later sessions touches no file.
+                    ToolName::Memory => {}
                     ToolName::ReadFile => {
                         if let Some(p) = arg(a, "path") {
                             push_unique(&mut f.read, shorten(&p));

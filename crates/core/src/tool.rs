@@ -16,11 +16,14 @@ pub enum ToolName {
     Recall,
     /// Offered only when the session has skills (README, section "Skills").
     Skill,
+    /// Offered only when `memory.enabled` (README, section "Memory"); the
+    /// agent runs it, since it needs the session's memory store.
+    Memory,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order the model is offered them.
-    pub const ALL: [ToolName; 8] = [
+    pub const ALL: [ToolName; 9] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -29,6 +32,7 @@ impl ToolName {
         ToolName::EditFile,
         ToolName::Recall,
         ToolName::Skill,
+        ToolName::Memory,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -41,6 +45,7 @@ impl ToolName {
             ToolName::EditFile => "edit_file",
             ToolName::Recall => "recall",
             ToolName::Skill => "skill",
+            ToolName::Memory => "memory",
         }
     }
 

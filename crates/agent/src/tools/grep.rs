@@ -4,13 +4,14 @@ use std::fmt::Write as _;
 use std::io::Read;
 
 use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_core::ToolName;
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    Approver, CancellationToken, ToolContext, ToolError, ToolOutput, blocking, display_path,
-    list_dir::walker, looks_binary, parse_args, resolve_approved,
+    CallEnv, CancellationToken, ToolError, ToolOutput, blocking, display_path, list_dir::walker,
+    looks_binary, parse_args, resolve_approved,
 };
 
 #[derive(Deserialize)]
@@ -32,16 +33,12 @@ const MAX_LINE_CHARS: usize = 300;
 /// Files larger than this are skipped (logs, dumps, data).
 const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
-pub(super) async fn run(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("grep", args)?;
+pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let args: Args = parse_args(ToolName::Grep, args)?;
     if args.pattern.is_empty() {
-        return Err(ToolError::Usage(
-            "invalid arguments for grep: pattern is empty; give a regular expression".into(),
+        return Err(ToolError::bad_args(
+            ToolName::Grep,
+            "pattern is empty; give a regular expression",
         ));
     }
     let regex = RegexBuilder::new(&args.pattern)
@@ -54,9 +51,9 @@ pub(super) async fn run(
             ))
         })?;
     let raw = args.path.unwrap_or_default();
-    let resolved = resolve_approved("grep", &raw, ctx, approver, cancel).await?;
-    let cancel = cancel.clone();
-    blocking(&cancel.clone(), move || {
+    let resolved = resolve_approved(ToolName::Grep, &raw, env).await?;
+    let cancel = env.cancel.clone();
+    blocking(env.cancel, move || {
         search(
             &resolved.path,
             &resolved.root,

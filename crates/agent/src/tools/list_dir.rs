@@ -3,11 +3,12 @@
 use std::fmt::Write as _;
 
 use camino::Utf8Path;
+use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    Approver, CancellationToken, Count, ToolContext, ToolError, ToolOutput, blocking, parse_args,
+    CallEnv, CancellationToken, Count, ToolError, ToolOutput, blocking, metadata, parse_args,
     resolve_approved,
 };
 
@@ -24,23 +25,19 @@ pub(super) const MAX_DEPTH: u64 = 10;
 /// Entries listed before stopping with a note.
 pub(super) const MAX_ENTRIES: usize = 2000;
 
-pub(super) async fn run(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("list_dir", args)?;
+pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let args: Args = parse_args(ToolName::ListDir, args)?;
     let depth = args.depth.map_or(1, Count::get);
     if !(1..=MAX_DEPTH).contains(&depth) {
-        return Err(ToolError::Usage(format!(
-            "invalid arguments for list_dir: depth must be between 1 and {MAX_DEPTH}, got {depth}"
-        )));
+        return Err(ToolError::bad_args(
+            ToolName::ListDir,
+            format!("depth must be between 1 and {MAX_DEPTH}, got {depth}"),
+        ));
     }
     let raw = args.path.unwrap_or_default();
-    let resolved = resolve_approved("list_dir", &raw, ctx, approver, cancel).await?;
-    let cancel = cancel.clone();
-    blocking(&cancel.clone(), move || {
+    let resolved = resolve_approved(ToolName::ListDir, &raw, env).await?;
+    let cancel = env.cancel.clone();
+    blocking(env.cancel, move || {
         list(&resolved.path, &resolved.display(), depth as usize, &cancel)
     })
     .await
@@ -64,12 +61,12 @@ fn list(
     depth: usize,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let meta = path.metadata().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Usage(format!(
-            "{shown}: no such directory; list its parent to see what exists"
-        )),
-        _ => ToolError::io("cannot list", shown, e),
-    })?;
+    let meta = metadata(
+        path,
+        shown,
+        "cannot list",
+        "no such directory; list its parent to see what exists",
+    )?;
     if !meta.is_dir() {
         return Err(ToolError::Usage(format!(
             "{shown} is a file, not a directory; use read_file to read it"

@@ -4,20 +4,17 @@
 //! definition and argument parsing. No approval: a note only ever reaches
 //! later prompts, and every change is shown on stderr.
 
-use eonyx_core::ToolDef;
 use eonyx_core::memory::MemoryScope;
+use eonyx_core::{ToolDef, ToolName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, parse_args};
 
-/// The tool's name.
-pub const NAME: &str = "memory";
-
 /// The tool definition sent to the model.
 pub fn definition() -> ToolDef {
     ToolDef {
-        name: NAME.into(),
+        name: ToolName::Memory.as_str().into(),
         description: "Add a note for later sessions, or forget one by id.".into(),
         parameters: json!({
             "type": "object",
@@ -49,11 +46,8 @@ struct Args {
 
 /// Parse and check the arguments; errors tell the model what to send.
 pub fn parse(args: &Value) -> Result<MemoryCall, ToolError> {
-    let a: Args = parse_args(NAME, args)?;
-    let bad = |message: &str| ToolError::BadArguments {
-        tool: NAME,
-        message: message.to_owned(),
-    };
+    let a: Args = parse_args(ToolName::Memory, args)?;
+    let bad = |message: &str| ToolError::bad_args(ToolName::Memory, message);
     match a.action.as_str() {
         "add" => {
             let text = a

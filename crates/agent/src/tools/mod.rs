@@ -1,5 +1,7 @@
-//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`
-//! and `edit_file` (docs/tools.md).
+//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`,
+//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definition of
+//! `memory`, which the agent runs itself. Every tool is named by
+//! [`eonyx_core::ToolName`], never by a string of its own.
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
 //! arguments, unknown tools, I/O errors, denials and cancellation become an
@@ -7,8 +9,11 @@
 //! and never returns early without a result, so every tool call in a session
 //! gets exactly one tool message.
 //!
-//! Over 600 lines only with its unit tests: the code (dispatch, argument
-//! parsing, approval and the helpers every tool shares) is ~600 lines.
+//! The parts every tool shares live beside the tools: `definitions` (the
+//! schemas offered to the model), `args` (argument parsing), `approval`
+//! (what needs a yes and the policy that decides), `path` (resolving a path
+//! against the project root, confinement); this file holds the context, the
+//! result and error types, and the dispatch.
 //!
 //! Invariants:
 //! - Paths are resolved against the project root, with `..` and symlinks
@@ -24,6 +29,9 @@
 //!   `timed out after Ns` or `interrupted`; the output follows.
 //! - Walking tools (`list_dir`, `grep`) respect `.gitignore` and skip `.git`.
 
+mod approval;
+mod args;
+mod definitions;
 mod grep;
 mod list_dir;
 pub mod memory;
@@ -36,20 +44,25 @@ mod write;
 
 use std::time::Duration;
 
-use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_config::{ShellPolicy, WritePolicy};
-use eonyx_core::provider::{BoxFuture, CancellationToken};
-use eonyx_core::{ToolCall, ToolDef, ToolName};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use camino::Utf8PathBuf;
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{ToolCall, ToolName};
 
+pub(crate) use approval::approve;
+pub use approval::{AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover};
+pub(crate) use args::{Count, parse_args};
+pub use definitions::{definitions, enabled_definitions};
 pub use path::{Resolved, resolve_path};
+pub(crate) use path::{display_path, resolve_approved};
 pub use recall::RecallSource;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
-/// The built-in tools, in the order of [`definitions`].
-pub const TOOLS: [ToolName; 8] = ToolName::ALL;
+/// The built-in tools [`execute`] runs, in the order of [`definitions`]
+/// (`memory` needs the session's memory store: the agent runs it).
+pub const TOOLS: [ToolName; 8] = match ToolName::ALL.first_chunk() {
+    Some(tools) => *tools,
+    None => panic!("ToolName::ALL lists memory after these"),
+};
 
 /// The result text of a denied `shell` call.
 pub const SHELL_DENIED: &str = "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\"";
@@ -98,164 +111,6 @@ impl ToolContext {
             recall: None,
             skills: Default::default(),
         }
-    }
-}
-
-/// Something that needs the user's approval.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalKind {
-    /// Any `shell` command.
-    Shell { command: String },
-    /// A file tool touching a path outside the project root (after `..` and
-    /// symlinks are resolved).
-    OutsideProject { tool: String, path: Utf8PathBuf },
-    /// `write_file` / `edit_file` about to change a file; `diff` is shown
-    /// before asking.
-    Write {
-        tool: ToolName,
-        /// Resolved absolute path.
-        path: Utf8PathBuf,
-        /// As shown to the user (relative inside the root).
-        shown: String,
-        diff: String,
-        /// Outside the project root: never allowed without a user.
-        outside: bool,
-    },
-}
-
-impl ApprovalKind {
-    /// Stable class name; an "always" answer applies to every request of
-    /// the same class for the rest of the session.
-    pub fn class(&self) -> &'static str {
-        match self {
-            ApprovalKind::Shell { .. } => "shell",
-            ApprovalKind::OutsideProject { .. } => "outside_project",
-            ApprovalKind::Write { outside: false, .. } => "write",
-            ApprovalKind::Write { outside: true, .. } => "write_outside_project",
-        }
-    }
-
-    /// One line for an approval prompt, e.g. `run shell command: ls -la`.
-    pub fn describe(&self) -> String {
-        match self {
-            ApprovalKind::Shell { command } => format!("run shell command: {command}"),
-            ApprovalKind::OutsideProject { tool, path } => {
-                format!("{tool} outside the project: {path}")
-            }
-            ApprovalKind::Write {
-                tool,
-                shown,
-                outside: false,
-                ..
-            } => format!("{tool} {shown}"),
-            ApprovalKind::Write {
-                tool,
-                path,
-                outside: true,
-                ..
-            } => format!("{tool} outside the project: {path}"),
-        }
-    }
-}
-
-/// An approver's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
-    Allow,
-    Deny,
-}
-
-/// Decides whether a shell command, an outside path or a file write may
-/// go ahead.
-///
-/// The agent's [`PolicyApprover`] applies config and flags and consults the
-/// frontend's approver (the user) only when the answer is "ask": the REPL
-/// asks y/n/always (always = for the rest of the session, per
-/// [`ApprovalKind::class`]); batch and `run` have none, so "ask" denies.
-pub trait Approver: Send + Sync {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
-}
-
-/// Approves everything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AllowAll;
-
-impl Approver for AllowAll {
-    fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Allow })
-    }
-}
-
-/// Denies everything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DenyAll;
-
-impl Approver for DenyAll {
-    fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Deny })
-    }
-}
-
-/// The rules of docs/tools.md#paths-and-approval, one place for all tools. Shell commands (and reads
-/// outside the root): `--allow-shell` or `tools.shell = "allow"` allow,
-/// `"deny"` denies, `"ask"` asks `ask` (the REPL's prompt) and denies when
-/// there is no one to ask (batch, `run`). Writes inside the root: the same
-/// with `--allow-write` and `tools.write`. Writes outside the root: asked
-/// when there is someone to ask (and `tools.write` is not `"deny"`), else
-/// denied, whatever the flags. A flag given on the command line wins over
-/// the config file.
-pub struct PolicyApprover {
-    pub shell: ShellPolicy,
-    pub allow_shell: bool,
-    pub write: WritePolicy,
-    pub allow_write: bool,
-    pub ask: Option<std::sync::Arc<dyn Approver>>,
-}
-
-impl PolicyApprover {
-    /// A policy with no one to ask (batch runs, `eonyx run`).
-    pub fn batch(
-        shell: ShellPolicy,
-        allow_shell: bool,
-        write: WritePolicy,
-        allow_write: bool,
-    ) -> Self {
-        Self {
-            shell,
-            allow_shell,
-            write,
-            allow_write,
-            ask: None,
-        }
-    }
-}
-
-impl Approver for PolicyApprover {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            let (policy, flag) = match kind {
-                ApprovalKind::Write { outside: true, .. } => {
-                    return match (&self.ask, self.write) {
-                        (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
-                            ask.decide(kind).await
-                        }
-                        _ => Decision::Deny,
-                    };
-                }
-                ApprovalKind::Write { .. } => (self.write, self.allow_write),
-                ApprovalKind::Shell { .. } | ApprovalKind::OutsideProject { .. } => {
-                    (self.shell, self.allow_shell)
-                }
-            };
-            if flag {
-                return Decision::Allow;
-            }
-            match (policy, &self.ask) {
-                (ShellPolicy::Allow, _) => Decision::Allow,
-                (ShellPolicy::Deny, _) | (ShellPolicy::Ask, None) => Decision::Deny,
-                (ShellPolicy::Ask, Some(ask)) => ask.decide(kind).await,
-            }
-        })
     }
 }
 
@@ -315,7 +170,7 @@ impl ToolOutput {
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     #[error("invalid arguments for {tool}: {message}")]
-    BadArguments { tool: &'static str, message: String },
+    BadArguments { tool: ToolName, message: String },
     #[error("{0}")]
     Denied(String),
     #[error("{INTERRUPTED}: the user cancelled this tool call")]
@@ -331,6 +186,14 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// Arguments that parse but make no sense (`invalid arguments for TOOL: …`).
+    pub fn bad_args(tool: ToolName, message: impl Into<String>) -> Self {
+        ToolError::BadArguments {
+            tool,
+            message: message.into(),
+        }
+    }
+
     pub fn io(what: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
         ToolError::Io {
             what,
@@ -338,139 +201,6 @@ impl ToolError {
             source,
         }
     }
-}
-
-/// JSON Schemas and descriptions of the built-in tools.
-pub fn definitions() -> Vec<ToolDef> {
-    vec![
-        ToolDef {
-            name: "read_file".into(),
-            description: "Read a text file. Output lines are prefixed with their line number \
-                          and a tab. Use offset and limit to read part of a large file; a note \
-                          at the end says how to continue. Binary files are refused. Relative \
-                          paths are relative to the project root."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string", "description": "File to read, relative to the project root or absolute." },
-                    "offset": { "type": "integer", "minimum": 1, "description": "First line to show (1-based, default 1)." },
-                    "limit": { "type": "integer", "minimum": 1, "description": "Maximum number of lines to show (default: to the end of the file)." }
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "list_dir".into(),
-            description: "List a directory, sorted by name; directories end with `/`. Files \
-                          ignored by .gitignore and the .git directory are left out. With depth \
-                          > 1, entries of subdirectories are listed under them as relative paths."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string", "description": "Directory to list, relative to the project root or absolute (default: the project root)." },
-                    "depth": { "type": "integer", "minimum": 1, "maximum": list_dir::MAX_DEPTH, "description": "How many levels to descend (default 1: only direct entries)." }
-                },
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "grep".into(),
-            description: "Search file contents with a regular expression (Rust regex syntax). \
-                          Respects .gitignore and skips binary files. Prints one line per match \
-                          as `path:line: text`, paths relative to the project root. Stops after \
-                          a fixed number of matches with a note; narrow the path or glob then."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "pattern": { "type": "string", "description": "Regular expression to search for, e.g. `fn \\w+_test`." },
-                    "path": { "type": "string", "description": "File or directory to search (default: the project root)." },
-                    "glob": { "type": "string", "description": "Only search files whose path matches this glob, e.g. `*.rs` or `src/**/*.toml`." },
-                    "case_insensitive": { "type": "boolean", "description": "Match without regard to case (default false)." }
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "shell".into(),
-            description: "Run a command with `sh -c` in the project root, without stdin. Needs \
-                          the user's approval. The result's first line is `exit status: N` (or \
-                          `timed out after Ns`), followed by stdout and stderr combined. Long \
-                          running commands are killed at the timeout."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": { "type": "string", "description": "The shell command line to run." }
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "write_file".into(),
-            description: "Create or replace a file with exactly `content`; parent directories \
-                          are created. Needs approval. Prefer edit_file for changes."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string" },
-                    "content": { "type": "string" }
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "edit_file".into(),
-            description: "Replace `old_string` with `new_string` in a file. old_string must \
-                          match exactly once (copy it from read_file, without line numbers) \
-                          unless replace_all. Empty old_string creates a new file. Needs approval."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": { "type": "string" },
-                    "old_string": { "type": "string" },
-                    "new_string": { "type": "string" },
-                    "replace_all": { "type": "boolean" }
-                },
-                "required": ["path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
-        },
-        ToolDef {
-            name: "recall".into(),
-            description: "Fetch earlier messages verbatim from the session files, including \
-                          what a summary left out. All words must match (case-insensitive); \
-                          \"quoted phrases\" match as written."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "query": { "type": "string" },
-                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
-                    "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            }),
-        },
-        skill::definition(),
-    ]
-}
-
-/// The definitions of the tools `tools` leaves on.
-pub fn enabled_definitions(tools: &eonyx_config::ToolsConfig) -> Vec<ToolDef> {
-    definitions()
-        .into_iter()
-        .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())
-        .collect()
 }
 
 /// Runs one call. Never panics; bad arguments, an unknown tool, I/O errors,
@@ -486,16 +216,22 @@ pub async fn execute(
         return ToolOutput::interrupted();
     }
     let a = &call.arguments;
+    let env = CallEnv {
+        ctx,
+        approver,
+        cancel,
+    };
     let result = match ToolName::parse(&call.name) {
-        Some(ToolName::ReadFile) => read_file::run(a, ctx, approver, cancel).await,
-        Some(ToolName::ListDir) => list_dir::run(a, ctx, approver, cancel).await,
-        Some(ToolName::Grep) => grep::run(a, ctx, approver, cancel).await,
-        Some(ToolName::Shell) => shell::run(a, ctx, approver, cancel).await,
-        Some(ToolName::WriteFile) => write::write_file(a, ctx, approver, cancel).await,
-        Some(ToolName::EditFile) => write::edit_file(a, ctx, approver, cancel).await,
+        Some(ToolName::ReadFile) => read_file::run(a, env).await,
+        Some(ToolName::ListDir) => list_dir::run(a, env).await,
+        Some(ToolName::Grep) => grep::run(a, env).await,
+        Some(ToolName::Shell) => shell::run(a, env).await,
+        Some(ToolName::WriteFile) => write::write_file(a, env).await,
+        Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
-        None => Err(ToolError::Usage(format!(
+        // Offered only with memory on, and then run by the agent.
+        Some(ToolName::Memory) | None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
             TOOLS.map(ToolName::as_str).join(", ")
@@ -507,69 +243,13 @@ pub async fn execute(
     }
 }
 
-/// Parses a call's arguments into `T`, with errors that name the tool and
-/// say what was expected.
-pub(crate) fn parse_args<T: DeserializeOwned>(
-    tool: &'static str,
-    args: &Value,
-) -> Result<T, ToolError> {
-    let value = match args {
-        Value::Null => Value::Object(Default::default()),
-        Value::String(s) => {
-            return Err(ToolError::BadArguments {
-                tool,
-                message: format!(
-                    "the arguments are not a JSON object ({}); send them as a JSON object",
-                    eonyx_core::text::ellipsize(s, 200)
-                ),
-            });
-        }
-        v => v.clone(),
-    };
-    serde_json::from_value(value).map_err(|e| ToolError::BadArguments {
-        tool,
-        message: e.to_string(),
-    })
-}
-
-/// Asks the approver, unless `cancel` fires first.
-pub(crate) async fn approve(
-    approver: &dyn Approver,
-    kind: &ApprovalKind,
-    cancel: &CancellationToken,
-) -> Result<Decision, ToolError> {
-    tokio::select! {
-        biased;
-        () = cancel.cancelled() => Err(ToolError::Interrupted),
-        d = approver.decide(kind) => Ok(d),
-    }
-}
-
-/// Resolves `raw` against the project root and, when it lies outside, asks
-/// for approval on behalf of `tool`.
-pub(crate) async fn resolve_approved(
-    tool: &'static str,
-    raw: &str,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<Resolved, ToolError> {
-    let resolved = resolve_path(&ctx.project_root, raw)?;
-    if !resolved.inside {
-        let kind = ApprovalKind::OutsideProject {
-            tool: tool.to_owned(),
-            path: resolved.path.clone(),
-        };
-        if approve(approver, &kind, cancel).await? == Decision::Deny {
-            return Err(ToolError::Denied(format!(
-                "denied: {} is outside the project root {}; paths outside the project need \
-                 approval (run eonyx with --allow-shell or set tools.shell = \"allow\"); use a \
-                 path inside the project instead",
-                resolved.path, resolved.root
-            )));
-        }
-    }
-    Ok(resolved)
+/// What a call that may touch files or ask for approval runs with, besides
+/// its arguments.
+#[derive(Clone, Copy)]
+pub(crate) struct CallEnv<'a> {
+    pub ctx: &'a ToolContext,
+    pub approver: &'a dyn Approver,
+    pub cancel: &'a CancellationToken,
 }
 
 /// Runs blocking file work off the async threads, returning early (the
@@ -586,122 +266,33 @@ pub(crate) async fn blocking<T: Send + 'static>(
     }
 }
 
+/// The metadata of `path` (shown as `shown`): when it does not exist, an
+/// error that says so and what to do (`missing`); any other failure is
+/// `what` (e.g. `cannot read`) with the I/O error.
+pub(crate) fn metadata(
+    path: &camino::Utf8Path,
+    shown: &str,
+    what: &'static str,
+    missing: &str,
+) -> Result<std::fs::Metadata, ToolError> {
+    path.metadata().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ToolError::Usage(format!("{shown}: {missing}")),
+        _ => ToolError::io(what, shown, e),
+    })
+}
+
 /// Whether the first bytes of a file look binary (a NUL byte, as git decides).
 pub(crate) fn looks_binary(head: &[u8]) -> bool {
     head.contains(&0)
 }
 
-/// A path for output: relative to the project root when inside it.
-pub(crate) fn display_path(root: &Utf8Path, path: &Utf8Path) -> String {
-    match path.strip_prefix(root) {
-        Ok(rel) if rel.as_str().is_empty() => ".".to_owned(),
-        Ok(rel) => rel.to_string(),
-        Err(_) => path.to_string(),
-    }
-}
-
-/// A non-negative integer that models may also send as a string (`"10"`).
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum Count {
-    Number(u64),
-    Text(#[serde(deserialize_with = "count_from_str")] u64),
-}
-
-impl Count {
-    pub(crate) fn get(self) -> u64 {
-        match self {
-            Count::Number(n) | Count::Text(n) => n,
-        }
-    }
-}
-
-fn count_from_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    let s = String::deserialize(d)?;
-    s.trim().parse().map_err(serde::de::Error::custom)
-}
-
 #[cfg(test)]
-pub(crate) mod test_support {
-    use super::*;
-
-    pub(crate) struct Fixture {
-        pub dir: tempfile::TempDir,
-        pub ctx: ToolContext,
-    }
-
-    impl Fixture {
-        pub fn new() -> Self {
-            let dir = tempfile::tempdir().unwrap();
-            let root = Utf8PathBuf::from_path_buf(dir.path().join("project")).unwrap();
-            std::fs::create_dir(&root).unwrap();
-            let ctx = ToolContext::new(root, Duration::from_secs(10));
-            Self { dir, ctx }
-        }
-
-        pub fn root(&self) -> &Utf8Path {
-            &self.ctx.project_root
-        }
-
-        /// A directory next to the project (outside it).
-        pub fn outside(&self) -> Utf8PathBuf {
-            Utf8PathBuf::from_path_buf(self.dir.path().to_path_buf()).unwrap()
-        }
-
-        pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) {
-            let p = self.root().join(rel);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, contents).unwrap();
-        }
-
-        pub async fn run(&self, name: &str, args: Value) -> ToolOutput {
-            self.run_with(name, args, &AllowAll).await
-        }
-
-        pub async fn run_with(
-            &self,
-            name: &str,
-            args: Value,
-            approver: &dyn Approver,
-        ) -> ToolOutput {
-            let call = ToolCall {
-                id: "call_1".into(),
-                name: name.into(),
-                arguments: args,
-            };
-            execute(&call, &self.ctx, approver, &CancellationToken::new()).await
-        }
-    }
-
-    /// Records what it was asked, answers `answer`.
-    pub(crate) struct Recorder {
-        pub answer: Decision,
-        pub asked: std::sync::Mutex<Vec<ApprovalKind>>,
-    }
-
-    impl Recorder {
-        pub fn new(answer: Decision) -> Self {
-            Self {
-                answer,
-                asked: Default::default(),
-            }
-        }
-
-        pub fn asked(&self) -> Vec<ApprovalKind> {
-            self.asked.lock().unwrap().clone()
-        }
-    }
-
-    impl Approver for Recorder {
-        fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-            self.asked.lock().unwrap().push(kind.clone());
-            Box::pin(async move { self.answer })
-        }
-    }
-}
+pub(crate) mod test_support;
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::test_support::*;
     use super::*;
 
@@ -717,28 +308,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn arguments_that_are_not_json_are_reported() {
+    async fn memory_is_left_to_the_agent() {
         let f = Fixture::new();
-        let out = f.run("read_file", json!("{path: oops")).await;
+        let out = f
+            .run(
+                ToolName::Memory.as_str(),
+                json!({"action": "add", "text": "x"}),
+            )
+            .await;
         assert!(out.is_error);
         assert!(
-            out.text.starts_with(
-                "invalid arguments for read_file: the arguments are not a JSON object"
-            ),
+            out.text
+                .starts_with("unknown tool `memory`; available tools: read_file,"),
             "{}",
             out.text
         );
-    }
-
-    #[tokio::test]
-    async fn missing_and_unknown_fields_are_named() {
-        let f = Fixture::new();
-        let out = f.run("read_file", json!({})).await;
-        assert!(out.is_error);
-        assert!(out.text.contains("missing field `path`"), "{}", out.text);
-        let out = f.run("read_file", json!({"path": "a", "lines": 3})).await;
-        assert!(out.is_error);
-        assert!(out.text.contains("unknown field `lines`"), "{}", out.text);
     }
 
     #[tokio::test]
@@ -755,146 +339,5 @@ mod tests {
         assert!(out.is_error);
         assert!(out.text.starts_with("interrupted"));
         assert!(!f.root().join("ran").exists());
-    }
-
-    #[test]
-    fn definitions_cover_every_tool_with_object_schemas() {
-        let defs = definitions();
-        let names: Vec<_> = defs.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, TOOLS.map(ToolName::as_str));
-        for d in &defs {
-            assert_eq!(d.parameters["type"], "object", "{}", d.name);
-            assert!(d.description.len() > 40, "{}", d.name);
-            assert_eq!(
-                ToolName::parse(&d.name).map(ToolName::as_str),
-                Some(d.name.as_str())
-            );
-            for req in d.parameters["required"].as_array().into_iter().flatten() {
-                let req = req.as_str().unwrap();
-                assert!(
-                    d.parameters["properties"].get(req).is_some(),
-                    "{}: {req}",
-                    d.name
-                );
-            }
-        }
-    }
-
-    #[tokio::test]
-    async fn policy_approver_follows_spec_semantics() {
-        let shell = ApprovalKind::Shell {
-            command: "ls".into(),
-        };
-        let decide = |policy, allow_flag, ask: Option<std::sync::Arc<dyn Approver>>| {
-            let a = PolicyApprover {
-                shell: policy,
-                allow_shell: allow_flag,
-                write: ShellPolicy::Deny,
-                allow_write: false,
-                ask,
-            };
-            let kind = shell.clone();
-            async move { a.decide(&kind).await }
-        };
-        use std::sync::Arc;
-        // batch/run: ask without a prompt denies; the flag or config allows.
-        assert_eq!(decide(ShellPolicy::Ask, false, None).await, Decision::Deny);
-        assert_eq!(decide(ShellPolicy::Ask, true, None).await, Decision::Allow);
-        assert_eq!(
-            decide(ShellPolicy::Allow, false, None).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            decide(ShellPolicy::Deny, false, Some(Arc::new(AllowAll))).await,
-            Decision::Deny
-        );
-        // REPL: ask delegates to the prompt.
-        assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Arc::new(AllowAll))).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Arc::new(DenyAll))).await,
-            Decision::Deny
-        );
-    }
-
-    #[tokio::test]
-    async fn write_policy_is_separate_from_shell_and_outside_needs_a_user() {
-        use std::sync::Arc;
-        let write = |outside| ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: "/p/a".into(),
-            shown: "a".into(),
-            diff: String::new(),
-            outside,
-        };
-        let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: write_policy,
-            allow_write,
-            ask,
-        };
-        // --allow-shell does not allow writes.
-        assert_eq!(
-            p(ShellPolicy::Ask, false, None).decide(&write(false)).await,
-            Decision::Deny
-        );
-        assert_eq!(
-            p(ShellPolicy::Ask, true, None).decide(&write(false)).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            p(ShellPolicy::Allow, false, None)
-                .decide(&write(false))
-                .await,
-            Decision::Allow
-        );
-        // Outside: no user, no write, whatever the flags.
-        assert_eq!(
-            p(ShellPolicy::Allow, true, None).decide(&write(true)).await,
-            Decision::Deny
-        );
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        let allowed = p(ShellPolicy::Allow, true, Some(rec.clone()));
-        assert_eq!(allowed.decide(&write(true)).await, Decision::Allow);
-        assert_eq!(allowed.decide(&write(false)).await, Decision::Allow);
-        assert_eq!(rec.asked().len(), 1, "only the outside write is asked");
-        assert_eq!(
-            p(ShellPolicy::Deny, false, Some(rec))
-                .decide(&write(true))
-                .await,
-            Decision::Deny
-        );
-    }
-
-    #[test]
-    fn approval_kinds_describe_themselves() {
-        let k = ApprovalKind::OutsideProject {
-            tool: "read_file".into(),
-            path: "/etc/passwd".into(),
-        };
-        assert_eq!(k.class(), "outside_project");
-        assert_eq!(k.describe(), "read_file outside the project: /etc/passwd");
-        let k = ApprovalKind::Shell {
-            command: "cargo test".into(),
-        };
-        assert_eq!(k.class(), "shell");
-        assert_eq!(k.describe(), "run shell command: cargo test");
-    }
-
-    #[test]
-    fn counts_accept_numbers_and_numeric_strings() {
-        #[derive(Deserialize)]
-        struct A {
-            n: Count,
-        }
-        let a: A = serde_json::from_value(json!({"n": 7})).unwrap();
-        assert_eq!(a.n.get(), 7);
-        let a: A = serde_json::from_value(json!({"n": " 12 "})).unwrap();
-        assert_eq!(a.n.get(), 12);
-        assert!(serde_json::from_value::<A>(json!({"n": "many"})).is_err());
-        assert!(serde_json::from_value::<A>(json!({"n": -1})).is_err());
     }
 }

@@ -1,10 +1,12 @@
-//! Resolving tool paths against the project root.
+//! Resolving tool paths against the project root, and the confinement
+//! check: a path outside the root needs approval.
 
 use std::io;
 
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
+use eonyx_core::ToolName;
 
-use super::ToolError;
+use super::{ApprovalKind, CallEnv, Decision, ToolError, approve};
 
 /// A path a tool may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +25,7 @@ pub struct Resolved {
 impl Resolved {
     /// The path as shown in output: relative to the root when inside.
     pub fn display(&self) -> String {
-        super::display_path(&self.root, &self.path)
+        display_path(&self.root, &self.path)
     }
 }
 
@@ -109,6 +111,40 @@ fn dangling_target(link: &Utf8Path) -> Option<Utf8PathBuf> {
         }
     }
     Some(out)
+}
+
+/// Resolves `raw` against the project root and, when it lies outside, asks
+/// for approval on behalf of `tool`.
+pub(crate) async fn resolve_approved(
+    tool: ToolName,
+    raw: &str,
+    env: CallEnv<'_>,
+) -> Result<Resolved, ToolError> {
+    let resolved = resolve_path(&env.ctx.project_root, raw)?;
+    if !resolved.inside {
+        let kind = ApprovalKind::OutsideProject {
+            tool,
+            path: resolved.path.clone(),
+        };
+        if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
+            return Err(ToolError::Denied(format!(
+                "denied: {} is outside the project root {}; paths outside the project need \
+                 approval (run eonyx with --allow-shell or set tools.shell = \"allow\"); use a \
+                 path inside the project instead",
+                resolved.path, resolved.root
+            )));
+        }
+    }
+    Ok(resolved)
+}
+
+/// A path for output: relative to the project root when inside it.
+pub(crate) fn display_path(root: &Utf8Path, path: &Utf8Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(rel) if rel.as_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.to_string(),
+        Err(_) => path.to_string(),
+    }
 }
 
 #[cfg(test)]

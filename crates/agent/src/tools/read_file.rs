@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
+use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    Approver, CancellationToken, Count, ToolContext, ToolError, ToolOutput, blocking, looks_binary,
+    CallEnv, CancellationToken, Count, ToolError, ToolOutput, blocking, looks_binary, metadata,
     parse_args, resolve_approved,
 };
 
@@ -23,31 +24,27 @@ struct Args {
 /// Bytes looked at to decide whether a file is binary.
 const SNIFF_BYTES: usize = 8 * 1024;
 
-pub(super) async fn run(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("read_file", args)?;
+pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let args: Args = parse_args(ToolName::ReadFile, args)?;
     let offset = args.offset.map_or(1, Count::get);
     if offset == 0 {
-        return Err(ToolError::Usage(
-            "invalid arguments for read_file: offset is 1-based; use offset=1 for the first line"
-                .into(),
+        return Err(ToolError::bad_args(
+            ToolName::ReadFile,
+            "offset is 1-based; use offset=1 for the first line",
         ));
     }
     let limit = args.limit.map(Count::get);
     if limit == Some(0) {
-        return Err(ToolError::Usage(
-            "invalid arguments for read_file: limit must be at least 1".into(),
+        return Err(ToolError::bad_args(
+            ToolName::ReadFile,
+            "limit must be at least 1",
         ));
     }
-    let resolved = resolve_approved("read_file", &args.path, ctx, approver, cancel).await?;
-    let max_bytes = ctx.max_read_bytes.max(1);
-    let cancel = cancel.clone();
+    let resolved = resolve_approved(ToolName::ReadFile, &args.path, env).await?;
+    let max_bytes = env.ctx.max_read_bytes.max(1);
+    let cancel = env.cancel.clone();
     let path = resolved.path.clone();
-    let out = blocking(&cancel.clone(), move || {
+    let out = blocking(env.cancel, move || {
         read(
             &resolved.path,
             &resolved.display(),
@@ -60,7 +57,7 @@ pub(super) async fn run(
     .await?;
     if !out.is_error {
         // What the model has seen, for the stale-edit warning.
-        ctx.seen.record(&path);
+        env.ctx.seen.record(&path);
     }
     Ok(out)
 }
@@ -73,12 +70,12 @@ fn read(
     max_bytes: u64,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let meta = path.metadata().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::Usage(format!(
-            "{shown}: no such file; check the path with list_dir"
-        )),
-        _ => ToolError::io("cannot read", shown, e),
-    })?;
+    let meta = metadata(
+        path,
+        shown,
+        "cannot read",
+        "no such file; check the path with list_dir",
+    )?;
     if meta.is_dir() {
         return Err(ToolError::Usage(format!(
             "{shown} is a directory; use list_dir to see its entries"
@@ -390,7 +387,7 @@ mod tests {
         assert_eq!(
             rec.asked(),
             vec![ApprovalKind::OutsideProject {
-                tool: "read_file".into(),
+                tool: ToolName::ReadFile,
                 path: real.join("secret.txt"),
             }]
         );

@@ -7,7 +7,7 @@
 //! around each hit, so one result never floods the context.
 
 use camino::Utf8PathBuf;
-use eonyx_core::SessionId;
+use eonyx_core::{SessionId, ToolName};
 use eonyx_store::{RecallHit, RecallOptions, RecallQuery, Store};
 use serde::Deserialize;
 use serde_json::Value;
@@ -72,7 +72,7 @@ pub(super) async fn run(
     ctx: &ToolContext,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("recall", args)?;
+    let args: Args = parse_args(ToolName::Recall, args)?;
     let Some(source) = ctx.recall.clone() else {
         return Err(ToolError::Usage(
             "recall is turned off for this session (tools.recall = false)".into(),

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use eonyx_core::ShellOutcome;
+use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    ApprovalKind, Approver, CancellationToken, Decision, SHELL_DENIED, ToolContext, ToolError,
+    ApprovalKind, CallEnv, CancellationToken, Decision, SHELL_DENIED, ToolContext, ToolError,
     ToolOutput, approve, parse_args,
 };
 
@@ -40,25 +41,18 @@ enum End {
     Cancelled,
 }
 
-pub(super) async fn run(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("shell", args)?;
+pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let args: Args = parse_args(ToolName::Shell, args)?;
     if args.command.trim().is_empty() {
-        return Err(ToolError::Usage(
-            "invalid arguments for shell: command is empty".into(),
-        ));
+        return Err(ToolError::bad_args(ToolName::Shell, "command is empty"));
     }
     let kind = ApprovalKind::Shell {
         command: args.command.clone(),
     };
-    if approve(approver, &kind, cancel).await? == Decision::Deny {
+    if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
         return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
     }
-    run_command(&args.command, ctx, cancel).await
+    run_command(&args.command, env.ctx, env.cancel).await
 }
 
 async fn run_command(

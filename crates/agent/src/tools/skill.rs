@@ -64,7 +64,7 @@ pub(super) async fn run(
     skills: &Skills,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
-    let args: Args = parse_args("skill", args)?;
+    let args: Args = parse_args(ToolName::Skill, args)?;
     let Some(skill) = skills.get(args.name.trim()).cloned() else {
         return Err(ToolError::Usage(if skills.is_empty() {
             format!("no skill named `{}`: there are no skills", args.name)

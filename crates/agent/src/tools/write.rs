@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    ApprovalKind, Approver, CancellationToken, Decision, ToolContext, ToolError, ToolOutput,
-    approve, looks_binary, parse_args, resolve_path,
+    ApprovalKind, CallEnv, Decision, ToolContext, ToolError, ToolOutput, approve, looks_binary,
+    parse_args, resolve_path,
 };
 
 /// A file change, for the diff on stderr and the `file_changed` event.
@@ -111,13 +111,9 @@ struct EditArgs {
 pub const WRITE_DENIED: &str = "denied: writing files needs the user's approval; the user can \
      allow it by running eonyx with --allow-write (or tools.write = \"allow\" in config)";
 
-pub(super) async fn write_file(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: WriteArgs = parse_args("write_file", args)?;
+pub(super) async fn write_file(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let ctx = env.ctx;
+    let args: WriteArgs = parse_args(ToolName::WriteFile, args)?;
     let target = Target::open(ToolName::WriteFile, &args.path, ctx)?;
     if looks_binary(args.content.as_bytes()) {
         return Err(ToolError::Usage(format!(
@@ -135,18 +131,12 @@ pub(super) async fn write_file(
         )));
     }
     let old = target.read_text(ctx)?;
-    target
-        .commit(old, args.content, false, ctx, approver, cancel)
-        .await
+    target.commit(old, args.content, false, env).await
 }
 
-pub(super) async fn edit_file(
-    args: &Value,
-    ctx: &ToolContext,
-    approver: &dyn Approver,
-    cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
-    let args: EditArgs = parse_args("edit_file", args)?;
+pub(super) async fn edit_file(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
+    let ctx = env.ctx;
+    let args: EditArgs = parse_args(ToolName::EditFile, args)?;
     let target = Target::open(ToolName::EditFile, &args.path, ctx)?;
     let shown = &target.shown;
     let old = target.read_text(ctx)?;
@@ -182,7 +172,7 @@ pub(super) async fn edit_file(
     }
     target.check_size(new.len() as u64, ctx)?;
     let stale = target.exists && ctx.seen.changed_since_seen(&target.path);
-    target.commit(old, new, stale, ctx, approver, cancel).await
+    target.commit(old, new, stale, env).await
 }
 
 /// Replace `old` by `new` in `text`: exactly one match, or every match with
@@ -318,10 +308,13 @@ impl Target {
         old: Option<String>,
         new: String,
         stale: bool,
-        ctx: &ToolContext,
-        approver: &dyn Approver,
-        cancel: &CancellationToken,
+        env: CallEnv<'_>,
     ) -> Result<ToolOutput, ToolError> {
+        let CallEnv {
+            ctx,
+            approver,
+            cancel,
+        } = env;
         let change = diff(&self.shown, old.as_deref(), &new);
         let kind = ApprovalKind::Write {
             tool: self.tool,

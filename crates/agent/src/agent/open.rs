@@ -1,0 +1,356 @@
+//! Opening a session: load config, build the providers and the window,
+//! open (new, latest, continue, by id) or switch the session, and answer tool
+//! calls a killed process left without a result.
+
+use std::sync::Arc;
+
+use camino::Utf8Path;
+use eonyx_compact::{AutoGuard, ContextView, Estimator};
+use eonyx_config::paths::Project;
+use eonyx_config::{Config, LoadOptions};
+use eonyx_core::{Message, Provider, Role, SessionId};
+use eonyx_prompt::{ContextLoader, MemorySection};
+use eonyx_store::{SessionWriter, Store};
+
+use super::{Agent, AgentOptions, SessionChoice, tool_definitions};
+use crate::error::AgentError;
+use crate::limits as window;
+use crate::secrets::Redactor;
+use crate::tools::{self, Approver, ToolContext};
+use crate::truncation::TruncationCheck;
+
+impl Agent {
+    /// Load config, open the store and the session, detect the model's
+    /// window when it is not configured.
+    pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
+        let mut config = eonyx_config::load(&LoadOptions {
+            cwd: opts.cwd.clone(),
+            env: opts.env.clone(),
+            model: opts.model.clone(),
+            profile: opts.profile.clone(),
+        })?;
+        let data_dir = eonyx_config::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
+        let store = Store::open(&data_dir)?;
+        let project = eonyx_config::paths::find_project(&opts.cwd);
+
+        let provider: Arc<dyn Provider> = match &opts.provider {
+            Some(p) => p.clone(),
+            None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
+        };
+        let mut startup_notices = Vec::new();
+        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
+        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
+            || config.compaction.model == config.model_key
+        {
+            (provider.clone(), config.model.clone())
+        } else {
+            match config.model_by_key(&config.compaction.model) {
+                Some(m) if opts.provider.is_none() => (
+                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
+                    m.clone(),
+                ),
+                Some(m) => (provider.clone(), m.clone()),
+                None => {
+                    return Err(AgentError::Usage(format!(
+                        "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
+                        config.compaction.model, config.compaction.model
+                    )));
+                }
+            }
+        };
+
+        let summarizer_model = summarizer_config.name.clone();
+        let started = window::start(
+            &config,
+            &summarizer_config,
+            provider.as_ref(),
+            summarizer.as_ref(),
+            store.data_dir(),
+            &mut startup_notices,
+        )
+        .await;
+        let limits = started.window.limits(&config.model);
+        let reprobe_after_step = window::is_ollama_default(&started.window);
+        let same_summarizer = summarizer_config.base_url == config.model.base_url
+            && summarizer_config.name == config.model.name;
+        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
+        let saved_quirks = (provider.quirks(), summarizer.quirks());
+        let trigger = eonyx_compact::trigger(&config.compaction, &limits);
+
+        let mut loader = ContextLoader::new(
+            &opts.cwd,
+            &project,
+            &config.config_dir,
+            config.context.clone(),
+        );
+        let loaded = loader.load();
+        startup_notices.extend(loaded.warnings.iter().cloned());
+        startup_notices.extend(config.warnings.iter().cloned());
+        let skills = Arc::new(eonyx_prompt::skills::discover(
+            &project,
+            &config.config_dir,
+            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
+            &config.skills,
+        ));
+        startup_notices.extend(skills.warnings.iter().cloned());
+
+        let key_vars = eonyx_config::secrets::key_env_vars(&config);
+        let redactor = Redactor::new(&key_vars, &opts.env);
+        let mut tool_ctx = ToolContext::new(
+            project.root.clone(),
+            std::time::Duration::from_secs(config.tools.shell_timeout_secs),
+        );
+        tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        tool_ctx.hidden_env = key_vars;
+        tool_ctx.skills = skills.clone();
+        let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
+            shell: config.tools.shell,
+            allow_shell: opts.allow_shell,
+            write: config.tools.write,
+            allow_write: opts.allow_write,
+            ask: opts.approver.clone(),
+        });
+
+        let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
+        let estimator = Estimator::new(
+            config.compaction.chars_per_token,
+            config.compaction.image_tokens,
+        );
+        let guard = AutoGuard::new(config.compaction.max_consecutive);
+
+        let memory = config
+            .memory
+            .enabled
+            .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+        let secrets = eonyx_config::secrets::configured_key_values(&config, &opts.env);
+
+        let compaction_seq = opened.compaction_seq;
+        let skills_in_use = opened.skills_in_use.clone();
+        let mut agent = Self {
+            store,
+            writer: opened.writer,
+            message_count: opened.message_count,
+            resumed: opened.resumed,
+            view: opened.view,
+            estimator,
+            loader,
+            loaded,
+            provider,
+            summarizer,
+            summarizer_model,
+            summarizer_config,
+            summarizer_window,
+            saved_quirks,
+            reprobe_after_step,
+            truncation: TruncationCheck::default(),
+            limits,
+            trigger,
+            guard,
+            tool_ctx,
+            tool_defs: tool_definitions(&config, &skills),
+            approver,
+            project,
+            cwd: opts.cwd,
+            startup_notices,
+            redactor,
+            config,
+            memory,
+            memory_section: MemorySection::default(),
+            secrets,
+            skills,
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
+        };
+        let notes = agent.reattach_skills(skills_in_use);
+        agent.startup_notices.extend(notes);
+        if let Some(w) = agent.refresh_memory() {
+            agent.startup_notices.push(w);
+        }
+        agent.calibrate_from_history(compaction_seq);
+        Ok(agent)
+    }
+
+    /// Seed the estimator from the last usage the session recorded after its
+    /// last compaction, so a resumed session's first estimate (and trigger
+    /// check) follows the server's count instead of the configured guess.
+    fn calibrate_from_history(&mut self, compaction_seq: u64) {
+        self.estimator.reset_anchor();
+        let records = self.view.records();
+        let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
+            let u = r.message.usage?;
+            (r.message.role == Role::Assistant && r.seq > compaction_seq && u.prompt_tokens > 0)
+                .then_some((i, u.prompt_tokens))
+        }) else {
+            return;
+        };
+        // The request that produced record i: the same system prompt and
+        // tools, and the view of everything before it.
+        let before = ContextView::from_effective(
+            &self.config.compaction,
+            self.config.tools.output_cap_bytes,
+            None,
+            records[..i].to_vec(),
+        );
+        let size =
+            eonyx_compact::request_size(&self.system_prompt(), &before.messages(), &self.tool_defs);
+        self.estimator.observe(&size, tokens);
+    }
+
+    /// Switch to a fresh session (the current one stays on disk if it got a
+    /// message).
+    pub fn new_session(&mut self) -> Result<(), AgentError> {
+        let opened = open_session(
+            &self.store,
+            &self.config,
+            &self.cwd,
+            &self.project,
+            &SessionChoice::New,
+        )?;
+        self.replace_session(opened);
+        Ok(())
+    }
+
+    /// Switch to another session.
+    pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
+        let opened = open_session(
+            &self.store,
+            &self.config,
+            &self.cwd,
+            &self.project,
+            &SessionChoice::Id(id.clone()),
+        )?;
+        self.replace_session(opened);
+        Ok(())
+    }
+
+    fn replace_session(&mut self, opened: Opened) {
+        let compaction_seq = opened.compaction_seq;
+        let notes = self.reattach_skills(opened.skills_in_use.clone());
+        self.startup_notices.extend(notes);
+        self.writer = opened.writer;
+        self.view = opened.view;
+        self.message_count = opened.message_count;
+        self.resumed = opened.resumed;
+        self.tool_ctx.seen.clear();
+        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.truncation.forget();
+        // A session starts: read memory again.
+        if let Some(w) = self.refresh_memory() {
+            self.startup_notices.push(w);
+        }
+        self.calibrate_from_history(compaction_seq);
+    }
+}
+
+/// The result given, on resume, to a tool call that never got one.
+pub(crate) const RESUME_INTERRUPTED: &str =
+    "interrupted: eonyx stopped before this tool call finished";
+
+/// A session ready for turns.
+struct Opened {
+    writer: SessionWriter,
+    view: ContextView,
+    message_count: u64,
+    resumed: bool,
+    /// Seq of the last compaction record (0 when none).
+    compaction_seq: u64,
+    /// The skills the last compaction record lists.
+    skills_in_use: Vec<String>,
+}
+
+/// Open or create the chosen session and build its model-facing view.
+fn open_session(
+    store: &Store,
+    config: &Config,
+    cwd: &Utf8Path,
+    project: &Project,
+    choice: &SessionChoice,
+) -> Result<Opened, AgentError> {
+    let id = match choice {
+        SessionChoice::New => None,
+        SessionChoice::Id(id) => Some(id.clone()),
+        SessionChoice::Latest | SessionChoice::Continue => {
+            match store.latest_for_project(&project.root)? {
+                Some(s) => Some(s.id),
+                None if *choice == SessionChoice::Continue => {
+                    return Err(AgentError::Usage(format!(
+                        "no session to continue for project {}; start one with `eonyx run PROMPT`",
+                        project.root
+                    )));
+                }
+                None => None,
+            }
+        }
+    };
+    let cap = config.tools.output_cap_bytes;
+    match id {
+        None => {
+            let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
+            let view = ContextView::new(&config.compaction, cap);
+            Ok(Opened {
+                writer,
+                view,
+                message_count: 0,
+                resumed: false,
+                compaction_seq: 0,
+                skills_in_use: Vec::new(),
+            })
+        }
+        Some(id) => {
+            let effective = store.load_effective(&id)?;
+            let mut writer = store.open_writer(&id)?;
+            let dangling = unanswered_calls(&effective.messages);
+            let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+            let skills_in_use = effective
+                .compaction
+                .as_ref()
+                .map(|c| c.skills.clone())
+                .unwrap_or_default();
+            let mut view = ContextView::from_effective(
+                &config.compaction,
+                cap,
+                effective.compaction.as_ref(),
+                effective.messages,
+            );
+            let mut count = effective.message_count;
+            // A process killed while tools ran leaves calls without results;
+            // answer them so the history is consistent for every provider.
+            for call_id in dangling {
+                let rec =
+                    writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
+                count += 1;
+                view.push(rec);
+            }
+            Ok(Opened {
+                writer,
+                view,
+                message_count: count,
+                resumed: true,
+                compaction_seq,
+                skills_in_use,
+            })
+        }
+    }
+}
+
+/// Tool calls of the last assistant message that have no result after it.
+pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
+    let Some(pos) = records
+        .iter()
+        .rposition(|r| r.message.role == Role::Assistant)
+    else {
+        return Vec::new();
+    };
+    let answered: std::collections::HashSet<&str> = records[pos + 1..]
+        .iter()
+        .filter_map(|r| r.message.tool_call_id.as_deref())
+        .collect();
+    records[pos]
+        .message
+        .tool_calls
+        .iter()
+        .filter(|c| !answered.contains(c.id.as_str()))
+        .map(|c| c.id.clone())
+        .collect()
+}

@@ -1,0 +1,137 @@
+//! The next request: the system prompt (context files, date, summary,
+//! memory, skills), the tools offered, and the estimate of its size. The
+//! free functions here are shared with [`crate::effective_request`].
+
+use eonyx_compact::ContextView;
+use eonyx_config::Config;
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{ChatRequest, Message, SystemPrompt, ToolDef, ToolName};
+use eonyx_prompt::{Loaded, MemorySection, Skills};
+
+use super::{Agent, ContextStatus};
+use crate::tools;
+
+impl Agent {
+    /// The system prompt as it would be sent now.
+    pub fn system_prompt(&self) -> SystemPrompt {
+        system_prompt(
+            &self.config,
+            &self.loaded,
+            &self.view,
+            &self.memory_section,
+            self.skill_sections(),
+            &eonyx_core::time::today_utc(),
+        )
+    }
+
+    pub(super) fn skill_sections(&self) -> SkillSections<'_> {
+        SkillSections {
+            listing: &self.skills.section,
+            in_use: &self.skills_in_use_section,
+        }
+    }
+
+    /// What the next request would carry: system prompt and messages.
+    pub fn effective_request(&self) -> (SystemPrompt, Vec<Message>) {
+        (self.system_prompt(), self.view.messages())
+    }
+
+    /// Estimated size of the next request against the effective window.
+    pub fn context_status(&self) -> ContextStatus {
+        let estimate = self.estimate_next();
+        let window = self.trigger.window.max(1);
+        let percent = estimate as f64 * 100.0 / window as f64;
+        let threshold_pct = self.config.compaction.threshold_percent;
+        ContextStatus {
+            estimate,
+            window,
+            percent,
+            over_threshold: percent >= threshold_pct
+                || self.trigger.tokens.is_some_and(|t| estimate >= t),
+        }
+    }
+
+    pub(super) fn estimate_next(&self) -> u64 {
+        let system = self.system_prompt();
+        let mut size = eonyx_compact::request_size(&system, &[], &self.tool_defs);
+        let msgs = self.view.size();
+        size.chars += msgs.chars;
+        size.images += msgs.images;
+        self.estimator.estimate(&size)
+    }
+
+    pub(super) fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
+        let mut req = next_request(
+            &self.config,
+            self.system_prompt(),
+            &self.view,
+            &self.tool_defs,
+        );
+        req.cancel = cancel.clone();
+        req.cache_key = Some(self.session_id().to_string());
+        req
+    }
+}
+
+/// The tools offered to the model under `config` (the agent and
+/// [`crate::effective_request`] both take them from here).
+pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
+    let mut defs = tools::enabled_definitions(&config.tools);
+    if config.memory.enabled {
+        defs.push(tools::memory::definition());
+    }
+    if skills.is_empty() {
+        defs.retain(|d| d.name != ToolName::Skill.as_str());
+    }
+    defs
+}
+
+/// The skill parts of the system prompt: the `# Skills` listing (end of the
+/// stable prefix) and, after a compaction, `# Skills in use` (after the
+/// summary, in the part that changes at compaction anyway).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SkillSections<'a> {
+    pub listing: &'a str,
+    pub in_use: &'a str,
+}
+
+/// The system prompt of the next request (the agent's estimates, its
+/// requests and [`crate::effective_request`] all use it). `memory` is the
+/// `# Memory` section as read when the session started or was last
+/// compacted; it goes after the context files, before the skills listing.
+pub(crate) fn system_prompt(
+    config: &Config,
+    loaded: &Loaded,
+    view: &ContextView,
+    memory: &MemorySection,
+    skills: SkillSections<'_>,
+    date: &str,
+) -> SystemPrompt {
+    let summary = view
+        .summary()
+        .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
+    let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
+    memory.append_to(&mut prompt);
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
+    prompt
+}
+
+/// The next request: system prompt (context files, date line, summary),
+/// the model-facing view (collapses applied) and the tools. The one
+/// function behind every step the agent sends and behind
+/// `eonyx sessions show --effective`.
+pub(crate) fn next_request(
+    config: &Config,
+    system: SystemPrompt,
+    view: &ContextView,
+    tool_defs: &[ToolDef],
+) -> ChatRequest {
+    let mut req = ChatRequest::new(config.model.name.clone(), system, view.messages());
+    req.tools = tool_defs.to_vec();
+    req.max_tokens = config
+        .model
+        .max_output_tokens
+        .map(|n| n.min(u32::MAX as u64) as u32);
+    req.temperature = config.model.temperature;
+    req
+}

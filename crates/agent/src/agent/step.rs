@@ -1,0 +1,170 @@
+//! One provider step and its recovery: a context overflow (or a silently
+//! truncated prompt) of an uncompacted request is compacted against the
+//! learned window and retried once, never in a loop.
+
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{CompactionTrigger, ProviderError, StreamEvent};
+
+use super::Agent;
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::limits::TRUNCATION_HOW;
+
+impl Agent {
+    /// One provider step; on a context overflow of an uncompacted request,
+    /// compact against the server's real limit and retry once.
+    pub(super) async fn step_with_recovery(
+        &mut self,
+        step: u32,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<eonyx_core::ChatResponse, AgentError> {
+        let mut retried = false;
+        loop {
+            let request = self.build_request(cancel);
+            let size =
+                eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
+            sink(AgentEvent::StepStarted { step });
+            let result = {
+                let mut forward = |ev: StreamEvent| {
+                    if let StreamEvent::TextDelta(t) = ev {
+                        sink(AgentEvent::TextDelta(t));
+                    }
+                };
+                self.provider.send(&request, &mut forward).await
+            };
+            match result {
+                Ok(resp) => {
+                    let Some(u) = resp.usage.filter(|u| u.prompt_tokens > 0) else {
+                        return Ok(resp);
+                    };
+                    let Some(t) = self
+                        .truncation
+                        .check(&size, u.prompt_tokens, &self.estimator)
+                    else {
+                        self.estimator.observe(&size, u.prompt_tokens);
+                        return Ok(resp);
+                    };
+                    // A silently truncated prompt: the reply was made without
+                    // the oldest messages. Learn the window, compact, resend.
+                    if t.first {
+                        sink(AgentEvent::Warning(format!(
+                            "the server silently truncated the prompt (it counted {} tokens of the ~{} sent): its context window is about {} tokens; compacting and sending the request again",
+                            u.prompt_tokens, t.expected, t.window
+                        )));
+                    }
+                    self.learn_window(t.window, TRUNCATION_HOW, sink);
+                    if retried || !self.config.compaction.auto {
+                        return Ok(resp);
+                    }
+                    retried = true;
+                    let target = eonyx_compact::overflow_target(Some(t.window), &self.trigger);
+                    match self
+                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .await
+                    {
+                        Ok(_) => continue,
+                        Err(AgentError::NothingToCompact) => return Ok(resp),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(ProviderError::Cancelled) => return Err(AgentError::Interrupted),
+                Err(ProviderError::ContextOverflow {
+                    message,
+                    prompt_tokens,
+                    limit,
+                }) => {
+                    if let Some(l) = limit {
+                        self.learn_window(l, "learned from an overflow", sink);
+                    }
+                    if let Some(p) = prompt_tokens {
+                        self.estimator.observe(&size, p);
+                    }
+                    if retried {
+                        // Compacted and still too large: never a second retry.
+                        return Err(AgentError::TooLarge {
+                            what: self.describe_size(),
+                        });
+                    }
+                    if !self.config.compaction.auto {
+                        return Err(ProviderError::ContextOverflow {
+                            message,
+                            prompt_tokens,
+                            limit,
+                        }
+                        .into());
+                    }
+                    retried = true;
+                    let target = eonyx_compact::overflow_target(limit, &self.trigger);
+                    match self
+                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .await
+                    {
+                        Ok(_) => continue,
+                        Err(AgentError::NothingToCompact) => {
+                            return Err(AgentError::TooLarge {
+                                what: self.describe_size(),
+                            });
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn describe_size(&self) -> String {
+        let system = self.system_prompt();
+        let sys_tokens = eonyx_core::tokens::estimate_text(&system.text(), self.estimator.ratio());
+        let mut largest: Option<(u64, String)> = None;
+        for rec in self.view.records() {
+            let t = eonyx_core::tokens::estimate(rec.message.chars(), self.estimator.ratio());
+            if largest.as_ref().is_none_or(|(n, _)| t > *n) {
+                largest = Some((
+                    t,
+                    format!("{} message #{}", rec.message.role.as_str(), rec.seq),
+                ));
+            }
+        }
+        let mut s = format!(
+            "system prompt ~{sys_tokens} tokens, {} retained messages, window {} tokens",
+            self.view.records().len(),
+            self.trigger.window
+        );
+        if let Some((t, what)) = largest {
+            s.push_str(&format!("; largest is the {what} at ~{t} tokens"));
+        }
+        s
+    }
+
+    fn learn_window(&mut self, limit: u64, how: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let current = self.limits.context_window.unwrap_or(u64::MAX);
+        if limit < current {
+            sink(AgentEvent::Notice(format!(
+                "the server's context window is {limit} tokens (not {}); compacting against it from now on",
+                self.limits
+                    .context_window
+                    .map_or("unknown".to_owned(), |w| w.to_string())
+            )));
+            self.limits.context_window = Some(limit);
+            if let Some(mi) = self.limits.max_input_tokens {
+                self.limits.max_input_tokens = Some(mi.min(limit));
+            }
+            self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
+            if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
+                cache.record_learned(
+                    &self.config.model.base_url,
+                    &self.config.model.name,
+                    limit,
+                    how,
+                );
+                if let Err(e) = cache.save() {
+                    sink(AgentEvent::Warning(format!(
+                        "could not remember the learned context window: {e}"
+                    )));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The turn loop: append the user message, step until the model stops
+//! calling tools (or `max_steps`), run the tools, and append every message
+//! before the turn continues.
+
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{FinishReason, Message, Role, ToolCall, ToolName};
+
+use super::{Agent, TurnOutcome};
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::tools;
+
+impl Agent {
+    /// Run one user turn to completion.
+    pub async fn turn(
+        &mut self,
+        input: &str,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.refresh_context(sink);
+        self.append(&Message::user(input))?;
+
+        let mut outcome = TurnOutcome::default();
+        let max_steps = self.config.max_steps.max(1);
+        loop {
+            if outcome.steps >= max_steps {
+                outcome.max_steps_reached = true;
+                sink(AgentEvent::Notice(format!(
+                    "stopped after {max_steps} model steps (max_steps); send another message to continue"
+                )));
+                return Ok(outcome);
+            }
+            if cancel.is_cancelled() {
+                return Err(AgentError::Interrupted);
+            }
+            outcome.steps += 1;
+
+            self.maybe_auto_compact(sink, cancel).await?;
+            let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
+
+            let mut message = response.message;
+            message.role = Role::Assistant;
+            if let Some(u) = response.usage {
+                message.usage = Some(u);
+                outcome.usage.prompt_tokens = u.prompt_tokens;
+                outcome.usage.completion_tokens += u.completion_tokens;
+                outcome.usage.cached_tokens = u.cached_tokens;
+                sink(AgentEvent::StepUsage(u));
+            }
+            let calls = message.tool_calls.clone();
+            outcome.text = message.content.text();
+            outcome.finish_reason = response.finish_reason.clone();
+            self.append(&message)?;
+            self.remember_quirks(sink);
+            if self.reprobe_after_step {
+                self.reprobe_after_step = false;
+                self.reprobe_window(sink).await;
+            }
+            let cut_call = if response.finish_reason == Some(FinishReason::Length) {
+                sink(AgentEvent::Warning(self.cut_notice(calls.last())));
+                calls.last().map(|c| c.id.clone())
+            } else {
+                None
+            };
+
+            if calls.is_empty() {
+                return Ok(outcome);
+            }
+            self.run_tools(&calls, cut_call.as_deref(), sink, cancel)
+                .await?;
+        }
+    }
+
+    fn append(&mut self, message: &Message) -> Result<(), AgentError> {
+        let rec = self.writer.append_message(message)?;
+        self.message_count += 1;
+        self.view.push(rec);
+        Ok(())
+    }
+
+    /// Re-read context files before a user turn; notice on change.
+    fn refresh_context(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let loaded = self.loader.load();
+        if !loaded.changed.is_empty() {
+            sink(AgentEvent::Notice(format!(
+                "context changed: {} (used from this turn on)",
+                loaded.changed.join(", ")
+            )));
+        }
+        for w in &loaded.warnings {
+            if !self.loaded.warnings.contains(w) {
+                sink(AgentEvent::Warning(w.clone()));
+            }
+        }
+        self.loaded = loaded;
+    }
+
+    async fn run_tools(
+        &mut self,
+        calls: &[ToolCall],
+        cut_call: Option<&str>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let mut interrupted = false;
+        self.tool_ctx.recall = self.recall_source();
+        for call in calls {
+            sink(AgentEvent::ToolCall(call.clone()));
+            let output = if interrupted || cancel.is_cancelled() {
+                interrupted = true;
+                tools::ToolOutput::error(
+                    "interrupted: the user cancelled this step before the tool ran",
+                )
+            } else if cut_call == Some(call.id.as_str()) {
+                tools::ToolOutput::error(format!(
+                    "error: this {} call was cut by the output cap ({}) before its arguments were complete, so it was not run. Make the call again, with shorter arguments if they were long.",
+                    call.name,
+                    self.output_cap_text()
+                ))
+            } else if ToolName::parse(&call.name) == Some(ToolName::Memory) && self.memory.is_some()
+            {
+                self.run_memory_tool(call, sink)
+            } else {
+                tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
+            };
+            if cancel.is_cancelled() {
+                interrupted = true;
+            }
+            self.record_tool_result(call, output, sink)?;
+        }
+        if interrupted {
+            return Err(AgentError::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Where `recall` searches now, unless `tools.recall = false`.
+    fn recall_source(&self) -> Option<tools::RecallSource> {
+        self.config.tools.recall.then(|| tools::RecallSource {
+            store: self.store.clone(),
+            session: self.session_id().clone(),
+            project: self.project.root.clone(),
+            in_request_from: self.view.records().first().map_or(u64::MAX, |r| r.seq),
+        })
+    }
+
+    /// The one way a tool result enters the session: scrubbed of provider
+    /// keys, appended, then shown.
+    fn record_tool_result(
+        &mut self,
+        call: &ToolCall,
+        output: tools::ToolOutput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), AgentError> {
+        if let Some(event) = output.event {
+            sink(AgentEvent::Tool(event));
+        }
+        let text = self.redactor.scrub(output.text);
+        let mut result = Message::tool_result(call.id.clone(), text.clone());
+        result.is_error = output.is_error;
+        self.append(&result)?;
+        if let Some(change) = output.change {
+            sink(AgentEvent::FileChanged(change));
+        }
+        sink(AgentEvent::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            output: text,
+            is_error: output.is_error,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,169 @@
+//! The JSON Schemas and descriptions the model is offered for the built-in
+//! tools.
+
+use eonyx_core::{ToolDef, ToolName};
+use serde_json::json;
+
+use super::{list_dir, skill};
+
+/// JSON Schemas and descriptions of the built-in tools.
+pub fn definitions() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: ToolName::ReadFile.as_str().into(),
+            description: "Read a text file. Output lines are prefixed with their line number \
+                          and a tab. Use offset and limit to read part of a large file; a note \
+                          at the end says how to continue. Binary files are refused. Relative \
+                          paths are relative to the project root."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string", "description": "File to read, relative to the project root or absolute." },
+                    "offset": { "type": "integer", "minimum": 1, "description": "First line to show (1-based, default 1)." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Maximum number of lines to show (default: to the end of the file)." }
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::ListDir.as_str().into(),
+            description: "List a directory, sorted by name; directories end with `/`. Files \
+                          ignored by .gitignore and the .git directory are left out. With depth \
+                          > 1, entries of subdirectories are listed under them as relative paths."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string", "description": "Directory to list, relative to the project root or absolute (default: the project root)." },
+                    "depth": { "type": "integer", "minimum": 1, "maximum": list_dir::MAX_DEPTH, "description": "How many levels to descend (default 1: only direct entries)." }
+                },
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::Grep.as_str().into(),
+            description: "Search file contents with a regular expression (Rust regex syntax). \
+                          Respects .gitignore and skips binary files. Prints one line per match \
+                          as `path:line: text`, paths relative to the project root. Stops after \
+                          a fixed number of matches with a note; narrow the path or glob then."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "pattern": { "type": "string", "description": "Regular expression to search for, e.g. `fn \\w+_test`." },
+                    "path": { "type": "string", "description": "File or directory to search (default: the project root)." },
+                    "glob": { "type": "string", "description": "Only search files whose path matches this glob, e.g. `*.rs` or `src/**/*.toml`." },
+                    "case_insensitive": { "type": "boolean", "description": "Match without regard to case (default false)." }
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::Shell.as_str().into(),
+            description: "Run a command with `sh -c` in the project root, without stdin. Needs \
+                          the user's approval. The result's first line is `exit status: N` (or \
+                          `timed out after Ns`), followed by stdout and stderr combined. Long \
+                          running commands are killed at the timeout."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": { "type": "string", "description": "The shell command line to run." }
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::WriteFile.as_str().into(),
+            description: "Create or replace a file with exactly `content`; parent directories \
+                          are created. Needs approval. Prefer edit_file for changes."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string" },
+                    "content": { "type": "string" }
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::EditFile.as_str().into(),
+            description: "Replace `old_string` with `new_string` in a file. old_string must \
+                          match exactly once (copy it from read_file, without line numbers) \
+                          unless replace_all. Empty old_string creates a new file. Needs approval."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string" },
+                    "old_string": { "type": "string" },
+                    "new_string": { "type": "string" },
+                    "replace_all": { "type": "boolean" }
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        },
+        ToolDef {
+            name: ToolName::Recall.as_str().into(),
+            description: "Fetch earlier messages verbatim from the session files, including \
+                          what a summary left out. All words must match (case-insensitive); \
+                          \"quoted phrases\" match as written."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        },
+        skill::definition(),
+    ]
+}
+
+/// The definitions of the tools `tools` leaves on.
+pub fn enabled_definitions(tools: &eonyx_config::ToolsConfig) -> Vec<ToolDef> {
+    definitions()
+        .into_iter()
+        .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::TOOLS;
+    use super::*;
+
+    #[test]
+    fn definitions_cover_every_tool_with_object_schemas() {
+        let defs = definitions();
+        let names: Vec<_> = defs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, TOOLS.map(ToolName::as_str));
+        for d in &defs {
+            assert_eq!(d.parameters["type"], "object", "{}", d.name);
+            assert!(d.description.len() > 40, "{}", d.name);
+            assert_eq!(
+                ToolName::parse(&d.name).map(ToolName::as_str),
+                Some(d.name.as_str())
+            );
+            for req in d.parameters["required"].as_array().into_iter().flatten() {
+                let req = req.as_str().unwrap();
+                assert!(
+                    d.parameters["properties"].get(req).is_some(),
+                    "{}: {req}",
+                    d.name
+                );
+            }
+        }
+    }
+}
