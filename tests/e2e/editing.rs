@@ -8,7 +8,8 @@
 use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::{Value, json};
 
-use crate::agent::{Fx, code, content, messages, prompt_count, start_repl};
+use crate::agent::{Fx, code, content, messages};
+use crate::agent_repl::{prompt_count, start_repl};
 use crate::util::{stderr, stdout};
 
 /// The tool result the model got in request `i` (the last message).
@@ -297,8 +298,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
 /// per token: peers send 7k–19k, and every helper adding a tool shares this.
 #[test]
 fn the_fixed_first_request_stays_under_1500_tokens() {
-    let fx = Fx::new();
-    fx.fake.push(Reply::text("hi"));
+    let fx = Fx::replying([Reply::text("hi")]);
     let o = fx.run(&[], "hello\n");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let first = &fx.chats()[0];

@@ -6,11 +6,9 @@
 
 use std::process::Output;
 
-use camino::Utf8Path;
-use eonyx_tests::{FakeConfig, FakeServer};
 use serde_json::Value;
 
-use crate::util::{Sandbox, stderr, stdout};
+use crate::util::{Sandbox, fake_project, stderr, stdout};
 
 const ID: &str = "20260705T091500-1a2b3c4d";
 
@@ -23,17 +21,6 @@ fn error_event(o: &Output) -> Value {
     assert_eq!(v["type"], "error", "{v}");
     assert!(v["message"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
     v
-}
-
-fn with_fake_config() -> (Sandbox, FakeServer) {
-    let sb = Sandbox::new();
-    sb.write("work/eonyx.json", "{}\n");
-    let fake = FakeServer::start();
-    FakeConfig::openai(&fake.base_url())
-        .set("retries", 0)
-        .write(Utf8Path::from_path(&sb.config).unwrap())
-        .unwrap();
-    (sb, fake)
 }
 
 #[test]
@@ -57,7 +44,7 @@ fn config_and_usage_errors_are_events_with_exit_2() {
     assert!(stdout(&plain).is_empty());
     assert!(stderr(&plain).contains("threshold_percent"));
 
-    let (sb, fake) = with_fake_config();
+    let (sb, fake) = fake_project(|c| c);
     // No prompt.
     let o = sb.eonyx().args(["run", "--json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
@@ -92,7 +79,7 @@ fn config_and_usage_errors_are_events_with_exit_2() {
 
 #[test]
 fn a_session_in_use_or_missing_is_an_event_without_a_save_failure_prefix() {
-    let (sb, fake) = with_fake_config();
+    let (sb, fake) = fake_project(|c| c);
     sb.write(
         format!("data/sessions/{ID}.jsonl"),
         format!(

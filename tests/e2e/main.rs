@@ -1,6 +1,14 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod agent;
+mod agent_failures;
+mod agent_repl;
+mod agent_run;
+mod agent_tools;
 mod compaction;
+mod compaction_collapse;
+mod compaction_failures;
+mod compaction_shared_prefix;
+mod compaction_window;
 mod config;
 mod context;
 mod editing;

@@ -3,38 +3,19 @@
 //! `# Memory` section of the stable prefix, the cap, secrets and file modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use camino::Utf8Path;
-use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};
+use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::{Value, json};
 
-use crate::util::{Sandbox, stderr, stdout};
+use crate::agent::{Fx, run_with_stdin};
+use crate::util::{stderr, stdout};
 
 const DATE_LINE: &str = "Current date (UTC): ";
 
-/// A sandbox whose `work` dir is a project, configured for the fake model.
-struct Fx {
-    sb: Sandbox,
-    fake: FakeServer,
-}
-
+/// Memory's helpers on the shared fixture.
 impl Fx {
-    fn new() -> Self {
-        Self::with(|c| c)
-    }
-
-    fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
-        let sb = Sandbox::new();
-        sb.write("work/eonyx.json", "{}\n");
-        let fake = FakeServer::start();
-        let cfg = config(FakeConfig::openai(&fake.base_url()).set("retries", 0));
-        cfg.write(Utf8Path::from_path(&sb.config).unwrap()).unwrap();
-        Self { sb, fake }
-    }
-
     /// `eonyx ARGS` in `work/<dir>` with `input` on stdin.
     fn run_in(&self, dir: &str, args: &[&str], input: &str, vars: &[(&str, &str)]) -> Output {
         let mut cmd = self.sb.eonyx();
@@ -44,16 +25,7 @@ impl Fx {
         for (k, v) in vars {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(input.as_bytes()).unwrap();
-        drop(stdin);
-        child.wait_with_output().unwrap()
+        run_with_stdin(cmd, input)
     }
 
     fn ok(&self, args: &[&str]) -> Output {
@@ -69,15 +41,6 @@ impl Fx {
             stderr(&out)
         );
         out
-    }
-
-    /// The chat requests of the agent (not the summarizer).
-    fn agent_requests(&self) -> Vec<RecordedRequest> {
-        self.fake
-            .chat_requests()
-            .into_iter()
-            .filter(|r| !r.is_summarizer())
-            .collect()
     }
 
     fn last_system(&self) -> String {
@@ -101,16 +64,6 @@ impl Fx {
             files.extend(rd.map(|e| e.unwrap().path()));
         }
         files.into_iter().filter(|p| p.exists()).collect()
-    }
-
-    fn session_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.sb.data.join("sessions"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .collect();
-        files.sort();
-        files
     }
 }
 
@@ -512,15 +465,8 @@ fn an_entry_holding_an_api_key_is_refused_by_the_tool_and_the_cli() {
     assert!(!stderr(&out).contains("memory: remembered"));
     // The model was told why.
     let last = fx.agent_requests().last().unwrap().clone();
-    let tool_msg = last
-        .messages()
-        .into_iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool_msg["content"].as_str().unwrap().contains("refused"),
-        "{tool_msg}"
-    );
+    let tool = &last.tool_results()[0];
+    assert!(tool.contains("refused"), "{tool}");
     assert!(fx.entries().is_empty());
     for f in fx.memory_files() {
         assert!(!std::fs::read_to_string(f).unwrap().contains(key));

@@ -4,40 +4,20 @@
 //! a missing model name, Anthropic's base_url convention.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use eonyx_tests::{FakeConfig, FakeServer, Ollama, RecordedRequest, Refuse, Reply, TestEnv};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_eonyx");
+use crate::compaction::{BIN, env_with, line, openai, summarizer_requests};
+use crate::util::{input_lines, json_lines, spawn_with_stdin, stderr};
 
 fn summary(_r: &RecordedRequest) -> Reply {
     Reply::text("## Active goal\nchat\n## Critical context\nnone")
 }
 
-/// A user line of about `chars` characters, unique per `n`.
-fn line(n: usize, chars: usize) -> String {
-    let mut s = format!("turn {n:02}: please remember this paragraph.");
-    while s.len() < chars {
-        s.push_str(" the quick brown fox jumps over the lazy dog");
-    }
-    s.truncate(chars);
-    s.trim_end().to_owned()
-}
-
 fn lines(n: usize, chars: usize) -> Vec<String> {
     (1..=n).map(|i| line(i, chars)).collect()
-}
-
-fn env_with(config: &FakeConfig) -> TestEnv {
-    let env = TestEnv::new().unwrap();
-    env.write_config(config).unwrap();
-    env
-}
-
-fn openai(server: &FakeServer) -> FakeConfig {
-    FakeConfig::openai(&server.base_url()).set("retries", 0)
 }
 
 fn cmd(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Command {
@@ -70,29 +50,35 @@ impl Run {
             .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
             .collect()
     }
+    /// Whether an event of type `t` has a message containing `text`.
+    fn said(&self, t: &str, text: &str) -> bool {
+        self.messages(t).iter().any(|m| m.contains(text))
+    }
+    fn assert_said(&self, t: &str, text: &str) {
+        assert!(
+            self.said(t, text),
+            "no {t} with {text:?}: {:?}",
+            self.messages(t)
+        );
+    }
 }
 
 /// A batch run (`eonyx --json`, `lines` piped on stdin).
 fn batch(env: &TestEnv, lines: &[String], args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
-    let mut child = cmd(env, &all, vars)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let out = spawn_with_stdin(&mut cmd(env, &all, vars), input_lines(lines))
+        .wait_with_output()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_lines(&out.stdout);
     Run { out, events }
+}
+
+/// [`batch`], which must succeed.
+fn batch_ok(env: &TestEnv, lines: &[String], args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let run = batch(env, lines, args, vars);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    run
 }
 
 fn run(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
@@ -119,8 +105,16 @@ fn run_ok_json(env: &TestEnv, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+/// Thirty 600-character turns (compacted as needed) against a server that
+/// behaves like `ollama`, with no configured window; the run succeeded.
+fn ollama_session(ollama: Ollama) -> (FakeServer, TestEnv, Run) {
+    let server = FakeServer::start();
+    server
+        .behave_like_ollama(Some(ollama))
+        .set_summarizer(summary);
+    let env = env_with(&openai(&server).context_window(None));
+    let run = batch_ok(&env, &lines(30, 600), &[], &[]);
+    (server, env, run)
 }
 
 // ---------------------------------------------------------------------------
@@ -128,19 +122,13 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn ollama_compacts_at_the_window_it_runs_with_not_the_training_length() {
-    let server = FakeServer::start();
-    server
-        .behave_like_ollama(Some(Ollama {
-            training: 131_072,
-            num_ctx: None,
-            ps_context: Some(4096),
-            loads_on_first_request: false,
-            runs_with: 4096,
-        }))
-        .set_summarizer(summary);
-    let env = env_with(&openai(&server).context_window(None));
-    let run = batch(&env, &lines(30, 600), &[], &[]);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let (server, env, run) = ollama_session(Ollama {
+        training: 131_072,
+        num_ctx: None,
+        ps_context: Some(4096),
+        loads_on_first_request: false,
+        runs_with: 4096,
+    });
     assert!(!run.of_type("compaction").is_empty(), "never compacted");
     assert!(
         server.truncated() <= 1,
@@ -170,8 +158,7 @@ fn ollama_num_ctx_wins_and_without_it_the_default_is_used_never_the_training_len
     };
     server.behave_like_ollama(Some(ollama));
     let env = env_with(&openai(&server).context_window(None));
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["hi".to_owned()], &[], &[]);
     let w = window(&env, &[]);
     assert_eq!(w["value"], 8192, "{w}");
     assert!(w["source"].as_str().unwrap().contains("/api/show num_ctx"));
@@ -183,16 +170,14 @@ fn ollama_num_ctx_wins_and_without_it_the_default_is_used_never_the_training_len
         ps_context: None,
         ..ollama
     }));
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["hi".to_owned()], &[], &[]);
     assert_eq!(window(&env, &[])["value"], 4096);
-    let r = batch(
+    batch_ok(
         &env,
         &["hi".to_owned()],
         &[],
         &[("OLLAMA_CONTEXT_LENGTH", "6000")],
     );
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
     assert_eq!(window(&env, &[])["value"], 6000);
 
     // Once the first request has loaded the model, /api/ps is asked again
@@ -205,34 +190,21 @@ fn ollama_num_ctx_wins_and_without_it_the_default_is_used_never_the_training_len
         ..ollama
     }));
     let env = env_with(&openai(&server).context_window(None));
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
-    assert!(
-        r.messages("notice")
-            .iter()
-            .any(|m| m.contains("3000-token context window (from /api/ps)")),
-        "{:?}",
-        r.messages("notice")
-    );
+    let r = batch_ok(&env, &["hi".to_owned()], &[], &[]);
+    r.assert_said("notice", "3000-token context window (from /api/ps)");
     assert_eq!(window(&env, &[])["value"], 3000);
 }
 
 #[test]
 fn silent_truncation_is_detected_learned_warned_once_compacted_and_resent() {
-    let server = FakeServer::start();
     // The server claims 32k but truncates everything over 3000 tokens.
-    server
-        .behave_like_ollama(Some(Ollama {
-            training: 131_072,
-            num_ctx: Some(32_768),
-            ps_context: None,
-            loads_on_first_request: false,
-            runs_with: 3000,
-        }))
-        .set_summarizer(summary);
-    let env = env_with(&openai(&server).context_window(None));
-    let run = batch(&env, &lines(30, 600), &[], &[]);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let (server, env, run) = ollama_session(Ollama {
+        training: 131_072,
+        num_ctx: Some(32_768),
+        ps_context: None,
+        loads_on_first_request: false,
+        runs_with: 3000,
+    });
     let warned: Vec<String> = run
         .messages("warning")
         .into_iter()
@@ -250,8 +222,7 @@ fn silent_truncation_is_detected_learned_warned_once_compacted_and_resent() {
     assert_eq!(w["origin"], "truncation", "{w}");
     assert!(w["value"].as_u64().unwrap() <= 3000, "{w}");
     // The server answers the same as before: the learned window holds.
-    let r = batch(&env, &["again".to_owned()], &["-c"], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["again".to_owned()], &["-c"], &[]);
     assert_eq!(window(&env, &[])["origin"], "truncation");
 }
 
@@ -272,8 +243,7 @@ fn refused_temperature_and_max_tokens_are_dropped_renamed_and_remembered() {
             .set("context_window", 4096)
             .set("temperature", 0.2),
     );
-    let run = batch(&env, &lines(20, 600), &[], &[]);
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = batch_ok(&env, &lines(20, 600), &[], &[]);
     assert!(!run.of_type("compaction").is_empty(), "never compacted");
     assert!(server.refusals() <= 2, "{} refusals", server.refusals());
     assert!(server.refusals() >= 1);
@@ -294,8 +264,7 @@ fn refused_temperature_and_max_tokens_are_dropped_renamed_and_remembered() {
 
     // A later run sends the right shape the first time.
     let before = server.refusals();
-    let again = batch(&env, &lines(20, 600), &[], &[]);
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    let again = batch_ok(&env, &lines(20, 600), &[], &[]);
     assert!(!again.of_type("compaction").is_empty());
     assert_eq!(server.refusals(), before);
 }
@@ -309,13 +278,8 @@ fn compaction_temperature_is_the_summarizers_preference() {
             .merge_model_toml("compaction.temperature = 0.5\ncompaction.keep_turns = 1")
             .unwrap(),
     );
-    let r = batch(&env, &compact_after_two_turns(), &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .expect("a summary");
+    batch_ok(&env, &compact_after_two_turns(), &[], &[]);
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["temperature"], 0.5);
     // Unset: the summarizer's own default.
     let env = env_with(
@@ -324,13 +288,8 @@ fn compaction_temperature_is_the_summarizers_preference() {
             .unwrap(),
     );
     server.clear_requests();
-    let r = batch(&env, &compact_after_two_turns(), &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .unwrap();
+    batch_ok(&env, &compact_after_two_turns(), &[], &[]);
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["temperature"], 0.1);
 }
 
@@ -353,11 +312,7 @@ fn a_reply_cut_by_the_output_cap_is_reported_on_stderr_and_in_json() {
     let r = batch(&env, &["again".to_owned()], &[], &[]);
     let done = r.of_type("turn_completed");
     assert_eq!(done[0]["finish_reason"], "length", "{done:?}");
-    assert!(
-        r.messages("warning")
-            .iter()
-            .any(|m| m.contains("max_output_tokens = 128"))
-    );
+    r.assert_said("warning", "max_output_tokens = 128");
 }
 
 #[test]
@@ -367,8 +322,7 @@ fn a_tool_call_cut_mid_arguments_is_not_run_and_the_model_is_told() {
         .push(Reply::cut_tool_call("read_file", r#"{"path": "src/ma"#))
         .push(Reply::text("I will try again later."));
     let env = env_with(&openai(&server));
-    let r = batch(&env, &["read src/main.rs".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let r = batch_ok(&env, &["read src/main.rs".to_owned()], &[], &[]);
     let results = r.of_type("tool_result");
     assert_eq!(results.len(), 1, "{results:?}");
     assert_eq!(results[0]["is_error"], true);
@@ -379,24 +333,11 @@ fn a_tool_call_cut_mid_arguments_is_not_run_and_the_model_is_told() {
             .contains("cut by the output cap"),
         "{results:?}"
     );
-    assert!(
-        r.messages("warning")
-            .iter()
-            .any(|m| m.contains("read_file tool call was cut")),
-        "{:?}",
-        r.messages("warning")
-    );
+    r.assert_said("warning", "read_file tool call was cut");
     // The model got the result saying so.
     let second = &server.chat_requests()[1];
-    let tool = second
-        .messages()
-        .into_iter()
-        .find(|m| m["role"] == "tool")
-        .unwrap();
-    assert!(
-        tool["content"].as_str().unwrap().contains("was not run"),
-        "{tool}"
-    );
+    let tool = &second.tool_results()[0];
+    assert!(tool.contains("was not run"), "{tool}");
 }
 
 #[test]
@@ -418,8 +359,7 @@ fn a_cut_summary_is_asked_again_shorter_once_else_kept_and_said() {
             .merge_model_toml("compaction.keep_turns = 1")
             .unwrap(),
     );
-    let r = batch(&env, &compact_after_two_turns(), &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let r = batch_ok(&env, &compact_after_two_turns(), &[], &[]);
     let sums: Vec<RecordedRequest> = server
         .chat_requests()
         .into_iter()
@@ -427,23 +367,12 @@ fn a_cut_summary_is_asked_again_shorter_once_else_kept_and_said() {
         .collect();
     assert_eq!(sums.len(), 2);
     assert!(sums[1].all_text().contains("shorter"));
-    assert!(
-        r.messages("warning")
-            .iter()
-            .all(|m| !m.contains("summary was cut"))
-    );
+    assert!(!r.said("warning", "summary was cut"));
 
     // Cut twice: kept, and the user is told.
     server.set_summarizer(|_| Reply::text("## Active goal\nchat, cu").with_finish_reason("length"));
-    let r = batch(&env, &compact_after_two_turns(), &["-c"], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
-    assert!(
-        r.messages("warning")
-            .iter()
-            .any(|m| m.contains("summary was cut")),
-        "{:?}",
-        r.messages("warning")
-    );
+    let r = batch_ok(&env, &compact_after_two_turns(), &["-c"], &[]);
+    r.assert_said("warning", "summary was cut");
 }
 
 // ---------------------------------------------------------------------------
@@ -455,8 +384,7 @@ fn props_that_change_between_runs_replace_the_window_up_and_down() {
     let env = env_with(&openai(&server).context_window(None));
     for n_ctx in [6000_u64, 12_000, 3000] {
         server.advertise_props(Some(n_ctx));
-        let r = batch(&env, &["hi".to_owned()], &[], &[]);
-        assert_eq!(r.code(), Some(0), "{}", r.stderr());
+        batch_ok(&env, &["hi".to_owned()], &[], &[]);
         let w = window(&env, &[]);
         assert_eq!(w["value"], n_ctx, "{w}");
         assert_eq!(w["origin"], "detected", "{w}");
@@ -472,8 +400,7 @@ fn a_window_learned_from_an_overflow_holds_until_the_server_answers_differently(
         .set_summarizer(summary);
     let env = env_with(&openai(&server).context_window(None));
     // A prompt over 5000 overflows: the window 5000 is learned.
-    let r = batch(&env, &lines(40, 600), &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &lines(40, 600), &[], &[]);
     let w = window(&env, &[]);
     assert_eq!(
         (w["value"].as_u64(), w["origin"].as_str()),
@@ -481,15 +408,13 @@ fn a_window_learned_from_an_overflow_holds_until_the_server_answers_differently(
         "{w}"
     );
     // Same answer from /props: it holds.
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["hi".to_owned()], &[], &[]);
     assert_eq!(window(&env, &[])["origin"], "overflow");
     // Restarted with a larger window: the new answer replaces it.
     server
         .advertise_props(Some(16_000))
         .set_context_window(None);
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["hi".to_owned()], &[], &[]);
     let w = window(&env, &[]);
     assert_eq!(
         (w["value"].as_u64(), w["origin"].as_str()),
@@ -503,8 +428,7 @@ fn reset_limits_forgets_the_cache_and_a_corrupt_cache_is_warned_about_and_replac
     let server = FakeServer::start();
     server.advertise_props(Some(6000));
     let env = env_with(&openai(&server).context_window(None));
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    batch_ok(&env, &["hi".to_owned()], &[], &[]);
     assert_eq!(window(&env, &[])["value"], 6000);
 
     let out = run(&env, &["config", "--reset-limits"], &[]);
@@ -514,8 +438,7 @@ fn reset_limits_forgets_the_cache_and_a_corrupt_cache_is_warned_about_and_replac
     assert_eq!(window(&env, &[])["origin"], "fallback");
 
     std::fs::write(env.data_dir.join("limits.json"), "{not json").unwrap();
-    let r = batch(&env, &["hi".to_owned()], &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
+    let r = batch_ok(&env, &["hi".to_owned()], &[], &[]);
     let err = r.stderr();
     assert!(
         err.lines()
@@ -641,13 +564,8 @@ fn the_summarizer_gets_the_window_of_compaction_model() {
         server.base_url()
     );
     std::fs::write(env.config_dir.join("config.toml"), text).unwrap();
-    let r = batch(&env, &compact_after_two_turns(), &[], &[]);
-    assert_eq!(r.code(), Some(0), "{}", r.stderr());
-    let sum = server
-        .chat_requests()
-        .into_iter()
-        .find(RecordedRequest::is_summarizer)
-        .unwrap();
+    batch_ok(&env, &compact_after_two_turns(), &[], &[]);
+    let sum = summarizer_requests(&server).remove(0);
     assert_eq!(sum.body["model"], "small-model");
     // A quarter of the summarizer's 2048, not of the session's 65,536.
     assert_eq!(sum.body["max_tokens"], 512, "{}", sum.raw_body);

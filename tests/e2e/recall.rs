@@ -9,7 +9,9 @@ use std::process::{Command, Output, Stdio};
 use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply, TestEnv};
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_eonyx");
+use crate::compaction::BIN;
+use crate::util::{input_lines, json_lines, spawn_with_stdin, stderr};
+
 const ASK: &str = "please look it up";
 
 /// Answers the summarizer with a summary that keeps nothing exact, and a
@@ -46,40 +48,21 @@ fn batch(
 ) -> (Output, Vec<Value>) {
     let mut cmd: Command = env.command(BIN);
     cmd.current_dir(dir).arg("--json").args(args);
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let out = spawn_with_stdin(&mut cmd, input_lines(lines))
+        .wait_with_output()
         .unwrap();
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let mut stdin = child.stdin.take().unwrap();
-    std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    let events = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let events = json_lines(&out.stdout);
     (out, events)
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The text of the tool result the model got back for the recall call.
 fn recall_result(server: &FakeServer) -> String {
-    let req = server
+    server
         .chat_requests()
-        .into_iter()
+        .iter()
         .rev()
-        .find(|r| r.messages().iter().any(|m| m["role"] == "tool"))
-        .expect("a request carrying the recall result");
-    let msgs = req.messages();
-    let tool = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap();
-    tool["content"].as_str().unwrap().to_owned()
+        .find_map(|r| r.tool_results().pop())
+        .expect("a request carrying the recall result")
 }
 
 /// Every record of a session, as `eonyx sessions export` prints it.

@@ -10,19 +10,9 @@ use std::time::Duration;
 
 use eonyx_tests::Reply;
 
-use crate::agent::{Fx, Tmux, assert_consistent, messages, prompt_count, start_repl};
+use crate::agent::{Fx, assert_consistent, messages};
+use crate::agent_repl::{Tmux, prompt_count, start_repl};
 use serde_json::json;
-
-/// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
-fn keys(tmux: &Tmux, names: &[&str]) {
-    let st = tmux
-        .cmd()
-        .args(["send-keys", "-t", "repl"])
-        .args(names)
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
 
 /// Wait until the editor shows an empty prompt: keys sent before it would
 /// reach a terminal in cooked mode (where Ctrl-C is a signal and Ctrl-D an
@@ -75,14 +65,14 @@ fn user_texts(path: &Path) -> Vec<String> {
 
 #[test]
 fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("first answer"))
-        .push(Reply::text("second answer"))
-        .push(Reply::text("third answer"))
-        .push(Reply::text("fourth answer"))
-        .push(Reply::text("fifth answer"))
-        .push(Reply::text("sixth answer"));
+    let fx = Fx::replying([
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+        Reply::text("third answer"),
+        Reply::text("fourth answer"),
+        Reply::text("fifth answer"),
+        Reply::text("sixth answer"),
+    ]);
     let tmux = start_repl(&fx, |env, bin| {
         format!(
             "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; \
@@ -92,7 +82,7 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
 
     // Up with no history yet does nothing; no `ESC [ A` gets typed.
-    keys(&tmux, &["Up"]);
+    tmux.keys(&["Up"]);
     tmux.send("what is up?");
     tmux.wait_pane("the first answer", |p| p.contains("first answer"));
     idle(&tmux, "the prompt after the first answer");
@@ -102,11 +92,11 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     );
 
     // Up recalls it; sent unchanged.
-    keys(&tmux, &["Up"]);
+    tmux.keys(&["Up"]);
     tmux.wait_pane("the recalled line", |p| {
         p.lines().last_non_empty().ends_with("> what is up?")
     });
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the second answer", |p| p.contains("second answer"));
     idle(&tmux, "the prompt after the second answer");
     assert_eq!(fx.chats().len(), 2);
@@ -119,12 +109,12 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     tmux.send("something else");
     tmux.wait_pane("the third answer", |p| p.contains("third answer"));
     idle(&tmux, "the prompt after the third answer");
-    keys(&tmux, &["C-r"]);
+    tmux.keys(&["C-r"]);
     type_text(&tmux, "is u");
     tmux.wait_pane("the search hit", |p| {
         p.contains("what is up?") && p.contains("reverse")
     });
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the fourth answer", |p| p.contains("fourth answer"));
     idle(&tmux, "the prompt after the fourth answer");
     assert_eq!(
@@ -134,19 +124,19 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
 
     // Tab completes a slash command.
     type_text(&tmux, "/he");
-    keys(&tmux, &["Tab"]);
+    tmux.keys(&["Tab"]);
     tmux.wait_pane("the completed command", |p| {
         p.lines().last_non_empty().ends_with("> /help")
     });
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the help", |p| p.contains("switch to another session"));
     idle(&tmux, "the prompt after the help");
     type_text(&tmux, "/comp");
-    keys(&tmux, &["Tab"]);
+    tmux.keys(&["Tab"]);
     tmux.wait_pane("the completed command", |p| {
         p.lines().last_non_empty().ends_with("> /compact")
     });
-    keys(&tmux, &["C-u"]);
+    tmux.keys(&["C-u"]);
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
 
@@ -165,18 +155,18 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     }
     tmux.wait_pane("the resumed REPL", |p| p.contains("resumed session 1"));
     idle(&tmux, "the resumed prompt");
-    keys(&tmux, &["Up", "Up", "Up"]);
+    tmux.keys(&["Up", "Up", "Up"]);
     tmux.wait_pane("the line from the last run", |p| {
         p.lines().last_non_empty().ends_with("> what is up?")
     });
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the fifth answer", |p| p.contains("fifth answer"));
     idle(&tmux, "the prompt after the fifth answer");
     assert_eq!(
         fx.chats()[4].last_user_text().as_deref(),
         Some("what is up?")
     );
-    keys(&tmux, &["C-d"]);
+    tmux.keys(&["C-d"]);
     tmux.wait_pane("the exit on Ctrl-D", |p| p.contains("EONYX_EXIT2=0"));
     let saved = std::fs::read_to_string(&file).unwrap();
     assert_eq!(
@@ -192,7 +182,7 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
     tmux.send("not for the file");
     tmux.wait_pane("the sixth answer", |p| p.contains("sixth answer"));
     idle(&tmux, "the prompt after the sixth answer");
-    keys(&tmux, &["C-d"]);
+    tmux.keys(&["C-d"]);
     tmux.wait_pane("the third exit", |p| p.contains("EONYX_EXIT3=0"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
 
@@ -212,11 +202,11 @@ fn up_recalls_inputs_unchanged_across_a_restart_and_tab_completes_commands() {
 
 #[test]
 fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
-    let fx = Fx::new();
-    fx.fake
-        .push(Reply::text("got the paste"))
-        .push(Reply::text("got the continued lines"))
-        .push(Reply::text("got the clean line"));
+    let fx = Fx::replying([
+        Reply::text("got the paste"),
+        Reply::text("got the continued lines"),
+        Reply::text("got the clean line"),
+    ]);
     let tmux = start_repl(&fx, |env, bin| {
         format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
     });
@@ -242,7 +232,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     assert!(st.success());
     tmux.wait_pane("the lines marker", |p| p.contains("[2 lines]"));
     assert!(fx.chats().is_empty(), "the paste was sent before Enter");
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the answer", |p| p.contains("got the paste"));
     idle(&tmux, "the prompt after the paste");
     assert_eq!(fx.chats().len(), 1);
@@ -253,14 +243,14 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
 
     // Alt-Enter and a trailing `\` continue the line; editing keys edit.
     type_text(&tmux, "one");
-    keys(&tmux, &["M-Enter"]);
+    tmux.keys(&["M-Enter"]);
     type_text(&tmux, "two \\");
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     type_text(&tmux, "thre");
-    keys(&tmux, &["Left", "Left", "Right", "Right", "Home", "End"]);
+    tmux.keys(&["Left", "Left", "Right", "Right", "Home", "End"]);
     type_text(&tmux, "e");
     tmux.wait_pane("the third line", |p| p.contains("[3 lines]"));
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the answer", |p| p.contains("got the continued lines"));
     idle(&tmux, "the prompt after the continued lines");
     assert_eq!(
@@ -271,7 +261,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
     // Ctrl-C on a half-typed line clears it; the REPL stays.
     type_text(&tmux, "half typed");
     tmux.wait_pane("the typed text", |p| p.contains("half typed"));
-    keys(&tmux, &["C-c"]);
+    tmux.keys(&["C-c"]);
     tmux.wait_pane("the cleared line", |p| {
         p.lines().last_non_empty().ends_with("%} >")
     });
@@ -300,7 +290,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
             .any(|l| l.trim_end() == "slow words stream in here"),
         "the answer was garbled:\n{pane}"
     );
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the answer", |p| p.contains("got the typeahead"));
     assert_eq!(
         fx.chats()[4].last_user_text().as_deref(),
@@ -309,7 +299,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
 
     // Ctrl-C on an empty line exits 130, the session consistent.
     idle(&tmux, "the prompt after the typeahead");
-    keys(&tmux, &["C-c"]);
+    tmux.keys(&["C-c"]);
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=130"));
     assert_eq!(
         user_texts(&fx.session()),
@@ -343,7 +333,7 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
     // stops the turn, and the session stays consistent.
     tmux.send("make a file");
     tmux.wait_pane("the question", |p| p.contains("[a]lways"));
-    keys(&tmux, &["C-c"]);
+    tmux.keys(&["C-c"]);
     tmux.wait_pane("the interrupt", |p| p.contains("interrupted"));
     idle(&tmux, "the prompt after the interrupt");
     assert!(!fx.sb.work.join("never.txt").exists());
@@ -353,9 +343,9 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
     // vi keys: Escape, 0, i inserts at the start.
     fx.fake.push(Reply::text("vi works"));
     type_text(&tmux, "world");
-    keys(&tmux, &["Escape"]);
+    tmux.keys(&["Escape"]);
     type_text(&tmux, "0ihello ");
-    keys(&tmux, &["Enter"]);
+    tmux.keys(&["Enter"]);
     tmux.wait_pane("the answer", |p| p.contains("vi works"));
     idle(&tmux, "the prompt after the vi line");
     assert_eq!(

@@ -11,11 +11,12 @@ use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use camino::Utf8Path;
-use eonyx_tests::{FakeConfig, FakeServer, Reply};
+use eonyx_tests::{FakeServer, Reply};
 use serde_json::Value;
 
-use crate::util::{Sandbox, stderr, stdout};
+use crate::agent::run_with_stdin;
+use crate::agent_repl::start_repl_in;
+use crate::util::{Sandbox, fake_project, stderr, stdout};
 
 /// A project in `work`, the fake model configured; every reply echoes the
 /// user's text, except prompts starting with `hang`, which get no answer
@@ -27,13 +28,7 @@ struct Fx {
 
 impl Fx {
     fn new() -> Self {
-        let sb = Sandbox::new();
-        sb.write("work/eonyx.json", "{}\n");
-        let fake = FakeServer::start();
-        FakeConfig::openai(&fake.base_url())
-            .set("retries", 0)
-            .write(Utf8Path::from_path(&sb.config).unwrap())
-            .unwrap();
+        let (sb, fake) = fake_project(|c| c);
         fake.set_default_reply(Reply::echo());
         fake.set_responder(|req| {
             req.last_user_text()
@@ -51,20 +46,7 @@ impl Fx {
 
     /// Run to completion with `input` on stdin; assert success.
     fn ok(&self, args: &[&str], input: &str) -> Output {
-        let mut child = self
-            .cmd(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
+        let o = run_with_stdin(self.cmd(args), input);
         assert!(o.status.success(), "{args:?} failed: {}", stderr(&o));
         o
     }
@@ -251,67 +233,12 @@ fn sessions_that_never_got_a_message_take_no_title_number() {
 /// Run `eonyx --new` on a terminal (a tmux server of its own), leave at
 /// once with `/exit`, and return the pane.
 fn repl_new_left_at_once(fx: &Fx) -> String {
-    let socket = format!("eonyx-e2e-order-{}", std::process::id());
-    let tmux = |args: &[&str]| {
-        Command::new("tmux")
-            .args(["-L", &socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .unwrap()
-    };
-    let mut line = String::from("env -u XDG_DATA_HOME -u XDG_CONFIG_HOME -u OPENAI_API_KEY");
-    for (k, v) in fx.sb.eonyx().get_envs() {
-        if let Some(v) = v {
-            line.push_str(&format!(
-                " {}='{}'",
-                k.to_str().unwrap(),
-                v.to_str().unwrap()
-            ));
-        }
-    }
-    line.push_str(&format!(
-        " '{}' --new; echo EONYX_EXIT=$?; sleep 60",
-        env!("CARGO_BIN_EXE_eonyx")
-    ));
-    let work = fx.sb.work.to_str().unwrap();
-    let started = tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "repl",
-        "-x",
-        "200",
-        "-y",
-        "50",
-        "-c",
-        work,
-        &line,
-    ]);
-    assert!(started.status.success(), "tmux: {}", stderr(&started));
-    let wait = |what: &str| {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let o = tmux(&["capture-pane", "-p", "-J", "-t", "repl"]);
-            let pane = stdout(&o);
-            if pane.contains(what) {
-                return pane;
-            }
-            if Instant::now() > deadline {
-                let _ = tmux(&["kill-server"]);
-                panic!("no {what:?} in the pane:\n{pane}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
-    wait("/exit to leave");
-    for keys in [&["-l", "/exit"][..], &["Enter"][..]] {
-        let mut args = vec!["send-keys", "-t", "repl"];
-        args.extend_from_slice(keys);
-        assert!(tmux(&args).status.success());
-    }
-    let pane = wait("EONYX_EXIT=");
-    let _ = tmux(&["kill-server"]);
-    pane
+    let tmux = start_repl_in(&fx.sb, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| p.contains("/exit to leave"));
+    tmux.send("/exit");
+    tmux.wait_pane("the exit status", |p| p.contains("EONYX_EXIT="))
 }
 
 #[test]

@@ -5,37 +5,19 @@
 //! `eonyx context` and `/skills`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use std::io::Write as _;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use camino::Utf8Path;
-use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};
+use eonyx_tests::Reply;
 use serde_json::{Value, json};
 
-use crate::util::{Sandbox, stderr, stdout};
+use crate::agent::Fx;
+use crate::util::{stderr, stdout};
 
 const DEPLOY_BODY: &str =
     "# Deploy\n\nDEPLOY-BODY-MARKER: run scripts/deploy.sh, then check references/checklist.md.";
 
-struct Fx {
-    sb: Sandbox,
-    fake: FakeServer,
-}
-
+/// Skills' helpers on the shared fixture.
 impl Fx {
-    fn new() -> Self {
-        Self::with(|c| c)
-    }
-
-    fn with(config: impl FnOnce(FakeConfig) -> FakeConfig) -> Self {
-        let sb = Sandbox::new();
-        sb.write("work/eonyx.json", "{}\n");
-        let fake = FakeServer::start();
-        let cfg = config(FakeConfig::openai(&fake.base_url()).set("retries", 0));
-        cfg.write(Utf8Path::from_path(&sb.config).unwrap()).unwrap();
-        Self { sb, fake }
-    }
-
     /// A skill under the sandbox root: `dir` is e.g. `work/.agents/skills`.
     fn skill(&self, dir: &str, name: &str, description: &str, body: &str) {
         self.sb.write(
@@ -61,43 +43,6 @@ impl Fx {
             "CHECKLIST-MARKER: tests green, changelog written.\n",
         );
     }
-
-    fn run(&self, args: &[&str], input: &str) -> Output {
-        let mut cmd = self.sb.eonyx();
-        cmd.args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    }
-
-    /// The model's requests (not the summarizer's), in order.
-    fn turns(&self) -> Vec<RecordedRequest> {
-        self.fake
-            .chat_requests()
-            .into_iter()
-            .filter(|r| !r.is_summarizer())
-            .collect()
-    }
-}
-
-/// Texts of the tool messages of a request, in order.
-fn tool_results(r: &RecordedRequest) -> Vec<String> {
-    r.messages()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect()
 }
 
 fn ok(o: &Output) {
@@ -111,7 +56,7 @@ fn a_description_is_in_the_first_request_and_the_body_is_not() {
     fx.fake.push(Reply::text("ok"));
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
-    let first = &fx.turns()[0];
+    let first = &fx.agent_requests()[0];
     let system = first.system_text();
     assert!(
         system.contains("# Skills\n\n")
@@ -129,11 +74,10 @@ fn a_description_is_in_the_first_request_and_the_body_is_not() {
 
 #[test]
 fn without_skills_there_is_no_section_no_tool_and_the_first_request_stays_small() {
-    let fx = Fx::new();
-    fx.fake.push(Reply::text("ok"));
+    let fx = Fx::replying([Reply::text("ok")]);
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
-    let first = &fx.turns()[0];
+    let first = &fx.agent_requests()[0];
     assert!(!first.system_text().contains("# Skills"));
     assert!(!first.tool_names().contains(&"skill".to_owned()));
     assert!(
@@ -159,8 +103,8 @@ fn a_skill_call_returns_the_body_and_a_resource_file() {
     let o = fx.run(&["run", "deploy the shop"], "");
     ok(&o);
     assert_eq!(stdout(&o), "Deployed.\n");
-    let turns = fx.turns();
-    let results = tool_results(&turns[1]);
+    let turns = fx.agent_requests();
+    let results = turns[1].tool_results();
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].starts_with(DEPLOY_BODY), "{}", results[0]);
     assert!(!results[0].contains("description:"), "no front matter");
@@ -206,7 +150,7 @@ fn a_path_escaping_the_skill_directory_is_refused() {
         .push(Reply::text("Could not."));
     let o = fx.run(&["run", "read the secret"], "");
     ok(&o);
-    let results = tool_results(&fx.turns()[1]);
+    let results = fx.agent_requests()[1].tool_results();
     assert_eq!(results.len(), 2);
     assert!(
         results[0].starts_with(
@@ -255,7 +199,7 @@ fn a_malformed_skill_is_skipped_with_a_warning_and_the_run_goes_on() {
         err.contains("Wrong/SKILL.md: `name: wrong` does not match its directory `Wrong`"),
         "{err}"
     );
-    let system = fx.turns()[0].system_text();
+    let system = fx.agent_requests()[0].system_text();
     assert!(system.contains("- deploy: "));
     assert!(
         !system.contains("broken") && !system.contains("wrong"),
@@ -288,14 +232,14 @@ fn a_project_skill_overrides_a_global_one_of_the_same_name() {
         .push(Reply::text("done"));
     let o = fx.run(&["run", "deploy"], "");
     ok(&o);
-    let turns = fx.turns();
+    let turns = fx.agent_requests();
     let system = turns[0].system_text();
     assert!(
         system.contains("- deploy: Deploy the shop to production.\n- notes: Keep release notes."),
         "{system}"
     );
     assert!(!system.contains("GLOBAL"), "{system}");
-    let result = &tool_results(&turns[1])[0];
+    let result = &turns[1].tool_results()[0];
     assert!(result.starts_with(DEPLOY_BODY), "{result}");
 
     let o = fx.run(&["skills", "--json"], "");
@@ -350,7 +294,7 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
     );
     ok(&o);
     assert_eq!(stdout(&o), "A\nB\nC\nD\n");
-    let turns = fx.turns();
+    let turns = fx.agent_requests();
     assert_eq!(turns.len(), 5);
     // Before any compaction the body came only as the tool result.
     for t in &turns[..3] {
@@ -407,7 +351,7 @@ fn after_two_compactions_a_skill_loaded_before_them_is_in_every_later_request() 
     // A resumed session re-attaches it too.
     let o = fx.run(&["run", "-c", "fifth"], "");
     ok(&o);
-    let last = fx.turns().pop().unwrap();
+    let last = fx.agent_requests().pop().unwrap();
     assert!(last.system_text().contains(DEPLOY_BODY));
 }
 
@@ -427,7 +371,7 @@ fn the_listing_is_capped_visibly() {
     fx.fake.push(Reply::text("ok"));
     let o = fx.run(&["run", "hello"], "");
     ok(&o);
-    let system = fx.turns()[0].system_text();
+    let system = fx.agent_requests()[0].system_text();
     assert!(
         system.contains("- alpha: Handles alpha work.\n- bravo: Handles bravo work.\n"),
         "{system}"

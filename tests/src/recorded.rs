@@ -146,6 +146,19 @@ impl RecordedRequest {
             .collect()
     }
 
+    /// Text of every tool result message, in order (a content that is not
+    /// a string as its JSON text).
+    pub fn tool_results(&self) -> Vec<String> {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| match &m["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect()
+    }
+
     /// Text of the last user message that has text.
     pub fn last_user_text(&self) -> Option<String> {
         self.user_texts().pop()

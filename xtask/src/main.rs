@@ -1,6 +1,6 @@
 //! Project automation for eonyx, run as `cargo xtask <task>`.
 //!
-//! Tasks: `ci` (fmt check, the tidy checks of `tidy.rs`, clippy `-D warnings`,
+//! Tasks: `ci` (fmt check, the tidy checks of `tidy/`, clippy `-D warnings`,
 //! `cargo test --workspace`, `cargo doc` with warnings denied, README-vs-code
 //! check), `dist` (reproducible release archive + SHA256SUMS), `bench` (runs
 //! every `harness = false` bench and gathers their `BENCH|…` lines into one

@@ -1,5 +1,8 @@
 //! The clients over real HTTP against a small scripted axum server on
 //! loopback. Timing tests run on tokio's paused clock: no real waiting.
+//!
+//! Over 600 lines on purpose: one file, one scripted server, and every
+//! scenario (retries, limits, refusals) next to the helpers it uses.
 
 #![allow(clippy::unwrap_used)]
 

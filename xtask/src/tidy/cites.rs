@@ -1,11 +1,5 @@
-//! The tidy checks of `cargo xtask ci` (as rust-analyzer's `tidy`): source
-//! scans that keep house rules from drifting. Each failure names `file:line`
-//! and says what to do.
-//!
-//! - `deps`: no declared-but-unused dependencies (`cargo machete`).
-//! - `print`: nothing prints outside the cli's `Printer`.
-//! - `cites`: every citation of a repository doc points at a file and heading
-//!   that exist, and nothing cites the out-of-tree SPEC.
+//! The `cites` check: every citation of a repository doc points at a file
+//! and heading that exist, and nothing cites the out-of-tree SPEC.
 //!
 //! Citation forms checked (in `//` comments of `.rs` files and anywhere in
 //! `.md` files): a path `docs/NAME.md`, `README.md` or `ARCHITECTURE.md`,
@@ -15,198 +9,13 @@
 //! must be a heading of that file.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::LazyLock;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use regex::Regex;
 
-/// One finding, printed as `file:line: message`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Problem {
-    /// Relative to the workspace root, `/`-separated.
-    pub file: String,
-    pub line: usize,
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.file, self.line, self.message)
-    }
-}
-
-/// Fails with every problem listed, one per line.
-fn report(check: &str, problems: Vec<Problem>, fix: &str) -> Result<()> {
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let mut msg = String::new();
-    for p in &problems {
-        msg.push_str(&format!("{p}\n"));
-    }
-    msg.push_str(fix);
-    bail!("{check}: {} problem(s)\n{msg}", problems.len())
-}
-
-// ---------------------------------------------------------------- files
-
-/// Directories never scanned.
-const SKIP_DIRS: &[&str] = &["target", ".git", "node_modules"];
-
-/// Every file under `dir` (recursively, skipping [`SKIP_DIRS`]) whose name
-/// ends with `ext`, sorted.
-fn files_with_ext(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        if !d.is_dir() {
-            continue;
-        }
-        for entry in
-            std::fs::read_dir(&d).with_context(|| format!("cannot list {}", d.display()))?
-        {
-            let entry = entry.with_context(|| format!("cannot list {}", d.display()))?;
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                if !SKIP_DIRS.contains(&name.as_str()) {
-                    stack.push(path);
-                }
-            } else if name.ends_with(ext) {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
-fn rel(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .replace('\\', "/")
-}
-
-/// A regex from a constant pattern (every pattern here is exercised by the
-/// unit tests, so a bad one fails them, never a user's input).
-#[allow(clippy::expect_used)]
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("constant regex compiles")
-}
-
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
-// ---------------------------------------------------------------- print
-
-/// Files allowed to write to the terminal directly, each with the reason.
-/// Paths are relative to the workspace root.
-pub const PRINT_ALLOWED: &[(&str, &str)] = &[(
-    "crates/cli/src/printer.rs",
-    "the Printer itself: the one place that writes to stdout and stderr",
-)];
-
-/// Lines of `src` that print or take stdout/stderr directly, with what was
-/// found. Comment lines are skipped, and so is the item after each
-/// `#[cfg(test)]` (braces counted naively: a test module whose strings hold
-/// unbalanced braces may end the skip early, which errs towards reporting).
-pub fn print_violations(src: &str) -> Vec<(usize, String)> {
-    static MACRO_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(e?print(?:ln)?|dbg)!"));
-    static STREAM_RE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?:\bio::|^|[^:.\w])(stdout|stderr)\s*\("));
-    let (macro_re, stream_re) = (&*MACRO_RE, &*STREAM_RE);
-    let mut out = Vec::new();
-    // Inside a `#[cfg(test)]` item: its brace depth, and whether its body
-    // has opened yet.
-    let mut test_item: Option<(i64, bool)> = None;
-    for (i, line) in src.lines().enumerate() {
-        let t = line.trim_start();
-        if t.starts_with("//") {
-            continue;
-        }
-        if let Some((depth, opened)) = &mut test_item {
-            for c in t.chars() {
-                match c {
-                    '{' => {
-                        *depth += 1;
-                        *opened = true;
-                    }
-                    '}' => *depth -= 1,
-                    _ => {}
-                }
-            }
-            if (*opened && *depth <= 0) || (!*opened && t.ends_with(';')) {
-                test_item = None;
-            }
-            continue;
-        }
-        if t.starts_with("#[cfg(test)]") {
-            test_item = Some((0, false));
-            continue;
-        }
-        if let Some(m) = macro_re.captures(line) {
-            out.push((i + 1, format!("`{}!`", &m[1])));
-        } else if let Some(m) = stream_re.captures(line) {
-            out.push((i + 1, format!("`{}()`", &m[1])));
-        }
-    }
-    out
-}
-
-/// The sources the print rule covers: every `crates/*/src/**/*.rs` (build
-/// scripts, `tests/` and `benches/` are outside `src/`).
-pub fn check_printing(root: &Path) -> Result<Vec<Problem>> {
-    let mut problems = Vec::new();
-    let crates = root.join("crates");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&crates)
-        .with_context(|| format!("cannot list {}", crates.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path().join("src")))
-        .collect();
-    dirs.sort();
-    for dir in dirs {
-        for file in files_with_ext(&dir, ".rs")? {
-            let name = rel(root, &file);
-            if PRINT_ALLOWED.iter().any(|(p, _)| *p == name) {
-                continue;
-            }
-            for (line, what) in print_violations(&read(&file)?) {
-                let message = if name.starts_with("crates/cli/") {
-                    format!(
-                        "{what} writes to the terminal outside the Printer; \
-                         use `Printer` (crates/cli/src/printer.rs) instead"
-                    )
-                } else {
-                    format!(
-                        "{what} in a library crate: libraries never print; return \
-                         the text or an event and let the cli's Printer show it"
-                    )
-                };
-                problems.push(Problem {
-                    file: name.clone(),
-                    line,
-                    message,
-                });
-            }
-        }
-    }
-    Ok(problems)
-}
-
-pub fn print_step(root: &Path) -> Result<()> {
-    report(
-        "no printing outside the Printer",
-        check_printing(root)?,
-        "If a file really must write directly, add it to PRINT_ALLOWED in \
-         xtask/src/tidy.rs with the reason.",
-    )
-}
-
-// ---------------------------------------------------------------- cites
+use super::{Problem, files_with_ext, re, read, rel, report};
 
 /// GitHub's anchor for a heading: lowercase, punctuation other than `-` and
 /// `_` dropped, spaces to `-`.
@@ -403,7 +212,7 @@ fn cite_sources(root: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// This file's own examples of the forms it checks are not citations.
-const CITE_EXEMPT: &[&str] = &["xtask/src/tidy.rs"];
+const CITE_EXEMPT: &[&str] = &["xtask/src/tidy/cites.rs"];
 
 pub fn check_citations(root: &Path) -> Result<Vec<Problem>> {
     let mut problems = BTreeSet::new();
@@ -490,139 +299,9 @@ pub fn cites_step(root: &Path) -> Result<()> {
     )
 }
 
-// ---------------------------------------------------------------- deps
-
-pub const MACHETE_INSTALL: &str = "cargo install --locked cargo-machete";
-
-/// Parses `cargo machete`'s report: each `NAME -- PATH/Cargo.toml:` line
-/// followed by tab-indented dependency names. Returns `(manifest, dep)`.
-pub fn parse_machete(output: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut manifest: Option<String> = None;
-    for line in output.lines() {
-        if let Some((_, path)) = line.split_once(" -- ")
-            && let Some(path) = path.trim().strip_suffix(':')
-            && path.ends_with("Cargo.toml")
-        {
-            manifest = Some(path.trim_start_matches("./").to_owned());
-            continue;
-        }
-        if line.starts_with('\t') || line.starts_with("    ") {
-            if let Some(m) = &manifest {
-                let dep = line.trim();
-                if !dep.is_empty() {
-                    out.push((m.clone(), dep.to_owned()));
-                }
-            }
-        } else {
-            manifest = None;
-        }
-    }
-    out
-}
-
-/// The line declaring `dep` in a manifest (`dep = …`, `dep.workspace = …`,
-/// `[dependencies.dep]`); 1 when not found.
-pub fn dep_line(manifest: &str, dep: &str) -> usize {
-    for (i, line) in manifest.lines().enumerate() {
-        let t = line.trim();
-        let rest = t.strip_prefix(dep).map(str::trim_start);
-        let declares = matches!(rest, Some(r) if r.starts_with('=') || r.starts_with(".workspace"))
-            || (t.starts_with('[') && t.ends_with(&format!(".{dep}]")));
-        if declares {
-            return i + 1;
-        }
-    }
-    1
-}
-
-pub fn deps_step(root: &Path) -> Result<()> {
-    let installed = Command::new("cargo-machete")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !installed {
-        bail!(
-            "cargo-machete is not installed; install it with `{MACHETE_INSTALL}` (.ci/run does this on CI)"
-        );
-    }
-    let mut cmd = Command::new("cargo-machete");
-    cmd.current_dir(root);
-    eprintln!("+ cargo machete");
-    let out = cmd.output().context("cannot run cargo-machete")?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if out.status.success() {
-        return Ok(());
-    }
-    let found = parse_machete(&stdout);
-    if found.is_empty() {
-        bail!(
-            "cargo machete failed without naming a dependency:\n{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let mut problems = Vec::new();
-    for (manifest, dep) in found {
-        let text = read(&root.join(&manifest)).unwrap_or_default();
-        problems.push(Problem {
-            line: dep_line(&text, &dep),
-            file: manifest,
-            message: format!("dependency `{dep}` is declared but not used"),
-        });
-    }
-    report(
-        "no unused dependencies",
-        problems,
-        "Remove each from its Cargo.toml. If one is used in a way cargo-machete cannot \
-         see (a macro, a feature), list it under [package.metadata.cargo-machete] \
-         ignored = [\"…\"] with a comment saying why.",
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn printing_is_found_outside_comments_and_tests() {
-        let src = "\
-fn a() {
-    println!(\"x\");
-    // println!(\"in a comment\");
-    eprint!(\"y\");
-    let _ = std::io::stdout().lock();
-    let e = io::stderr();
-    pb.set_draw_target(ProgressDrawTarget::stderr());
-    printer.stdout_is_terminal();
-    dbg!(1);
-}
-#[cfg(test)]
-mod tests {
-    fn t() { println!(\"fine in tests\"); }
-}
-#[cfg(test)]
-use std::io::stdout;
-fn after_tests() { eprintln!(\"not fine\"); }
-";
-        assert_eq!(
-            print_violations(src),
-            vec![
-                (2, "`println!`".to_owned()),
-                (4, "`eprint!`".to_owned()),
-                (5, "`stdout()`".to_owned()),
-                (6, "`stderr()`".to_owned()),
-                (9, "`dbg!`".to_owned()),
-                (17, "`eprintln!`".to_owned()),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_workspace_prints_only_through_the_printer() {
-        let problems = check_printing(&crate::util::workspace_root()).unwrap();
-        assert!(problems.is_empty(), "{problems:#?}");
-    }
 
     #[test]
     fn slugs_follow_github() {
@@ -724,31 +403,5 @@ let s = \"docs/not-a-citation.md\";
                 .map(|p| format!("{p}\n"))
                 .collect::<String>()
         );
-    }
-
-    #[test]
-    fn machete_output_names_manifest_line_and_dep() {
-        let out = "Analyzing dependencies of crates in this directory...\n\
-                   cargo-machete found the following unused dependencies in .:\n\
-                   eonyx-core -- ./crates/core/Cargo.toml:\n\
-                   \ttempfile\n\
-                   \tetcetera\n\
-                   xtask -- ./xtask/Cargo.toml:\n\
-                   \tsha2\n\
-                   \n\
-                   Done!\n";
-        assert_eq!(
-            parse_machete(out),
-            vec![
-                ("crates/core/Cargo.toml".to_owned(), "tempfile".to_owned()),
-                ("crates/core/Cargo.toml".to_owned(), "etcetera".to_owned()),
-                ("xtask/Cargo.toml".to_owned(), "sha2".to_owned()),
-            ]
-        );
-        let manifest = "[package]\nname = \"x\"\n[dependencies]\nserde = \"1\"\ntempfile = { workspace = true }\nsha2.workspace = true\n[dependencies.regex]\nversion = \"1\"\n";
-        assert_eq!(dep_line(manifest, "tempfile"), 5);
-        assert_eq!(dep_line(manifest, "sha2"), 6);
-        assert_eq!(dep_line(manifest, "regex"), 7);
-        assert_eq!(dep_line(manifest, "serde"), 4);
     }
 }

@@ -1,0 +1,169 @@
+//! Reading: torn tails, bad lines, corrupt files, the effective history, export.
+
+use super::*;
+
+#[test]
+fn torn_tail_is_ignored_on_read_and_cut_before_the_next_append() {
+    let t = t();
+    let mut w = session_with(&t.store, "one");
+    w.append_message(&Message::user("two")).unwrap();
+    let sid = w.id().clone();
+    let path = w.path();
+    drop(w);
+    let good = std::fs::read(&path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    f.write_all(br#"{"type":"message","seq":3,"ts":"2026-"#)
+        .unwrap();
+    drop(f);
+
+    let log = t.store.read_all(&sid).unwrap();
+    assert_eq!(log.records.len(), 3);
+    assert_eq!(log.stats.torn_tail_bytes, 37);
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(eff.messages.len(), 2);
+    assert_eq!(eff.next_seq, 3);
+    assert_eq!(t.store.list().unwrap()[0].message_count, 2);
+
+    let mut w = t.store.open_writer(&sid).unwrap();
+    assert_eq!(w.next_seq(), 3);
+    w.append_message(&Message::user("three")).unwrap();
+    let now = std::fs::read(&path).unwrap();
+    assert!(now.starts_with(&good));
+    let log = SessionLog::parse(&now);
+    assert_eq!(log.stats, ReadStats::default());
+    assert_eq!(log.records.len(), 4);
+}
+
+#[test]
+fn bad_and_unknown_lines_in_the_middle_are_skipped_and_counted() {
+    let t = t();
+    let sid = "20260101T000000-bbbbbbbb";
+    let mut body = header_line(sid, "7");
+    body.push('\n');
+    body.push_str(
+        r#"{"type":"message","seq":1,"ts":"2026-01-01T00:00:01Z","role":"user","content":"a"}"#,
+    );
+    body.push_str("\nnot json at all\n{\"type\":\"future-kind\",\"x\":1}\n[1,2]\n");
+    body.push_str(r#"{"type":"message","seq":"broken"}"#);
+    body.push('\n');
+    body.push_str(r#"{"type":"message","seq":2,"ts":"2026-01-01T00:00:02Z","role":"assistant","content":"b"}"#);
+    body.push('\n');
+    let sid = write_file(&t.store, sid, body.as_bytes());
+    let log = t.store.read_all(&sid).unwrap();
+    assert_eq!(log.records.len(), 3);
+    assert_eq!((log.stats.bad_lines, log.stats.unknown_lines), (3, 1));
+    let l = t.store.list().unwrap();
+    assert_eq!((l[0].message_count, l[0].title.as_str()), (2, "7"));
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(
+        eff.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+}
+
+#[test]
+fn corrupt_files_never_panic_any_reader() {
+    let t = t();
+    let big = format!(
+        "{}\n{{\"type\":\"message\",\"seq\":1,\"ts\":\"t\",\"role\":\"user\",\"content\":\"{}\"}}\n",
+        header_line("20260101T000000-cccccccc", "x"),
+        "y".repeat(10 * 1024 * 1024)
+    );
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("20260101T000000-cccccccc", big.into_bytes()),
+        (
+            "20260101T000000-dddddddd",
+            vec![0xff, 0xfe, b'\n', 0xc3, b'\n', 0x80],
+        ),
+        (
+            "20260101T000000-eeeeeeee",
+            b"{\"type\":\"session\"\n{\"type\":\"mess".to_vec(),
+        ),
+        ("20260101T000000-ffffffff", Vec::new()),
+        ("20260101T000000-00000000", b"\n\n\n".to_vec()),
+    ];
+    for (sid, body) in &cases {
+        write_file(&t.store, sid, body);
+    }
+    let l = t.store.list().unwrap();
+    assert_eq!(l.len(), 1, "only the file with a header is listed");
+    assert_eq!(l[0].message_count, 1);
+    assert!(t.store.search("yyyy").unwrap().len() == 1);
+    for (sid, _) in &cases {
+        let sid = id(sid);
+        let _ = t.store.read_all(&sid).unwrap();
+        let _ = t.store.load_effective(&sid);
+        let mut out = Vec::new();
+        t.store.export(&sid, &mut out).unwrap();
+    }
+    let eff = t
+        .store
+        .load_effective(&id("20260101T000000-cccccccc"))
+        .unwrap();
+    assert_eq!(
+        eff.messages[0].message.content.text().len(),
+        10 * 1024 * 1024
+    );
+    assert!(matches!(
+        t.store.load_effective(&id("20260101T000000-dddddddd")),
+        Err(StoreError::Unreadable { .. })
+    ));
+}
+
+#[test]
+fn effective_history_starts_at_first_kept_seq_of_last_compaction() {
+    let t = t();
+    let mut w = new_writer(&t.store);
+    for i in 1..=6 {
+        w.append_message(&Message::user(format!("m{i}"))).unwrap();
+    }
+    w.append_compaction(compaction(3)).unwrap(); // seq 7
+    w.append_message(&Message::user("m8")).unwrap();
+    w.rename("t").unwrap();
+    w.append_compaction(compaction(5)).unwrap(); // seq 9
+    w.append_message(&Message::user("m10")).unwrap();
+    let sid = w.id().clone();
+    drop(w);
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(eff.compaction.as_ref().map(|c| c.seq), Some(9));
+    assert_eq!(
+        eff.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![5, 6, 8, 10]
+    );
+    assert_eq!((eff.next_seq, eff.message_count), (11, 8));
+    assert_eq!((eff.title.as_str(), eff.header.title.as_str()), ("t", "1"));
+    // A stale index pointing at the wrong place is detected and rebuilt.
+    let idx = t.root.join("data/index");
+    let text = std::fs::read_to_string(&idx).unwrap();
+    let mut e = index::find_entry(text.as_bytes(), &sid).unwrap();
+    e.compaction_offset = Some(0);
+    std::fs::write(
+        &idx,
+        index::upsert_raw(text.as_bytes(), &sid, Some(&e)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(t.store.load_effective(&sid).unwrap(), eff);
+}
+
+#[test]
+fn export_is_byte_identical() {
+    let t = t();
+    let sid = "20260101T000000-44444444";
+    let body = format!(
+        "{}\nodd line \u{e9}\n{{\"type\":\"x\"}}\ntorn",
+        header_line(sid, "1")
+    );
+    let sid = write_file(&t.store, sid, body.as_bytes());
+    let mut out = Vec::new();
+    t.store.export(&sid, &mut out).unwrap();
+    assert_eq!(out, body.as_bytes());
+    assert!(
+        t.store
+            .export(&id("20260101T000000-55555555"), &mut out)
+            .unwrap_err()
+            .is_not_found()
+    );
+}

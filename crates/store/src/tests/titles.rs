@@ -1,0 +1,125 @@
+//! Session titles: numbering, concurrency, validation, birth order (issue 13.3).
+
+use super::*;
+
+#[test]
+fn titles_count_up_and_are_never_reused_after_delete() {
+    let t = t();
+    let mut ids = Vec::new();
+    for expect in ["1", "2", "3"] {
+        let mut w = new_writer(&t.store);
+        assert_eq!(w.title(), expect);
+        w.append_message(&Message::user("x")).unwrap();
+        ids.push(w.id().clone());
+    }
+    t.store.delete(&ids[2]).unwrap();
+    assert_eq!(new_writer(&t.store).title(), "4");
+    // A lost counter continues after the highest title in use.
+    std::fs::remove_file(t.root.join("data/titles")).unwrap();
+    assert_eq!(new_writer(&t.store).title(), "3");
+}
+
+#[test]
+fn concurrent_creators_get_distinct_titles() {
+    let t = t();
+    let titles: Vec<String> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let w = session_with(&t.store, "x");
+                    w.title().to_owned()
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut n: Vec<u64> = titles.iter().map(|t| t.parse().unwrap()).collect();
+    n.sort();
+    assert_eq!(n, (1..=8).collect::<Vec<_>>());
+}
+
+#[test]
+fn bad_titles_are_rejected_and_nothing_is_written() {
+    let t = t();
+    let mut w = session_with(&t.store, "x");
+    let before = std::fs::read(w.path()).unwrap();
+    for bad in ["", "   ", "two\nlines"] {
+        assert!(matches!(
+            w.rename(bad),
+            Err(StoreError::InvalidTitle { .. })
+        ));
+    }
+    assert_eq!(std::fs::read(w.path()).unwrap(), before);
+}
+
+/// The title numbers of the sessions on disk, sorted.
+fn titles_on_disk(s: &Store) -> Vec<u64> {
+    let mut n: Vec<u64> = s
+        .list()
+        .unwrap()
+        .iter()
+        .map(|s| s.title.parse().unwrap())
+        .collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn sessions_without_a_message_take_no_title_number() {
+    let t = t();
+    let mut a = new_writer(&t.store);
+    a.append_message(&Message::user("one")).unwrap();
+    assert_eq!(a.title(), "1");
+    // `/new` twice, an empty batch: created, dropped, nothing taken.
+    for _ in 0..3 {
+        let w = new_writer(&t.store);
+        assert_eq!(w.title(), "2", "the number it expects to take");
+        drop(w);
+    }
+    // Renamed before its first message: it takes no number at all.
+    let mut r = new_writer(&t.store);
+    r.rename("named").unwrap();
+    r.append_message(&Message::user("x")).unwrap();
+    assert_eq!(r.title(), "named");
+    let mut b = new_writer(&t.store);
+    b.append_message(&Message::user("two")).unwrap();
+    assert_eq!(b.title(), "2");
+    let l = t.store.list().unwrap();
+    assert_eq!(l.len(), 3);
+    assert!(l.iter().any(|s| s.title == "named"));
+    assert_eq!(
+        std::fs::read_to_string(t.root.join("data/titles")).unwrap(),
+        "2\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(t.root.join("data/sessions"))
+            .unwrap()
+            .count(),
+        3,
+        "no file for the sessions that never got a message"
+    );
+}
+
+#[test]
+fn titles_follow_birth_order_not_creation_order() {
+    let t = t();
+    let mut first_created = new_writer(&t.store);
+    let mut second_created = new_writer(&t.store);
+    assert_eq!((first_created.title(), second_created.title()), ("1", "1"));
+    second_created
+        .append_message(&Message::user("born first"))
+        .unwrap();
+    first_created
+        .append_message(&Message::user("born second"))
+        .unwrap();
+    assert_eq!((second_created.title(), first_created.title()), ("1", "2"));
+    // The header on disk carries the number taken at birth.
+    let h = t
+        .store
+        .read_all(first_created.id())
+        .unwrap()
+        .header
+        .unwrap();
+    assert_eq!(h.title, "2");
+    assert_eq!(titles_on_disk(&t.store), vec![1, 2]);
+}

@@ -1,0 +1,261 @@
+//! Cache-aware compaction (issue 17) through the real binary: the
+//! summarizer request is the conversation's own request plus one
+//! instruction, with fallbacks to the transcript summarizer.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};
+use serde_json::{Value, json};
+
+use crate::compaction::*;
+
+/// Remove Anthropic's `cache_control` marks (the breakpoint moves to the
+/// last message of whatever is sent).
+fn without_cache_control(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .map(|(k, v)| (k.clone(), without_cache_control(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_cache_control).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The system prompt exactly as sent: Anthropic's `system` blocks, or
+/// OpenAI's leading system message.
+fn raw_system(r: &RecordedRequest) -> Value {
+    match r.body.get("system") {
+        Some(s) => s.clone(),
+        None => r.messages()[0].clone(),
+    }
+}
+
+/// The system text through the end of the date line.
+fn through_date_line(system: &str) -> &str {
+    let at = system.find("Current date (UTC): ").expect("a date line");
+    let end = system[at..].find('\n').map_or(system.len(), |e| at + e);
+    &system[..end]
+}
+
+fn shared_prefix_compaction(anthropic: bool) {
+    const WINDOW: u64 = 8192;
+    let server = FakeServer::start();
+    server
+        .set_context_window(Some(WINDOW))
+        .set_summarizer(echo_summary)
+        // The first turn reads a file, so tool messages are in the history.
+        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+    let base = if anthropic {
+        FakeConfig::anthropic(&server.base_url()).set("retries", 0)
+    } else {
+        openai(&server)
+    };
+    let env = env_with(&windowed(base, WINDOW, 60.0, 2));
+    std::fs::write(env.project.join("AGENTS.md"), "Always answer in English.\n").unwrap();
+    std::fs::write(
+        env.project.join("notes.txt"),
+        "CODEWORD-HERON opens the vault\n",
+    )
+    .unwrap();
+    let lines: Vec<String> = (1..=36).map(|n| line(n, 720)).collect();
+    let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+
+    let all = server.chat_requests();
+    let mut shared = 0;
+    for (i, s) in all.iter().enumerate() {
+        if !s.is_summarizer() {
+            continue;
+        }
+        assert!(
+            s.is_shared_prefix_summarizer(),
+            "request {i} is a transcript summary"
+        );
+        shared += 1;
+        let prev = all[..i].iter().rev().find(|r| !r.is_summarizer()).unwrap();
+        // System prompt and tools byte-identical to the conversation's request.
+        assert_eq!(raw_system(s), raw_system(prev));
+        assert_eq!(s.body["tools"], prev.body["tools"]);
+        assert!(!s.tool_names().is_empty());
+        // Messages: the previous request's, what the conversation appended
+        // since (its reply and the new user line or tool result), then one
+        // user message: the instruction.
+        let (sm, pm) = (s.messages(), prev.messages());
+        let conv = &sm[..sm.len() - 1];
+        assert_eq!(
+            without_cache_control(&Value::Array(conv[..pm.len()].to_vec())),
+            without_cache_control(&Value::Array(pm.clone())),
+            "the summarizer request does not extend the previous request"
+        );
+        assert_eq!(conv.len(), pm.len() + 2, "{conv:?}");
+        let instruction = sm.last().unwrap();
+        assert_eq!(instruction["role"], "user");
+        assert!(
+            s.last_user_text()
+                .unwrap()
+                .starts_with("[eonyx compaction]")
+        );
+        assert!(s.last_user_text().unwrap().contains("## Changed files"));
+        assert!(s.body.get("prompt_cache_key").is_none());
+        if anthropic {
+            // Tools kept, no tool_choice; the breakpoint on the conversation.
+            assert!(s.body.get("tool_choice").is_none());
+            let last_conv = conv.last().unwrap()["content"].as_array().unwrap();
+            assert_eq!(
+                last_conv.last().unwrap()["cache_control"]["type"],
+                "ephemeral"
+            );
+            assert!(
+                instruction["content"][0].get("cache_control").is_none(),
+                "{instruction}"
+            );
+        } else {
+            assert_eq!(s.body["tool_choice"], "none");
+            // OpenAI: byte for byte, nothing moved.
+            assert_eq!(conv[..pm.len()], pm[..]);
+        }
+
+        // The request after the compaction shares the stable prefix through
+        // the date line with what the server just saw, and the same tools.
+        let after = &all[i + 1];
+        assert!(!after.is_summarizer());
+        let sys = s.system_text();
+        let head = through_date_line(&sys);
+        assert!(head.contains("Always answer in English."));
+        assert!(
+            after.system_text().starts_with(head),
+            "{}",
+            after.system_text()
+        );
+        assert_eq!(after.body["tools"], s.body["tools"]);
+        // Facts from the compacted turns reach the next request.
+        assert!(after.system_text().contains("CODEWORD-HERON"));
+        assert!(after.system_text().contains("notes.txt"));
+    }
+    assert!(shared >= 2, "only {shared} compactions");
+
+    let records = export(&env, &run.session());
+    let comps = compactions(&records);
+    assert_eq!(comps.len(), shared);
+    assert!(
+        comps.iter().all(|c| c["mode"] == "shared-prefix"),
+        "{comps:?}"
+    );
+    assert!(
+        run.of_type("compaction")
+            .iter()
+            .all(|c| c["mode"] == "shared-prefix")
+    );
+    assert!(
+        run.of_type("debug").is_empty(),
+        "{:?}",
+        run.of_type("debug")
+    );
+}
+
+#[test]
+fn openai_summarizer_request_is_the_conversation_plus_one_instruction() {
+    shared_prefix_compaction(false);
+}
+
+#[test]
+fn anthropic_summarizer_request_is_the_conversation_plus_one_instruction() {
+    shared_prefix_compaction(true);
+}
+
+#[test]
+fn a_refused_or_tool_calling_shared_summary_falls_back_to_the_transcript() {
+    const WINDOW: u64 = 8192;
+    let server = FakeServer::start();
+    server.set_context_window(Some(WINDOW)).set_summarizer(|r| {
+        if !r.is_shared_prefix_summarizer() {
+            echo_summary(r)
+        } else if r.body["messages"].as_array().unwrap().len() % 2 == 0 {
+            Reply::tool_call("read_file", json!({"path": "x"}))
+        } else {
+            Reply::error(
+                400,
+                r#"{"error":{"message":"tool_choice is not supported"}}"#,
+            )
+        }
+    });
+    let env = env_with(&windowed(openai(&server), WINDOW, 60.0, 2));
+    let mut lines: Vec<String> = (1..=36).map(|n| line(n, 720)).collect();
+    lines[1] = format!("{} CODEWORD-EGRET is the tag.", line(2, 300));
+    let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let all = server.chat_requests();
+    let sums: Vec<&RecordedRequest> = all.iter().filter(|r| r.is_summarizer()).collect();
+    // Every shared attempt is followed by a transcript summary.
+    for pair in sums.chunks(2) {
+        assert!(pair[0].is_shared_prefix_summarizer());
+        assert!(!pair[1].is_shared_prefix_summarizer());
+    }
+    let records = export(&env, &run.session());
+    let comps = compactions(&records);
+    assert!(comps.len() >= 2);
+    assert_eq!(sums.len(), 2 * comps.len());
+    assert!(comps.iter().all(|c| c["mode"] == "transcript"), "{comps:?}");
+    assert!(
+        comps.last().unwrap()["summary"]
+            .as_str()
+            .unwrap()
+            .contains("CODEWORD-EGRET")
+    );
+    let debug: Vec<String> = run
+        .of_type("debug")
+        .iter()
+        .map(|d| d["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(debug.len(), comps.len(), "{debug:?}");
+    assert!(
+        debug.iter().all(|d| d.contains("transcript summarizer")),
+        "{debug:?}"
+    );
+    assert!(
+        debug.iter().any(|d| d.contains("called a tool"))
+            || debug
+                .iter()
+                .any(|d| d.contains("tool_choice is not supported")),
+        "{debug:?}"
+    );
+}
+
+#[test]
+fn a_different_compaction_model_uses_the_transcript_summarizer() {
+    const WINDOW: u64 = 8192;
+    let server = FakeServer::start();
+    server
+        .set_context_window(Some(WINDOW))
+        .set_summarizer(echo_summary);
+    let env = env_with(
+        &windowed(openai(&server), WINDOW, 60.0, 2)
+            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
+            .unwrap(),
+    );
+    let path = env.config_dir.join("config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {WINDOW}\nretries = 0\n",
+        server.base_url()
+    ));
+    std::fs::write(&path, text).unwrap();
+    let lines: Vec<String> = (1..=16).map(|n| line(n, 720)).collect();
+    let run = batch(&env, &lines, &[], &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sums: Vec<RecordedRequest> = server
+        .chat_requests()
+        .into_iter()
+        .filter(RecordedRequest::is_summarizer)
+        .collect();
+    assert!(!sums.is_empty());
+    assert!(sums.iter().all(|s| !s.is_shared_prefix_summarizer()));
+    assert!(sums.iter().all(|s| s.model() == Some("small-model")));
+    let comps: Vec<Value> = export(&env, &run.session())
+        .into_iter()
+        .filter(|r| r["type"] == "compaction")
+        .collect();
+    assert!(comps.iter().all(|c| c["mode"] == "transcript"), "{comps:?}");
+}

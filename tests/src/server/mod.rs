@@ -1,0 +1,177 @@
+//! The fake provider server: axum on 127.0.0.1, on its own tokio runtime.
+//!
+//! This file holds the server's state and its start and stop; the rest is
+//! split by concern: `script` (the replies it gives), `quirks` (faults and
+//! the imitated servers' peculiarities), `recording` (the requests it
+//! kept), `routing` (what each request gets) and `render` (the wire bytes).
+
+mod quirks;
+mod recording;
+mod render;
+mod routing;
+mod script;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+
+use crate::recorded::RecordedRequest;
+use crate::reply::Reply;
+use crate::wire::OverflowFlavor;
+
+pub use quirks::{Ollama, Refuse};
+use routing::handle;
+
+/// A closure consulted before the reply queue for every chat request;
+/// `Some(reply)` answers the request without consuming the queue.
+pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync>;
+
+struct Inner {
+    queue: VecDeque<Reply>,
+    default_reply: Reply,
+    responder: Option<Responder>,
+    context_window: Option<u64>,
+    flavor: OverflowFlavor,
+    props_ctx: Option<u64>,
+    models_ctx: Option<u64>,
+    /// `/v1/models` lists `model_id` without any window.
+    list_models: bool,
+    ollama: Option<Ollama>,
+    refuse: Refuse,
+    refusals: usize,
+    truncated: usize,
+    model_id: String,
+    api_key: Option<String>,
+    requests: Vec<RecordedRequest>,
+    previous_prompt: Option<String>,
+    next_id: u64,
+}
+
+type Shared = Arc<Mutex<Inner>>;
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
+    shared.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A fake OpenAI / Anthropic / llama.cpp server on `127.0.0.1:<random port>`.
+///
+/// It runs on its own multi-thread tokio runtime, so it works from plain
+/// `#[test]` functions as well as from inside async tests. Dropping it stops
+/// the server and closes every connection.
+pub struct FakeServer {
+    addr: SocketAddr,
+    shared: Shared,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeServer {
+    /// Start a server; panics (this is test support) when it cannot bind.
+    pub fn start() -> FakeServer {
+        match Self::try_start() {
+            Ok(server) => server,
+            Err(e) => panic!("the fake provider server could not start on 127.0.0.1: {e}"),
+        }
+    }
+
+    /// Start a server, reporting bind or runtime failures.
+    pub fn try_start() -> std::io::Result<FakeServer> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("eonyx-fake-server")
+            .enable_all()
+            .build()?;
+        let shared: Shared = Arc::new(Mutex::new(Inner {
+            queue: VecDeque::new(),
+            default_reply: Reply::default(),
+            responder: None,
+            context_window: None,
+            flavor: OverflowFlavor::default(),
+            props_ctx: None,
+            models_ctx: None,
+            list_models: false,
+            ollama: None,
+            refuse: Refuse::default(),
+            refusals: 0,
+            truncated: 0,
+            model_id: "fake-model".into(),
+            api_key: None,
+            requests: Vec::new(),
+            previous_prompt: None,
+            next_id: 1,
+        }));
+        let app = Router::new()
+            .fallback(handle)
+            .layer(DefaultBodyLimit::disable())
+            .with_state(shared.clone());
+        let listener = {
+            let _guard = runtime.enter();
+            tokio::net::TcpListener::from_std(listener)?
+        };
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("eonyx-fake-server".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    tokio::select! {
+                        _ = axum::serve(listener, app) => {}
+                        _ = stop => {}
+                    }
+                });
+                // Dropping the runtime here (outside any async context)
+                // cancels every connection task and closes the sockets.
+                drop(runtime);
+            })?;
+        Ok(FakeServer {
+            addr,
+            shared,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`, the `base_url` to configure.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT` (where `/props` lives).
+    pub fn root_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Inner> {
+        lock(&self.shared)
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        // When `drop` returns the port is closed (works from async tests too:
+        // this only joins a plain thread).
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Scripted replies: the queue, the default reply and the responder hook.
+
+use std::sync::Arc;
+
+use super::{FakeServer, RecordedRequest, Reply};
+
+impl FakeServer {
+    /// Queue a reply; chat requests take replies in the order pushed.
+    pub fn push(&self, reply: Reply) -> &Self {
+        self.inner().queue.push_back(reply);
+        self
+    }
+
+    /// Queue several replies.
+    pub fn push_all(&self, replies: impl IntoIterator<Item = Reply>) -> &Self {
+        self.inner().queue.extend(replies);
+        self
+    }
+
+    /// Replies still queued.
+    pub fn pending(&self) -> usize {
+        self.inner().queue.len()
+    }
+
+    /// The reply used when the queue is empty (initially `Reply::text("ok")`).
+    pub fn set_default_reply(&self, reply: Reply) -> &Self {
+        self.inner().default_reply = reply;
+        self
+    }
+
+    /// Consult `f` before the queue for every chat request (after the auth
+    /// and context-window checks); `Some(reply)` answers without consuming
+    /// the queue.
+    pub fn set_responder(
+        &self,
+        f: impl Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
+    ) -> &Self {
+        self.inner().responder = Some(Arc::new(f));
+        self
+    }
+
+    /// Answer compaction requests ([`RecordedRequest::is_summarizer`]) with
+    /// `f`, leaving the queue for the agent's own requests.
+    pub fn set_summarizer(
+        &self,
+        f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) -> &Self {
+        self.set_responder(move |r| r.is_summarizer().then(|| f(r)))
+    }
+}
