@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use eonyx_core::tool::{ShellOutcome, ToolName, is_file_changed};
+use eonyx_core::tool::{ShellOutcome, ToolName, arg as key, is_file_changed};
 use eonyx_core::{MessageRecord, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -137,23 +137,23 @@ impl Facts {
                     // A note for later sessions touches no file.
                     ToolName::Memory => {}
                     ToolName::ReadFile => {
-                        if let Some(p) = arg(a, "path") {
+                        if let Some(p) = arg(a, key::PATH) {
                             push_unique(&mut f.read, shorten(&p));
                         }
                     }
                     ToolName::ListDir => {
-                        let p = arg(a, "path").unwrap_or_else(|| ".".to_owned());
+                        let p = arg(a, key::PATH).unwrap_or_else(|| ".".to_owned());
                         push_unique(&mut f.listed, shorten(&p));
                     }
                     ToolName::Grep => {
                         let s = SearchFact {
-                            pattern: shorten(&arg(a, "pattern").unwrap_or_default()),
-                            path: shorten(&arg(a, "path").unwrap_or_else(|| ".".to_owned())),
+                            pattern: shorten(&arg(a, key::PATTERN).unwrap_or_default()),
+                            path: shorten(&arg(a, key::PATH).unwrap_or_else(|| ".".to_owned())),
                         };
                         push_unique(&mut f.searched, s);
                     }
                     ToolName::Shell => {
-                        if let Some(cmd) = arg(a, "command") {
+                        if let Some(cmd) = arg(a, key::COMMAND) {
                             let status =
                                 shell_status(results.get(c.id.as_str()).map(|s| s.as_str()));
                             f.add_command(CommandFact {
@@ -167,7 +167,7 @@ impl Facts {
                         let changed = results
                             .get(c.id.as_str())
                             .is_some_and(|r| is_file_changed(r));
-                        if changed && let Some(p) = arg(a, "path") {
+                        if changed && let Some(p) = arg(a, key::PATH) {
                             push_unique(&mut f.written, shorten(&p));
                         }
                     }

@@ -75,92 +75,85 @@ pub enum CompactError {
 /// Heading the prompt crate puts before the summary (used for estimates).
 const SUMMARY_HEADING_CHARS: usize = "# Summary of earlier conversation\n\n".len();
 
+/// What one compaction works on: everything [`compact`] and its steps
+/// read, besides the provider, the debug sink and the cancel token.
+#[derive(Clone, Copy)]
+pub struct CompactInput<'a> {
+    /// The summarizer's model id (for the transcript request).
+    pub model_name: &'a str,
+    pub view: &'a ContextView,
+    pub plan: &'a Plan,
+    pub cfg: &'a CompactionConfig,
+    /// What the user asked the summary to focus on (`/compact FOCUS`).
+    pub focus: Option<&'a str>,
+    pub trigger: CompactionTrigger,
+    pub estimator: &'a Estimator,
+    /// The effective context window of the summarizer model (the
+    /// transcript is bounded to fit it).
+    pub window: u64,
+    /// The size of everything in the request besides the messages (system
+    /// prompt with the current summary, tool definitions), for
+    /// `tokens_before` / `tokens_after`.
+    pub system_chars: usize,
+    /// The request the conversation would send now, when the summarizer is
+    /// the session's own model (see [`compact`]).
+    pub next: Option<&'a ChatRequest>,
+}
+
 /// Run the summarizer for `plan` and build the compaction record to persist
 /// (`seq`/`ts` left as 0/"" for the store writer to fill).
 ///
-/// `window` is the effective context window of the summarizer model (the
-/// transcript is bounded to fit it); `system_chars` is the size of
-/// everything in the request besides the messages (system prompt with the
-/// current summary, tool definitions), for `tokens_before`/`tokens_after`.
-///
-/// `next` is the request the conversation would send now, when the
+/// `input.next` is the request the conversation would send now, when the
 /// summarizer is the session's own model: the summary is then asked for
 /// with that request plus one instruction (`mode: "shared-prefix"`, see
 /// [`shared_prefix_request`]), which reuses the provider's prompt cache.
 /// When it does not fit, or the attempt is refused, calls a tool or says
 /// nothing, the standalone transcript request is used (`mode:
 /// "transcript"`) and `debug` is told why.
-#[allow(clippy::too_many_arguments)]
 pub async fn compact(
     provider: &dyn Provider,
-    model_name: &str,
-    view: &ContextView,
-    plan: Plan,
-    cfg: &CompactionConfig,
-    focus: Option<&str>,
-    trigger: CompactionTrigger,
-    estimator: &Estimator,
-    window: u64,
-    system_chars: usize,
-    next: Option<&ChatRequest>,
+    input: CompactInput<'_>,
     debug: &mut (dyn FnMut(String) + Send),
     cancel: CancellationToken,
 ) -> Result<CompactionRecord, CompactError> {
-    let compacted = plan.compacted(view);
-    if compacted.is_empty() {
+    if input.plan.compacted(input.view).is_empty() {
         return Err(PlanError::NothingToCompact.into());
     }
     if cancel.is_cancelled() {
         return Err(CompactError::Cancelled);
     }
-    let shared = match next {
-        Some(next) => {
-            summarize_shared(
-                provider, next, view, &plan, cfg, focus, estimator, window, debug, &cancel,
-            )
-            .await?
-        }
+    let shared = match input.next {
+        Some(next) => summarize_shared(provider, next, &input, debug, &cancel).await?,
         None => None,
     };
     let (text, mode) = match shared {
         Some(text) => (text, CompactionMode::SharedPrefix),
         None => (
-            summarize_transcript(
-                provider, model_name, view, &plan, cfg, focus, estimator, window, &cancel,
-            )
-            .await?,
+            summarize_transcript(provider, &input, &cancel).await?,
             CompactionMode::Transcript,
         ),
     };
-    finish_record(
-        text,
-        mode,
-        view,
-        plan,
-        cfg,
-        focus,
-        trigger,
-        estimator,
-        window,
-        system_chars,
-    )
+    finish_record(text, mode, &input)
 }
 
 /// The shared-prefix attempt: `Ok(None)` (and a note to `debug`) when it
 /// does not fit or fails in a way the transcript request may not.
-#[allow(clippy::too_many_arguments)]
 async fn summarize_shared(
     provider: &dyn Provider,
     next: &ChatRequest,
-    view: &ContextView,
-    plan: &Plan,
-    cfg: &CompactionConfig,
-    focus: Option<&str>,
-    estimator: &Estimator,
-    window: u64,
+    input: &CompactInput<'_>,
     debug: &mut (dyn FnMut(String) + Send),
     cancel: &CancellationToken,
 ) -> Result<Option<String>, CompactError> {
+    let CompactInput {
+        view,
+        plan,
+        cfg,
+        focus,
+        estimator,
+        window,
+        ..
+    } = *input;
     let first_kept = view.records().get(plan.compacted_len);
     let Some(mut req) = shared_prefix_request(
         next,
@@ -215,18 +208,21 @@ async fn summarize_shared(
 }
 
 /// Today's standalone summarizer: a transcript of the compacted messages.
-#[allow(clippy::too_many_arguments)]
 async fn summarize_transcript(
     provider: &dyn Provider,
-    model_name: &str,
-    view: &ContextView,
-    plan: &Plan,
-    cfg: &CompactionConfig,
-    focus: Option<&str>,
-    estimator: &Estimator,
-    window: u64,
+    input: &CompactInput<'_>,
     cancel: &CancellationToken,
 ) -> Result<String, CompactError> {
+    let CompactInput {
+        view,
+        plan,
+        cfg,
+        focus,
+        estimator,
+        window,
+        model_name,
+        ..
+    } = *input;
     let compacted = plan.compacted(view);
     let mut req = summary_request(
         view.summary(),
@@ -256,19 +252,22 @@ async fn summarize_transcript(
 }
 
 /// The record for a summary `text` obtained in `mode`.
-#[allow(clippy::too_many_arguments)]
 fn finish_record(
     text: String,
     mode: CompactionMode,
-    view: &ContextView,
-    plan: Plan,
-    cfg: &CompactionConfig,
-    focus: Option<&str>,
-    trigger: CompactionTrigger,
-    estimator: &Estimator,
-    window: u64,
-    system_chars: usize,
+    input: &CompactInput<'_>,
 ) -> Result<CompactionRecord, CompactError> {
+    let CompactInput {
+        view,
+        plan,
+        cfg,
+        focus,
+        trigger,
+        estimator,
+        window,
+        system_chars,
+        ..
+    } = *input;
     let compacted = plan.compacted(view);
     let mut new_facts = Facts::from_records(compacted);
     if plan.mid_turn {

@@ -67,6 +67,33 @@ impl ToolName {
     }
 }
 
+/// The argument names other crates read from a built-in tool's call (the
+/// compaction facts); the agent's tool schemas declare them, which a test
+/// there checks.
+pub mod arg {
+    /// The file or directory of `read_file`, `list_dir`, `grep`,
+    /// `write_file` and `edit_file`.
+    pub const PATH: &str = "path";
+    /// The command line of `shell`.
+    pub const COMMAND: &str = "command";
+    /// The regular expression of `grep`.
+    pub const PATTERN: &str = "pattern";
+}
+
+impl ToolName {
+    /// The arguments of this tool that other crates read, from [`arg`].
+    pub fn read_args(self) -> &'static [&'static str] {
+        match self {
+            ToolName::ReadFile | ToolName::ListDir | ToolName::WriteFile | ToolName::EditFile => {
+                &[arg::PATH]
+            }
+            ToolName::Grep => &[arg::PATTERN, arg::PATH],
+            ToolName::Shell => &[arg::COMMAND],
+            ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
+        }
+    }
+}
+
 impl fmt::Display for ToolName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -192,29 +192,28 @@ impl Agent {
             eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
         let next = self.shared_prefix_base(trigger, sink, cancel);
         let mut debug = |m: String| sink(AgentEvent::Debug(m));
-        let record = eonyx_compact::compact(
-            self.summarizer.as_ref(),
-            &self.summarizer_model,
-            &self.view,
-            plan,
-            &self.config.compaction,
+        let input = eonyx_compact::CompactInput {
+            model_name: &self.summarizer_model,
+            view: &self.view,
+            plan: &plan,
+            cfg: &self.config.compaction,
             focus,
             trigger,
-            &self.estimator,
-            self.summarizer_window.unwrap_or(self.trigger.window),
+            estimator: &self.estimator,
+            window: self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
-            next.as_ref(),
-            &mut debug,
-            cancel.clone(),
-        )
-        .await
-        .map_err(|e| {
-            if cancel.is_cancelled() {
-                AgentError::Interrupted
-            } else {
-                AgentError::Compaction(e.to_string())
-            }
-        })?;
+            next: next.as_ref(),
+        };
+        let record =
+            eonyx_compact::compact(self.summarizer.as_ref(), input, &mut debug, cancel.clone())
+                .await
+                .map_err(|e| {
+                    if cancel.is_cancelled() {
+                        AgentError::Interrupted
+                    } else {
+                        AgentError::Compaction(e.to_string())
+                    }
+                })?;
         self.remember_quirks(sink);
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(

@@ -156,6 +156,15 @@ mod tests {
                 ToolName::parse(&d.name).map(ToolName::as_str),
                 Some(d.name.as_str())
             );
+            // The arguments the compaction facts read are declared.
+            let tool = ToolName::parse(&d.name).unwrap();
+            for key in tool.read_args() {
+                assert!(
+                    d.parameters["properties"].get(*key).is_some(),
+                    "{}: {key}",
+                    d.name
+                );
+            }
             for req in d.parameters["required"].as_array().into_iter().flatten() {
                 let req = req.as_str().unwrap();
                 assert!(

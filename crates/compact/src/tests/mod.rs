@@ -109,22 +109,20 @@ async fn run_compact(
     cancel: CancellationToken,
 ) -> Result<CompactionRecord, CompactError> {
     let e = Estimator::new(4.0, 4096);
-    compact(
-        p,
-        "m",
-        v,
-        plan,
-        &cfg(),
+    let cfg = cfg();
+    let input = CompactInput {
+        model_name: "m",
+        view: v,
+        plan: &plan,
+        cfg: &cfg,
         focus,
-        CompactionTrigger::Manual,
-        &e,
-        100_000,
-        1000,
-        None,
-        &mut |_| {},
-        cancel,
-    )
-    .await
+        trigger: CompactionTrigger::Manual,
+        estimator: &e,
+        window: 100_000,
+        system_chars: 1000,
+        next: None,
+    };
+    compact(p, input, &mut |_| {}, cancel).await
 }
 
 /// `turns` user turns, each with `tools` tool exchanges and a final answer.

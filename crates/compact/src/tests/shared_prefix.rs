@@ -37,22 +37,20 @@ async fn run_shared(
 ) -> Result<CompactionRecord, CompactError> {
     let next = next_request(v);
     let mut log = |m: String| debug.push(m);
-    compact(
-        p,
-        "m",
-        v,
-        plan,
-        &cfg(),
-        None,
-        CompactionTrigger::Auto,
-        &est(),
+    let (cfg, est) = (cfg(), est());
+    let input = CompactInput {
+        model_name: "m",
+        view: v,
+        plan: &plan,
+        cfg: &cfg,
+        focus: None,
+        trigger: CompactionTrigger::Auto,
+        estimator: &est,
         window,
-        1000,
-        Some(&next),
-        &mut log,
-        CancellationToken::new(),
-    )
-    .await
+        system_chars: 1000,
+        next: Some(&next),
+    };
+    compact(p, input, &mut log, CancellationToken::new()).await
 }
 
 #[tokio::test]

@@ -114,23 +114,21 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
                             .find(|w| w.starts_with("CW"))
                             .map(str::to_owned)
                     });
-                let mut rec = compact(
-                    &model,
-                    "m",
-                    &v,
-                    pl,
-                    &c,
-                    None,
-                    CompactionTrigger::Auto,
-                    &e,
+                let input = CompactInput {
+                    model_name: "m",
+                    view: &v,
+                    plan: &pl,
+                    cfg: &c,
+                    focus: None,
+                    trigger: CompactionTrigger::Auto,
+                    estimator: &e,
                     window,
-                    sys.chars(),
-                    None,
-                    &mut |_| {},
-                    CancellationToken::new(),
-                )
-                .await
-                .unwrap_or_else(|err| panic!("turn {turn}: {err}"));
+                    system_chars: sys.chars(),
+                    next: None,
+                };
+                let mut rec = compact(&model, input, &mut |_| {}, CancellationToken::new())
+                    .await
+                    .unwrap_or_else(|err| panic!("turn {turn}: {err}"));
                 h.seq += 1;
                 rec.seq = h.seq;
                 v.apply(&rec);
