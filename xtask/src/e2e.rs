@@ -195,6 +195,16 @@ struct Entry {
     /// llama.cpp `timings.prompt_ms`: the prefill time.
     prompt_ms: Option<f64>,
     overflow: bool,
+    /// A turn request's system prompt through the date line: the stable
+    /// prefix a compaction must not move (docs/prompt.md#the-request).
+    stable_prefix: Option<String>,
+}
+
+/// The system text through the end of its `Current date (UTC): …` line.
+fn stable_prefix(system: &str) -> Option<String> {
+    let at = system.find("Current date (UTC): ")?;
+    let end = system[at..].find('\n').map_or(system.len(), |n| at + n);
+    Some(system[..end].to_owned())
 }
 
 type Log = Arc<Mutex<Vec<Entry>>>;
@@ -338,6 +348,9 @@ fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Result<()> {
             .and_then(|t| t.get("prompt_ms"))
             .and_then(Value::as_f64),
         overflow,
+        stable_prefix: (!recorded.is_summarizer())
+            .then(|| stable_prefix(&recorded.system_text()))
+            .flatten(),
     });
     // Close only after logging, so a client that saw the end sees the entry.
     let _ = client.shutdown(std::net::Shutdown::Both);
@@ -456,7 +469,9 @@ fn binary_stage(
             _ => " (an overflow came before any compaction)".into(),
         }
     );
-    let report = compaction_report(&entries, u64::from(ctx()));
+    let root = format!("http://127.0.0.1:{server_port}");
+    let tokens = |text: &str| http::count_tokens(&root, text).ok();
+    let report = compaction_report(&entries, u64::from(ctx()), &tokens);
     for line in &report.lines {
         println!("{line}");
     }
@@ -517,7 +532,11 @@ pub(crate) fn pct(part: u64, whole: u64) -> f64 {
 /// server reports it, time). Then the standing guarantees: peak request
 /// within 3 points of the trigger, ≥ 95% reuse between compactions, no
 /// unrecovered 400.
-fn compaction_report(entries: &[Entry], window: u64) -> Report {
+fn compaction_report(
+    entries: &[Entry],
+    window: u64,
+    tokens: &dyn Fn(&str) -> Option<u64>,
+) -> Report {
     let mut lines = Vec::new();
     let mut checks: Vec<(bool, String)> = Vec::new();
     let mut check = |ok: bool, what: String| checks.push((ok, what));
@@ -597,6 +616,23 @@ fn compaction_report(entries: &[Entry], window: u64) -> Report {
         };
         worst_reuse = worst_reuse.min(reuse);
         worst_turns = worst_turns.max(turns);
+        // The stable prefix (context files, memory, tools... through the
+        // date line) must come from the cache in the first request after.
+        if let Some(a) = after
+            && let (Some(text), Some(c)) = (a.stable_prefix.as_deref(), a.cache_n)
+        {
+            match tokens(text) {
+                Some(t) => check(
+                    c >= t,
+                    format!(
+                        "compaction {n}: the first request after it reuses the stable prefix through the date line ({c} cached >= {t} prefix tokens)"
+                    ),
+                ),
+                None => lines.push(format!(
+                    "compaction {n}: could not tokenize the stable prefix to check its reuse"
+                )),
+            }
+        }
         lines.push(format!(
             "compaction {n} ({}): summarizer reuse {reuse:.0}% ({c} cached of {}); adds {extra_tokens:.0} prefill tokens (summarizer {summ_p} in {} request(s), first request after it {after_p}) = {turns:.1} steady turns{ms}",
             if e.shared { "shared-prefix" } else { "transcript" },

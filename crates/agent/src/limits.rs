@@ -304,10 +304,11 @@ mod tests {
     use super::*;
     use camino::Utf8PathBuf;
 
-    fn dir() -> (tempfile::TempDir, Utf8PathBuf) {
-        let t = tempfile::tempdir().unwrap();
-        let p = Utf8PathBuf::from_path_buf(t.path().join("data")).unwrap();
-        (t, p)
+    /// The one test sandbox's data dir (kept alive by the returned env).
+    fn dir() -> (eonyx_tests::TestEnv, Utf8PathBuf) {
+        let env = eonyx_tests::TestEnv::new().unwrap();
+        let data = env.data_dir.clone();
+        (env, data)
     }
 
     #[test]

@@ -323,3 +323,15 @@ pub(super) fn summarizer_reuse(root: &str, anthropic: bool) -> Result<String> {
     }
     Ok(format!("{reuse:.0}% reused ({c} cached, {p} prefilled)"))
 }
+
+/// How many tokens llama-server's tokenizer makes of `text` (`/tokenize`,
+/// without special tokens).
+pub(super) fn count_tokens(root: &str, text: &str) -> Result<u64> {
+    let r = post(&format!("{root}/tokenize"), &json!({ "content": text }))?;
+    expect_ok(&r)?;
+    let v: Value = serde_json::from_str(&r.body).context("reading the /tokenize reply")?;
+    v["tokens"]
+        .as_array()
+        .map(|t| t.len() as u64)
+        .context("the /tokenize reply has no `tokens` array")
+}
