@@ -1,0 +1,287 @@
+//! The binary stage's report: the request table, and per compaction the
+//! summarizer's cache reuse and the prefill it adds, then the standing
+//! guarantees (peak, reuse between compactions, no unrecovered 400).
+
+use serde_json::Value;
+
+use super::proxy::Entry;
+
+/// What [`compaction_report`] found: lines to print, failed checks.
+pub(super) struct Report {
+    pub(super) lines: Vec<String>,
+    pub(super) failed: usize,
+}
+
+/// The trigger eonyx computes for this window with default compaction
+/// settings and the e2e config's `max_output_tokens` (docs/compaction.md#trigger:
+/// `min(threshold% × window, window − headroom)`, headroom = buffer capped
+/// at a quarter of the window, never below the output cap).
+pub(super) fn default_trigger(window: u64) -> u64 {
+    let cfg = eonyx_core::CompactionConfig::default();
+    let out = 128u64.min(window / 2);
+    let headroom = cfg.buffer_tokens.min(window / 4).max(out);
+    let by_pct = (window as f64 * cfg.threshold_percent / 100.0).round() as u64;
+    by_pct.min(window.saturating_sub(headroom))
+}
+
+pub(crate) fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Per compaction: the summarizer's cache reuse
+/// (`cache_n / (cache_n + prompt_n)`) and the prefill it adds over a steady
+/// turn (the summarizer's own prefill plus what the first request after it
+/// prefills beyond a steady turn, in steady turns: tokens and, when the
+/// server reports it, time). Then the standing guarantees: peak request
+/// within 3 points of the trigger, ≥ 95% reuse between compactions, no
+/// unrecovered 400.
+pub(super) fn compaction_report(
+    entries: &[Entry],
+    window: u64,
+    tokens: &dyn Fn(&str) -> Option<u64>,
+) -> Report {
+    let mut lines = Vec::new();
+    let mut checks: Vec<(bool, String)> = Vec::new();
+    let mut check = |ok: bool, what: String| checks.push((ok, what));
+    let chat: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.method == "POST" && e.status == 200)
+        .collect();
+    // Steady turns: turn requests after the first, not right after a
+    // compaction (or an overflow), with timings.
+    let mut steady_tokens = Vec::new();
+    let mut steady_ms = Vec::new();
+    let (mut between_cached, mut between_total) = (0u64, 0u64);
+    for (i, e) in chat.iter().enumerate() {
+        if e.summarizer || i == 0 || chat[i - 1].summarizer {
+            continue;
+        }
+        let (Some(p), Some(c)) = (e.prompt_n, e.cache_n) else {
+            continue;
+        };
+        between_cached += c;
+        between_total += c + p;
+        steady_tokens.push(p as f64);
+        if let Some(ms) = e.prompt_ms {
+            steady_ms.push(ms);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let steady_t = median(&mut steady_tokens).max(1.0);
+    let steady_ms = median(&mut steady_ms);
+    lines.push(format!(
+        "steady turn: {steady_t:.0} prompt tokens prefilled (median){}",
+        if steady_ms > 0.0 {
+            format!(", {:.0} ms", steady_ms)
+        } else {
+            String::new()
+        }
+    ));
+    let mut n = 0;
+    let mut worst_reuse: f64 = 100.0;
+    let mut worst_turns: f64 = 0.0;
+    // One compaction is a run of consecutive summarizer requests (the first
+    // attempt, then e.g. the retry when a summary was cut at its cap),
+    // followed by the first turn request after it.
+    let mut i = 0;
+    while i < chat.len() {
+        if !chat[i].summarizer {
+            i += 1;
+            continue;
+        }
+        let first = i;
+        while i < chat.len() && chat[i].summarizer {
+            i += 1;
+        }
+        let attempts = &chat[first..i];
+        let e = attempts[0];
+        n += 1;
+        let (p, c) = (e.prompt_n.unwrap_or(0), e.cache_n.unwrap_or(0));
+        let reuse = pct(c, c + p);
+        let summ_p: u64 = attempts.iter().map(|a| a.prompt_n.unwrap_or(0)).sum();
+        let after = chat.get(i);
+        let after_p = after.and_then(|a| a.prompt_n).unwrap_or(0);
+        let extra_tokens = summ_p as f64 + (after_p as f64 - steady_t).max(0.0);
+        let turns = extra_tokens / steady_t;
+        let summ_ms: Option<f64> = attempts.iter().map(|a| a.prompt_ms).sum();
+        let ms = match (summ_ms, after.and_then(|a| a.prompt_ms)) {
+            (Some(s), Some(a)) if steady_ms > 0.0 => {
+                let extra = s + (a - steady_ms).max(0.0);
+                format!(
+                    ", {extra:.0} ms = {:.1} steady turns by time",
+                    extra / steady_ms
+                )
+            }
+            _ => String::new(),
+        };
+        worst_reuse = worst_reuse.min(reuse);
+        worst_turns = worst_turns.max(turns);
+        // The stable prefix (context files, memory, tools... through the
+        // date line) must come from the cache in the first request after.
+        if let Some(a) = after
+            && let (Some(text), Some(c)) = (a.stable_prefix.as_deref(), a.cache_n)
+        {
+            match tokens(text) {
+                Some(t) => check(
+                    c >= t,
+                    format!(
+                        "compaction {n}: the first request after it reuses the stable prefix through the date line ({c} cached >= {t} prefix tokens)"
+                    ),
+                ),
+                None => lines.push(format!(
+                    "compaction {n}: could not tokenize the stable prefix to check its reuse"
+                )),
+            }
+        }
+        lines.push(format!(
+            "compaction {n} ({}): summarizer reuse {reuse:.0}% ({c} cached of {}); adds {extra_tokens:.0} prefill tokens (summarizer {summ_p} in {} request(s), first request after it {after_p}) = {turns:.1} steady turns{ms}",
+            if e.shared { "shared-prefix" } else { "transcript" },
+            c + p,
+            attempts.len()
+        ));
+        // The two parts have different causes: the summarizer's own prefill
+        // is what the request shape decides; the first request after it must
+        // prefill the new summary and the kept turns behind it (the summary
+        // precedes the retained messages, docs/prompt.md#the-request), which no prefix
+        // cache can hold.
+        lines.push(format!(
+            "  of which: summarizer {:.1} steady turns; new summary + kept turns in the first request after it {:.1} steady turns",
+            summ_p as f64 / steady_t,
+            (after_p as f64 - steady_t).max(0.0) / steady_t
+        ));
+    }
+    let shared = chat
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.shared && (*i == 0 || !chat[i - 1].summarizer))
+        .count();
+    if n > 0 {
+        lines.push(format!(
+            "{shared} of {n} compactions used the shared-prefix summarizer"
+        ));
+        check(
+            worst_reuse >= 90.0,
+            format!("summarizer cache reuse >= 90% (worst {worst_reuse:.0}%)"),
+        );
+        check(
+            worst_turns <= 6.0,
+            format!("extra prefill per compaction <= 6 steady turns (worst {worst_turns:.1})"),
+        );
+    }
+    let trigger = default_trigger(window);
+    let peak = chat
+        .iter()
+        .filter(|e| !e.summarizer)
+        .filter_map(|e| Some(e.prompt_n? + e.cache_n?))
+        .max()
+        .unwrap_or(0);
+    check(
+        pct(peak, window) <= pct(trigger, window) + 3.0,
+        format!(
+            "peak turn request {peak} tokens = {:.1}% of {window}, trigger {:.1}% (within 3 points)",
+            pct(peak, window),
+            pct(trigger, window)
+        ),
+    );
+    check(
+        pct(between_cached, between_total) >= 95.0,
+        format!(
+            "reuse between compactions >= 95% ({:.1}%: {between_cached} of {between_total})",
+            pct(between_cached, between_total)
+        ),
+    );
+    let posts: Vec<&Entry> = entries.iter().filter(|e| e.method == "POST").collect();
+    let unrecovered = posts
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| e.status == 400 && !posts[i + 1..].iter().any(|l| l.status == 200))
+        .count();
+    let bad = posts.iter().filter(|e| e.status == 400).count();
+    check(
+        unrecovered == 0,
+        format!("no unrecovered 400 ({bad} answered 400, {unrecovered} unrecovered)"),
+    );
+    let failed = checks.iter().filter(|(ok, _)| !ok).count();
+    for (ok, what) in checks {
+        lines.push(format!("{}  {what}", if ok { "PASS" } else { "FAIL" }));
+    }
+    Report { lines, failed }
+}
+
+pub(super) fn print_table(entries: &[Entry]) {
+    println!(
+        "{:>4}  {:<6} {:<22} {:>6} {:>5} {:>9} {:>7} {:>7}",
+        "#", "kind", "path", "status", "msgs", "prompt_n", "cache_n", "hit"
+    );
+    for (i, e) in entries.iter().enumerate() {
+        let kind = if e.summarizer {
+            "summ"
+        } else if e.method == "GET" {
+            "probe"
+        } else {
+            "turn"
+        };
+        let hit = match (e.cache_n, e.prompt_n) {
+            (Some(c), Some(p)) if c + p > 0 => format!("{:.0}%", 100.0 * c as f64 / (c + p) as f64),
+            _ => "-".into(),
+        };
+        let opt = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+        println!(
+            "{:>4}  {:<6} {:<22} {:>6} {:>5} {:>9} {:>7} {:>7}",
+            i + 1,
+            kind,
+            e.path,
+            e.status,
+            e.messages,
+            opt(e.prompt_n),
+            opt(e.cache_n),
+            hit
+        );
+    }
+    let (cached, total) = entries
+        .iter()
+        .filter(|e| !e.summarizer && e.method == "POST")
+        .skip(1)
+        .filter_map(|e| Some((e.cache_n?, e.cache_n? + e.prompt_n?)))
+        .fold((0, 0), |(c, t), (ec, et)| (c + ec, t + et));
+    if total > 0 {
+        println!(
+            "prompt cache over turn requests after the first: {cached} of {total} prompt tokens cached ({:.0}%)",
+            100.0 * cached as f64 / total as f64
+        );
+    }
+}
+
+/// (compaction records, their triggers, message records) over every session file.
+pub(super) fn session_stats(dir: &std::path::Path) -> (usize, Vec<String>, usize) {
+    let mut compactions = 0;
+    let mut triggers = Vec::new();
+    let mut messages = 0;
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return (0, triggers, 0);
+    };
+    for entry in read.flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            match v["type"].as_str() {
+                Some("compaction") => {
+                    compactions += 1;
+                    triggers.push(v["trigger"].as_str().unwrap_or("?").to_owned());
+                }
+                Some("message") => messages += 1,
+                _ => {}
+            }
+        }
+    }
+    (compactions, triggers, messages)
+}
