@@ -145,27 +145,19 @@ async fn summarize_shared(
     debug: &mut (dyn FnMut(String) + Send),
     cancel: &CancellationToken,
 ) -> Result<Option<String>, CompactError> {
-    let CompactInput {
-        view,
-        plan,
-        cfg,
-        focus,
-        estimator,
-        window,
-        ..
-    } = *input;
-    let first_kept = view.records().get(plan.compacted_len);
+    let first_kept = input.view.records().get(input.plan.compacted_len);
     let Some(mut req) = shared_prefix_request(
         next,
         first_kept,
-        view.summary().is_some(),
-        focus,
-        cfg,
-        window,
-        estimator,
+        input.view.summary().is_some(),
+        input.focus,
+        input.cfg,
+        input.window,
+        input.estimator,
     ) else {
         debug(format!(
-            "compaction: the conversation's request leaves too little of the {window}-token window for the instruction and the summary; using the transcript summarizer"
+            "compaction: the conversation's request leaves too little of the {}-token window for the instruction and the summary; using the transcript summarizer",
+            input.window
         ));
         return Ok(None);
     };
@@ -213,25 +205,15 @@ async fn summarize_transcript(
     input: &CompactInput<'_>,
     cancel: &CancellationToken,
 ) -> Result<String, CompactError> {
-    let CompactInput {
-        view,
-        plan,
-        cfg,
-        focus,
-        estimator,
-        window,
-        model_name,
-        ..
-    } = *input;
-    let compacted = plan.compacted(view);
+    let compacted = input.plan.compacted(input.view);
     let mut req = summary_request(
-        view.summary(),
+        input.view.summary(),
         compacted,
-        focus,
-        cfg,
-        model_name,
-        window,
-        estimator,
+        input.focus,
+        input.cfg,
+        input.model_name,
+        input.window,
+        input.estimator,
     );
     req.cancel = cancel.child_token();
     let mut ignore = |_ev| {};
