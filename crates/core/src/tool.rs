@@ -80,20 +80,6 @@ pub mod arg {
     pub const PATTERN: &str = "pattern";
 }
 
-impl ToolName {
-    /// The arguments of this tool that other crates read, from [`arg`].
-    pub fn read_args(self) -> &'static [&'static str] {
-        match self {
-            ToolName::ReadFile | ToolName::ListDir | ToolName::WriteFile | ToolName::EditFile => {
-                &[arg::PATH]
-            }
-            ToolName::Grep => &[arg::PATTERN, arg::PATH],
-            ToolName::Shell => &[arg::COMMAND],
-            ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
-        }
-    }
-}
-
 impl fmt::Display for ToolName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

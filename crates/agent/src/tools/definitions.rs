@@ -143,6 +143,7 @@ pub fn enabled_definitions(tools: &eonyx_config::ToolsConfig) -> Vec<ToolDef> {
 mod tests {
     use super::super::TOOLS;
     use super::*;
+    use eonyx_core::tool::arg;
 
     #[test]
     fn definitions_cover_every_tool_with_object_schemas() {
@@ -157,8 +158,16 @@ mod tests {
                 Some(d.name.as_str())
             );
             // The arguments the compaction facts read are declared.
-            let tool = ToolName::parse(&d.name).unwrap();
-            for key in tool.read_args() {
+            let read: &[&str] = match ToolName::parse(&d.name).unwrap() {
+                ToolName::ReadFile
+                | ToolName::ListDir
+                | ToolName::WriteFile
+                | ToolName::EditFile => &[arg::PATH],
+                ToolName::Grep => &[arg::PATTERN, arg::PATH],
+                ToolName::Shell => &[arg::COMMAND],
+                ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
+            };
+            for key in read {
                 assert!(
                     d.parameters["properties"].get(*key).is_some(),
                     "{}: {key}",
