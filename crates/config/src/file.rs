@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{EditMode, ProviderKind, ShellPolicy, WritePolicy};
+use crate::{EditMode, McpApproval, ProviderKind, ShellPolicy, WritePolicy};
 
 /// `[compaction]` as written in a file: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,6 +92,38 @@ pub struct ReplFile {
     pub history_size: Option<usize>,
 }
 
+/// `[mcp]` as written in a file (docs/mcp.md#deferred-schemas).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpFile {
+    pub defer_above_tokens: Option<u64>,
+}
+
+/// `[mcp_servers.<name>]` as written in a file (docs/mcp.md#configuration).
+/// Every field is optional so a trusted project can change one field of a
+/// server the global config defines. None of these keys is on the
+/// untrusted allow-list: a server runs a program or reaches a URL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerFile {
+    /// stdio: the program to run.
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub env: Option<BTreeMap<String, String>>,
+    pub cwd: Option<String>,
+    /// Streamable HTTP: the endpoint.
+    pub url: Option<String>,
+    pub headers: Option<BTreeMap<String, String>>,
+    pub bearer_token_env_var: Option<String>,
+    pub enabled: Option<bool>,
+    pub enabled_tools: Option<Vec<String>>,
+    pub disabled_tools: Option<Vec<String>>,
+    pub startup_timeout_secs: Option<u64>,
+    pub tool_timeout_secs: Option<u64>,
+    pub required: Option<bool>,
+    pub approval: Option<McpApproval>,
+}
+
 /// `[models.<key>]` as written in a file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,6 +167,9 @@ pub struct ConfigFile {
     pub memory: Option<MemoryFile>,
     pub repl: Option<ReplFile>,
     pub skills: Option<SkillsFile>,
+    pub mcp: Option<McpFile>,
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

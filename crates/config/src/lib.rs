@@ -44,8 +44,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use eonyx_core::config::{
-    CompactionConfig, ContextConfig, FALLBACK_CONTEXT_WINDOW, ModelConfig, ProviderKind,
-    SkillsConfig,
+    CompactionConfig, ContextConfig, FALLBACK_CONTEXT_WINDOW, McpApproval, McpConfig,
+    McpServerConfig, McpTransport, ModelConfig, ProviderKind, SkillsConfig,
 };
 
 use crate::paths::Env;
@@ -59,8 +59,8 @@ pub mod secrets;
 pub mod trust;
 pub mod validate;
 pub use file::{
-    CompactionFile, ConfigFile, ContextFile, MemoryFile, ModelFile, ProfileFile, ReplFile,
-    SkillsFile, ToolsFile,
+    CompactionFile, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile, ModelFile,
+    ProfileFile, ReplFile, SkillsFile, ToolsFile,
 };
 pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};
@@ -222,6 +222,9 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub repl: ReplConfig,
     pub skills: SkillsConfig,
+    /// `[mcp]` and the `[mcp_servers.NAME]` of the global config and a
+    /// trusted project (docs/mcp.md#configuration).
+    pub mcp: McpConfig,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -250,6 +253,7 @@ impl Config {
             memory: MemoryConfig::default(),
             repl: ReplConfig::default(),
             skills: SkillsConfig::default(),
+            mcp: McpConfig::default(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),

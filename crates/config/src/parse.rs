@@ -10,8 +10,8 @@ use camino::Utf8Path;
 
 use crate::validate::validate;
 use crate::{
-    CompactionFile, ConfigError, ConfigFile, ContextFile, MemoryFile, ModelFile, ProfileFile,
-    ReplFile, SkillsFile, ToolsFile,
+    CompactionFile, ConfigError, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile,
+    ModelFile, ProfileFile, ReplFile, SkillsFile, ToolsFile,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
@@ -163,6 +163,9 @@ enum Section {
     Memory,
     Repl,
     Skills,
+    Mcp,
+    McpServers,
+    McpServer,
     Leaf,
 }
 
@@ -178,7 +181,9 @@ impl Section {
             Section::Memory => Some(field_names::<MemoryFile>()),
             Section::Repl => Some(field_names::<ReplFile>()),
             Section::Skills => Some(field_names::<SkillsFile>()),
-            Section::Models | Section::Profiles | Section::Leaf => None,
+            Section::Mcp => Some(field_names::<McpFile>()),
+            Section::McpServer => Some(field_names::<McpServerFile>()),
+            Section::Models | Section::Profiles | Section::McpServers | Section::Leaf => None,
         }
     }
 
@@ -192,6 +197,9 @@ impl Section {
             (Section::Root, "memory") => Section::Memory,
             (Section::Root, "repl") => Section::Repl,
             (Section::Root, "skills") => Section::Skills,
+            (Section::Root, "mcp") => Section::Mcp,
+            (Section::Root, "mcp_servers") => Section::McpServers,
+            (Section::McpServers, _) => Section::McpServer,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -255,6 +263,9 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         if fields.iter().any(|f| f == name) {
             return format!("; `{name}` belongs in the [{section}] table");
         }
+    }
+    if field_names::<McpServerFile>().iter().any(|f| f == name) {
+        return format!("; `{name}` belongs in a [mcp_servers.NAME] table");
     }
     if field_names::<ModelFile>().iter().any(|f| f == name) {
         return format!("; `{name}` belongs in a [models.KEY] table");

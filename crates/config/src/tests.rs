@@ -8,28 +8,28 @@ use crate::{
     CompactionConfig, Config, LoadOptions, ProviderKind, ShellPolicy, Source, load, parse_global,
 };
 
-struct Sandbox {
+pub(super) struct Sandbox {
     _tmp: tempfile::TempDir,
     root: Utf8PathBuf,
 }
 
 impl Sandbox {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::from_path_buf(tmp.path().canonicalize().unwrap()).unwrap();
         std::fs::create_dir_all(root.join("cfg")).unwrap();
         std::fs::create_dir_all(root.join("proj/sub")).unwrap();
         Self { _tmp: tmp, root }
     }
-    fn global(&self, text: &str) -> &Self {
+    pub(super) fn global(&self, text: &str) -> &Self {
         std::fs::write(self.root.join("cfg/config.toml"), text).unwrap();
         self
     }
-    fn project(&self, text: &str) -> &Self {
+    pub(super) fn project(&self, text: &str) -> &Self {
         std::fs::write(self.root.join("proj/eonyx.json"), text).unwrap();
         self
     }
-    fn opts(&self, vars: &[(&str, &str)]) -> LoadOptions {
+    pub(super) fn opts(&self, vars: &[(&str, &str)]) -> LoadOptions {
         let mut env = Env::from_pairs(vars.iter().copied());
         env.set("EONYX_CONFIG_DIR", self.root.join("cfg").as_str());
         LoadOptions {
@@ -39,14 +39,14 @@ impl Sandbox {
             profile: None,
         }
     }
-    fn load(&self, vars: &[(&str, &str)]) -> Config {
+    pub(super) fn load(&self, vars: &[(&str, &str)]) -> Config {
         load(&self.opts(vars)).unwrap()
     }
-    fn proj_root(&self) -> Utf8PathBuf {
+    pub(super) fn proj_root(&self) -> Utf8PathBuf {
         self.root.join("proj")
     }
     /// Replace the sandbox root in messages.
-    fn scrub(&self, s: &str) -> String {
+    pub(super) fn scrub(&self, s: &str) -> String {
         s.replace(self.root.as_str(), "[TMP]")
     }
 }
@@ -528,3 +528,5 @@ fn project_is_found_by_walking_up_and_openai_base_url_applies_to_openai_models()
         }
     );
 }
+
+mod mcp;

@@ -150,12 +150,17 @@ fn filter(
             None | Some(Value::Null) => false,
             Some(child @ Value::Object(_)) => {
                 filter(child, path, global_models, refused);
-                // An emptied `[models.K]` would still declare model K.
+                // An emptied `[models.K]` would still declare model K, and
+                // an emptied `[mcp_servers.S]` server S.
                 path.len() == 2
-                    && path[0] == "models"
+                    && (path[0] == "models" || path[0] == "mcp_servers")
                     && child.as_object().is_some_and(|m| {
-                        m.values()
-                            .all(|v| v.is_null() || *v == Value::Object(Default::default()))
+                        m.values().all(|v| match v {
+                            Value::Null => true,
+                            Value::Object(o) => o.is_empty(),
+                            Value::Array(a) => a.is_empty(),
+                            _ => false,
+                        })
                     })
             }
             // Unset collections (`trusted_projects` is handled by the caller).

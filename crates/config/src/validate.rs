@@ -76,22 +76,19 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if key.trim().is_empty() {
             return Err(invalid("models".into(), "a model key must not be empty"));
         }
-        if let Some(url) = &m.base_url {
-            let lower = url.to_ascii_lowercase();
-            if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-                return Err(invalid(
-                    k("base_url"),
-                    &format!("{url:?} is not an http:// or https:// URL"),
-                ));
-            }
+        if let Some(url) = &m.base_url
+            && !is_http_url(url)
+        {
+            return Err(invalid(
+                k("base_url"),
+                &format!("{url:?} is not an http:// or https:// URL"),
+            ));
         }
         if m.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
             return Err(invalid(k("name"), "must not be empty"));
         }
         if let Some(var) = &m.api_key_env
-            && (var.is_empty()
-                || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                || var.starts_with(|c: char| c.is_ascii_digit()))
+            && !is_env_var_name(var)
         {
             return Err(invalid(
                 k("api_key_env"),
@@ -132,11 +129,142 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
             validate_compaction(c, &format!("profiles.{name}.compaction"), path)?;
         }
     }
+    for (name, server) in &file.mcp_servers {
+        validate_mcp_server(name, server, path)?;
+    }
     if file.trusted_projects.iter().any(|p| p.trim().is_empty()) {
         return Err(invalid(
             "trusted_projects".into(),
             "entries must be non-empty paths",
         ));
+    }
+    Ok(())
+}
+
+/// A name of an environment variable: letters, digits and `_`, not starting
+/// with a digit.
+pub(crate) fn is_env_var_name(var: &str) -> bool {
+    !var.is_empty()
+        && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !var.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Whether `s` is an http:// or https:// URL (as far as config can tell).
+pub(crate) fn is_http_url(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
+/// `[mcp_servers.NAME]` of one file: the name, one transport, the values.
+/// That a server has a transport at all is checked after the merge (a
+/// trusted project may change one field of a global server).
+fn validate_mcp_server(
+    name: &str,
+    s: &crate::McpServerFile,
+    path: &Utf8Path,
+) -> Result<(), ConfigError> {
+    let invalid = |field: &str, message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key: if field.is_empty() {
+            format!("mcp_servers.{name}")
+        } else {
+            format!("mcp_servers.{name}.{field}")
+        },
+        message,
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(invalid(
+            "",
+            format!(
+                "{name:?} is not a server name: use letters, digits, `_` and `-` (it becomes part of the tool names, mcp__{name}__TOOL)"
+            ),
+        ));
+    }
+    if s.command.is_some() && s.url.is_some() {
+        return Err(invalid(
+            "url",
+            "a server has either `command` (a program eonyx starts, speaking stdio) or `url` (streamable HTTP), not both".into(),
+        ));
+    }
+    if s.command.as_deref().is_some_and(|c| c.trim().is_empty()) {
+        return Err(invalid("command", "must not be empty".into()));
+    }
+    if let Some(url) = &s.url
+        && !is_http_url(url)
+    {
+        return Err(invalid(
+            "url",
+            format!("{url:?} is not an http:// or https:// URL"),
+        ));
+    }
+    if s.url.is_some() {
+        for (field, set) in [
+            ("args", s.args.is_some()),
+            ("env", s.env.is_some()),
+            ("cwd", s.cwd.is_some()),
+        ] {
+            if set {
+                return Err(invalid(
+                    field,
+                    format!("`{field}` is for servers eonyx starts (`command`), not for a `url`"),
+                ));
+            }
+        }
+    }
+    if s.command.is_some() {
+        for (field, set) in [
+            ("headers", s.headers.is_some()),
+            ("bearer_token_env_var", s.bearer_token_env_var.is_some()),
+        ] {
+            if set {
+                return Err(invalid(
+                    field,
+                    format!(
+                        "`{field}` is for streamable HTTP servers (`url`), not for a `command`"
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(var) = &s.bearer_token_env_var
+        && !is_env_var_name(var)
+    {
+        return Err(invalid(
+            "bearer_token_env_var",
+            "must be the NAME of an environment variable (letters, digits, _) holding the token, never the token itself".into(),
+        ));
+    }
+    for var in s.env.iter().flat_map(|e| e.keys()) {
+        if var.is_empty() || var.contains(['=', '\0']) {
+            return Err(invalid(
+                "env",
+                format!("{var:?} is not an environment variable name"),
+            ));
+        }
+    }
+    for header in s.headers.iter().flat_map(|h| h.keys()) {
+        let token = !header.is_empty()
+            && header
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(invalid(
+                "headers",
+                format!("{header:?} is not an HTTP header name"),
+            ));
+        }
+    }
+    for (field, v) in [
+        ("startup_timeout_secs", s.startup_timeout_secs),
+        ("tool_timeout_secs", s.tool_timeout_secs),
+    ] {
+        if v == Some(0) {
+            return Err(invalid(field, "must be at least 1".into()));
+        }
     }
     Ok(())
 }

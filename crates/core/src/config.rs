@@ -156,3 +156,121 @@ impl ModelConfig {
         }
     }
 }
+
+/// Who decides whether a tool call of an MCP server may run
+/// (`mcp_servers.NAME.approval`; docs/mcp.md#approval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum McpApproval {
+    /// The REPL asks; batch runs and `eonyx run` deny unless `--allow-mcp`.
+    #[default]
+    Ask,
+    Allow,
+    /// Always denied, whatever the flags.
+    Deny,
+}
+
+impl McpApproval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpApproval::Ask => "ask",
+            McpApproval::Allow => "allow",
+            McpApproval::Deny => "deny",
+        }
+    }
+}
+
+/// How eonyx reaches an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum McpTransport {
+    /// A child process speaking JSON-RPC on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Added to eonyx's environment (minus the provider key variables).
+        env: std::collections::BTreeMap<String, String>,
+        /// Working directory; relative to the project root; `None` = the
+        /// project root.
+        cwd: Option<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        url: String,
+        headers: std::collections::BTreeMap<String, String>,
+        /// The variable holding a bearer token sent as `Authorization`.
+        bearer_token_env_var: Option<String>,
+    },
+}
+
+/// Defaults of `[mcp_servers.NAME]` (README, section "Configuration reference").
+pub const MCP_STARTUP_TIMEOUT_SECS: u64 = 10;
+pub const MCP_TOOL_TIMEOUT_SECS: u64 = 60;
+
+/// One resolved `[mcp_servers.NAME]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerConfig {
+    pub name: String,
+    /// `None` when neither `command` nor `url` is set: the server cannot
+    /// start (a warning when the config is loaded, a failed start after).
+    pub transport: Option<McpTransport>,
+    pub enabled: bool,
+    /// Only these tools (by the server's names); `None` = all.
+    pub enabled_tools: Option<Vec<String>>,
+    /// Never these tools (applied after `enabled_tools`).
+    pub disabled_tools: Vec<String>,
+    pub startup_timeout_secs: u64,
+    pub tool_timeout_secs: u64,
+    /// A failed start stops the run (exit 1) instead of a warning.
+    pub required: bool,
+    pub approval: McpApproval,
+}
+
+impl McpServerConfig {
+    /// A server with the defaults and no transport.
+    pub fn with_defaults(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            transport: None,
+            enabled: true,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            startup_timeout_secs: MCP_STARTUP_TIMEOUT_SECS,
+            tool_timeout_secs: MCP_TOOL_TIMEOUT_SECS,
+            required: false,
+            approval: McpApproval::Ask,
+        }
+    }
+
+    /// Whether the server offers its tool `tool` (`enabled_tools`, then
+    /// `disabled_tools`).
+    pub fn offers(&self, tool: &str) -> bool {
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|only| only.iter().any(|t| t == tool))
+            && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+}
+
+/// Resolved MCP settings: `[mcp]` and every `[mcp_servers.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpConfig {
+    /// Past this many tokens of MCP tool definitions the schemas are
+    /// deferred (docs/mcp.md#deferred-schemas); `None` = a tenth of the
+    /// context window.
+    pub defer_above_tokens: Option<u64>,
+    /// By name (sorted).
+    pub servers: std::collections::BTreeMap<String, McpServerConfig>,
+}
+
+impl McpConfig {
+    /// The servers that are switched on, by name.
+    pub fn enabled(&self) -> impl Iterator<Item = &McpServerConfig> {
+        self.servers.values().filter(|s| s.enabled)
+    }
+
+    /// The deferral limit for a context window of `window` tokens.
+    pub fn defer_limit(&self, window: u64) -> u64 {
+        self.defer_above_tokens.unwrap_or(window / 10)
+    }
+}

@@ -24,7 +24,7 @@ pub mod time;
 pub mod tokens;
 pub mod tool;
 
-pub use config::{CompactionConfig, ModelConfig};
+pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Role, ToolCall, Usage};
 pub use provider::{

@@ -19,11 +19,18 @@ pub enum ToolName {
     /// Offered only when `memory.enabled` (README, section "Memory"); the
     /// agent runs it, since it needs the session's memory store.
     Memory,
+    /// Offered instead of the MCP tools when their schemas are deferred
+    /// (docs/mcp.md#deferred-schemas): returns one MCP tool's schema.
+    McpDescribe,
+    /// With deferred schemas, calls an MCP tool by name with its arguments.
+    McpCall,
 }
 
 impl ToolName {
-    /// Every built-in tool, in the order the model is offered them.
-    pub const ALL: [ToolName; 9] = [
+    /// Every built-in tool, in the order the model is offered them (the
+    /// MCP tools, or `mcp_describe` and `mcp_call` in their place, come
+    /// last; docs/mcp.md#tool-names-and-order).
+    pub const ALL: [ToolName; 11] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -33,6 +40,8 @@ impl ToolName {
         ToolName::Recall,
         ToolName::Skill,
         ToolName::Memory,
+        ToolName::McpDescribe,
+        ToolName::McpCall,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +55,8 @@ impl ToolName {
             ToolName::Recall => "recall",
             ToolName::Skill => "skill",
             ToolName::Memory => "memory",
+            ToolName::McpDescribe => "mcp_describe",
+            ToolName::McpCall => "mcp_call",
         }
     }
 
@@ -78,6 +89,70 @@ pub mod arg {
     pub const COMMAND: &str = "command";
     /// The regular expression of `grep`.
     pub const PATTERN: &str = "pattern";
+    /// The MCP tool `mcp_describe` and `mcp_call` name.
+    pub const TOOL: &str = "tool";
+    /// The arguments `mcp_call` passes to the MCP tool.
+    pub const ARGUMENTS: &str = "arguments";
+}
+
+/// Every MCP tool's name starts with this (`mcp__<server>__<tool>`).
+pub const MCP_PREFIX: &str = "mcp__";
+/// The longest tool name providers accept (OpenAI: 64).
+pub const MAX_TOOL_NAME_BYTES: usize = 64;
+
+/// The name the model sees for `tool` of MCP server `server`
+/// (docs/mcp.md#tool-names-and-order): `mcp__<server>__<tool>`, every
+/// character outside `[A-Za-z0-9_-]` replaced by `_`, at most 64 bytes;
+/// a longer name is cut and ends in `_` and 8 hex digits of a hash of the
+/// uncut name, so two long names stay apart.
+pub fn mcp_tool_name(server: &str, tool: &str) -> String {
+    let full = format!(
+        "{MCP_PREFIX}{}__{}",
+        sanitize_tool_part(server),
+        sanitize_tool_part(tool)
+    );
+    if full.len() <= MAX_TOOL_NAME_BYTES {
+        return full;
+    }
+    with_hash_suffix(&full, &format!("{server}\0{tool}"))
+}
+
+/// `name` cut to leave room for `_xxxxxxxx` (a hash of `key`), so the
+/// result is exactly [`MAX_TOOL_NAME_BYTES`] long at most. `name` is ASCII.
+pub fn with_hash_suffix(name: &str, key: &str) -> String {
+    let suffix = format!("_{:08x}", fnv1a(key.as_bytes()) as u32);
+    let keep = MAX_TOOL_NAME_BYTES
+        .saturating_sub(suffix.len())
+        .min(name.len());
+    format!("{}{suffix}", &name[..keep])
+}
+
+/// Whether a tool call names an MCP tool (rather than a built-in one).
+pub fn is_mcp_tool(name: &str) -> bool {
+    name.starts_with(MCP_PREFIX)
+}
+
+fn sanitize_tool_part(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// FNV-1a, 64 bits: a stable hash (std's hasher may change between Rust
+/// versions, and tool names must not).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 impl fmt::Display for ToolName {
@@ -160,6 +235,29 @@ mod tests {
         }
         assert_eq!(ToolName::parse("apply_patch"), None);
         assert!(ToolName::EditFile.writes_files() && !ToolName::ReadFile.writes_files());
+    }
+
+    #[test]
+    fn mcp_tool_names_are_sanitized_and_bounded() {
+        assert_eq!(mcp_tool_name("git", "git_status"), "mcp__git__git_status");
+        assert_eq!(
+            mcp_tool_name("my.srv", "get time!"),
+            "mcp__my_srv__get_time_"
+        );
+        assert!(is_mcp_tool("mcp__git__git_status") && !is_mcp_tool("shell"));
+        let long = "a".repeat(80);
+        let a = mcp_tool_name("srv", &long);
+        let b = mcp_tool_name("srv", &format!("{long}b"));
+        assert_eq!(a.len(), MAX_TOOL_NAME_BYTES);
+        assert_eq!(b.len(), MAX_TOOL_NAME_BYTES);
+        assert_ne!(a, b, "cut names stay apart by their hash");
+        assert!(a.starts_with("mcp__srv__aaaa"), "{a}");
+        // Stable across runs and Rust versions.
+        assert_eq!(a, mcp_tool_name("srv", &long));
+        assert_eq!(&a[a.len() - 9..a.len() - 8], "_");
+        // Non-ASCII is replaced per character, so the cut stays on a boundary.
+        let n = mcp_tool_name("srv", &"é".repeat(70));
+        assert!(n.is_ascii() && n.len() == MAX_TOOL_NAME_BYTES, "{n}");
     }
 
     #[test]

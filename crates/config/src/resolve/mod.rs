@@ -13,6 +13,7 @@ use crate::paths::Env;
 use crate::trust::is_trusted;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};
 
+mod mcp;
 mod model;
 
 /// A file that took part in the merge.
@@ -47,6 +48,7 @@ pub(crate) fn resolve(
         model::choose_active_model(&mut cfg, &layers, opts, &profile, zero_config, &global_path)?;
     resolve_compaction(&mut cfg, &layers, &model_key, &profile, env, &global_path)?;
     apply_tables(&mut cfg, &layers);
+    mcp::resolve_mcp(&mut cfg, &layers)?;
     Ok(cfg)
 }
 
