@@ -34,6 +34,7 @@
 pub mod bench;
 mod config;
 pub mod http;
+pub mod mcp_server;
 mod recorded;
 mod reply;
 mod sandbox;

@@ -426,3 +426,6 @@ fn spawn_start(
     });
     (deadline, handle)
 }
+
+#[cfg(test)]
+mod tests;

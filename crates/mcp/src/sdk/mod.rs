@@ -139,15 +139,7 @@ async fn connect_stdio(spawn: &stdio::Spawn<'_>) -> Result<RmcpClient, McpError>
             process: Some(process),
         }),
         Err(e) => {
-            // Give a dying process a moment so its exit status and last
-            // words can be reported.
-            for _ in 0..20 {
-                if !process.running() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            let detail = process.detail();
+            let detail = process.detail_after_exit().await;
             process.stop(Duration::ZERO).await;
             Err(McpError::Start(format!(
                 "the MCP handshake failed: {e}{detail}"
@@ -253,12 +245,18 @@ impl McpClient for RmcpClient {
     ) -> BoxFuture<'a, Result<CallOutput, McpError>> {
         Box::pin(async move {
             let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-            let result = self
-                .peer
-                .call_tool(params)
-                .await
-                .map_err(|e| self.error(e))?;
-            Ok(content::call_output(&result))
+            match self.peer.call_tool(params).await {
+                Ok(result) => Ok(content::call_output(&result)),
+                Err(e) => match self.error(e) {
+                    McpError::Closed { .. } => Err(McpError::Closed {
+                        detail: match &self.process {
+                            Some(p) => p.detail_after_exit().await,
+                            None => String::new(),
+                        },
+                    }),
+                    other => Err(other),
+                },
+            }
         })
     }
 

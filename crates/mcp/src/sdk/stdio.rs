@@ -136,6 +136,20 @@ impl Process {
         s
     }
 
+    /// [`Process::detail`] once the process has exited (or after half a
+    /// second), so a dying server's exit status and last words are in it.
+    pub(crate) async fn detail_after_exit(&self) -> String {
+        for _ in 0..50 {
+            if !self.running() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Its stderr may still be in the pipe.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.detail()
+    }
+
     /// The last lines the server wrote to stderr, joined with ` | `.
     pub(crate) fn stderr_tail(&self) -> String {
         let t = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
