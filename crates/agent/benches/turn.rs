@@ -159,8 +159,10 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         profile: None,
         allow_shell: false,
         allow_write: false,
+        allow_mcp: false,
         approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(instant())),
+        mcp: None,
     };
 
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -9,7 +9,8 @@
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
-//! - `window_steps`: quirks, Ollama re-probe and the output-cap notice.
+//! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
+//! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
 
 use std::sync::Arc;
 
@@ -28,6 +29,7 @@ use crate::tools::{Approver, ToolContext};
 use crate::truncation::TruncationCheck;
 
 mod compaction;
+mod mcp;
 mod memory;
 mod open;
 mod request;
@@ -38,7 +40,7 @@ mod window_steps;
 
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
-pub(crate) use request::{SkillSections, next_request, system_prompt, tool_definitions};
+pub(crate) use request::{Sections, next_request, system_prompt, tool_definitions};
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,6 +70,9 @@ pub struct AgentOptions {
     /// `--allow-write`: `write_file` / `edit_file` inside the root without
     /// asking.
     pub allow_write: bool,
+    /// `--allow-mcp`: tools of MCP servers with `approval = "ask"` run
+    /// without asking.
+    pub allow_mcp: bool,
     /// The user, when there is one to ask (the REPL); `None` for batch runs
     /// and `eonyx run`, where what config and flags do not allow is denied.
     /// The agent applies `tools.shell` / `tools.write` and the flags first
@@ -75,6 +80,8 @@ pub struct AgentOptions {
     pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
+    /// Starts the MCP servers instead of rmcp (tests).
+    pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
 }
 
 /// The result of a completed turn.
@@ -150,6 +157,11 @@ pub struct Agent {
     /// last compaction record lists, and that section as rendered then.
     skills_in_use: Vec<String>,
     skills_in_use_section: String,
+    /// The MCP servers and the tools they add (docs/mcp.md).
+    mcp: mcp::McpState,
+    /// Seq of the last compaction record when the session was opened (the
+    /// estimator is calibrated from the usage after it).
+    calibration_seq: u64,
 }
 
 impl Agent {

@@ -11,8 +11,7 @@ use eonyx_prompt::ContextLoader;
 use eonyx_store::Store;
 
 use crate::agent::{
-    RESUME_INTERRUPTED, SkillSections, next_request, system_prompt, tool_definitions,
-    unanswered_calls,
+    RESUME_INTERRUPTED, Sections, next_request, system_prompt, tool_definitions, unanswered_calls,
 };
 use crate::error::AgentError;
 
@@ -112,9 +111,11 @@ pub fn effective_request(
         &loaded,
         &view,
         &memory,
-        SkillSections {
-            listing: &skills.section,
-            in_use: &in_use.section,
+        Sections {
+            skills: &skills.section,
+            skills_in_use: &in_use.section,
+            // MCP servers are not started for this (no model is asked).
+            mcp: "",
         },
         &eonyx_core::time::today_utc(),
     );

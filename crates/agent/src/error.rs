@@ -25,6 +25,11 @@ pub enum AgentError {
     Usage(String),
     #[error(transparent)]
     Memory(#[from] eonyx_store::memory::MemoryError),
+    /// A server with `required = true` could not start (docs/mcp.md#startup).
+    #[error(
+        "MCP server `{server}` is required (required = true) but could not start: {why}; fix it, or set required = false under [mcp_servers.{server}] to go on without it"
+    )]
+    McpRequired { server: String, why: String },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -51,6 +56,7 @@ impl AgentError {
             AgentError::Interrupted => "cancelled",
             AgentError::Usage(_) => "usage",
             AgentError::Memory(_) => "memory",
+            AgentError::McpRequired { .. } => "mcp",
         }
     }
 

@@ -19,6 +19,7 @@ mod effective;
 mod error;
 mod events;
 pub mod limits;
+pub mod mcp;
 pub mod secrets;
 pub mod tools;
 mod truncation;

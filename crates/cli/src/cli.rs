@@ -42,6 +42,9 @@ pub struct GlobalArgs {
     /// Let the model write and edit files in the project without asking.
     #[arg(long, global = true)]
     pub allow_write: bool,
+    /// Let the model call tools of MCP servers (approval = "ask") without asking.
+    #[arg(long, global = true)]
+    pub allow_mcp: bool,
 }
 
 /// Which session to continue.
@@ -72,6 +75,8 @@ pub enum Command {
     Compact(CompactArgs),
     /// List the skills the model can load: name, scope, path, description.
     Skills(SkillsArgs),
+    /// Start the MCP servers and list their state, tools and the tokens they add to every request.
+    Mcp(McpArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -189,6 +194,9 @@ pub enum MemoryCommand {
 pub struct SkillsArgs {}
 
 #[derive(Debug, Args)]
+pub struct McpArgs {}
+
+#[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Project root to trust (default: the current project).
     pub path: Option<Utf8PathBuf>,
@@ -217,6 +225,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
         Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
+        Some(Command::Mcp(args)) => commands::mcp::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => commands::memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),

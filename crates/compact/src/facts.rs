@@ -1,10 +1,12 @@
-//! Exact facts: paths and commands gathered mechanically from the compacted
-//! tool calls, merged across compactions and rendered after the model's
-//! summary. Never paraphrased by a model.
+//! Exact facts: paths, commands and MCP tool calls gathered mechanically
+//! from the compacted tool calls, merged across compactions and rendered
+//! after the model's summary. Never paraphrased by a model.
 
 use std::collections::HashMap;
 
-use eonyx_core::tool::{ShellOutcome, ToolName, arg as key, is_file_changed};
+use eonyx_core::tool::{
+    DENIED, INTERRUPTED, ShellOutcome, ToolName, arg as key, is_file_changed, is_mcp_tool,
+};
 use eonyx_core::{MessageRecord, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,6 +34,17 @@ pub struct CommandFact {
     pub status: String,
 }
 
+/// One MCP tool (by the name the model called), how many times it was
+/// called and how its latest call ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpCallFact {
+    pub tool: String,
+    /// `ok`, `denied`, `interrupted`, `no result`, or `error: …` (the
+    /// first line of the error).
+    pub status: String,
+    pub calls: u64,
+}
+
 /// The `facts` value of a compaction record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Facts {
@@ -45,6 +58,9 @@ pub struct Facts {
     pub written: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandFact>,
+    /// MCP tools called (docs/mcp.md#compaction).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<McpCallFact>,
     /// Entries dropped because a list passed `MAX_ENTRIES` (200).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
@@ -85,6 +101,24 @@ pub fn shell_status(result: Option<&str>) -> String {
     }
 }
 
+/// How an MCP call ended, from its result.
+fn mcp_status(result: Option<&(String, bool)>) -> String {
+    let Some((text, is_error)) = result else {
+        return "no result".to_owned();
+    };
+    let first = text.lines().next().unwrap_or("").trim();
+    if first.starts_with(DENIED) {
+        "denied".to_owned()
+    } else if first.starts_with(INTERRUPTED) {
+        "interrupted".to_owned()
+    } else if *is_error {
+        let line = first.strip_prefix("error: ").unwrap_or(first);
+        format!("error: {}", eonyx_core::text::ellipsize(line, 160))
+    } else {
+        "ok".to_owned()
+    }
+}
+
 fn push_unique<T: PartialEq>(list: &mut Vec<T>, item: T) {
     if !list.contains(&item) {
         list.push(item);
@@ -109,27 +143,47 @@ impl Facts {
             && self.searched.is_empty()
             && self.written.is_empty()
             && self.commands.is_empty()
+            && self.mcp.is_empty()
     }
 
     /// Gather the facts of the tool calls in `records` (calls and results
     /// are matched by id).
     pub fn from_records(records: &[MessageRecord]) -> Self {
-        let mut results: HashMap<&str, String> = HashMap::new();
+        let mut results: HashMap<&str, (String, bool)> = HashMap::new();
         for r in records {
             if r.message.role == Role::Tool
                 && let Some(id) = &r.message.tool_call_id
             {
-                results.insert(id.as_str(), r.message.content.text());
+                results.insert(id.as_str(), (r.message.content.text(), r.message.is_error));
             }
         }
         let mut f = Facts::default();
         for r in records {
             for c in &r.message.tool_calls {
                 let a = &c.arguments;
+                let result = results.get(c.id.as_str());
                 let Some(tool) = ToolName::parse(&c.name) else {
+                    if is_mcp_tool(&c.name) {
+                        f.add_mcp(McpCallFact {
+                            tool: shorten(&c.name),
+                            status: mcp_status(result),
+                            calls: 1,
+                        });
+                    }
                     continue;
                 };
                 match tool {
+                    // Reading a schema touches nothing.
+                    ToolName::McpDescribe => {}
+                    ToolName::McpCall => {
+                        if let Some(name) = arg(a, key::TOOL) {
+                            f.add_mcp(McpCallFact {
+                                tool: shorten(&name),
+                                status: mcp_status(result),
+                                calls: 1,
+                            });
+                        }
+                    }
                     // Looking up the conversation itself touches no file.
                     ToolName::Recall => {}
                     // Skills in use are kept by name in the record itself.
@@ -154,8 +208,7 @@ impl Facts {
                     }
                     ToolName::Shell => {
                         if let Some(cmd) = arg(a, key::COMMAND) {
-                            let status =
-                                shell_status(results.get(c.id.as_str()).map(|s| s.as_str()));
+                            let status = shell_status(result.map(|(s, _)| s.as_str()));
                             f.add_command(CommandFact {
                                 command: shorten(&cmd),
                                 status,
@@ -164,9 +217,7 @@ impl Facts {
                     }
                     ToolName::WriteFile | ToolName::EditFile => {
                         // Only writes that happened: not denied, not failed.
-                        let changed = results
-                            .get(c.id.as_str())
-                            .is_some_and(|r| is_file_changed(r));
+                        let changed = result.is_some_and(|(r, _)| is_file_changed(r));
                         if changed && let Some(p) = arg(a, key::PATH) {
                             push_unique(&mut f.written, shorten(&p));
                         }
@@ -181,6 +232,14 @@ impl Facts {
         // The latest run of a command wins (moved to the end).
         self.commands.retain(|o| o.command != c.command);
         self.commands.push(c);
+    }
+
+    fn add_mcp(&mut self, mut c: McpCallFact) {
+        // The latest call's status wins (moved to the end); calls add up.
+        if let Some(i) = self.mcp.iter().position(|o| o.tool == c.tool) {
+            c.calls += self.mcp.remove(i).calls;
+        }
+        self.mcp.push(c);
     }
 
     /// `self` (older) merged with `newer`: lists keep first-seen order, a
@@ -202,12 +261,16 @@ impl Facts {
         for c in newer.commands {
             self.add_command(c);
         }
+        for c in newer.mcp {
+            self.add_mcp(c);
+        }
         self.omitted += newer.omitted;
         self.omitted += cap(&mut self.read)
             + cap(&mut self.listed)
             + cap(&mut self.searched)
             + cap(&mut self.written)
-            + cap(&mut self.commands);
+            + cap(&mut self.commands)
+            + cap(&mut self.mcp);
         self.turn_request = newer.turn_request;
         self
     }
@@ -223,6 +286,7 @@ impl Facts {
                 self.searched.len(),
                 self.written.len(),
                 self.commands.len(),
+                self.mcp.len(),
             ];
             let (which, len) = lens
                 .iter()
@@ -236,7 +300,8 @@ impl Facts {
                 1 => drop(self.listed.drain(..n)),
                 2 => drop(self.searched.drain(..n)),
                 3 => drop(self.written.drain(..n)),
-                _ => drop(self.commands.drain(..n)),
+                4 => drop(self.commands.drain(..n)),
+                _ => drop(self.mcp.drain(..n)),
             }
             self.omitted += n as u64;
         }
@@ -274,6 +339,20 @@ impl Facts {
             self.commands
                 .iter()
                 .map(|c| format!("`{}` → {}", one_line(&c.command), c.status))
+                .collect(),
+        );
+        list(
+            "MCP tool calls (latest result)",
+            self.mcp
+                .iter()
+                .map(|c| {
+                    let times = if c.calls == 1 {
+                        String::new()
+                    } else {
+                        format!(" ({} calls)", c.calls)
+                    };
+                    format!("`{}` → {}{times}", one_line(&c.tool), c.status)
+                })
                 .collect(),
         );
         if self.omitted > 0 {
@@ -396,6 +475,80 @@ mod tests {
         assert!(text.contains("- `cargo test` → exit status: 101"));
         assert!(text.contains("- `TODO` in `crates`"));
         assert!(text.contains("Files changed:\n- `out.txt`"), "{text}");
+    }
+
+    fn error_result(seq: u64, id: &str, text: &str) -> MessageRecord {
+        let mut r = result(seq, id, text);
+        r.message.is_error = true;
+        r
+    }
+
+    #[test]
+    fn mcp_calls_are_listed_by_tool_name_with_the_latest_status() {
+        let recs = vec![
+            call(1, "a", "mcp__git__git_status", json!({"repo_path": "."})),
+            result(2, "a", "On branch main"),
+            call(3, "b", "mcp_describe", json!({"tool": "mcp__time__now"})),
+            result(4, "b", "schema"),
+            call(
+                5,
+                "c",
+                "mcp_call",
+                json!({"tool": "mcp__time__now", "arguments": {}}),
+            ),
+            error_result(
+                6,
+                "c",
+                "error: MCP tool `now` of server `time` did not answer within 60s (tool_timeout_secs), so the call was cancelled",
+            ),
+            call(7, "d", "mcp__git__git_status", json!({})),
+            error_result(8, "d", "denied: MCP tool calls need approval"),
+            call(9, "e", "mcp__web__fetch", json!({})),
+        ];
+        let f = Facts::from_records(&recs);
+        let got: Vec<(&str, &str, u64)> = f
+            .mcp
+            .iter()
+            .map(|c| (c.tool.as_str(), c.status.as_str(), c.calls))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "mcp__time__now",
+                    "error: MCP tool `now` of server `time` did not answer within 60s (tool_timeout_secs), so the call was cancelled",
+                    1
+                ),
+                ("mcp__git__git_status", "denied", 2),
+                ("mcp__web__fetch", "no result", 1),
+            ]
+        );
+        let text = f.render();
+        assert!(
+            text.contains("MCP tool calls (latest result):\n- `mcp__time__now` → error: MCP tool"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- `mcp__git__git_status` → denied (2 calls)"),
+            "{text}"
+        );
+        // Merged with a later compaction's: counts add up, newest status.
+        let later = Facts::from_records(&[
+            call(10, "f", "mcp__git__git_status", json!({})),
+            result(11, "f", "clean"),
+        ]);
+        let m = Facts::from_value(Some(&f.to_value())).merge(later);
+        let last = m.mcp.last().unwrap();
+        assert_eq!(
+            (last.tool.as_str(), last.status.as_str(), last.calls),
+            ("mcp__git__git_status", "ok", 3)
+        );
+        // Old records without the list read fine.
+        assert!(
+            Facts::from_value(Some(&json!({"read": ["a"]})))
+                .mcp
+                .is_empty()
+        );
     }
 
     #[test]

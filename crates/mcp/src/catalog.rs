@@ -176,6 +176,18 @@ impl Catalog {
         s
     }
 
+    /// Tokens `server`'s tools add to every request: their definitions, or
+    /// with deferral their lines in the listing.
+    pub fn server_tokens(&self, server: &str) -> u64 {
+        let mine = self.entries.iter().filter(|e| e.server == server);
+        if self.deferred {
+            let chars: usize = mine.map(|e| e.listed().chars().count() + 1).sum();
+            eonyx_core::tokens::estimate(chars, self.chars_per_token)
+        } else {
+            mine.map(|e| e.tokens).sum()
+        }
+    }
+
     /// What `mcp_describe` returns for `name`.
     pub fn describe(&self, name: &str) -> Result<String, String> {
         let e = self.find(name).ok_or_else(|| self.unknown(name))?;

@@ -94,6 +94,18 @@ pub fn volatile_suffix(date: &str, summary: Option<&str>) -> String {
     out
 }
 
+/// Append the `# MCP tools` listing (MCP servers whose schemas are
+/// deferred, docs/mcp.md#deferred-schemas) at the end of the stable prefix,
+/// after the skills listing. The caller renders it (`eonyx-mcp`) and
+/// changes it only at a compaction or a new session; an empty listing adds
+/// nothing.
+pub fn add_mcp_listing(prompt: &mut SystemPrompt, listing: &str) {
+    if !listing.is_empty() {
+        prompt.stable.push_str("\n\n");
+        prompt.stable.push_str(listing);
+    }
+}
+
 /// The system prompt: `loaded.stable_prefix` as the stable part, the date
 /// line and optional summary as the suffix.
 pub fn system_prompt(loaded: &Loaded, date: &str, summary: Option<&str>) -> SystemPrompt {

@@ -65,6 +65,8 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
+        // The summary request carries the tools the next request would.
+        self.mcp_ready(sink).await?;
         let target = eonyx_compact::request_target(&self.trigger);
         let record = self
             .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
@@ -155,8 +157,13 @@ impl Agent {
         let mut bare_system =
             eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
         self.memory_section.append_to(&mut bare_system);
-        let skills = self.skill_sections();
-        eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
+        let sections = self.sections();
+        eonyx_prompt::skills::add_to_prompt(
+            &mut bare_system,
+            sections.skills,
+            sections.skills_in_use,
+        );
+        eonyx_prompt::add_mcp_listing(&mut bare_system, sections.mcp);
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],
@@ -232,6 +239,8 @@ impl Agent {
         for w in self.reattach_skills(saved.skills.clone()) {
             sink(AgentEvent::Warning(w));
         }
+        // And a changed MCP tool list (docs/mcp.md#when-the-tool-list-changes).
+        self.mcp_refresh(sink).await;
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)

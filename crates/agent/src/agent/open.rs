@@ -12,6 +12,7 @@ use eonyx_core::{Message, Provider, Role, SessionId};
 use eonyx_prompt::{ContextLoader, MemorySection};
 use eonyx_store::{SessionWriter, Store};
 
+use super::mcp::{McpState, wait_required};
 use super::{Agent, AgentOptions, SessionChoice, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
@@ -33,6 +34,17 @@ impl Agent {
             .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
         let store = Store::open(&data_dir)?;
         let project = eonyx_config::paths::find_project(&opts.cwd);
+        // MCP servers start now, in parallel with the window probes below
+        // (docs/mcp.md#startup); the key variables never reach them.
+        let key_vars = eonyx_config::secrets::key_env_vars(&config);
+        let connector = opts.mcp.clone().unwrap_or_else(|| {
+            Arc::new(eonyx_mcp::RmcpConnector::new(
+                opts.env.clone(),
+                key_vars.clone(),
+                project.root.clone(),
+            ))
+        });
+        let mut mcp = McpState::start(&config, connector);
 
         let provider: Arc<dyn Provider> = match &opts.provider {
             Some(p) => p.clone(),
@@ -95,7 +107,6 @@ impl Agent {
         ));
         startup_notices.extend(skills.warnings.iter().cloned());
 
-        let key_vars = eonyx_config::secrets::key_env_vars(&config);
         let redactor = Redactor::new(&key_vars, &opts.env);
         let mut tool_ctx = ToolContext::new(
             project.root.clone(),
@@ -109,6 +120,15 @@ impl Agent {
             allow_shell: opts.allow_shell,
             write: config.tools.write,
             allow_write: opts.allow_write,
+            mcp: tools::McpPolicy {
+                allow: opts.allow_mcp,
+                servers: config
+                    .mcp
+                    .servers
+                    .values()
+                    .map(|s| (s.name.clone(), s.approval))
+                    .collect(),
+            },
             ask: opts.approver.clone(),
         });
 
@@ -127,6 +147,8 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
+        // A required server that cannot start stops the run here.
+        startup_notices.extend(wait_required(&mut mcp).await?);
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -161,6 +183,8 @@ impl Agent {
             skills,
             skills_in_use: Vec::new(),
             skills_in_use_section: String::new(),
+            mcp,
+            calibration_seq: compaction_seq,
         };
         let notes = agent.reattach_skills(skills_in_use);
         agent.startup_notices.extend(notes);
@@ -174,7 +198,7 @@ impl Agent {
     /// Seed the estimator from the last usage the session recorded after its
     /// last compaction, so a resumed session's first estimate (and trigger
     /// check) follows the server's count instead of the configured guess.
-    fn calibrate_from_history(&mut self, compaction_seq: u64) {
+    pub(super) fn calibrate_from_history(&mut self, compaction_seq: u64) {
         self.estimator.reset_anchor();
         let records = self.view.records();
         let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
@@ -239,6 +263,10 @@ impl Agent {
         if let Some(w) = self.refresh_memory() {
             self.startup_notices.push(w);
         }
+        // A session starts: a changed MCP tool list applies from its first
+        // request.
+        self.mcp.session_changed();
+        self.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }
 }

@@ -19,15 +19,16 @@ impl Agent {
             &self.loaded,
             &self.view,
             &self.memory_section,
-            self.skill_sections(),
+            self.sections(),
             &eonyx_core::time::today_utc(),
         )
     }
 
-    pub(super) fn skill_sections(&self) -> SkillSections<'_> {
-        SkillSections {
-            listing: &self.skills.section,
-            in_use: &self.skills_in_use_section,
+    pub(super) fn sections(&self) -> Sections<'_> {
+        Sections {
+            skills: &self.skills.section,
+            skills_in_use: &self.skills_in_use_section,
+            mcp: self.mcp.listing(),
         }
     }
 
@@ -73,8 +74,9 @@ impl Agent {
     }
 }
 
-/// The tools offered to the model under `config` (the agent and
-/// [`crate::effective_request`] both take them from here).
+/// The built-in tools offered to the model under `config` (the agent and
+/// [`crate::effective_request`] both take them from here); the agent adds
+/// the MCP part after them (docs/mcp.md#tool-names-and-order).
 pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
     let mut defs = tools::enabled_definitions(&config.tools);
     if config.memory.enabled {
@@ -86,13 +88,16 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef>
     defs
 }
 
-/// The skill parts of the system prompt: the `# Skills` listing (end of the
-/// stable prefix) and, after a compaction, `# Skills in use` (after the
-/// summary, in the part that changes at compaction anyway).
+/// The parts of the system prompt besides context, memory and summary: the
+/// `# Skills` listing and the `# MCP tools` listing (end of the stable
+/// prefix, in that order) and, after a compaction, `# Skills in use` (after
+/// the summary, in the part that changes at compaction anyway).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct SkillSections<'a> {
-    pub listing: &'a str,
-    pub in_use: &'a str,
+pub(crate) struct Sections<'a> {
+    pub skills: &'a str,
+    pub skills_in_use: &'a str,
+    /// Empty unless MCP schemas are deferred (docs/mcp.md#deferred-schemas).
+    pub mcp: &'a str,
 }
 
 /// The system prompt of the next request (the agent's estimates, its
@@ -104,7 +109,7 @@ pub(crate) fn system_prompt(
     loaded: &Loaded,
     view: &ContextView,
     memory: &MemorySection,
-    skills: SkillSections<'_>,
+    sections: Sections<'_>,
     date: &str,
 ) -> SystemPrompt {
     let summary = view
@@ -112,7 +117,8 @@ pub(crate) fn system_prompt(
         .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
-    eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
+    eonyx_prompt::skills::add_to_prompt(&mut prompt, sections.skills, sections.skills_in_use);
+    eonyx_prompt::add_mcp_listing(&mut prompt, sections.mcp);
     prompt
 }
 

@@ -19,6 +19,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         self.refresh_context(sink);
+        self.mcp_before_turn(sink).await?;
         self.append(&Message::user(input))?;
 
         let mut outcome = TurnOutcome::default();
@@ -121,6 +122,8 @@ impl Agent {
             } else if ToolName::parse(&call.name) == Some(ToolName::Memory) && self.memory.is_some()
             {
                 self.run_memory_tool(call, sink)
+            } else if self.is_mcp_call(call) {
+                self.run_mcp_tool(call, cancel).await
             } else {
                 tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
             };

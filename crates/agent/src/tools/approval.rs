@@ -2,8 +2,11 @@
 //! ([`Approver`]), and the policy of docs/tools.md#paths-and-approval
 //! ([`PolicyApprover`]) that applies config and flags before asking.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use camino::Utf8PathBuf;
-use eonyx_config::{ShellPolicy, WritePolicy};
+use eonyx_config::{McpApproval, ShellPolicy, WritePolicy};
 use eonyx_core::ToolName;
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
@@ -29,17 +32,31 @@ pub enum ApprovalKind {
         /// Outside the project root: never allowed without a user.
         outside: bool,
     },
+    /// A tool of an MCP server (docs/mcp.md#approval).
+    Mcp {
+        server: String,
+        /// The name the model called (`mcp__<server>__<tool>`).
+        tool: String,
+        /// The arguments as compact JSON.
+        arguments: String,
+    },
 }
+
+/// Arguments shown in an MCP approval question are cut to this many
+/// characters.
+const SHOWN_ARGUMENT_CHARS: usize = 300;
 
 impl ApprovalKind {
     /// Stable class name; an "always" answer applies to every request of
-    /// the same class for the rest of the session.
-    pub fn class(&self) -> &'static str {
+    /// the same class for the rest of the session (for MCP: that one tool,
+    /// `mcp:<tool>`).
+    pub fn class(&self) -> Cow<'static, str> {
         match self {
-            ApprovalKind::Shell { .. } => "shell",
-            ApprovalKind::OutsideProject { .. } => "outside_project",
-            ApprovalKind::Write { outside: false, .. } => "write",
-            ApprovalKind::Write { outside: true, .. } => "write_outside_project",
+            ApprovalKind::Shell { .. } => "shell".into(),
+            ApprovalKind::OutsideProject { .. } => "outside_project".into(),
+            ApprovalKind::Write { outside: false, .. } => "write".into(),
+            ApprovalKind::Write { outside: true, .. } => "write_outside_project".into(),
+            ApprovalKind::Mcp { tool, .. } => format!("mcp:{tool}").into(),
         }
     }
 
@@ -62,6 +79,14 @@ impl ApprovalKind {
                 outside: true,
                 ..
             } => format!("{tool} outside the project: {path}"),
+            ApprovalKind::Mcp {
+                server,
+                tool,
+                arguments,
+            } => format!(
+                "call {tool} (MCP server `{server}`) with {}",
+                eonyx_core::text::ellipsize(arguments, SHOWN_ARGUMENT_CHARS)
+            ),
         }
     }
 }
@@ -73,8 +98,8 @@ pub enum Decision {
     Deny,
 }
 
-/// Decides whether a shell command, an outside path or a file write may
-/// go ahead.
+/// Decides whether a shell command, an outside path, a file write or an
+/// MCP tool call may go ahead.
 ///
 /// The agent's [`PolicyApprover`] applies config and flags and consults the
 /// frontend's approver (the user) only when the answer is "ask": the REPL
@@ -111,13 +136,32 @@ impl Approver for DenyAll {
 /// with `--allow-write` and `tools.write`. Writes outside the root: asked
 /// when there is someone to ask (and `tools.write` is not `"deny"`), else
 /// denied, whatever the flags. A flag given on the command line wins over
-/// the config file.
+/// the config file. MCP tools: each server's `approval` (`"deny"` denies
+/// whatever the flags, `"allow"` allows), and for `"ask"` `--allow-mcp`
+/// allows, else the user is asked, else denied.
 pub struct PolicyApprover {
     pub shell: ShellPolicy,
     pub allow_shell: bool,
     pub write: WritePolicy,
     pub allow_write: bool,
+    pub mcp: McpPolicy,
     pub ask: Option<std::sync::Arc<dyn Approver>>,
+}
+
+/// What config and flags say about MCP tool calls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpPolicy {
+    /// `--allow-mcp`.
+    pub allow: bool,
+    /// Each server's `approval` (a server not listed: `"ask"`).
+    pub servers: BTreeMap<String, McpApproval>,
+}
+
+impl McpPolicy {
+    /// The `approval` of `server`.
+    pub fn of(&self, server: &str) -> McpApproval {
+        self.servers.get(server).copied().unwrap_or_default()
+    }
 }
 
 impl PolicyApprover {
@@ -133,6 +177,7 @@ impl PolicyApprover {
             allow_shell,
             write,
             allow_write,
+            mcp: McpPolicy::default(),
             ask: None,
         }
     }
@@ -148,6 +193,15 @@ impl Approver for PolicyApprover {
                             ask.decide(kind).await
                         }
                         _ => Decision::Deny,
+                    };
+                }
+                ApprovalKind::Mcp { server, .. } => {
+                    return match (self.mcp.of(server), &self.ask) {
+                        (McpApproval::Deny, _) => Decision::Deny,
+                        (McpApproval::Allow, _) => Decision::Allow,
+                        (McpApproval::Ask, _) if self.mcp.allow => Decision::Allow,
+                        (McpApproval::Ask, Some(ask)) => ask.decide(kind).await,
+                        (McpApproval::Ask, None) => Decision::Deny,
                     };
                 }
                 ApprovalKind::Write { .. } => (self.write, self.allow_write),
@@ -196,6 +250,7 @@ mod tests {
                 allow_shell: allow_flag,
                 write: ShellPolicy::Deny,
                 allow_write: false,
+                mcp: McpPolicy::default(),
                 ask,
             };
             let kind = shell.clone();
@@ -239,6 +294,7 @@ mod tests {
             allow_shell: true,
             write: write_policy,
             allow_write,
+            mcp: McpPolicy::default(),
             ask,
         };
         // --allow-shell does not allow writes.
@@ -287,5 +343,57 @@ mod tests {
         };
         assert_eq!(k.class(), "shell");
         assert_eq!(k.describe(), "run shell command: cargo test");
+        let k = ApprovalKind::Mcp {
+            server: "git".into(),
+            tool: "mcp__git__git_status".into(),
+            arguments: r#"{"repo_path":"."}"#.into(),
+        };
+        assert_eq!(k.class(), "mcp:mcp__git__git_status");
+        assert_eq!(
+            k.describe(),
+            r#"call mcp__git__git_status (MCP server `git`) with {"repo_path":"."}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
+        use std::sync::Arc;
+        let call = |server: &str| ApprovalKind::Mcp {
+            server: server.into(),
+            tool: format!("mcp__{server}__t"),
+            arguments: "{}".into(),
+        };
+        let p = |allow: bool, ask: Option<Arc<dyn Approver>>| PolicyApprover {
+            shell: ShellPolicy::Allow,
+            allow_shell: true,
+            write: ShellPolicy::Allow,
+            allow_write: true,
+            mcp: McpPolicy {
+                allow,
+                servers: [
+                    ("open".to_owned(), McpApproval::Allow),
+                    ("closed".to_owned(), McpApproval::Deny),
+                ]
+                .into(),
+            },
+            ask,
+        };
+        // Batch / run: "ask" denies, whatever the shell and write flags.
+        assert_eq!(p(false, None).decide(&call("other")).await, Decision::Deny);
+        assert_eq!(p(true, None).decide(&call("other")).await, Decision::Allow);
+        assert_eq!(p(false, None).decide(&call("open")).await, Decision::Allow);
+        // "deny" wins over --allow-mcp and over a user.
+        let yes: Arc<dyn Approver> = Arc::new(AllowAll);
+        assert_eq!(
+            p(true, Some(yes.clone())).decide(&call("closed")).await,
+            Decision::Deny
+        );
+        // The REPL asks for "ask".
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        assert_eq!(
+            p(false, Some(rec.clone())).decide(&call("other")).await,
+            Decision::Allow
+        );
+        assert_eq!(rec.asked().len(), 1);
     }
 }

@@ -166,6 +166,7 @@ mod tests {
                 ToolName::Grep => &[arg::PATTERN, arg::PATH],
                 ToolName::Shell => &[arg::COMMAND],
                 ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
+                ToolName::McpDescribe | ToolName::McpCall => &[arg::TOOL],
             };
             for key in read {
                 assert!(

@@ -49,7 +49,9 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{ToolCall, ToolName};
 
 pub(crate) use approval::approve;
-pub use approval::{AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover};
+pub use approval::{
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, PolicyApprover,
+};
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
 pub use path::{Resolved, resolve_path};
@@ -230,12 +232,15 @@ pub async fn execute(
         Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
-        // Offered only with memory on, and then run by the agent.
-        Some(ToolName::Memory) | None => Err(ToolError::Usage(format!(
-            "unknown tool `{}`; available tools: {}",
-            call.name,
-            TOOLS.map(ToolName::as_str).join(", ")
-        ))),
+        // Offered only with memory on (and the MCP ones only with MCP
+        // servers), and then run by the agent.
+        Some(ToolName::Memory | ToolName::McpDescribe | ToolName::McpCall) | None => {
+            Err(ToolError::Usage(format!(
+                "unknown tool `{}`; available tools: {}",
+                call.name,
+                TOOLS.map(ToolName::as_str).join(", ")
+            )))
+        }
     };
     match result {
         Ok(out) => out,

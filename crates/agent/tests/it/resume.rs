@@ -49,8 +49,10 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         profile: None,
         allow_shell: false,
         allow_write: false,
+        allow_mcp: false,
         approver: None,
         provider: Some(Arc::new(two_chars_per_token())),
+        mcp: None,
     }
 }
 

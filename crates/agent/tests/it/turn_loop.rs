@@ -47,8 +47,10 @@ async fn open_in(env: &TestEnv, provider: &Arc<ScriptedProvider>, choice: Sessio
         profile: None,
         allow_shell: false,
         allow_write: false,
+        allow_mcp: false,
         approver: None,
         provider: Some(provider.clone()),
+        mcp: None,
     };
     Agent::open(opts, choice).await.unwrap()
 }

@@ -14,7 +14,7 @@ use crate::printer::Printer;
 /// Asks on the terminal; remembers "always" per kind for the session.
 pub struct TerminalApprover {
     asker: Asker,
-    always: Mutex<HashSet<&'static str>>,
+    always: Mutex<HashSet<String>>,
     /// For the diff (stderr).
     printer: Printer,
 }
@@ -98,14 +98,19 @@ impl Approver for TerminalApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let key = kind.class();
-            if self.always.lock().map(|a| a.contains(key)).unwrap_or(false) {
+            if self
+                .always
+                .lock()
+                .map(|a| a.contains(key.as_ref()))
+                .unwrap_or(false)
+            {
                 return Decision::Allow;
             }
             match ask(kind, &self.printer, &self.asker).await {
                 Answer::Yes => Decision::Allow,
                 Answer::Always => {
                     if let Ok(mut a) = self.always.lock() {
-                        a.insert(key);
+                        a.insert(key.into_owned());
                     }
                     Decision::Allow
                 }

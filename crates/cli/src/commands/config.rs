@@ -236,7 +236,70 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry("repl.history".into(), json!(config.repl.history)),
         entry("repl.history_size".into(), json!(config.repl.history_size)),
         entry("max_steps".into(), json!(config.max_steps)),
+        entry(
+            "mcp.defer_above_tokens".into(),
+            json!(config.mcp.defer_above_tokens),
+        ),
     ]
+    .into_iter()
+    .chain(
+        config
+            .mcp
+            .servers
+            .values()
+            .flat_map(|s| mcp_entries(config, s)),
+    )
+    .collect()
+}
+
+/// The keys of one `[mcp_servers.NAME]`. `env` and `headers` show their
+/// names only: their values may be tokens.
+fn mcp_entries(config: &Config, s: &eonyx_config::McpServerConfig) -> Vec<Entry> {
+    use eonyx_config::McpTransport;
+    let entry = |field: &str, value: Value| {
+        let key = format!("mcp_servers.{}.{field}", s.name);
+        Entry {
+            source: config.source(&key).to_string(),
+            key,
+            value,
+            origin: None,
+        }
+    };
+    let names =
+        |m: &std::collections::BTreeMap<String, String>| json!(m.keys().collect::<Vec<_>>());
+    let mut out = match &s.transport {
+        Some(McpTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        }) => vec![
+            entry("command", json!(command)),
+            entry("args", json!(args)),
+            entry("env", names(env)),
+            entry("cwd", json!(cwd)),
+        ],
+        Some(McpTransport::Http {
+            url,
+            headers,
+            bearer_token_env_var,
+        }) => vec![
+            entry("url", json!(url)),
+            entry("headers", names(headers)),
+            entry("bearer_token_env_var", json!(bearer_token_env_var)),
+        ],
+        None => vec![entry("command", Value::Null), entry("url", Value::Null)],
+    };
+    out.extend([
+        entry("enabled", json!(s.enabled)),
+        entry("enabled_tools", json!(s.enabled_tools)),
+        entry("disabled_tools", json!(s.disabled_tools)),
+        entry("startup_timeout_secs", json!(s.startup_timeout_secs)),
+        entry("tool_timeout_secs", json!(s.tool_timeout_secs)),
+        entry("required", json!(s.required)),
+        entry("approval", json!(s.approval)),
+    ]);
+    out
 }
 
 pub fn trust(

@@ -1,6 +1,13 @@
 //! `eonyx context`: the system prompt exactly as it would be sent from the
 //! current directory (stdout), and the context files that went into it with
-//! sizes and token estimates (stderr). `--json` puts all of it on stdout.
+//! sizes and token estimates (stderr), then the tool definitions and the
+//! fixed size of every request. `--json` puts all of it on stdout.
+//!
+//! With MCP servers configured, they are started here as a session would
+//! start them (and stopped again), because their tools are part of every
+//! request: their definitions count in the fixed size, and past
+//! `mcp.defer_above_tokens` the `# MCP tools` listing is in the prompt
+//! (docs/mcp.md#eonyx-context). No model is asked.
 
 use eonyx_config::paths::{self, Env};
 use eonyx_core::tokens::{DEFAULT_CHARS_PER_TOKEN, estimate};
@@ -54,7 +61,20 @@ pub fn run(
         &eonyx_prompt::FsReader,
     );
     eonyx_prompt::skills::add_to_prompt(&mut prompt, &skills.section, &in_use.section);
+    let mcp = if config.mcp.enabled().next().is_some() {
+        let window = super::mcp::context_window(&config, &env);
+        Some(super::ui::runtime()?.block_on(eonyx_agent::mcp::inspect(&config, &env, window)))
+    } else {
+        None
+    };
+    if let Some(r) = &mcp {
+        eonyx_prompt::add_mcp_listing(&mut prompt, &r.catalog.listing());
+    }
     let total_tokens = estimate(prompt.chars(), DEFAULT_CHARS_PER_TOKEN);
+    let tools = ToolSizes::new(
+        &eonyx_agent::mcp::builtin_tools(&config, &skills),
+        mcp.as_ref(),
+    );
 
     if printer.json() {
         let mut report = json_report(&loaded, &prompt, total_tokens);
@@ -65,6 +85,15 @@ pub fn run(
             "omitted": memory.omitted,
         });
         report["skills"] = super::skills::section_json(&skills);
+        report["tools"] = serde_json::json!({
+            "builtin": tools.builtin,
+            "builtin_tokens": tools.builtin_tokens,
+            "mcp": tools.mcp,
+            "mcp_servers": tools.mcp_servers,
+            "mcp_tokens": tools.mcp_tokens,
+            "mcp_deferred": tools.mcp_deferred,
+        });
+        report["fixed_tokens"] = (total_tokens + tools.builtin_tokens + tools.mcp_tokens).into();
         printer.json_line(&report)?;
     } else {
         printer.out(&prompt.text())?;
@@ -77,6 +106,10 @@ pub fn run(
             printer.info(&super::skills::section_line(&skills));
         }
         print_memory_line(printer, &memory);
+        printer.info(&tools.line(total_tokens));
+    }
+    for w in mcp.iter().flat_map(|r| &r.warnings) {
+        printer.warn(w);
     }
     for w in loaded
         .warnings
@@ -87,6 +120,76 @@ pub fn run(
         printer.warn(w);
     }
     Ok(Status::Success)
+}
+
+/// The tool definitions of every request: the built-in ones and the MCP
+/// part (its definitions, or with deferral `mcp_describe` and `mcp_call`;
+/// the listing is in the system prompt then).
+struct ToolSizes {
+    builtin: usize,
+    builtin_tokens: u64,
+    mcp: usize,
+    mcp_servers: usize,
+    mcp_tokens: u64,
+    mcp_deferred: bool,
+}
+
+impl ToolSizes {
+    fn new(builtin: &[eonyx_core::ToolDef], mcp: Option<&eonyx_agent::mcp::McpReport>) -> Self {
+        let tokens = |defs: &[eonyx_core::ToolDef]| {
+            estimate(
+                defs.iter().map(eonyx_core::ToolDef::chars).sum(),
+                DEFAULT_CHARS_PER_TOKEN,
+            )
+        };
+        let (mcp_defs, mcp_tools, servers, deferred) = match mcp {
+            Some(r) => (
+                r.catalog.definitions(),
+                r.catalog.entries().len(),
+                r.servers
+                    .iter()
+                    .filter(|s| s.state == eonyx_agent::mcp::ServerState::Ready)
+                    .count(),
+                r.catalog.deferred(),
+            ),
+            None => (Vec::new(), 0, 0, false),
+        };
+        Self {
+            builtin: builtin.len(),
+            builtin_tokens: tokens(builtin),
+            mcp: mcp_tools,
+            mcp_servers: servers,
+            mcp_tokens: tokens(&mcp_defs),
+            mcp_deferred: deferred,
+        }
+    }
+
+    /// `tools: …; fixed request size ~N tokens` for stderr.
+    fn line(&self, prompt_tokens: u64) -> String {
+        let mut s = format!(
+            "tools: {} built-in, ~{} tokens",
+            self.builtin, self.builtin_tokens
+        );
+        if self.mcp > 0 {
+            s.push_str(&format!(
+                "; {} MCP from {} server{}, ~{} tokens{}",
+                self.mcp,
+                self.mcp_servers,
+                if self.mcp_servers == 1 { "" } else { "s" },
+                self.mcp_tokens,
+                if self.mcp_deferred {
+                    " (schemas deferred: mcp_describe and mcp_call, listed under # MCP tools)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        s.push_str(&format!(
+            "; fixed request size ~{} tokens (system prompt and tool definitions)",
+            prompt_tokens + self.builtin_tokens + self.mcp_tokens
+        ));
+        s
+    }
 }
 
 /// The `# Memory` section a new session would start with.

@@ -6,6 +6,7 @@ pub mod completions;
 pub mod config;
 pub mod context;
 pub mod interactive;
+pub mod mcp;
 pub mod memory;
 pub mod repl;
 pub mod run;

@@ -58,8 +58,10 @@ pub fn options(
         profile: global.profile.clone(),
         allow_shell: global.allow_shell,
         allow_write: global.allow_write,
+        allow_mcp: global.allow_mcp,
         approver: ask,
         provider: None,
+        mcp: None,
     })
 }
 
