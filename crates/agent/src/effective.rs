@@ -55,6 +55,13 @@ pub fn effective_request(
         profile,
     })?;
     warnings.extend(config.warnings.iter().cloned());
+    let mcp: Vec<&str> = config.mcp.enabled().map(|s| s.name.as_str()).collect();
+    if !mcp.is_empty() {
+        warnings.push(format!(
+            "MCP servers are not started to show this, so their tools (or mcp_describe and mcp_call) are missing from it; the session's requests also carry those of {}: see `eonyx mcp`",
+            mcp.join(", ")
+        ));
+    }
     let project = eonyx_config::paths::find_project(&cwd);
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
     let loaded = loader.load();

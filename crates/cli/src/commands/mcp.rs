@@ -115,7 +115,11 @@ fn table(report: &McpReport) -> Vec<String> {
 
 /// What MCP adds to every request, and whether the schemas are deferred.
 pub(crate) fn summary_line(report: &McpReport) -> String {
-    let cat = &report.catalog;
+    catalog_line(&report.catalog)
+}
+
+/// [`summary_line`] for a catalog (also the REPL's `/context`).
+pub(crate) fn catalog_line(cat: &eonyx_agent::mcp::Catalog) -> String {
     let n = cat.entries().len();
     if cat.deferred() {
         format!(

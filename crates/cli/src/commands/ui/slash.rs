@@ -197,6 +197,10 @@ pub async fn slash(
                     .info(&crate::commands::skills::section_line(agent.skills()));
             }
             crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            if !agent.mcp_catalog().is_empty() {
+                view.printer
+                    .info(&crate::commands::mcp::catalog_line(agent.mcp_catalog()));
+            }
             let st = agent.context_status();
             view.printer.info(&format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
