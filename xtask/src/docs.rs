@@ -209,8 +209,17 @@ pub fn toml_value(default: &str) -> String {
     }
 }
 
-/// Values tried for a key documented without a default.
-const SAMPLES: &[&str] = &["\"x\"", "1", "true", "1.5", "[]", "{}"];
+/// Values tried for a key documented without a default (a URL for keys
+/// such as `mcp_servers.<name>.url` that must be one).
+const SAMPLES: &[&str] = &[
+    "\"x\"",
+    "1",
+    "true",
+    "1.5",
+    "[]",
+    "{}",
+    "\"https://example.com/x\"",
+];
 
 /// Subcommands listed in a clap `--help` under `Commands:` (without `help`).
 pub fn help_subcommands(help: &str) -> Vec<String> {
