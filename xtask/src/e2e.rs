@@ -9,6 +9,9 @@
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
 //!    the compactions found in the session file.
+//! 3. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
+//!    mcp` finds it and a turn carries its tools; skipped with a message
+//!    when it is not installed.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -21,6 +24,7 @@ use crate::local_model::{self, LocalServer, MODEL_NAME};
 use crate::util;
 
 mod http;
+mod mcp;
 mod proxy;
 mod report;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
@@ -154,14 +158,23 @@ pub fn run(args: &[String]) -> Result<()> {
 
     if opts.http_only {
         println!("== binary stage skipped (--http-only)");
-    } else if let Err(e) = binary_stage(
-        opts.port,
-        opts.turns,
-        opts.transcript,
-        opts.eonyx.as_deref(),
-    ) {
-        failed += 1;
-        println!("FAIL  binary stage: {e:#}");
+    } else {
+        match eonyx_bin(opts.eonyx.as_deref()) {
+            Ok(bin) => {
+                if let Err(e) = binary_stage(opts.port, opts.turns, opts.transcript, &bin) {
+                    failed += 1;
+                    println!("FAIL  binary stage: {e:#}");
+                }
+                if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
+                    failed += 1;
+                    println!("FAIL  mcp: {e:#}");
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  binary stage: {e:#}");
+            }
+        }
     }
     drop(server);
     if failed > 0 {
@@ -196,13 +209,8 @@ fn turn_lines(turns: usize) -> String {
         .collect()
 }
 
-fn binary_stage(
-    server_port: u16,
-    turns: usize,
-    transcript: bool,
-    eonyx: Option<&std::path::Path>,
-) -> Result<()> {
-    println!("== binary stage: {turns} batch turns, no context_window in config");
+/// `--eonyx PATH`, or `target/debug/eonyx` built now.
+fn eonyx_bin(eonyx: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
     let bin = match eonyx {
         Some(path) => path.to_path_buf(),
         None => {
@@ -215,6 +223,16 @@ fn binary_stage(
     if !bin.is_file() {
         bail!("{} is missing after the build", bin.display());
     }
+    Ok(bin)
+}
+
+fn binary_stage(
+    server_port: u16,
+    turns: usize,
+    transcript: bool,
+    bin: &std::path::Path,
+) -> Result<()> {
+    println!("== binary stage: {turns} batch turns, no context_window in config");
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
     let mut config = local_model::config_snippet(proxy_port);

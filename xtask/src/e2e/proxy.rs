@@ -33,6 +33,9 @@ pub(super) struct Entry {
     /// A turn request's system prompt through the date line: the stable
     /// prefix a compaction must not move (docs/prompt.md#the-request).
     pub(super) stable_prefix: Option<String>,
+    /// The request's `tools` array as sent (compact JSON), for the MCP
+    /// stage's check that it never changes.
+    pub(super) tools: String,
 }
 
 /// The system text through the end of its `Current date (UTC): …` line.
@@ -186,6 +189,11 @@ pub(super) fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Resu
         stable_prefix: (!recorded.is_summarizer())
             .then(|| stable_prefix(&recorded.system_text()))
             .flatten(),
+        tools: recorded
+            .body
+            .get("tools")
+            .map(Value::to_string)
+            .unwrap_or_default(),
     });
     // Close only after logging, so a client that saw the end sees the entry.
     let _ = client.shutdown(std::net::Shutdown::Both);
