@@ -251,7 +251,7 @@ fn binary_stage(
     let stdout_path = env.home.join("eonyx.stdout");
     let stderr_path = env.home.join("eonyx.stderr");
     let mut child = env
-        .command(&bin)
+        .command(bin)
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&stdout_path)?)
         .stderr(std::fs::File::create(&stderr_path)?)
