@@ -82,7 +82,14 @@ fn a_stdio_server_never_sees_the_provider_keys_and_gets_its_env() {
         c.set("api_key_env", "CORP_LLM_TOKEN")
     });
     fx.fake
-        .push(Reply::tool_call("mcp__t__env", json!({})))
+        .push(Reply::tool_calls([
+            ("mcp__t__env", json!({})),
+            // A server that echoes a key back: scrubbed before it is saved or sent.
+            (
+                "mcp__t__echo",
+                json!({"text": "the key is sk-corp-0123456789abcdef"}),
+            ),
+        ]))
         .push(Reply::text("seen"));
     let mut cmd = fx.cmd(&["--allow-mcp"]);
     cmd.env("CORP_LLM_TOKEN", "sk-corp-0123456789abcdef")
@@ -102,6 +109,10 @@ fn a_stdio_server_never_sees_the_provider_keys_and_gets_its_env() {
         !env.contains("[redacted"),
         "nothing needed scrubbing: {env}"
     );
+    let echoed = content(&tool_results(&fx)[1]);
+    assert_eq!(echoed, "the key is [redacted: CORP_LLM_TOKEN]");
+    let sent = fx.chats()[1].tool_results();
+    assert_eq!(sent[1], "the key is [redacted: CORP_LLM_TOKEN]");
 }
 
 #[test]
