@@ -4,6 +4,7 @@ mod agent_failures;
 mod agent_repl;
 mod agent_run;
 mod agent_tools;
+mod attach;
 mod compaction;
 mod compaction_collapse;
 mod compaction_failures;
