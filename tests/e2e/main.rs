@@ -21,6 +21,7 @@ mod providers;
 mod recall;
 mod release;
 mod repl;
+mod repl_input;
 mod session_order;
 mod sessions;
 mod skills;
