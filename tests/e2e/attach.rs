@@ -154,6 +154,36 @@ fn an_image_over_max_image_bytes_is_refused_before_anything_is_sent() {
 }
 
 #[test]
+fn an_image_counts_compaction_image_tokens_toward_the_trigger() {
+    // Window 8192: automatic compaction from ~6144 tokens. A short first
+    // turn is far below; the image's budget alone takes the second over.
+    let run = |image_tokens: u64| {
+        let fx = Fx::with(|c| {
+            c.set("context_window", 8192)
+                .merge_model_toml(&format!(
+                    "compaction.keep_turns = 1\ncompaction.image_tokens = {image_tokens}"
+                ))
+                .unwrap()
+        });
+        fx.fake
+            .set_summarizer(|_| Reply::text("## Active goal\nlook at a picture"));
+        fx.sb.write("work/tiny.png", PNG);
+        let o = fx.run(&["--json"], "hello\nwhat is @tiny.png\n");
+        assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+        json_lines(&o.stdout)
+            .into_iter()
+            .filter(|e| e["type"] == "compaction")
+            .count()
+    };
+    assert_eq!(
+        run(6000),
+        1,
+        "the image's budget did not trigger a compaction"
+    );
+    assert_eq!(run(100), 0);
+}
+
+#[test]
 fn a_model_that_refuses_images_gets_the_turn_without_them_once_and_remembers() {
     let fx = Fx::replying([Reply::text("I cannot see images"), Reply::text("second")]);
     fx.fake.refuse_parameters(Refuse {

@@ -63,6 +63,23 @@ fn tab_completes_an_at_path_whose_text_reaches_the_model_and_images_go_as_parts(
     assert_eq!(fx.chats().len(), 1, "{pane}");
     tmux.keys(&["C-u"]);
 
+    // Outside the project root: asked once; "n" sends nothing.
+    fx.sb.write("outside.txt", "from outside the project\n");
+    tmux.send("and @../outside.txt");
+    tmux.wait_pane("the question", |p| {
+        p.contains("allow: send a file from outside the project: ")
+            && p.lines().last_non_empty().ends_with("[a]lways:")
+    });
+    tmux.send("n");
+    tmux.wait_pane("the refusal", |p| {
+        p.contains("was not allowed")
+            && p.lines()
+                .last_non_empty()
+                .ends_with("> and @../outside.txt")
+    });
+    assert_eq!(fx.chats().len(), 1);
+    tmux.keys(&["C-u"]);
+
     tmux.send("what is in @shot.png");
     let pane = tmux.wait_pane("the second answer", |p| p.contains("a tiny picture"));
     assert!(
