@@ -100,7 +100,7 @@ pub enum Event<'a> {
         cut: usize,
     },
     /// `/status`: where the model, window, tokens and cache stand.
-    Status(StatusEvent<'a>),
+    Status(Box<StatusEvent<'a>>),
     /// Only with `EONYX_DEBUG` set.
     Debug {
         message: &'a str,

@@ -9,7 +9,7 @@ use crate::event::{Event, StatusEvent};
 /// Show `st`: one `status` event with `--json`, else lines on stderr.
 pub fn show(view: &mut View<'_>, st: &AgentStatus, home: Option<&str>) {
     if view.mode == Mode::Json {
-        view.json(&Event::Status(StatusEvent::new(st)));
+        view.json(&Event::Status(Box::new(StatusEvent::new(st))));
         return;
     }
     view.printer.info(&lines(st, home).join("\n"));
