@@ -349,3 +349,36 @@ fn batch_command_output_goes_ahead_of_the_next_message_and_status_is_one_event()
         "{st}"
     );
 }
+
+#[test]
+fn command_output_is_cut_at_the_cap_and_key_values_are_redacted() {
+    const KEY: &str = "sk-e2e-0123456789abcdef";
+    let fx = Fx::with(|c| c.merge_top_toml("[tools]\noutput_cap_bytes = 64").unwrap());
+    fx.fake.push(Reply::text("ok"));
+    fx.sb.write("work/.env", format!("OPENAI_API_KEY={KEY}\n"));
+    let mut cmd = fx.cmd(&[]);
+    cmd.env("OPENAI_API_KEY", KEY);
+    let o = run_with_stdin(cmd, "!cat .env; seq 1 100\nwhat now?\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    // The user sees all of it on stdout, before the answer.
+    assert!(stdout(&o).contains("\n99\n100\n"), "{}", stdout(&o));
+    assert!(stdout(&o).ends_with("ok\n"), "{}", stdout(&o));
+    assert!(
+        stderr(&o)
+            .contains("exit status: 0; the model gets the command and its output (64 of its "),
+        "{}",
+        stderr(&o)
+    );
+    let sent = fx.chats()[0].user_texts();
+    let ran = &sent[0];
+    assert!(!ran.contains(KEY), "{ran}");
+    assert!(
+        ran.starts_with("The user ran a shell command and saw its output:\n$ cat .env; seq 1 100\nexit status: 0\nOPENAI_API_KEY=[redacted: OPENAI_API_KEY]\n"),
+        "{ran}"
+    );
+    assert!(
+        ran.contains("left out (tools.output_cap_bytes)]") && !ran.contains("\n100"),
+        "{ran}"
+    );
+    assert_eq!(sent[1], "what now?");
+}
