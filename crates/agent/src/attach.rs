@@ -241,12 +241,21 @@ pub fn image_type(head: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// What a file may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accept {
+    /// Text or an image (`@path`).
+    Any,
+    /// Only an image (`--image`).
+    Images,
+}
+
 /// Read a located file: an image (by its bytes) or text (cut at the cap);
-/// `images_only` (`--image`) refuses anything that is not an image.
+/// with [`Accept::Images`] anything that is not an image is refused.
 pub fn read(
     file: &Located,
     limits: &AttachLimits,
-    images_only: bool,
+    accept: Accept,
 ) -> Result<Attachment, AttachError> {
     let shown = file.shown.clone();
     let unreadable = |source| AttachError::Unreadable {
@@ -282,7 +291,7 @@ pub fn read(
             bytes: all.len() as u64,
         });
     }
-    if images_only {
+    if accept == Accept::Images {
         return Err(AttachError::NotAnImage { shown });
     }
     let cap = limits.text_cap_bytes;

@@ -1,6 +1,7 @@
 //! Faults and the imitated servers' peculiarities: the context window and
 //! its overflow body, advertised windows (llama.cpp, `/v1/models`), Ollama's
-//! endpoints and silent truncation, refused parameters, the API key.
+//! endpoints and silent truncation, refused parameters and images, the API
+//! key.
 
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -8,7 +8,7 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Content, Message};
 
 use super::Agent;
-use crate::attach::{self, AttachError, AttachLimits, Attachment};
+use crate::attach::{self, Accept, AttachError, AttachLimits, Attachment};
 use crate::error::AgentError;
 use crate::tools::{self, ApprovalKind, Decision, Tee};
 
@@ -86,7 +86,7 @@ impl Agent {
                     .into());
                 }
             }
-            attachments.push(attach::read(&found, &limits, false)?);
+            attachments.push(attach::read(&found, &limits, Accept::Any)?);
         }
         Ok(input(parsed.text, &attachments))
     }
@@ -103,7 +103,7 @@ impl Agent {
         let mut attachments = Vec::with_capacity(images.len());
         for path in images {
             let found = attach::locate(path.as_str(), &self.cwd, &self.project.root, home)?;
-            attachments.push(attach::read(&found, &limits, true)?);
+            attachments.push(attach::read(&found, &limits, Accept::Images)?);
         }
         Ok(input(prompt.to_owned(), &attachments))
     }

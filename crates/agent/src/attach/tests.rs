@@ -73,7 +73,7 @@ fn text_is_cut_visibly_at_the_cap_and_binaries_are_refused() {
         ..limits()
     };
     let f = locate("big.txt", &root, &root, None).unwrap();
-    let a = read(&f, &small, false).unwrap();
+    let a = read(&f, &small, Accept::Any).unwrap();
     // 11 bytes end inside the sixth `é`: five are kept.
     assert_eq!(
         a,
@@ -93,12 +93,12 @@ fn text_is_cut_visibly_at_the_cap_and_binaries_are_refused() {
     );
     let bin = locate("bin", &root, &root, None).unwrap();
     assert!(matches!(
-        read(&bin, &limits(), false),
+        read(&bin, &limits(), Accept::Any),
         Err(AttachError::Binary { .. })
     ));
     let dir = locate("src", &root, &root, None).unwrap();
     assert!(matches!(
-        read(&dir, &limits(), false),
+        read(&dir, &limits(), Accept::Any),
         Err(AttachError::Directory { .. })
     ));
 }
@@ -110,7 +110,7 @@ fn images_are_told_by_their_bytes_and_become_image_parts() {
     std::fs::write(root.join("shot.txt"), PNG).unwrap();
     std::fs::write(root.join("fake.png"), "just text").unwrap();
     let f = locate("shot.txt", &root, &root, None).unwrap();
-    let img = read(&f, &limits(), true).unwrap();
+    let img = read(&f, &limits(), Accept::Images).unwrap();
     let Attachment::Image {
         media_type, bytes, ..
     } = &img
@@ -121,18 +121,18 @@ fn images_are_told_by_their_bytes_and_become_image_parts() {
     assert_eq!(img.describe(), "shot.txt [image png 16 B]");
     let fake = locate("fake.png", &root, &root, None).unwrap();
     assert!(matches!(
-        read(&fake, &limits(), true),
+        read(&fake, &limits(), Accept::Images),
         Err(AttachError::NotAnImage { .. })
     ));
     assert!(matches!(
-        read(&fake, &limits(), false),
+        read(&fake, &limits(), Accept::Any),
         Ok(Attachment::Text { .. })
     ));
     let tiny = AttachLimits {
         max_image_bytes: 8,
         ..limits()
     };
-    let err = read(&f, &tiny, false).unwrap_err();
+    let err = read(&f, &tiny, Accept::Any).unwrap_err();
     assert_eq!(
         err.to_string(),
         "cannot attach shot.txt: the image is 16 B (16 bytes), over tools.max_image_bytes (8 bytes); make it smaller or raise the limit"
