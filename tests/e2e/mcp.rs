@@ -194,3 +194,39 @@ fn a_changed_tool_list_applies_at_the_next_compaction() {
         stderr(&o)
     );
 }
+
+/// `/status` (batch, `--json`) has each server's state and what their
+/// tools cost.
+#[test]
+fn status_shows_the_mcp_servers() {
+    let fx = with_servers(&format!(
+        "{}{}",
+        server("t", &[], ""),
+        server("broken", &["--fail-at-start"], "")
+    ));
+    fx.fake.push(Reply::text("hi"));
+    let o = fx.run(&["--json"], "hello\n/status\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let events = crate::util::json_lines(&o.stdout);
+    let st = events.iter().find(|e| e["type"] == "status").unwrap();
+    let servers = st["mcp_servers"].as_array().unwrap();
+    assert_eq!(servers[0]["name"], "broken");
+    assert_eq!(servers[0]["state"], "failed");
+    assert!(
+        servers[0]["reason"].as_str().unwrap().contains("handshake"),
+        "{st}"
+    );
+    assert_eq!(servers[1]["name"], "t");
+    assert_eq!(servers[1]["state"], "ready");
+    assert_eq!(servers[1]["tools"], 7);
+    assert!(st["mcp_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(st["mcp_deferred"], false);
+    // The warning about the broken one was an event too.
+    assert!(events.iter().any(|e| {
+        e["type"] == "warning"
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("MCP server `broken` could not start")
+    }));
+}

@@ -30,6 +30,9 @@ pub enum AgentError {
         "MCP server `{server}` is required (required = true) but could not start: {why}; fix it, or set required = false under [mcp_servers.{server}] to go on without it"
     )]
     McpRequired { server: String, why: String },
+    /// An `@path` or `--image` file that cannot be sent; nothing was sent.
+    #[error(transparent)]
+    Attach(#[from] crate::attach::AttachError),
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -54,7 +57,7 @@ impl AgentError {
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
             AgentError::TooLarge { .. } => "context_overflow",
             AgentError::Interrupted => "cancelled",
-            AgentError::Usage(_) => "usage",
+            AgentError::Usage(_) | AgentError::Attach(_) => "usage",
             AgentError::Memory(_) => "memory",
             AgentError::McpRequired { .. } => "mcp",
         }

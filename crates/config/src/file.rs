@@ -63,6 +63,10 @@ pub struct ToolsFile {
     pub max_edit_bytes: Option<u64>,
     /// Safe for an untrusted project: it can only take a tool away.
     pub recall: Option<bool>,
+    /// Images (`@image.png`, `run --image`) larger than this are refused
+    /// before anything is sent. A size limit, not a permission: safe for an
+    /// untrusted project.
+    pub max_image_bytes: Option<u64>,
 }
 
 /// `[memory]` as written in a file (README, section "Memory").

@@ -94,6 +94,8 @@ pub struct ToolsConfig {
     pub max_edit_bytes: u64,
     /// Whether the model gets the `recall` tool.
     pub recall: bool,
+    /// Images larger than this are refused before they are sent.
+    pub max_image_bytes: u64,
 }
 
 impl Default for ToolsConfig {
@@ -105,6 +107,7 @@ impl Default for ToolsConfig {
             write: WritePolicy::Ask,
             max_edit_bytes: 1024 * 1024,
             recall: true,
+            max_image_bytes: 5 * 1024 * 1024,
         }
     }
 }

@@ -54,6 +54,12 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if t.max_edit_bytes == Some(0) {
             return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
+        if t.max_image_bytes == Some(0) {
+            return Err(invalid(
+                "tools.max_image_bytes".into(),
+                "must be at least 1",
+            ));
+        }
     }
     if let Some(m) = &file.memory
         && m.max_bytes == Some(0)

@@ -40,6 +40,9 @@ pub enum ApprovalKind {
         /// The arguments as compact JSON.
         arguments: String,
     },
+    /// The user's `@path` names a file outside the project root: only a
+    /// user can allow sending it (batch runs refuse).
+    Attach { path: Utf8PathBuf },
 }
 
 /// Arguments shown in an MCP approval question are cut to this many
@@ -56,6 +59,7 @@ impl ApprovalKind {
             ApprovalKind::OutsideProject { .. } => "outside_project".into(),
             ApprovalKind::Write { outside: false, .. } => "write".into(),
             ApprovalKind::Write { outside: true, .. } => "write_outside_project".into(),
+            ApprovalKind::Attach { .. } => "attach_outside_project".into(),
             ApprovalKind::Mcp { tool, .. } => format!("mcp:{tool}").into(),
         }
     }
@@ -87,6 +91,9 @@ impl ApprovalKind {
                 "call {tool} (MCP server `{server}`) with {}",
                 eonyx_core::text::ellipsize(arguments, SHOWN_ARGUMENT_CHARS)
             ),
+            ApprovalKind::Attach { path } => {
+                format!("send a file from outside the project: {path}")
+            }
         }
     }
 }
@@ -187,6 +194,12 @@ impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let (policy, flag) = match kind {
+                ApprovalKind::Attach { .. } => {
+                    return match &self.ask {
+                        Some(ask) => ask.decide(kind).await,
+                        None => Decision::Deny,
+                    };
+                }
                 ApprovalKind::Write { outside: true, .. } => {
                     return match (&self.ask, self.write) {
                         (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
@@ -327,6 +340,28 @@ mod tests {
                 .decide(&write(true))
                 .await,
             Decision::Deny
+        );
+    }
+
+    #[tokio::test]
+    async fn attaching_from_outside_the_root_needs_a_user_whatever_the_flags() {
+        use std::sync::Arc;
+        let kind = ApprovalKind::Attach {
+            path: "/etc/hosts".into(),
+        };
+        let batch = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+        assert_eq!(batch.decide(&kind).await, Decision::Deny);
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let repl = PolicyApprover {
+            ask: Some(rec.clone()),
+            ..PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false)
+        };
+        assert_eq!(repl.decide(&kind).await, Decision::Allow);
+        assert_eq!(rec.asked(), vec![kind.clone()]);
+        assert_eq!(kind.class(), "attach_outside_project");
+        assert_eq!(
+            kind.describe(),
+            "send a file from outside the project: /etc/hosts"
         );
     }
 

@@ -1,5 +1,10 @@
 //! `shell`: `sh -c COMMAND` in the project root, with approval, a timeout,
 //! cancellation and a memory cap on the combined output.
+//!
+//! [`run_command`] is the one function that spawns a shell command: the
+//! `shell` tool calls it after approval, the user's `!command`
+//! ([`crate::Agent::run_user_command`]) without (the user typed it), so
+//! whatever confines it confines both.
 
 use std::io::Read;
 use std::process::{ExitStatus, Stdio};
@@ -52,13 +57,22 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
         return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
     }
-    run_command(&args.command, env.ctx, env.cancel).await
+    run_command(&args.command, env.ctx, env.cancel, None).await
 }
 
-async fn run_command(
+/// Gets the command's output as it arrives (the user's `!command` shows it
+/// while it runs); called on a blocking thread.
+pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Run `sh -c command` in the project root without the provider key
+/// variables, within `tools.shell_timeout_secs`, killed with its process
+/// group on cancel; `tee` also gets the output as it arrives. The result's
+/// first line is the [`ShellOutcome`].
+pub(crate) async fn run_command(
     command: &str,
     ctx: &ToolContext,
     cancel: &CancellationToken,
+    tee: Option<Tee>,
 ) -> Result<ToolOutput, ToolError> {
     let spawn_err = |e| ToolError::io("cannot start `sh -c` in", ctx.project_root.as_str(), e);
     // One pipe for stdout and stderr keeps their interleaving.
@@ -86,7 +100,7 @@ async fn run_command(
 
     let collected = Arc::new(Mutex::new(Collected::default()));
     let sink = Arc::clone(&collected);
-    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink));
+    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink, tee));
 
     let end = tokio::select! {
         biased;
@@ -152,14 +166,18 @@ async fn run_command(
     Ok(out)
 }
 
-/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].
-fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>) {
+/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`] and
+/// passing everything to `tee`.
+fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>, mut tee: Option<Tee>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if let Some(t) = tee.as_mut() {
+            t(&buf[..n]);
+        }
         let mut c = sink.lock().unwrap_or_else(PoisonError::into_inner);
         let room = OUTPUT_CAP_BYTES.saturating_sub(c.bytes.len());
         let keep = room.min(n);

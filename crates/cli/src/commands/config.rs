@@ -230,6 +230,10 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.max_edit_bytes".into(),
             json!(config.tools.max_edit_bytes),
         ),
+        entry(
+            "tools.max_image_bytes".into(),
+            json!(config.tools.max_image_bytes),
+        ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),

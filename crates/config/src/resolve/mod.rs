@@ -339,6 +339,10 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.tools.recall = v;
                 set("tools.recall");
             }
+            if let Some(v) = t.max_image_bytes {
+                cfg.tools.max_image_bytes = v;
+                set("tools.max_image_bytes");
+            }
         }
         if let Some(m) = &f.memory {
             if let Some(v) = m.enabled {
