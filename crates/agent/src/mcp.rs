@@ -8,7 +8,7 @@ use std::sync::Arc;
 use eonyx_config::Config;
 use eonyx_config::paths::Env;
 pub use eonyx_mcp::{Catalog, Entry, ServerState, ServerStatus};
-use eonyx_mcp::{RmcpConnector, Servers};
+use eonyx_mcp::{RmcpConnector, Servers, Which};
 
 /// The servers and the tools they would add to a session's requests.
 #[derive(Debug, Clone)]
@@ -32,7 +32,12 @@ pub async fn inspect(config: &Config, env: &Env, window: u64) -> McpReport {
         config.project_root.clone(),
     ));
     let mut servers = Servers::start(&config.mcp, connector);
-    let warnings = servers.wait(false).await;
+    let warnings = servers
+        .wait(Which::All)
+        .await
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
     let catalog = Catalog::build(
         &servers.tools(),
         config.mcp.defer_limit(window),

@@ -29,4 +29,4 @@ pub mod servers;
 pub use catalog::{Catalog, Entry, MCP_TOOLS_HEADING};
 pub use client::{CallOutput, Connector, McpClient, McpError, McpTool};
 pub use sdk::RmcpConnector;
-pub use servers::{Interrupted, ServerState, ServerStatus, Servers};
+pub use servers::{Interrupted, ServerState, ServerStatus, Servers, StartNote, Which};

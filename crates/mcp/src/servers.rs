@@ -101,6 +101,26 @@ struct Slot {
 pub struct Servers {
     connector: Arc<dyn Connector>,
     slots: Vec<Slot>,
+    /// Lines about starts finished by a wait that was dropped before it
+    /// returned them; the next wait returns them first.
+    notes: Vec<StartNote>,
+}
+
+/// Which servers [`Servers::wait`] waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// Every server still starting.
+    All,
+    /// Only those with `required = true` (when a session opens).
+    Required,
+}
+
+/// A line about a finished start, for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartNote {
+    pub text: String,
+    /// The server could not start (a warning); else a notice (restarted).
+    pub failed: bool,
 }
 
 /// A call was cancelled by the user.
@@ -133,7 +153,11 @@ impl Servers {
                 slot
             })
             .collect();
-        Self { connector, slots }
+        Self {
+            connector,
+            slots,
+            notes: Vec::new(),
+        }
     }
 
     /// Whether any server is configured (enabled or not).
@@ -141,20 +165,21 @@ impl Servers {
         self.slots.is_empty()
     }
 
-    /// Wait for the servers still starting (with `required_only`, only the
+    /// Wait for the servers still starting (`which`: all, or only the
     /// `required` ones), each until its own deadline. Returns a warning for
-    /// each server that could not start.
-    pub async fn wait(&mut self, required_only: bool) -> Vec<String> {
-        let mut warnings = Vec::new();
+    /// each server that could not start (and a line for each restarted
+    /// one). Cancellation-safe: dropped early, the starts not yet waited
+    /// for stay pending and the lines of those finished are kept, both for
+    /// the next call.
+    pub async fn wait(&mut self, which: Which) -> Vec<StartNote> {
         for slot in &mut self.slots {
-            if required_only && !slot.config.required {
+            if which == Which::Required && !slot.config.required {
                 continue;
             }
-            let Some((deadline, mut handle)) = slot.starting.take() else {
+            let Some((deadline, handle)) = slot.starting.as_mut() else {
                 continue;
             };
-            let name = &slot.config.name;
-            let outcome = match tokio::time::timeout_at(deadline, &mut handle).await {
+            let outcome = match tokio::time::timeout_at(*deadline, &mut *handle).await {
                 Ok(Ok(result)) => result,
                 Ok(Err(join)) => Err(McpError::Start(format!("its start failed: {join}"))),
                 Err(_) => {
@@ -165,23 +190,19 @@ impl Servers {
                     )))
                 }
             };
-            match outcome {
-                Ok(started) => {
-                    slot.client = Some(started.client);
-                    slot.tools = started.tools;
-                    slot.hidden = started.hidden;
-                    slot.state = ServerState::Ready;
-                }
-                Err(e) => {
-                    let why = e.to_string();
-                    warnings.push(format!(
-                        "MCP server `{name}` could not start: {why}; going on without its tools"
-                    ));
-                    slot.state = ServerState::Failed(why);
-                }
-            }
+            slot.starting = None;
+            self.notes.extend(finish(slot, outcome));
         }
-        warnings
+        std::mem::take(&mut self.notes)
+    }
+
+    /// The servers still starting that are not done yet, by name.
+    pub fn pending(&self) -> Vec<&str> {
+        self.slots
+            .iter()
+            .filter(|s| s.starting.as_ref().is_some_and(|(_, h)| !h.is_finished()))
+            .map(|s| s.config.name.as_str())
+            .collect()
     }
 
     /// Required servers that could not start: name and why.
@@ -230,51 +251,18 @@ impl Servers {
         changed
     }
 
-    /// Start again, once each, the servers that crashed; waits for them (up
-    /// to their startup timeouts). Returns a line for each: restarted, or
-    /// why not.
-    pub async fn restart_crashed(&mut self) -> Vec<String> {
-        let mut notes = Vec::new();
-        for i in 0..self.slots.len() {
-            let slot = &mut self.slots[i];
-            if !matches!(slot.state, ServerState::Crashed(_)) || slot.restarts > 0 {
-                continue;
-            }
-            slot.restarts += 1;
-            let name = slot.config.name.clone();
-            let handle = spawn_start(&self.connector, &slot.config);
-            let slot = &mut self.slots[i];
-            let (deadline, mut handle) = handle;
-            let outcome = match tokio::time::timeout_at(deadline, &mut handle).await {
-                Ok(Ok(r)) => r,
-                Ok(Err(join)) => Err(McpError::Start(join.to_string())),
-                Err(_) => {
-                    handle.abort();
-                    Err(McpError::Start(format!(
-                        "it did not start within {}s",
-                        slot.config.startup_timeout_secs
-                    )))
-                }
-            };
-            match outcome {
-                Ok(started) => {
-                    slot.relisted = started.tools != slot.tools;
-                    slot.client = Some(started.client);
-                    slot.tools = started.tools;
-                    slot.hidden = started.hidden;
-                    slot.state = ServerState::Ready;
-                    notes.push(format!(
-                        "MCP server `{name}` was restarted after it crashed"
-                    ));
-                }
-                Err(e) => {
-                    let why = format!("it crashed and could not be restarted: {e}");
-                    notes.push(format!("MCP server `{name}`: {why}"));
-                    slot.state = ServerState::Failed(why);
-                }
+    /// Start again, once each, the servers that crashed, and wait for them
+    /// (up to their startup timeouts). Returns a line for each: restarted,
+    /// or why not. Cancellation-safe like [`Servers::wait`].
+    pub async fn restart_crashed(&mut self) -> Vec<StartNote> {
+        for slot in &mut self.slots {
+            if matches!(slot.state, ServerState::Crashed(_)) && slot.restarts == 0 {
+                slot.restarts += 1;
+                slot.starting = Some(spawn_start(&self.connector, &slot.config));
+                slot.state = ServerState::Starting;
             }
         }
-        notes
+        self.wait(Which::All).await
     }
 
     /// Call `tool` of `server`. Every failure is an error result naming
@@ -359,6 +347,40 @@ impl Servers {
             if let Some(c) = slot.client.take() {
                 c.shutdown().await;
             }
+        }
+    }
+}
+
+/// Apply a finished start to `slot`; the line to show about it, if any.
+fn finish(slot: &mut Slot, outcome: Result<Started, McpError>) -> Option<StartNote> {
+    let name = &slot.config.name;
+    let restart = slot.restarts > 0;
+    match outcome {
+        Ok(started) => {
+            if restart {
+                slot.relisted = started.tools != slot.tools;
+            }
+            slot.client = Some(started.client);
+            slot.tools = started.tools;
+            slot.hidden = started.hidden;
+            slot.state = ServerState::Ready;
+            restart.then(|| StartNote {
+                text: format!("MCP server `{name}` was restarted after it crashed"),
+                failed: false,
+            })
+        }
+        Err(e) if restart => {
+            let why = format!("it crashed and could not be restarted: {e}");
+            let text = format!("MCP server `{name}`: {why}");
+            slot.state = ServerState::Failed(why);
+            Some(StartNote { text, failed: true })
+        }
+        Err(e) => {
+            let why = e.to_string();
+            let text =
+                format!("MCP server `{name}` could not start: {why}; going on without its tools");
+            slot.state = ServerState::Failed(why);
+            Some(StartNote { text, failed: true })
         }
     }
 }

@@ -9,7 +9,7 @@ use eonyx_core::McpServerConfig;
 use eonyx_core::config::{McpConfig, McpTransport};
 use eonyx_core::paths::Env;
 use eonyx_core::provider::CancellationToken;
-use eonyx_mcp::{Connector, RmcpConnector, ServerState, Servers};
+use eonyx_mcp::{Connector, RmcpConnector, ServerState, Servers, Which};
 use eonyx_tests::mcp_server::{McpHttpServer, TestMcpOptions, test_mcp_bin};
 use serde_json::{Map, json};
 
@@ -50,7 +50,7 @@ async fn stdio_server_lists_calls_hides_keys_and_reports_a_crash() {
     cfg.servers
         .insert("t".into(), stdio("t", &[], &[("FROM_CONFIG", "yes")]));
     let mut servers = Servers::start(&cfg, connector(&["PATH"], &[]));
-    assert!(servers.wait(false).await.is_empty());
+    assert!(servers.wait(Which::All).await.is_empty());
     let tools = servers.tools();
     let names: Vec<&str> = tools[0].1.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(
@@ -102,9 +102,11 @@ async fn stdio_server_lists_calls_hides_keys_and_reports_a_crash() {
     );
     assert!(out.text.contains("exit status 3"), "{}", out.text);
     assert_eq!(servers.statuses()[0].state.label(), "crashed");
+    let notes = servers.restart_crashed().await;
+    assert_eq!(notes.len(), 1);
     assert_eq!(
-        servers.restart_crashed().await,
-        ["MCP server `t` was restarted after it crashed"]
+        notes[0].text,
+        "MCP server `t` was restarted after it crashed"
     );
     let out = servers
         .call("t", "echo", args(json!({"text": "back"})), &cancel)
@@ -128,7 +130,12 @@ async fn a_server_that_fails_to_start_says_why() {
     });
     cfg.servers.insert("missing".into(), missing);
     let mut servers = Servers::start(&cfg, connector(&[], &[]));
-    let w = servers.wait(false).await;
+    let w: Vec<String> = servers
+        .wait(Which::All)
+        .await
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
         w[0].starts_with("MCP server `bad` could not start: the MCP handshake failed"),
@@ -164,7 +171,7 @@ async fn http_server_gets_the_bearer_token_and_headers() {
     let mut cfg = McpConfig::default();
     cfg.servers.insert("web".into(), s);
     let mut servers = Servers::start(&cfg, connector(&[], &[("WEB_TOKEN", "tok-123")]));
-    assert!(servers.wait(false).await.is_empty());
+    assert!(servers.wait(Which::All).await.is_empty());
     assert_eq!(servers.tools()[0].1.len(), 7);
     let out = servers
         .call(
@@ -189,9 +196,10 @@ async fn http_server_gets_the_bearer_token_and_headers() {
 
     // Without the token variable: a start failure naming it.
     let mut servers = Servers::start(&cfg, connector(&[], &[]));
-    let w = servers.wait(false).await;
+    let w = servers.wait(Which::All).await;
     assert!(
-        w[0].contains("$WEB_TOKEN (its bearer_token_env_var) is not set"),
+        w[0].text
+            .contains("$WEB_TOKEN (its bearer_token_env_var) is not set"),
         "{w:?}"
     );
 }

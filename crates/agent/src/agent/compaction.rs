@@ -66,7 +66,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
         // The summary request carries the tools the next request would.
-        self.mcp_ready(sink).await?;
+        self.mcp_ready(sink, cancel).await?;
         let target = eonyx_compact::request_target(&self.trigger);
         let record = self
             .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)

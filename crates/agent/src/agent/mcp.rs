@@ -16,7 +16,7 @@ use eonyx_config::McpApproval;
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::tool::{arg, is_mcp_tool};
 use eonyx_core::{ToolCall, ToolName};
-use eonyx_mcp::{Catalog, Connector, Interrupted, ServerStatus, Servers};
+use eonyx_mcp::{Catalog, Connector, Interrupted, ServerStatus, Servers, Which};
 use serde_json::{Map, Value};
 
 use super::{Agent, tool_definitions};
@@ -68,7 +68,12 @@ pub(crate) async fn wait_required(state: &mut McpState) -> Result<Vec<String>, A
     let Some(servers) = state.servers.as_mut() else {
         return Ok(Vec::new());
     };
-    let warnings = servers.wait(true).await;
+    let warnings = servers
+        .wait(Which::Required)
+        .await
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
     if let Some((name, why)) = servers.required_failures().into_iter().next() {
         servers.shutdown().await;
         return Err(AgentError::McpRequired { server: name, why });
@@ -79,21 +84,41 @@ pub(crate) async fn wait_required(state: &mut McpState) -> Result<Vec<String>, A
 impl Agent {
     /// Before the first request: wait for the servers still starting (each
     /// up to its startup timeout; a late one is left out with a warning),
-    /// then fix the tools array. Does nothing after the first time.
+    /// then fix the tools array. Does nothing after the first time. Ctrl-C
+    /// stops the wait (the turn is interrupted; the next one waits again).
     pub(crate) async fn mcp_ready(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         if self.mcp.ready {
             return Ok(());
         }
-        self.mcp.ready = true;
         let Some(servers) = self.mcp.servers.as_mut() else {
+            self.mcp.ready = true;
             return Ok(());
         };
-        for w in servers.wait(false).await {
-            sink(AgentEvent::Warning(w));
+        let pending = servers.pending();
+        if !pending.is_empty() {
+            sink(AgentEvent::Notice(format!(
+                "waiting for MCP server{} {} to start",
+                if pending.len() == 1 { "" } else { "s" },
+                pending
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
+        let notes = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(AgentError::Interrupted),
+            notes = servers.wait(Which::All) => notes,
+        };
+        for n in notes {
+            sink(AgentEvent::Warning(n.text));
+        }
+        self.mcp.ready = true;
         if self.mcp_rebuild() {
             // The resumed session's last usage was measured with these tools.
             self.calibrate_from_history(self.calibration_seq);
@@ -107,13 +132,23 @@ impl Agent {
     pub(super) async fn mcp_before_turn(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        self.mcp_ready(sink).await?;
+        self.mcp_ready(sink, cancel).await?;
         let Some(servers) = self.mcp.servers.as_mut() else {
             return Ok(());
         };
-        for note in servers.restart_crashed().await {
-            sink(AgentEvent::Notice(note));
+        let notes = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(AgentError::Interrupted),
+            notes = servers.restart_crashed() => notes,
+        };
+        for n in notes {
+            sink(if n.failed {
+                AgentEvent::Warning(n.text)
+            } else {
+                AgentEvent::Notice(n.text)
+            });
         }
         if std::mem::take(&mut self.mcp.refresh_pending) {
             self.mcp_refresh(sink).await;
@@ -270,14 +305,6 @@ impl Agent {
     /// request, or without servers).
     pub fn mcp_catalog(&self) -> &Catalog {
         &self.mcp.catalog
-    }
-
-    /// Stop the MCP servers (they are also stopped when the agent is
-    /// dropped).
-    pub async fn shutdown_mcp(&mut self) {
-        if let Some(s) = self.mcp.servers.as_mut() {
-            s.shutdown().await;
-        }
     }
 }
 

@@ -30,7 +30,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
         self.refresh_context(sink);
-        self.mcp_before_turn(sink).await?;
+        self.mcp_before_turn(sink, cancel).await?;
         if input.content.image_count() > 0 && self.provider.quirks().no_images {
             sink(AgentEvent::Warning(format!(
                 "{} does not accept images (it refused them before): the session keeps them, the model gets a note instead; `eonyx config --reset-limits` tries again",

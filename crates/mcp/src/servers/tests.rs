@@ -145,6 +145,10 @@ fn connector(scripts: &[(&str, Script)]) -> Arc<FakeConnector> {
     Arc::new(c)
 }
 
+fn texts(notes: Vec<StartNote>) -> Vec<String> {
+    notes.into_iter().map(|n| n.text).collect()
+}
+
 fn ok(tools: &[&'static str]) -> Script {
     Script {
         tools: tools.to_vec(),
@@ -175,7 +179,7 @@ async fn a_hanging_or_failing_server_is_left_out_with_a_warning_naming_it() {
     cfg.servers.get_mut("good").unwrap().disabled_tools = vec!["b".into()];
     let mut s = Servers::start(&cfg, conn.clone());
     let started = tokio::time::Instant::now();
-    let warnings = s.wait(false).await;
+    let warnings = texts(s.wait(Which::All).await);
     // The wait ends at the slow server's own deadline, not later.
     assert_eq!(started.elapsed(), Duration::from_secs(5));
     assert_eq!(
@@ -218,12 +222,13 @@ async fn required_servers_are_waited_for_first_and_their_failure_is_reported() {
         ("later", ok(&["t"])),
     ]);
     let mut s = Servers::start(&config(&[("must", true), ("later", false)]), conn);
-    let w = s.wait(true).await;
+    let w = s.wait(Which::Required).await;
     assert_eq!(w.len(), 1);
+    assert!(w[0].failed);
     assert_eq!(s.required_failures(), [("must".into(), "boom".into())]);
     // The other one was not waited for yet.
     assert_eq!(s.statuses()[0].state, ServerState::Starting);
-    assert!(s.wait(false).await.is_empty());
+    assert!(s.wait(Which::All).await.is_empty());
     assert_eq!(s.statuses()[0].state, ServerState::Ready);
 }
 
@@ -231,7 +236,7 @@ async fn required_servers_are_waited_for_first_and_their_failure_is_reported() {
 async fn calls_time_out_report_is_error_and_a_crash_restarts_once() {
     let conn = connector(&[("srv", ok(&["echo", "hang", "crash", "fail"]))]);
     let mut s = Servers::start(&config(&[("srv", false)]), conn.clone());
-    s.wait(false).await;
+    s.wait(Which::All).await;
     let cancel = CancellationToken::new();
     let args = |v: Value| v.as_object().cloned().unwrap();
 
@@ -272,10 +277,12 @@ async fn calls_time_out_report_is_error_and_a_crash_restarts_once() {
         out.text
     );
 
+    let notes = s.restart_crashed().await;
     assert_eq!(
-        s.restart_crashed().await,
+        texts(notes.clone()),
         ["MCP server `srv` was restarted after it crashed"]
     );
+    assert!(!notes[0].failed);
     assert_eq!(conn.starts.load(Ordering::SeqCst), 2);
     assert!(s.statuses()[0].restarted);
     let out = s.call("srv", "echo", Map::new(), &cancel).await.unwrap();
@@ -297,7 +304,7 @@ async fn calls_time_out_report_is_error_and_a_crash_restarts_once() {
         &config(&[("srv", false)]),
         connector(&[("srv", ok(&["hang"]))]),
     );
-    s.wait(false).await;
+    s.wait(Which::All).await;
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     tokio::spawn(async move {
@@ -314,7 +321,7 @@ async fn calls_time_out_report_is_error_and_a_crash_restarts_once() {
 async fn a_changed_tool_list_is_read_again_only_when_refreshed() {
     let conn = connector(&[("srv", ok(&["a"]))]);
     let mut s = Servers::start(&config(&[("srv", false)]), conn.clone());
-    s.wait(false).await;
+    s.wait(Which::All).await;
     assert!(!s.refresh().await, "nothing changed");
     let client = conn.clients.lock().unwrap()[0].clone();
     client.changed.store(true, Ordering::SeqCst);
@@ -329,4 +336,46 @@ async fn a_changed_tool_list_is_read_again_only_when_refreshed() {
     assert!(s.refresh().await);
     let names: Vec<String> = s.tools()[0].1.iter().map(|t| t.name.clone()).collect();
     assert_eq!(names, ["a", "b"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wait_dropped_early_keeps_what_it_learnt_for_the_next() {
+    let conn = connector(&[
+        (
+            "broken",
+            Script {
+                fail_at_start: Some("cannot run `nope`".into()),
+                ..Script::default()
+            },
+        ),
+        (
+            "slow",
+            Script {
+                hang_at_start: true,
+                ..Script::default()
+            },
+        ),
+    ]);
+    let mut s = Servers::start(&config(&[("broken", false), ("slow", false)]), conn);
+    // Ctrl-C after one second: the wait is dropped after `broken` failed,
+    // while it waits for `slow`.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(1), s.wait(Which::All))
+            .await
+            .is_err()
+    );
+    assert_eq!(s.pending(), ["slow"]);
+    assert_eq!(s.statuses()[1].state, ServerState::Starting);
+    // The next wait still ends at the slow server's own deadline, and the
+    // warning about `broken` is not lost.
+    let notes = s.wait(Which::All).await;
+    assert_eq!(
+        texts(notes.clone()),
+        [
+            "MCP server `broken` could not start: cannot run `nope`; going on without its tools",
+            "MCP server `slow` could not start: it did not start within 5s (startup_timeout_secs); going on without its tools",
+        ]
+    );
+    assert!(notes.iter().all(|n| n.failed));
+    assert!(s.pending().is_empty());
 }
