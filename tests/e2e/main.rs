@@ -23,4 +23,5 @@ mod repl;
 mod session_order;
 mod sessions;
 mod skills;
+mod tasks;
 mod util;

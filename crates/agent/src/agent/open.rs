@@ -12,7 +12,7 @@ use eonyx_core::{Message, Provider, Role, SessionId};
 use eonyx_prompt::{ContextLoader, MemorySection};
 use eonyx_store::{SessionWriter, Store};
 
-use super::{Agent, AgentOptions, SessionChoice, tool_definitions};
+use super::{Agent, AgentOptions, Inherit, SessionChoice, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
@@ -34,48 +34,16 @@ impl Agent {
         let store = Store::open(&data_dir)?;
         let project = eonyx_config::paths::find_project(&opts.cwd);
 
-        let provider: Arc<dyn Provider> = match &opts.provider {
-            Some(p) => p.clone(),
-            None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
-        };
         let mut startup_notices = Vec::new();
-        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
-        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
-            || config.compaction.model == config.model_key
-        {
-            (provider.clone(), config.model.clone())
-        } else {
-            match config.model_by_key(&config.compaction.model) {
-                Some(m) if opts.provider.is_none() => (
-                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
-                    m.clone(),
-                ),
-                Some(m) => (provider.clone(), m.clone()),
-                None => {
-                    return Err(AgentError::Usage(format!(
-                        "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
-                        config.compaction.model, config.compaction.model
-                    )));
-                }
-            }
-        };
-
-        let summarizer_model = summarizer_config.name.clone();
-        let started = window::start(
-            &config,
-            &summarizer_config,
-            provider.as_ref(),
-            summarizer.as_ref(),
+        let models = connect(
+            &mut config,
+            opts.provider.as_ref(),
+            &opts.env,
             store.data_dir(),
             &mut startup_notices,
         )
-        .await;
-        let limits = started.window.limits(&config.model);
-        let reprobe_after_step = window::is_ollama_default(&started.window);
-        let same_summarizer = summarizer_config.base_url == config.model.base_url
-            && summarizer_config.name == config.model.name;
-        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
-        let saved_quirks = (provider.quirks(), summarizer.quirks());
+        .await?;
+        let limits = models.limits;
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
@@ -136,20 +104,30 @@ impl Agent {
             estimator,
             loader,
             loaded,
-            provider,
-            summarizer,
-            summarizer_model,
-            summarizer_config,
-            summarizer_window,
-            saved_quirks,
-            reprobe_after_step,
+            provider: models.provider,
+            summarizer: models.summarizer,
+            summarizer_model: models.summarizer_model,
+            summarizer_config: models.summarizer_config,
+            summarizer_window: models.summarizer_window,
+            saved_quirks: models.saved_quirks,
+            reprobe_after_step: models.reprobe_after_step,
             truncation: TruncationCheck::default(),
             limits,
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tool_definitions(&config, &skills),
+            tool_defs: tool_definitions(&config, &skills, 0),
             approver,
+            depth: 0,
+            task_section: String::new(),
+            inherit: Inherit {
+                env: opts.env.clone(),
+                model_flag: opts.model.clone(),
+                allow_shell: opts.allow_shell,
+                allow_write: opts.allow_write,
+                ask: opts.approver.clone(),
+                provider: opts.provider.clone(),
+            },
             project,
             cwd: opts.cwd,
             startup_notices,
@@ -174,7 +152,7 @@ impl Agent {
     /// Seed the estimator from the last usage the session recorded after its
     /// last compaction, so a resumed session's first estimate (and trigger
     /// check) follows the server's count instead of the configured guess.
-    fn calibrate_from_history(&mut self, compaction_seq: u64) {
+    pub(super) fn calibrate_from_history(&mut self, compaction_seq: u64) {
         self.estimator.reset_anchor();
         let records = self.view.records();
         let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
@@ -224,7 +202,7 @@ impl Agent {
         Ok(())
     }
 
-    fn replace_session(&mut self, opened: Opened) {
+    pub(super) fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
         let notes = self.reattach_skills(opened.skills_in_use.clone());
         self.startup_notices.extend(notes);
@@ -243,24 +221,110 @@ impl Agent {
     }
 }
 
+/// The providers of a session's model and summarizer, and the windows the
+/// servers answered.
+pub(super) struct Models {
+    pub provider: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
+    pub summarizer_model: String,
+    pub summarizer_config: eonyx_core::ModelConfig,
+    pub summarizer_window: Option<u64>,
+    pub saved_quirks: (
+        eonyx_core::provider::RequestQuirks,
+        eonyx_core::provider::RequestQuirks,
+    ),
+    pub reprobe_after_step: bool,
+    pub limits: eonyx_compact::Limits,
+}
+
+/// Build the providers for `config`'s model and summarizer (or use
+/// `given`, a test's provider, for both), fill in a model name the server
+/// must supply, and ask the servers for their windows.
+pub(super) async fn connect(
+    config: &mut Config,
+    given: Option<&Arc<dyn Provider>>,
+    env: &eonyx_config::paths::Env,
+    data_dir: &Utf8Path,
+    notices: &mut Vec<String>,
+) -> Result<Models, AgentError> {
+    let provider: Arc<dyn Provider> = match given {
+        Some(p) => p.clone(),
+        None => Arc::from(eonyx_provider::from_config(&config.model, env)?),
+    };
+    window::ensure_model_name(config, provider.as_ref(), notices).await?;
+    let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
+        || config.compaction.model == config.model_key
+    {
+        (provider.clone(), config.model.clone())
+    } else {
+        match config.model_by_key(&config.compaction.model) {
+            Some(m) if given.is_none() => {
+                (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+            }
+            Some(m) => (provider.clone(), m.clone()),
+            None => {
+                return Err(AgentError::Usage(format!(
+                    "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
+                    config.compaction.model, config.compaction.model
+                )));
+            }
+        }
+    };
+    let started = window::start(
+        config,
+        &summarizer_config,
+        provider.as_ref(),
+        summarizer.as_ref(),
+        data_dir,
+        notices,
+    )
+    .await;
+    let same_summarizer = summarizer_config.base_url == config.model.base_url
+        && summarizer_config.name == config.model.name;
+    Ok(Models {
+        limits: started.window.limits(&config.model),
+        reprobe_after_step: window::is_ollama_default(&started.window),
+        summarizer_window: (!same_summarizer).then_some(started.summarizer_window),
+        saved_quirks: (provider.quirks(), summarizer.quirks()),
+        summarizer_model: summarizer_config.name.clone(),
+        provider,
+        summarizer,
+        summarizer_config,
+    })
+}
+
 /// The result given, on resume, to a tool call that never got one.
 pub(crate) const RESUME_INTERRUPTED: &str =
     "interrupted: eonyx stopped before this tool call finished";
 
 /// A session ready for turns.
-struct Opened {
-    writer: SessionWriter,
-    view: ContextView,
-    message_count: u64,
-    resumed: bool,
+pub(super) struct Opened {
+    pub writer: SessionWriter,
+    pub view: ContextView,
+    pub message_count: u64,
+    pub resumed: bool,
     /// Seq of the last compaction record (0 when none).
-    compaction_seq: u64,
+    pub compaction_seq: u64,
     /// The skills the last compaction record lists.
-    skills_in_use: Vec<String>,
+    pub skills_in_use: Vec<String>,
+}
+
+impl Opened {
+    /// A new session that has no message yet.
+    pub(super) fn fresh(writer: SessionWriter, config: &Config) -> Self {
+        Opened {
+            writer,
+            view: ContextView::new(&config.compaction, config.tools.output_cap_bytes),
+            message_count: 0,
+            resumed: false,
+            compaction_seq: 0,
+            skills_in_use: Vec::new(),
+        }
+    }
 }
 
 /// Open or create the chosen session and build its model-facing view.
-fn open_session(
+pub(super) fn open_session(
     store: &Store,
     config: &Config,
     cwd: &Utf8Path,
@@ -287,15 +351,7 @@ fn open_session(
     match id {
         None => {
             let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
-            let view = ContextView::new(&config.compaction, cap);
-            Ok(Opened {
-                writer,
-                view,
-                message_count: 0,
-                resumed: false,
-                compaction_seq: 0,
-                skills_in_use: Vec::new(),
-            })
+            Ok(Opened::fresh(writer, config))
         }
         Some(id) => {
             let effective = store.load_effective(&id)?;
