@@ -24,4 +24,7 @@ mod session_order;
 mod sessions;
 mod skills;
 mod tasks;
+mod tasks_limits;
+mod tasks_memory;
+mod tasks_sessions;
 mod util;

@@ -198,6 +198,9 @@ pub struct TaskLabel {
 impl Approver for TaskLabel {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            // Let the parent show the child's progress (the call being
+            // asked about) before the question is drawn.
+            tokio::task::yield_now().await;
             let labelled = ApprovalKind::Task {
                 task: self.task.clone(),
                 kind: Box::new(kind.clone()),
