@@ -76,6 +76,22 @@ fn after_two_compactions_the_parent_still_names_its_child_and_recall_finds_what_
         "{found}"
     );
     assert!(found.contains("BACKOFF-DETAIL-55: jitter of a quarter second"));
+
+    // scope project: every session of the project and their children.
+    fx.fake.push_all([
+        Reply::tool_call(
+            "recall",
+            json!({"query": "BACKOFF-DETAIL-55", "scope": "project"}),
+        ),
+        Reply::text("found it"),
+    ]);
+    let o = fx.run(&["run", "a new session: what was the jitter?"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let found = fx.chats().pop().unwrap().tool_results().pop().unwrap();
+    assert!(
+        found.contains(&format!("[session {child_id} · seq 3 · tool · ")),
+        "{found}"
+    );
 }
 
 #[test]

@@ -18,21 +18,27 @@ use crate::error::AgentError;
 use crate::events::AgentEvent;
 use crate::tools::{self, ToolOutput};
 
-/// How one task call ended.
-enum Finished {
-    /// No child was started (bad arguments, unknown profile…).
-    NotStarted(ToolOutput),
-    Ran {
-        call_id: String,
-        session: SessionId,
-        profile: String,
-        steps: u32,
-        result: Result<TurnOutcome, AgentError>,
-    },
-}
+/// How one task call ended: its result.
+type Finished = ToolOutput;
 
-/// A child's event, tagged with its task's call id.
+/// A child's event, tagged with its task's call id; a task's own
+/// `TaskCompleted` goes through the same channel, so it is reported when
+/// the child ends, not when the results are collected in call order.
 type Tagged = (String, AgentEvent);
+
+/// What the parent's sink gets for a child's tagged event.
+fn forwarded((call_id, event): Tagged) -> AgentEvent {
+    match event {
+        // This task's own end (a grandchild's end is the child's event).
+        AgentEvent::TaskCompleted {
+            call_id: ref id, ..
+        } if *id == call_id => event,
+        event => AgentEvent::Task {
+            call_id,
+            event: Box::new(event),
+        },
+    }
+}
 
 impl Agent {
     /// Run `calls` (all `task` calls) and return one output per call, in
@@ -74,7 +80,7 @@ impl Agent {
             let cancel = cancel.clone();
             async move {
                 match p {
-                    Err(out) => Finished::NotStarted(out),
+                    Err(out) => out,
                     Ok(child) => run_child(child, tx, cancel).await,
                 }
             }
@@ -85,41 +91,14 @@ impl Agent {
         let finished = loop {
             tokio::select! {
                 biased;
-                Some((call_id, event)) = rx.recv() => sink(AgentEvent::Task {
-                    call_id,
-                    event: Box::new(event),
-                }),
+                Some(tagged) = rx.recv() => sink(forwarded(tagged)),
                 finished = &mut runs => break finished,
             }
         };
-        while let Ok((call_id, event)) = rx.try_recv() {
-            sink(AgentEvent::Task {
-                call_id,
-                event: Box::new(event),
-            });
+        while let Ok(tagged) = rx.try_recv() {
+            sink(forwarded(tagged));
         }
         finished
-            .into_iter()
-            .map(|f| match f {
-                Finished::NotStarted(out) => out,
-                Finished::Ran {
-                    call_id,
-                    session,
-                    profile,
-                    steps,
-                    result,
-                } => {
-                    let out = task_output(&session, profile, steps, result);
-                    sink(AgentEvent::TaskCompleted {
-                        call_id,
-                        session,
-                        steps,
-                        is_error: out.is_error,
-                    });
-                    out
-                }
-            })
-            .collect()
     }
 }
 
@@ -163,13 +142,17 @@ async fn child_turn(
     if let Ok(outcome) = &result {
         steps = outcome.steps;
     }
-    Finished::Ran {
-        call_id,
-        session,
-        profile: child.profile,
-        steps,
-        result,
-    }
+    let out = task_output(&session, child.profile, steps, result);
+    let _ = tx.send((
+        call_id.clone(),
+        AgentEvent::TaskCompleted {
+            call_id,
+            session,
+            steps,
+            is_error: out.is_error,
+        },
+    ));
+    out
 }
 
 /// The tool result of a finished child: its header line, then the final

@@ -269,6 +269,7 @@ impl<'p> View<'p> {
                     ));
                 }
                 self.tasks.insert(call_id, description);
+                self.spin_tasks();
             }
             AgentEvent::TaskCompleted {
                 call_id,
@@ -277,6 +278,7 @@ impl<'p> View<'p> {
                 is_error,
             } => {
                 self.tasks.remove(&call_id);
+                self.spin_tasks();
                 if self.mode == Mode::Json {
                     self.json(&Event::TaskCompleted {
                         id: &call_id,
@@ -348,6 +350,16 @@ impl<'p> View<'p> {
             .map_or(call_id.as_str(), String::as_str);
         self.printer
             .info(&format!("  │ {}: {line}", preview(label, 40)));
+        self.spin_tasks();
+    }
+
+    /// While tasks run: a spinner saying how many (none once they are done).
+    fn spin_tasks(&mut self) {
+        match self.tasks.len() {
+            0 => self.stop_spinner(),
+            1 => self.spin("running 1 task"),
+            n => self.spin(&format!("running {n} tasks")),
+        }
     }
 
     /// One stderr line per memory change (JSON mode too) and a
