@@ -91,6 +91,26 @@ fn a_child_continued_with_session_appends_to_its_own_file() {
     );
     assert_eq!(messages(&child_file).len(), 4, "the child was not touched");
     assert_eq!(fx.session_files().len(), 3);
+
+    // Opened directly, the child runs as the task it is: its profile's
+    // tools and # Task section. `/resume` switches only between the
+    // user's own sessions.
+    fx.fake.push(Reply::text("still 2 directories"));
+    let o = fx.run(&["run", "-s", &child_id, "sure?"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let direct = fx.chats().pop().unwrap();
+    assert!(is_child(&direct) && direct.system_text().contains("(profile explore)"));
+    assert_eq!(
+        direct.tool_names(),
+        ["read_file", "list_dir", "grep", "recall"]
+    );
+    assert_eq!(messages(&child_file).len(), 6);
+    let o = fx.run(&[], &format!("/resume {child_id}\n"));
+    assert!(
+        stderr(&o).contains(&format!("{child_id} is a task session of ")),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

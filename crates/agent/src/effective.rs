@@ -60,24 +60,7 @@ pub fn effective_request(
         model,
         profile,
     })?;
-    let depth = if child {
-        let all = store.list()?;
-        let mut depth = 0;
-        let mut at = effective.header.parent.clone();
-        while let Some(p) = at.take() {
-            depth += 1;
-            if depth > 64 {
-                break;
-            }
-            at = all
-                .iter()
-                .find(|s| s.id == p)
-                .and_then(|s| s.parent.clone());
-        }
-        depth
-    } else {
-        0
-    };
+    let depth = if child { store.depth(id)? } else { 0 };
     let task = match config.active_profile() {
         Some(p) if child => task_section(p),
         _ => String::new(),

@@ -67,6 +67,27 @@ impl Store {
             .collect())
     }
 
+    /// How many tasks deep `id` is: 0 for a top-level session, 1 for its
+    /// child… (a damaged tree with a cycle stops at 64).
+    pub fn depth(&self, id: &SessionId) -> Result<u32, StoreError> {
+        let all = self.list()?;
+        let parent_of = |id: &SessionId| {
+            all.iter()
+                .find(|s| &s.id == id)
+                .and_then(|s| s.parent.clone())
+        };
+        let mut depth = 0;
+        let mut at = parent_of(id);
+        while let Some(p) = at {
+            depth += 1;
+            if depth >= 64 {
+                break;
+            }
+            at = parent_of(&p);
+        }
+        Ok(depth)
+    }
+
     /// Every session below `root` (children, their children…), each
     /// generation newest first; `root` itself is not included. A damaged
     /// tree with a cycle is walked once.

@@ -12,7 +12,7 @@ use eonyx_core::{Message, Provider, Role, SessionId};
 use eonyx_prompt::{ContextLoader, MemorySection};
 use eonyx_store::{SessionWriter, Store};
 
-use super::{Agent, AgentOptions, Inherit, SessionChoice, tool_definitions};
+use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
@@ -23,15 +23,35 @@ impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
+        let data_dir = eonyx_config::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
+        let store = Store::open(&data_dir)?;
+        // A task's child session opened directly (`-s ID`) runs as the
+        // task it is: its profile, its `# Task` section, its depth.
+        let child = match &choice {
+            SessionChoice::Id(id) => store
+                .list()?
+                .into_iter()
+                .find(|s| &s.id == id && s.parent.is_some()),
+            _ => None,
+        };
         let mut config = eonyx_config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
-            profile: opts.profile.clone(),
+            profile: opts
+                .profile
+                .clone()
+                .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
-        let data_dir = eonyx_config::paths::data_dir(&opts.env)
-            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
-        let store = Store::open(&data_dir)?;
+        let depth = match &child {
+            Some(c) => store.depth(&c.id)?,
+            None => 0,
+        };
+        let task_section = match config.active_profile() {
+            Some(p) if child.is_some() => task_section(p),
+            _ => String::new(),
+        };
         let project = eonyx_config::paths::find_project(&opts.cwd);
 
         let mut startup_notices = Vec::new();
@@ -116,10 +136,10 @@ impl Agent {
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tool_definitions(&config, &skills, 0),
+            tool_defs: tool_definitions(&config, &skills, depth),
             approver,
-            depth: 0,
-            task_section: String::new(),
+            depth,
+            task_section,
             inherit: Inherit {
                 env: opts.env.clone(),
                 model_flag: opts.model.clone(),
@@ -189,8 +209,22 @@ impl Agent {
         Ok(())
     }
 
-    /// Switch to another session.
+    /// Switch to another session of the user's (a task's child session
+    /// runs with its own profile: `eonyx -s ID` opens it, or the model
+    /// continues the task).
     pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
+        if let Some(s) = self
+            .store
+            .list()?
+            .into_iter()
+            .find(|s| &s.id == id && s.parent.is_some())
+        {
+            return Err(AgentError::Usage(format!(
+                "{id} is a task session of {} (profile {}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued",
+                s.parent.map(|p| p.to_string()).unwrap_or_default(),
+                s.profile.unwrap_or_default()
+            )));
+        }
         let opened = open_session(
             &self.store,
             &self.config,
