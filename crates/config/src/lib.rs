@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 pub use eonyx_core::config::{
     CompactionConfig, ContextConfig, FALLBACK_CONTEXT_WINDOW, ModelConfig, ProviderKind,
-    SkillsConfig,
+    SandboxBackend, SandboxConfig, SandboxMode, SkillsConfig,
 };
 
 use crate::paths::Env;
@@ -94,6 +94,8 @@ pub struct ToolsConfig {
     pub max_edit_bytes: u64,
     /// Whether the model gets the `recall` tool.
     pub recall: bool,
+    /// The `tools.sandbox*` keys.
+    pub sandbox: SandboxConfig,
 }
 
 impl Default for ToolsConfig {
@@ -105,6 +107,7 @@ impl Default for ToolsConfig {
             write: WritePolicy::Ask,
             max_edit_bytes: 1024 * 1024,
             recall: true,
+            sandbox: SandboxConfig::default(),
         }
     }
 }
