@@ -75,6 +75,10 @@ pub struct AgentOptions {
     pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
+    /// The `eonyx` executable, which runs the Landlock sandbox helper
+    /// (`current_exe()` in the binary). `None` (library tests, which do not
+    /// run inside `eonyx`): the Landlock backend is unavailable.
+    pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
 /// The result of a completed turn.
@@ -206,6 +210,14 @@ impl Agent {
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
         &self.skills_in_use
+    }
+
+    /// One line on how `shell` commands run: the sandbox backend in use and
+    /// what it allows, or why none works (`eonyx config`, `/status`). The
+    /// first call may block for a few milliseconds (it probes the backends,
+    /// once per process).
+    pub fn sandbox_status(&self) -> String {
+        self.tool_ctx.sandbox.status()
     }
 
     /// Rename the current session (appends a title record).

@@ -104,6 +104,12 @@ impl Agent {
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
         tool_ctx.hidden_env = key_vars;
         tool_ctx.skills = skills.clone();
+        tool_ctx.sandbox = Arc::new(eonyx_sandbox::Sandbox::new(
+            config.tools.sandbox.clone(),
+            &project.root,
+            &opts.env,
+            opts.sandbox_helper.clone(),
+        ));
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,

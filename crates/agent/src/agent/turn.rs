@@ -153,8 +153,10 @@ impl Agent {
         output: tools::ToolOutput,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<(), AgentError> {
-        if let Some(event) = output.event {
-            sink(AgentEvent::Tool(event));
+        match output.event {
+            Some(tools::ToolEvent::Warning(w)) => sink(AgentEvent::Warning(w)),
+            Some(event) => sink(AgentEvent::Tool(event)),
+            None => {}
         }
         let text = self.redactor.scrub(output.text);
         let mut result = Message::tool_result(call.id.clone(), text.clone());

@@ -93,13 +93,25 @@ pub struct ToolContext {
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
     pub skills: std::sync::Arc<eonyx_prompt::Skills>,
+    /// How `shell` commands are confined (README, section "Sandbox").
+    pub sandbox: std::sync::Arc<eonyx_sandbox::Sandbox>,
 }
 
 impl ToolContext {
-    /// A context with the config's shell timeout and the default read guard.
+    /// A context with the config's shell timeout, the default read guard
+    /// and the default sandbox (workspace-write; no Landlock helper, so
+    /// bubblewrap or none).
     pub fn new(project_root: impl Into<Utf8PathBuf>, shell_timeout: Duration) -> Self {
+        let project_root = project_root.into();
+        let sandbox = eonyx_sandbox::Sandbox::new(
+            eonyx_config::SandboxConfig::default(),
+            &project_root,
+            &eonyx_config::paths::Env::from_process(),
+            None,
+        );
         Self {
-            project_root: project_root.into(),
+            sandbox: std::sync::Arc::new(sandbox),
+            project_root,
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
@@ -139,6 +151,9 @@ pub enum ToolEvent {
         /// Matches returned to the model.
         returned: u64,
     },
+    /// A warning for the user (stderr, a `warning` JSON event), e.g. that
+    /// commands run unconfined because no sandbox backend works.
+    Warning(String),
 }
 
 impl ToolOutput {

@@ -60,6 +60,7 @@ pub fn options(
         allow_write: global.allow_write,
         approver: ask,
         provider: None,
+        sandbox_helper: std::env::current_exe().ok(),
     })
 }
 

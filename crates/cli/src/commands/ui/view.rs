@@ -237,6 +237,12 @@ impl<'p> View<'p> {
                     });
                 }
             }
+            // The agent turns tool warnings into `AgentEvent::Warning`.
+            AgentEvent::Tool(ToolEvent::Warning(m)) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                self.printer.warn(&m);
+            }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
         }
     }
