@@ -194,9 +194,7 @@ impl Sandbox {
         };
         match plan {
             Plan::Off => "off (tools.sandbox = \"off\"): commands run unconfined".to_owned(),
-            Plan::Confined(Backend::Bwrap(path)) => {
-                format!("bwrap ({}), {}, {net}", path.display(), c.mode.as_str())
-            }
+            Plan::Confined(Backend::Bwrap(_)) => format!("bwrap, {}, {net}", c.mode.as_str()),
             Plan::Confined(Backend::Landlock { enforced, .. }) => {
                 format!(
                     "landlock ({enforced}, with seccomp), {}, {net}",
