@@ -61,7 +61,10 @@ fn main() -> Result<()> {
         let sb = sandbox(backend);
         let plan = sb.plan();
         if !matches!(plan, Plan::Confined(_)) {
-            eprintln!("sandbox bench: {name} does not work here: {}", sb.describe(&plan));
+            eprintln!(
+                "sandbox bench: {name} does not work here: {}",
+                sb.describe(&plan)
+            );
             continue;
         }
         let ours = time(runs, &|| sb.command(&plan, "true", root.as_std_path()))?;

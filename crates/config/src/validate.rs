@@ -58,7 +58,7 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
             .sandbox_writable
             .iter()
             .flatten()
-            .find(|p| !Utf8Path::new(p.as_str()).is_absolute())
+            .find(|p| !Utf8Path::new(p.as_str()).is_absolute() && !p.starts_with("~/"))
         {
             return Err(invalid(
                 "tools.sandbox_writable".into(),

@@ -55,8 +55,8 @@ pub const DEVICES: [&str; 8] = [
 
 impl Policy {
     /// The policy for commands run in `root`: the project root, `$TMPDIR`,
-    /// `/tmp` and `config.writable` (those that exist) in workspace-write
-    /// mode, nothing in read-only mode.
+    /// `/tmp` and `config.writable` (those that exist; `~/` is `$HOME`) in
+    /// workspace-write mode, nothing in read-only mode.
     pub fn new(config: &SandboxConfig, root: &Utf8Path, env: &Env) -> Self {
         let root = canonical(root).unwrap_or_else(|| root.to_path_buf());
         let mut writable = Vec::new();
@@ -65,7 +65,14 @@ impl Policy {
             if let Some(t) = env.get("TMPDIR") {
                 candidates.push(Utf8PathBuf::from(t));
             }
-            candidates.extend(config.writable.iter().cloned());
+            let home = env.get("HOME").map(Utf8PathBuf::from);
+            candidates.extend(config.writable.iter().filter_map(|p| {
+                match (p.as_str().strip_prefix("~/"), &home) {
+                    (Some(rest), Some(home)) => Some(home.join(rest)),
+                    (Some(_), None) => None,
+                    (None, _) => Some(p.clone()),
+                }
+            }));
             writable = candidates.iter().filter_map(|p| canonical(p)).collect();
             writable.sort();
             writable.dedup();
@@ -217,14 +224,26 @@ mod tests {
     }
 
     #[test]
-    fn tmpdir_is_writable_and_symlinked_paths_are_judged_by_their_target() {
+    fn tmpdir_and_home_paths_are_writable_and_symlinks_are_judged_by_their_target() {
         let (d, root) = project();
         let tmp = Utf8PathBuf::from_path_buf(d.path().join("mytmp")).unwrap();
         std::fs::create_dir(&tmp).unwrap();
+        let home = tempfile::Builder::new().tempdir_in("/var/tmp").unwrap();
+        std::fs::create_dir(home.path().join(".cache")).unwrap();
         std::os::unix::fs::symlink(root.join(".git"), root.join("gitlink")).unwrap();
-        let env = Env::from_pairs([("TMPDIR", tmp.as_str())]);
-        let p = Policy::new(&config(SandboxMode::WorkspaceWrite, &[]), &root, &env);
+        let env = Env::from_pairs([
+            ("TMPDIR", tmp.as_str()),
+            ("HOME", home.path().to_str().unwrap()),
+        ]);
+        let p = Policy::new(
+            &config(SandboxMode::WorkspaceWrite, &["~/.cache"]),
+            &root,
+            &env,
+        );
         assert_eq!(p.verdict(&tmp.join("f")), Verdict::Writable);
+        let cache = Utf8PathBuf::from_path_buf(home.path().canonicalize().unwrap()).unwrap();
+        assert_eq!(p.verdict(&cache.join(".cache/x")), Verdict::Writable);
+        assert_eq!(p.verdict(&cache.join("x")), Verdict::Outside);
         assert_eq!(
             p.verdict(Utf8Path::new("gitlink/config")),
             Verdict::Protected

@@ -21,8 +21,10 @@
 //!   does every `shell` command. The [`Approver`] (chosen by the frontend)
 //!   decides; a denial is returned to the model as the tool result.
 //! - `write_file` / `edit_file` ask before every change (inside the root:
-//!   `tools.write` / `--allow-write`; outside: only a user can say yes),
-//!   showing the diff, and write atomically.
+//!   `tools.write` / `--allow-write`; outside, and `.git/` or `eonyx.json`
+//!   inside: only a user can say yes), showing the diff, and write atomically.
+//! - Every `shell` command is spawned by `shell::run_command`, confined by
+//!   [`ToolContext::sandbox`] (README, section "Sandbox").
 //! - Output is returned whole (truncation for the model happens in the view
 //!   layer); only absurd sizes are capped, always with a visible note.
 //! - A `shell` result's first line is exactly `exit status: N`,
