@@ -130,7 +130,8 @@ fn describe(policy: &Policy, d: &Denial) -> String {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use camino::Utf8PathBuf;
     use eonyx_core::config::SandboxConfig;

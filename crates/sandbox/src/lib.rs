@@ -250,5 +250,6 @@ pub fn first_unconfined() -> bool {
     !WARNED.swap(true, Ordering::Relaxed)
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
+#[cfg(target_os = "linux")]
 mod tests;

@@ -157,7 +157,8 @@ pub(crate) fn resolve(path: &Utf8Path) -> Utf8PathBuf {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
