@@ -163,6 +163,55 @@ fn each_backend_confines_writes_and_the_network_and_tells_the_model_why() {
 }
 
 #[test]
+fn a_timed_out_command_is_killed_with_what_it_started_for_each_backend() {
+    for (i, backend) in BACKENDS.iter().enumerate() {
+        let fx = project(backend, "shell_timeout_secs = 1\n");
+        // A duration no other process uses, to find the sleeps by.
+        let marker = format!("3599.{}{i}", std::process::id());
+        fx.fake
+            .push(Reply::tool_call(
+                "shell",
+                json!({"command": format!("sleep {marker} & sleep {marker}")}),
+            ))
+            .push(Reply::text("done"));
+        let o = fx.run(&["--allow-shell"], "wait\n");
+        assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+        let r = fx.agent_requests().last().unwrap().tool_results();
+        assert_eq!(r, ["timed out after 1s\n"], "{backend}");
+        let wanted = format!("sleep\0{marker}\0");
+        let running = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes())
+            })
+        };
+        wait_for(
+            &format!("{backend}: the sleeps to be killed"),
+            std::time::Duration::from_secs(10),
+            || !running(),
+        );
+    }
+}
+
+/// So it has no controlling terminal to push keystrokes into.
+#[test]
+fn a_landlock_command_leads_its_own_session() {
+    let fx = project("landlock", "");
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "read pid comm state ppid pgrp sid rest < /proc/$$/stat; echo $sid; echo $pid"}),
+        ))
+        .push(Reply::text("done"));
+    let o = fx.run(&["--allow-shell"], "which session?\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let r = fx.agent_requests().last().unwrap().tool_results();
+    let lines: Vec<&str> = r[0].lines().map(str::trim).collect();
+    assert_eq!(lines[0], "exit status: 0", "{r:?}");
+    assert_eq!(lines.len(), 3, "{r:?}");
+    assert_eq!(lines[1], lines[2], "the shell leads its own session: {r:?}");
+}
+
+#[test]
 fn sandbox_off_lifts_it_for_each_backend() {
     for backend in BACKENDS {
         let fx = project(backend, "sandbox = \"off\"\n");

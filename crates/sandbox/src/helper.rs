@@ -2,6 +2,11 @@
 //! re-executed helper (no `pre_exec`, so no `unsafe`) that confines itself
 //! and then `exec`s the command:
 //!
+//! 0. a new session (`setsid`): no controlling terminal, so the command
+//!    cannot push keystrokes into the user's terminal (`TIOCSTI`); it is
+//!    also the process group eonyx kills on a timeout, so the helper must be
+//!    spawned outside any new process group of its own (see
+//!    [`crate::Plan::starts_session`]);
 //! 1. a private mount namespace (with a user namespace when not root) in
 //!    which `.git` and `eonyx.json` are bound read-only onto themselves:
 //!    Landlock only grants, so it cannot keep a directory read-only inside
@@ -142,6 +147,8 @@ pub(crate) fn helper_command(helper: &Path, spec: &Spec, dir: &Path) -> Command 
 pub enum HelperError {
     #[error("sandbox-exec: {0} (this subcommand is run by eonyx itself)")]
     Usage(String),
+    #[error("cannot start a new session for the command (setsid): {0}")]
+    Session(std::io::Error),
     #[error("cannot set up the sandbox's mount namespace ({what}): {source}")]
     Namespace {
         what: String,
@@ -220,6 +227,7 @@ mod imp {
     const ABI_TESTED: ABI = ABI::V7;
 
     pub(super) fn confine(spec: &Spec) -> Result<String, HelperError> {
+        nix::unistd::setsid().map_err(|e| HelperError::Session(e.into()))?;
         if !spec.ro.is_empty() {
             read_only_binds(&spec.ro)?;
         }

@@ -71,6 +71,17 @@ pub enum Plan {
     },
 }
 
+impl Plan {
+    /// Whether the command makes itself a new session (and so its own
+    /// process group, which eonyx kills on a timeout): the Landlock helper
+    /// does, so the caller must not put it in a process group first
+    /// (`setsid` fails for a group leader). Other commands should get their
+    /// own process group from the caller.
+    pub fn starts_session(&self) -> bool {
+        matches!(self, Plan::Confined(Backend::Landlock { .. }))
+    }
+}
+
 /// The sandbox of one agent: the `tools.sandbox*` settings for a project.
 #[derive(Debug, Clone)]
 pub struct Sandbox {

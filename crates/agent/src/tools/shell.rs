@@ -104,8 +104,12 @@ pub(crate) async fn run_command(
     for var in &ctx.hidden_env {
         cmd.env_remove(var);
     }
+    // Its own process group, killed as one on a timeout; the Landlock
+    // helper makes itself a new session (and group) instead.
     #[cfg(unix)]
-    cmd.process_group(0);
+    if !plan.starts_session() {
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn().map_err(spawn_err)?;
     // Our copies of the write end must go, or the reader never sees EOF.
     drop(cmd);
