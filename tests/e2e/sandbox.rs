@@ -148,17 +148,21 @@ fn each_backend_confines_writes_and_the_network_and_tells_the_model_why() {
         let probe = Probe::new(&fx);
         let results = probe.run(&fx, &[]);
         assert_confined(&fx, &probe, &results, backend, PROJECT_FILE);
-        // The command sees which backend confines it.
+        // The command sees which backend confines it, and holds no
+        // capabilities even when eonyx runs as root.
         fx.fake
             .push(Reply::tool_call(
                 "shell",
-                json!({"command": "echo $EONYX_SANDBOX"}),
+                json!({"command": "echo $EONYX_SANDBOX; grep CapEff /proc/self/status"}),
             ))
             .push(Reply::text("done"));
         let o = fx.run(&["--allow-shell"], "which sandbox?\n");
         assert_eq!(code(&o), Some(0), "{}", stderr(&o));
         let r = fx.agent_requests().last().unwrap().tool_results();
-        assert_eq!(r.last().unwrap(), &format!("exit status: 0\n{backend}\n"));
+        assert_eq!(
+            r.last().unwrap(),
+            &format!("exit status: 0\n{backend}\nCapEff:\t0000000000000000\n")
+        );
     }
 }
 

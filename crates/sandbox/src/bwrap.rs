@@ -1,8 +1,9 @@
 //! The bubblewrap backend: `bwrap` with a read-only bind of `/`, writable
 //! binds of the policy's roots, read-only re-binds of `.git` and
 //! `eonyx.json`, a fresh `/dev` and `/proc`, its own PID namespace (so
-//! killing `bwrap` ends everything the command started), and no network
-//! namespace of the host unless the policy allows the network.
+//! killing `bwrap` ends everything the command started), no capabilities
+//! (also when run by root), and no network namespace of the host unless the
+//! policy allows the network.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,10 @@ pub fn args(policy: &Policy, dir: &Path) -> Vec<OsString> {
     let mut a: Vec<OsString> = [
         "--new-session",
         "--die-with-parent",
+        // Run by root, bwrap would keep every capability (enough to
+        // unmount the read-only binds).
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",
         "--ro-bind",
         "/",

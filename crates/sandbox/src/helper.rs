@@ -19,7 +19,12 @@
 //!    partially enforced one (older kernels) is accepted (docs/tools.md#sandbox);
 //! 3. with the network off, a seccomp filter that refuses `socket` for
 //!    every family but `AF_UNIX` (and `io_uring_setup`, which could open
-//!    sockets behind the filter's back) with `EACCES`.
+//!    sockets behind the filter's back) with `EACCES`;
+//! 4. no capabilities: the bounding, ambient and inheritable sets are
+//!    cleared, so even a command run by root has none after `exec` (as under
+//!    bubblewrap) and cannot enter the host's mount namespace again, load a
+//!    kernel module or the like. Landlock's signal scope (ABI 6) keeps it
+//!    from signalling processes outside the sandbox.
 //!
 //! Landlock and seccomp survive `exec` and are inherited by every child;
 //! neither can be undone from inside (and Landlock forbids changing mounts).
@@ -163,6 +168,8 @@ pub enum HelperError {
     NotEnforced,
     #[error("cannot install the seccomp filter: {0}")]
     Seccomp(String),
+    #[error("cannot drop the capabilities of the command: {0}")]
+    Capabilities(String),
     #[error("cannot run {program}: {source}")]
     Exec {
         program: String,
@@ -235,7 +242,23 @@ mod imp {
         if !spec.network {
             seccomp()?;
         }
+        drop_capabilities()?;
         Ok(enforced)
+    }
+
+    /// Clears the capability sets that survive `exec`. Only root (or a
+    /// process inside the user namespace made above) holds `CAP_SETPCAP`;
+    /// anyone else has nothing to drop.
+    fn drop_capabilities() -> Result<(), HelperError> {
+        use caps::{CapSet, Capability};
+        let can = caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP).unwrap_or(false);
+        if !can {
+            return Ok(());
+        }
+        let err = |e: caps::errors::CapsError| HelperError::Capabilities(e.to_string());
+        caps::clear(None, CapSet::Bounding).map_err(err)?;
+        caps::clear(None, CapSet::Ambient).map_err(err)?;
+        caps::clear(None, CapSet::Inheritable).map_err(err)
     }
 
     fn ns_err(what: impl Into<String>) -> impl FnOnce(nix::Error) -> HelperError {
@@ -314,6 +337,8 @@ mod imp {
         let abi = ABI_TESTED;
         let mut ruleset = Ruleset::default()
             .handle_access(AccessFs::from_all(abi))
+            .map_err(ll_err)?
+            .scope(Scope::Signal)
             .map_err(ll_err)?;
         if !spec.network {
             ruleset = ruleset
