@@ -429,3 +429,34 @@ fn eonyx_config_names_the_backend_in_use_or_why_none_works() {
         "{out}"
     );
 }
+
+/// The user's `!command` goes through the same spawn, so it is confined
+/// the same way, and `/status` names the sandbox.
+#[test]
+fn a_bang_command_is_confined_and_status_names_the_sandbox() {
+    for backend in BACKENDS {
+        let fx = project(backend, "");
+        fx.fake.push(Reply::text("seen"));
+        let outside = outside_dir();
+        let target = outside.path().join("o.txt");
+        let input = format!(
+            "!echo in > bang.txt; echo o > {}\nwhat happened?\n/status\n",
+            target.display()
+        );
+        let o = run_with_stdin(fx.cmd(&["--json"]), &input);
+        assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+        assert!(fx.sb.work.join("bang.txt").exists(), "{backend}");
+        assert!(!target.exists(), "{backend}: the !command wrote outside");
+        let first = &fx.chats()[0].user_texts()[0];
+        assert!(
+            first.contains("[sandbox denied writing") && first.contains("tools.sandbox_writable"),
+            "{backend}: the model is told too: {first}"
+        );
+        let status = json_lines(&o.stdout)
+            .into_iter()
+            .find(|e| e["type"] == "status")
+            .unwrap();
+        let line = status["sandbox"].as_str().unwrap();
+        assert!(line.starts_with(backend), "{backend}: {line}");
+    }
+}

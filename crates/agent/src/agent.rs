@@ -28,17 +28,21 @@ use crate::tools::{Approver, ToolContext};
 use crate::truncation::TruncationCheck;
 
 mod compaction;
+mod input;
 mod memory;
 mod open;
 mod request;
 mod skills;
+mod status;
 mod step;
 mod turn;
 mod window_steps;
 
+pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{SkillSections, next_request, system_prompt, tool_definitions};
+pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +101,7 @@ pub struct TurnOutcome {
 }
 
 /// The `{ctx N%}` figures.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextStatus {
     pub estimate: u64,
     pub window: u64,
@@ -137,6 +141,10 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     project: Project,
     cwd: Utf8PathBuf,
+    /// `$HOME`, for `@~/…`.
+    home: Option<String>,
+    /// A user can be asked (the REPL), as opposed to batch runs and `run`.
+    has_user: bool,
     startup_notices: Vec<String>,
     /// `None` when `memory.enabled = false`.
     memory: Option<eonyx_store::memory::MemoryStore>,

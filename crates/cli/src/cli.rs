@@ -102,6 +102,9 @@ pub struct RunArgs {
     pub session: SessionArgs,
     /// The prompt; read from stdin when absent or `-`.
     pub prompt: Option<String>,
+    /// Attach an image (png, jpeg, gif, webp) to the prompt; repeatable.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<Utf8PathBuf>,
 }
 
 #[derive(Debug, Args)]

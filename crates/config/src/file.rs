@@ -76,6 +76,10 @@ pub struct ToolsFile {
     pub sandbox_network: Option<bool>,
     /// An untrusted project may only turn it on.
     pub sandbox_required: Option<bool>,
+    /// Images (`@image.png`, `run --image`) larger than this are refused
+    /// before anything is sent. A size limit, not a permission: safe for an
+    /// untrusted project.
+    pub max_image_bytes: Option<u64>,
 }
 
 /// `[memory]` as written in a file (README, section "Memory").

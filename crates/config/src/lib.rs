@@ -96,6 +96,8 @@ pub struct ToolsConfig {
     pub recall: bool,
     /// The `tools.sandbox*` keys.
     pub sandbox: SandboxConfig,
+    /// Images larger than this are refused before they are sent.
+    pub max_image_bytes: u64,
 }
 
 impl Default for ToolsConfig {
@@ -108,6 +110,7 @@ impl Default for ToolsConfig {
             max_edit_bytes: 1024 * 1024,
             recall: true,
             sandbox: SandboxConfig::default(),
+            max_image_bytes: 5 * 1024 * 1024,
         }
     }
 }

@@ -63,8 +63,14 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
             return Err(invalid(
                 "tools.sandbox_writable".into(),
                 &format!(
-                    "{bad:?} is not an absolute path; give each directory as a full path, e.g. \"/home/me/.cache\""
+                    "{bad:?} is not an absolute path; give each directory as a full path or under ~/, e.g. \"~/.cache\""
                 ),
+            ));
+        }
+        if t.max_image_bytes == Some(0) {
+            return Err(invalid(
+                "tools.max_image_bytes".into(),
+                "must be at least 1",
             ));
         }
     }

@@ -158,6 +158,8 @@ impl Agent {
             approver,
             project,
             cwd: opts.cwd,
+            home: opts.env.get("HOME").map(str::to_owned),
+            has_user: opts.approver.is_some(),
             startup_notices,
             redactor,
             config,

@@ -33,6 +33,9 @@ pub enum ApprovalKind {
         /// a user either, whatever `--allow-write` and `tools.write` say.
         protected: bool,
     },
+    /// The user's `@path` names a file outside the project root: only a
+    /// user can allow sending it (batch runs refuse).
+    Attach { path: Utf8PathBuf },
 }
 
 impl ApprovalKind {
@@ -47,6 +50,7 @@ impl ApprovalKind {
             } => "write_protected",
             ApprovalKind::Write { outside: false, .. } => "write",
             ApprovalKind::Write { outside: true, .. } => "write_outside_project",
+            ApprovalKind::Attach { .. } => "attach_outside_project",
         }
     }
 
@@ -75,6 +79,9 @@ impl ApprovalKind {
                 outside: true,
                 ..
             } => format!("{tool} outside the project: {path}"),
+            ApprovalKind::Attach { path } => {
+                format!("send a file from outside the project: {path}")
+            }
         }
     }
 }
@@ -156,6 +163,12 @@ impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let (policy, flag) = match kind {
+                ApprovalKind::Attach { .. } => {
+                    return match &self.ask {
+                        Some(ask) => ask.decide(kind).await,
+                        None => Decision::Deny,
+                    };
+                }
                 ApprovalKind::Write { outside: true, .. }
                 | ApprovalKind::Write {
                     protected: true, ..
@@ -323,6 +336,28 @@ mod tests {
             ..p(Some(rec))
         };
         assert_eq!(deny.decide(&protected).await, Decision::Deny);
+    }
+
+    #[tokio::test]
+    async fn attaching_from_outside_the_root_needs_a_user_whatever_the_flags() {
+        use std::sync::Arc;
+        let kind = ApprovalKind::Attach {
+            path: "/etc/hosts".into(),
+        };
+        let batch = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+        assert_eq!(batch.decide(&kind).await, Decision::Deny);
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let repl = PolicyApprover {
+            ask: Some(rec.clone()),
+            ..PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false)
+        };
+        assert_eq!(repl.decide(&kind).await, Decision::Allow);
+        assert_eq!(rec.asked(), vec![kind.clone()]);
+        assert_eq!(kind.class(), "attach_outside_project");
+        assert_eq!(
+            kind.describe(),
+            "send a file from outside the project: /etc/hosts"
+        );
     }
 
     #[test]

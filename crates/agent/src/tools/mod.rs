@@ -54,9 +54,12 @@ pub(crate) use approval::approve;
 pub use approval::{AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover};
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
+pub(crate) use list_dir::walker;
 pub use path::{Resolved, resolve_path};
 pub(crate) use path::{display_path, resolve_approved};
 pub use recall::RecallSource;
+pub use shell::Tee;
+pub(crate) use shell::run_command;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]

@@ -2,11 +2,13 @@
 //! cancellation and a memory cap on the combined output, confined by the
 //! sandbox (README, section "Sandbox").
 //!
-//! Invariant: [`run_command`] is the one function that spawns a command the
-//! model (or the user, through the agent) runs, and it always goes through
-//! [`eonyx_sandbox::Sandbox::plan`]: confined, unconfined only with
-//! `tools.sandbox = "off"` or (warned once) when no backend works, refused
-//! when no backend works and `tools.sandbox_required = true`.
+//! Invariant: [`run_command`] is the one function that spawns a shell
+//! command: the `shell` tool calls it after approval, the user's `!command`
+//! ([`crate::Agent::run_user_command`]) without (the user typed it); it
+//! always goes through [`eonyx_sandbox::Sandbox::plan`], so both are
+//! confined: unconfined only with `tools.sandbox = "off"` or (warned once)
+//! when no backend works, refused when no backend works and
+//! `tools.sandbox_required = true`.
 
 use std::io::Read;
 use std::process::{ExitStatus, Stdio};
@@ -61,16 +63,24 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
         return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
     }
-    run_command(&args.command, env.ctx, env.cancel).await
+    run_command(&args.command, env.ctx, env.cancel, None).await
 }
 
-/// Runs `sh -c command` in the project root, confined by `ctx.sandbox`,
-/// without asking anyone (the caller has approved it). The one place a
-/// command is spawned.
+/// Gets the command's output as it arrives (the user's `!command` shows it
+/// while it runs); called on a blocking thread.
+pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Run `sh -c command` in the project root, confined by `ctx.sandbox`,
+/// without the provider key variables, within `tools.shell_timeout_secs`,
+/// killed with its process group on cancel; `tee` also gets the output as
+/// it arrives. The result's first line is the [`ShellOutcome`]. Asks no
+/// one: the caller has approved the command. The one place a command is
+/// spawned.
 pub(crate) async fn run_command(
     command: &str,
     ctx: &ToolContext,
     cancel: &CancellationToken,
+    tee: Option<Tee>,
 ) -> Result<ToolOutput, ToolError> {
     let sandbox = ctx.sandbox.clone();
     let plan = tokio::task::spawn_blocking(move || sandbox.plan())
@@ -117,7 +127,7 @@ pub(crate) async fn run_command(
 
     let collected = Arc::new(Mutex::new(Collected::default()));
     let sink = Arc::clone(&collected);
-    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink));
+    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink, tee));
 
     let end = tokio::select! {
         biased;
@@ -195,14 +205,18 @@ pub(crate) async fn run_command(
     Ok(out)
 }
 
-/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].
-fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>) {
+/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`] and
+/// passing everything to `tee`.
+fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>, mut tee: Option<Tee>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if let Some(t) = tee.as_mut() {
+            t(&buf[..n]);
+        }
         let mut c = sink.lock().unwrap_or_else(PoisonError::into_inner);
         let room = OUTPUT_CAP_BYTES.saturating_sub(c.bytes.len());
         let keep = room.min(n);

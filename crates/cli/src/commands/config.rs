@@ -251,6 +251,10 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry("tools.sandbox_writable".into(), json!(sb.writable)),
         entry("tools.sandbox_network".into(), json!(sb.network)),
         entry("tools.sandbox_required".into(), json!(sb.required)),
+        entry(
+            "tools.max_image_bytes".into(),
+            json!(config.tools.max_image_bytes),
+        ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),

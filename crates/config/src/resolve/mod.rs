@@ -358,6 +358,10 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 sb.required = v;
                 set("tools.sandbox_required");
             }
+            if let Some(v) = t.max_image_bytes {
+                cfg.tools.max_image_bytes = v;
+                set("tools.max_image_bytes");
+            }
         }
         if let Some(m) = &f.memory {
             if let Some(v) = m.enabled {
