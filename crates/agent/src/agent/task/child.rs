@@ -127,6 +127,8 @@ impl Agent {
             approver,
             project: self.project.clone(),
             cwd: self.cwd.clone(),
+            home: self.home.clone(),
+            has_user: self.has_user,
             startup_notices: notices,
             memory: self.memory.clone(),
             memory_section: self.memory_section.clone(),
