@@ -277,7 +277,6 @@ impl<'p> View<'p> {
                     ));
                 }
                 self.tasks.insert(call_id, description);
-                self.spin_tasks();
             }
             AgentEvent::TaskCompleted {
                 call_id,
@@ -286,7 +285,6 @@ impl<'p> View<'p> {
                 is_error,
             } => {
                 self.tasks.remove(&call_id);
-                self.spin_tasks();
                 if self.mode == Mode::Json {
                     self.json(&Event::TaskCompleted {
                         id: &call_id,
@@ -356,18 +354,10 @@ impl<'p> View<'p> {
             .tasks
             .get(&call_id)
             .map_or(call_id.as_str(), String::as_str);
+        // No spinner while tasks run: a child's approval question may be
+        // drawn at any moment, and a spinner would draw over it.
         self.printer
             .info(&format!("  │ {}: {line}", preview(label, 40)));
-        self.spin_tasks();
-    }
-
-    /// While tasks run: a spinner saying how many (none once they are done).
-    fn spin_tasks(&mut self) {
-        match self.tasks.len() {
-            0 => self.stop_spinner(),
-            1 => self.spin("running 1 task"),
-            n => self.spin(&format!("running {n} tasks")),
-        }
     }
 
     /// One stderr line per memory change (JSON mode too) and a
