@@ -12,6 +12,9 @@
 //! 3. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed.
+//! 4. Tasks (`task.rs`): the same reads done by the main agent and delegated
+//!    to one `explore` task, against a second llama-server (n_ctx 8192 on
+//!    port P+1); the parent's window use in both.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -27,6 +30,7 @@ mod http;
 mod mcp;
 mod proxy;
 mod report;
+mod task;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
 pub(crate) use report::pct;
@@ -54,6 +58,8 @@ struct Options {
     transcript: bool,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
+    /// Only the task stage (`--tasks-only`).
+    tasks_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -64,6 +70,7 @@ fn parse(args: &[String]) -> Result<Options> {
         ctx: E2E_CTX,
         transcript: false,
         eonyx: None,
+        tasks_only: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -73,11 +80,13 @@ fn parse(args: &[String]) -> Result<Options> {
             "--http-only" => o.http_only = true,
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--transcript-summaries" => o.transcript = true,
+            "--tasks-only" => o.tasks_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--eonyx PATH]\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
+                     --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
                 );
@@ -101,6 +110,13 @@ impl Drop for ServerGuard {
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
+    if opts.tasks_only {
+        let failed = run_task_stage(&opts)?;
+        if failed > 0 {
+            bail!("{failed} task check(s) failed");
+        }
+        return Ok(());
+    }
     let server = local_model::start(&local_model::Options {
         ctx: opts.ctx,
         port: opts.port,
@@ -159,7 +175,7 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.http_only {
         println!("== binary stage skipped (--http-only)");
     } else {
-        match eonyx_bin(opts.eonyx.as_deref()) {
+        match eonyx_binary(opts.eonyx.as_deref()) {
             Ok(bin) => {
                 if let Err(e) = binary_stage(opts.port, opts.turns, opts.transcript, &bin) {
                     failed += 1;
@@ -177,10 +193,60 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     drop(server);
+    if !opts.http_only {
+        match run_task_stage(&opts) {
+            Ok(n) => failed += n,
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  task stage: {e:#}");
+            }
+        }
+    }
     if failed > 0 {
         bail!("{failed} e2e check(s) failed");
     }
     Ok(())
+}
+
+/// The task stage on its own llama-server (n_ctx [`task::TASK_CTX`], port
+/// P+1); returns the failed checks.
+fn run_task_stage(opts: &Options) -> Result<usize> {
+    let port = opts.port + 1;
+    let server = local_model::start(&local_model::Options {
+        ctx: task::TASK_CTX,
+        port,
+        detach: false,
+        write_config: false,
+    })?;
+    let server = ServerGuard(server);
+    match local_model::served_ctx(port) {
+        Some(n) if n == u64::from(task::TASK_CTX) => {}
+        other => bail!(
+            "the llama-server on port {port} has n_ctx {other:?}, not {}; stop it or pass another --port",
+            task::TASK_CTX
+        ),
+    }
+    let bin = eonyx_binary(opts.eonyx.as_deref())?;
+    let failed = task::task_stage(&bin, &server.0.root_url())?;
+    drop(server);
+    Ok(failed)
+}
+
+/// The binary to drive: `--eonyx PATH`, or `target/debug/eonyx` built now.
+fn eonyx_binary(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
+    let bin = match given {
+        Some(path) => path.to_path_buf(),
+        None => {
+            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
+                "the eonyx binary does not build yet (the HTTP checks above still stand)",
+            )?;
+            util::target_dir().join("debug").join("eonyx")
+        }
+    };
+    if !bin.is_file() {
+        bail!("{} is missing after the build", bin.display());
+    }
+    Ok(bin)
 }
 
 // ---------------------------------------------------------------- binary stage
@@ -207,23 +273,6 @@ fn turn_lines(turns: usize) -> String {
             )
         })
         .collect()
-}
-
-/// `--eonyx PATH`, or `target/debug/eonyx` built now.
-fn eonyx_bin(eonyx: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
-    let bin = match eonyx {
-        Some(path) => path.to_path_buf(),
-        None => {
-            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
-                "the eonyx binary does not build yet (the HTTP checks above still stand)",
-            )?;
-            util::target_dir().join("debug").join("eonyx")
-        }
-    };
-    if !bin.is_file() {
-        bail!("{} is missing after the build", bin.display());
-    }
-    Ok(bin)
 }
 
 fn binary_stage(

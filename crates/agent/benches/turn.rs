@@ -87,6 +87,9 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
         cwd: project.to_string(),
         project: project.to_string(),
         model: Some("bench".into()),
+        parent: None,
+        parent_call: None,
+        profile: None,
     });
     let mut out = header.to_line();
     out.push('\n');
@@ -163,6 +166,7 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(instant())),
         mcp: None,
+        sandbox_helper: None,
     };
 
     let rt = tokio::runtime::Builder::new_current_thread()

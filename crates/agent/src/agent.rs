@@ -11,6 +11,8 @@
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
+//! - `task`: the `task` tool: child agents in child sessions, built from
+//!   this one and run concurrently (docs/tools.md#task).
 
 use std::sync::Arc;
 
@@ -37,13 +39,14 @@ mod request;
 mod skills;
 mod status;
 mod step;
+mod task;
 mod turn;
 mod window_steps;
 
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
-pub(crate) use request::{Sections, next_request, system_prompt, tool_definitions};
+pub(crate) use request::{Sections, next_request, system_prompt, task_section, tool_definitions};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.
@@ -86,6 +89,10 @@ pub struct AgentOptions {
     pub provider: Option<Arc<dyn Provider>>,
     /// Starts the MCP servers instead of rmcp (tests).
     pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
+    /// The `eonyx` executable, which runs the Landlock sandbox helper
+    /// (`current_exe()` in the binary). `None` (library tests, which do not
+    /// run inside `eonyx`): the Landlock backend is unavailable.
+    pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
 /// The result of a completed turn.
@@ -170,6 +177,31 @@ pub struct Agent {
     /// Seq of the last compaction record when the session was opened (the
     /// estimator is calibrated from the usage after it).
     calibration_seq: u64,
+    /// How deep in a tree of tasks this agent runs (0: the user's own
+    /// session); from `tasks.max_depth` on it gets no `task` tool.
+    depth: u32,
+    /// For a task's child: the `# Task` section its stable prefix ends
+    /// with (the parent's prefix comes first, byte for byte); empty for
+    /// the user's session.
+    task_section: String,
+    /// What a child agent inherits from this one.
+    inherit: Inherit,
+}
+
+/// What a task's child inherits: the run's environment and flags, the
+/// user to ask, a test's provider. A child never gets more than this.
+#[derive(Clone)]
+pub(crate) struct Inherit {
+    env: Env,
+    /// `--model`, as given.
+    model_flag: Option<String>,
+    allow_shell: bool,
+    allow_write: bool,
+    /// `--allow-mcp`.
+    allow_mcp: bool,
+    /// The user (REPL), already labelled for a child; `None` in batch runs.
+    ask: Option<Arc<dyn Approver>>,
+    provider: Option<Arc<dyn Provider>>,
 }
 
 impl Agent {
@@ -188,6 +220,11 @@ impl Agent {
 
     pub fn message_count(&self) -> u64 {
         self.message_count
+    }
+
+    /// How deep in a tree of tasks this agent runs (0: the user's session).
+    pub fn depth(&self) -> u32 {
+        self.depth
     }
 
     /// Whether the current session was resumed (as opposed to new).
@@ -226,6 +263,14 @@ impl Agent {
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
         &self.skills_in_use
+    }
+
+    /// One line on how `shell` commands run: the sandbox backend in use and
+    /// what it allows, or why none works (`eonyx config`, `/status`). The
+    /// first call may block for a few milliseconds (it probes the backends,
+    /// once per process).
+    pub fn sandbox_status(&self) -> String {
+        self.tool_ctx.sandbox.status()
     }
 
     /// Rename the current session (appends a title record).

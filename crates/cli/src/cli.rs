@@ -88,6 +88,17 @@ pub enum Command {
     /// Print the man page (roff) to stdout.
     #[command(hide = true)]
     Manpage,
+    /// The Landlock sandbox helper: confine this process, then run the
+    /// command (eonyx runs it itself; README, section "Sandbox").
+    #[command(hide = true, name = eonyx_sandbox::HELPER_SUBCOMMAND)]
+    SandboxExec(SandboxExecArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxExecArgs {
+    /// The helper's spec and command, after `--`.
+    #[arg(raw = true)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -109,13 +120,16 @@ pub struct SessionsArgs {
     /// Show at most N sessions.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// List the child sessions of tasks too.
+    #[arg(long)]
+    pub all: bool,
     #[command(subcommand)]
     pub command: Option<SessionsCommand>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// Delete sessions.
+    /// Delete sessions (and their tasks' child sessions).
     Delete {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
@@ -234,6 +248,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),
+        Some(Command::SandboxExec(args)) => commands::sandbox_exec(printer, args),
     }
 }
 

@@ -1,11 +1,16 @@
-//! Exact facts: paths, commands and MCP tool calls gathered mechanically
-//! from the compacted tool calls, merged across compactions and rendered
-//! after the model's summary. Never paraphrased by a model.
+//! Exact facts: paths, commands, MCP tool calls and tasks gathered
+//! mechanically from the compacted tool calls, merged across compactions
+//! and rendered after the model's summary. Never paraphrased by a model.
+//!
+//! Tasks (child sessions started with the `task` tool) are never dropped:
+//! no cap, no trimming, so however often the parent compacts its requests
+//! name every child it started (docs/compaction.md#exact-facts).
 
 use std::collections::HashMap;
 
 use eonyx_core::tool::{
-    DENIED, INTERRUPTED, ShellOutcome, ToolName, arg as key, is_file_changed, is_mcp_tool,
+    DENIED, INTERRUPTED, ShellOutcome, TaskHeader, ToolName, arg as key, is_file_changed,
+    is_mcp_tool,
 };
 use eonyx_core::{MessageRecord, Role};
 use serde::{Deserialize, Serialize};
@@ -45,6 +50,19 @@ pub struct McpCallFact {
     pub calls: u64,
 }
 
+/// One child session a `task` call started (or continued).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFact {
+    /// The child session's id.
+    pub session: String,
+    pub profile: String,
+    /// The call's `description` (the first one given for this child).
+    pub description: String,
+}
+
+/// Longer task descriptions are shortened (visibly).
+const MAX_DESCRIPTION_CHARS: usize = 200;
+
 /// The `facts` value of a compaction record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Facts {
@@ -61,6 +79,10 @@ pub struct Facts {
     /// MCP tools called (docs/mcp.md#compaction).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mcp: Vec<McpCallFact>,
+    /// Every child session started by a `task` call; never capped or
+    /// trimmed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskFact>,
     /// Entries dropped because a list passed `MAX_ENTRIES` (200).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
@@ -138,12 +160,24 @@ impl Facts {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.read.is_empty()
+        self.tasks.is_empty() && !self.has_trimmable()
+    }
+
+    /// Whether a list that may be trimmed has entries (all but `tasks`).
+    fn has_trimmable(&self) -> bool {
+        !(self.read.is_empty()
             && self.listed.is_empty()
             && self.searched.is_empty()
             && self.written.is_empty()
             && self.commands.is_empty()
-            && self.mcp.is_empty()
+            && self.mcp.is_empty())
+    }
+
+    /// Add a child session once (a continuation keeps the first entry).
+    fn add_task(&mut self, t: TaskFact) {
+        if !self.tasks.iter().any(|o| o.session == t.session) {
+            self.tasks.push(t);
+        }
     }
 
     /// Gather the facts of the tool calls in `records` (calls and results
@@ -215,6 +249,21 @@ impl Facts {
                             });
                         }
                     }
+                    ToolName::Task => {
+                        // Only calls that started (or continued) a child.
+                        let header = result.and_then(|(r, _)| TaskHeader::from_result(r));
+                        if let Some(h) = header {
+                            let description = arg(a, key::DESCRIPTION).unwrap_or_default();
+                            f.add_task(TaskFact {
+                                session: h.session,
+                                profile: h.profile,
+                                description: eonyx_core::text::ellipsize(
+                                    description.trim(),
+                                    MAX_DESCRIPTION_CHARS,
+                                ),
+                            });
+                        }
+                    }
                     ToolName::WriteFile | ToolName::EditFile => {
                         // Only writes that happened: not denied, not failed.
                         let changed = result.is_some_and(|(r, _)| is_file_changed(r));
@@ -264,6 +313,9 @@ impl Facts {
         for c in newer.mcp {
             self.add_mcp(c);
         }
+        for t in newer.tasks {
+            self.add_task(t);
+        }
         self.omitted += newer.omitted;
         self.omitted += cap(&mut self.read)
             + cap(&mut self.listed)
@@ -277,9 +329,9 @@ impl Facts {
 
     /// Drop the oldest entries (longest list first) until the rendered
     /// section has at most `max_chars` characters; dropped entries are
-    /// counted in `omitted`.
+    /// counted in `omitted`. Tasks are never dropped.
     pub fn trim_to(&mut self, max_chars: usize) {
-        while self.render().chars().count() > max_chars && !self.is_empty() {
+        while self.render().chars().count() > max_chars && self.has_trimmable() {
             let lens = [
                 self.read.len(),
                 self.listed.len(),
@@ -352,6 +404,20 @@ impl Facts {
                         format!(" ({} calls)", c.calls)
                     };
                     format!("`{}` → {}{times}", one_line(&c.tool), c.status)
+                })
+                .collect(),
+        );
+        list(
+            "Tasks (child sessions; continue one with the task tool's `session`, or `recall` what it said)",
+            self.tasks
+                .iter()
+                .map(|t| {
+                    format!(
+                        "`{}` ({}): {}",
+                        t.session,
+                        one_line(&t.profile),
+                        t.description.replace('\n', " ")
+                    )
                 })
                 .collect(),
         );

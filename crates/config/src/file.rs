@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{EditMode, McpApproval, ProviderKind, ShellPolicy, WritePolicy};
+use crate::{
+    EditMode, McpApproval, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy,
+};
 
 /// `[compaction]` as written in a file: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -63,10 +65,39 @@ pub struct ToolsFile {
     pub max_edit_bytes: Option<u64>,
     /// Safe for an untrusted project: it can only take a tool away.
     pub recall: Option<bool>,
+    /// How `shell` commands are confined (README, section "Sandbox"). An
+    /// untrusted project may set only `"read-only"`.
+    pub sandbox: Option<SandboxMode>,
+    /// Not from an untrusted project: a backend that does not work here
+    /// would mean running unconfined.
+    pub sandbox_backend: Option<SandboxBackend>,
+    /// More directories commands may write (absolute). Not from an
+    /// untrusted project.
+    pub sandbox_writable: Option<Vec<String>>,
+    /// An untrusted project may only turn the network off.
+    pub sandbox_network: Option<bool>,
+    /// An untrusted project may only turn it on.
+    pub sandbox_required: Option<bool>,
     /// Images (`@image.png`, `run --image`) larger than this are refused
     /// before anything is sent. A size limit, not a permission: safe for an
     /// untrusted project.
     pub max_image_bytes: Option<u64>,
+    /// The `task` tool (README, section "Tasks"). An untrusted project may
+    /// only turn it off.
+    pub task: Option<bool>,
+}
+
+/// `[tasks]` as written in a file (README, section "Tasks").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksFile {
+    /// How deep tasks may nest: 1 = the main agent may start tasks, its
+    /// children may not. Not from an untrusted project (a deeper tree
+    /// gives children a tool they would not have).
+    pub max_depth: Option<u32>,
+    /// `task` calls of one step that run at once. Safe for an untrusted
+    /// project: a limit, like `max_steps`.
+    pub max_parallel: Option<u32>,
 }
 
 /// `[memory]` as written in a file (README, section "Memory").
@@ -146,10 +177,20 @@ pub struct ModelFile {
     pub compaction: Option<CompactionFile>,
 }
 
-/// `[profiles.<name>]` as written in a file.
+/// `[profiles.<name>]` as written in a file: what `--profile NAME` and a
+/// `task` with `profile: NAME` run with. A profile of a built-in name
+/// (`explore`, `general`) is merged over the built-in field by field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
+    /// One line for the `task` tool's description (which profile to pick).
+    pub description: Option<String>,
+    /// Instructions added to a task child's system prompt.
+    pub instructions: Option<String>,
+    /// Allow-list of tool names (unset: every tool the parent has). Only
+    /// ever narrows; not from an untrusted project, which could otherwise
+    /// hand `explore` the shell.
+    pub tools: Option<Vec<String>>,
     pub model: Option<String>,
     pub compaction: Option<CompactionFile>,
 }
@@ -174,6 +215,7 @@ pub struct ConfigFile {
     pub mcp: Option<McpFile>,
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerFile>,
+    pub tasks: Option<TasksFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

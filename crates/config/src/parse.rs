@@ -11,7 +11,7 @@ use camino::Utf8Path;
 use crate::validate::validate;
 use crate::{
     CompactionFile, ConfigError, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile,
-    ModelFile, ProfileFile, ReplFile, SkillsFile, ToolsFile,
+    ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
@@ -166,6 +166,7 @@ enum Section {
     Mcp,
     McpServers,
     McpServer,
+    Tasks,
     Leaf,
 }
 
@@ -183,6 +184,7 @@ impl Section {
             Section::Skills => Some(field_names::<SkillsFile>()),
             Section::Mcp => Some(field_names::<McpFile>()),
             Section::McpServer => Some(field_names::<McpServerFile>()),
+            Section::Tasks => Some(field_names::<TasksFile>()),
             Section::Models | Section::Profiles | Section::McpServers | Section::Leaf => None,
         }
     }
@@ -200,6 +202,7 @@ impl Section {
             (Section::Root, "mcp") => Section::Mcp,
             (Section::Root, "mcp_servers") => Section::McpServers,
             (Section::McpServers, _) => Section::McpServer,
+            (Section::Root, "tasks") => Section::Tasks,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -251,13 +254,14 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 6] = [
+    let sections: [(&str, Vec<String>); 7] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
         ("memory", field_names::<MemoryFile>()),
         ("repl", field_names::<ReplFile>()),
         ("skills", field_names::<SkillsFile>()),
+        ("tasks", field_names::<TasksFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {

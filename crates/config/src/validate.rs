@@ -54,6 +54,19 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if t.max_edit_bytes == Some(0) {
             return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
+        if let Some(bad) = t
+            .sandbox_writable
+            .iter()
+            .flatten()
+            .find(|p| !Utf8Path::new(p.as_str()).is_absolute() && !p.starts_with("~/"))
+        {
+            return Err(invalid(
+                "tools.sandbox_writable".into(),
+                &format!(
+                    "{bad:?} is not an absolute path; give each directory as a full path or under ~/, e.g. \"~/.cache\""
+                ),
+            ));
+        }
         if t.max_image_bytes == Some(0) {
             return Err(invalid(
                 "tools.max_image_bytes".into(),
@@ -134,6 +147,43 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if let Some(c) = &p.compaction {
             validate_compaction(c, &format!("profiles.{name}.compaction"), path)?;
         }
+        for tool in p.tools.iter().flatten() {
+            // An MCP tool cannot be checked here (the servers are asked only
+            // when a session opens); its name only needs a server and a tool.
+            if eonyx_core::tool::is_mcp_tool(tool) {
+                let rest = &tool[eonyx_core::tool::MCP_PREFIX.len()..];
+                if !rest.contains("__") && !rest.ends_with('*') {
+                    return Err(invalid(
+                        format!("profiles.{name}.tools"),
+                        &format!(
+                            "`{tool}` is not an MCP tool name; write `mcp__<server>__<tool>` as `eonyx mcp` lists it, or `mcp__<server>__*` for all of a server's tools"
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if eonyx_core::ToolName::parse(tool).is_none() {
+                let known: Vec<&str> = eonyx_core::ToolName::ALL
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect();
+                return Err(invalid(
+                    format!("profiles.{name}.tools"),
+                    &format!(
+                        "unknown tool `{tool}`; tools: {}, and MCP tools as `mcp__<server>__<tool>`",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(t) = &file.tasks
+        && t.max_parallel == Some(0)
+    {
+        return Err(invalid(
+            "tasks.max_parallel".into(),
+            "must be at least 1; to turn tasks off set `tools.task = false`",
+        ));
     }
     for (name, server) in &file.mcp_servers {
         validate_mcp_server(name, server, path)?;

@@ -29,4 +29,6 @@ pub mod servers;
 pub use catalog::{Catalog, Entry, MCP_TOOLS_HEADING};
 pub use client::{CallOutput, Connector, McpClient, McpError, McpTool};
 pub use sdk::RmcpConnector;
-pub use servers::{Interrupted, ServerState, ServerStatus, Servers, StartNote, Which};
+pub use servers::{
+    CallAnswer, Interrupted, PreparedCall, ServerState, ServerStatus, Servers, StartNote, Which,
+};

@@ -123,6 +123,36 @@ pub struct StartNote {
     pub failed: bool,
 }
 
+/// A call ready to be made (from [`Servers::prepare`]).
+pub struct PreparedCall {
+    server: String,
+    tool: String,
+    client: Arc<dyn McpClient>,
+    limit: Duration,
+}
+
+/// What a server answered to a [`PreparedCall`]: `None` when it did not
+/// within `tool_timeout_secs`.
+pub struct CallAnswer(Option<Result<CallOutput, McpError>>);
+
+impl PreparedCall {
+    /// Make the call, for at most the server's `tool_timeout_secs`; `Err`
+    /// only when `cancel` fired.
+    pub async fn run(
+        &self,
+        arguments: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<CallAnswer, Interrupted> {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(Interrupted),
+            r = tokio::time::timeout(self.limit, self.client.call_tool(&self.tool, arguments)) => {
+                Ok(CallAnswer(r.ok()))
+            }
+        }
+    }
+}
+
 /// A call was cancelled by the user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interrupted;
@@ -274,48 +304,84 @@ impl Servers {
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<CallOutput, Interrupted> {
-        let Some(slot) = self.slots.iter_mut().find(|s| s.config.name == server) else {
-            return Ok(failed(format!(
+        let call = match self.prepare(server, tool) {
+            Ok(c) => c,
+            Err(out) => return Ok(out),
+        };
+        let answer = call.run(arguments, cancel).await?;
+        Ok(self.finish(&call, answer))
+    }
+
+    /// The first half of [`Servers::call`]: the connection to call `tool`
+    /// of `server` through, or the error result saying why there is none.
+    /// The call itself ([`PreparedCall::run`]) needs no access to `self`,
+    /// so several agents sharing these servers can call at once.
+    pub fn prepare(&self, server: &str, tool: &str) -> Result<PreparedCall, CallOutput> {
+        let Some(slot) = self.slots.iter().find(|s| s.config.name == server) else {
+            return Err(failed(format!(
                 "error: there is no MCP server `{server}`, so `{tool}` was not called"
             )));
         };
-        let client = match (&slot.state, &slot.client) {
-            (ServerState::Ready, Some(c)) => c.clone(),
-            (ServerState::Crashed(why), _) => {
-                return Ok(failed(format!(
-                    "error: MCP server `{server}` crashed earlier ({why}) and is restarted at the next turn, so `{tool}` was not called"
-                )));
-            }
+        match (&slot.state, &slot.client) {
+            (ServerState::Ready, Some(c)) => Ok(PreparedCall {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                client: c.clone(),
+                limit: Duration::from_secs(slot.config.tool_timeout_secs.max(1)),
+            }),
+            (ServerState::Crashed(why), _) => Err(failed(format!(
+                "error: MCP server `{server}` crashed earlier ({why}) and is restarted at the next turn, so `{tool}` was not called"
+            ))),
             (state, _) => {
                 let why = state.reason().unwrap_or(state.label());
-                return Ok(failed(format!(
+                Err(failed(format!(
                     "error: MCP server `{server}` is not running ({why}), so `{tool}` was not called"
-                )));
+                )))
             }
-        };
-        let limit = Duration::from_secs(slot.config.tool_timeout_secs.max(1));
-        let result = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(Interrupted),
-            r = tokio::time::timeout(limit, client.call_tool(tool, arguments)) => r,
-        };
-        let out = match result {
-            Err(_) => failed(format!(
+        }
+    }
+
+    /// The second half of [`Servers::call`]: the result to give the model
+    /// for `answer`; a closed connection marks the server crashed (unless
+    /// it was restarted meanwhile).
+    pub fn finish(&mut self, call: &PreparedCall, answer: CallAnswer) -> CallOutput {
+        let (server, tool) = (&call.server, &call.tool);
+        let slot = self.slots.iter_mut().find(|s| &s.config.name == server);
+        // Still the connection the call went through (not a restarted one).
+        let current = slot.filter(|s| {
+            s.client
+                .as_ref()
+                .is_some_and(|c| Arc::ptr_eq(c, &call.client))
+        });
+        match answer.0 {
+            None => failed(format!(
                 "error: MCP tool `{tool}` of server `{server}` did not answer within {}s (tool_timeout_secs), so the call was cancelled",
-                limit.as_secs()
+                call.limit.as_secs()
             )),
-            Ok(Ok(out)) if out.is_error => failed(format!(
+            Some(Ok(out)) if out.is_error => failed(format!(
                 "error: MCP tool `{tool}` of server `{server}` reported an error (isError):\n{}",
                 out.text
             )),
-            Ok(Ok(out)) => out,
-            Ok(Err(McpError::Closed { detail })) => crashed(slot, tool, &detail),
-            Ok(Err(_)) if !client.is_alive() => crashed(slot, tool, &client.end_detail()),
-            Ok(Err(e)) => failed(format!(
-                "error: MCP tool `{tool}` of server `{server}` failed: {e}"
-            )),
-        };
-        Ok(out)
+            Some(Ok(out)) => out,
+            Some(Err(e)) => {
+                let detail = match e {
+                    McpError::Closed { detail } => Some(detail),
+                    _ if !call.client.is_alive() => Some(call.client.end_detail()),
+                    e => {
+                        return failed(format!(
+                            "error: MCP tool `{tool}` of server `{server}` failed: {e}"
+                        ));
+                    }
+                };
+                match (current, detail) {
+                    (Some(slot), Some(d)) => crashed(slot, tool, &d),
+                    (_, d) => failed(format!(
+                        "error: MCP server `{server}` crashed during the call to `{tool}`{}",
+                        d.unwrap_or_default()
+                    )),
+                }
+            }
+        }
     }
 
     /// Where every server is.

@@ -154,16 +154,7 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let mut bare_system =
-            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
-        self.memory_section.append_to(&mut bare_system);
-        let sections = self.sections();
-        eonyx_prompt::skills::add_to_prompt(
-            &mut bare_system,
-            sections.skills,
-            sections.skills_in_use,
-        );
-        eonyx_prompt::add_mcp_listing(&mut bare_system, sections.mcp);
+        let bare_system = self.bare_system_prompt();
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],

@@ -46,6 +46,9 @@ pub struct CommandRun {
     pub bytes: usize,
     /// Bytes of it left out of the conversation (`tools.output_cap_bytes`).
     pub cut: usize,
+    /// A warning for the user, e.g. that it ran unconfined because no
+    /// sandbox backend works (once per process).
+    pub warning: Option<String>,
 }
 
 /// Opens the message a `!command` puts in the conversation.
@@ -149,6 +152,10 @@ impl Agent {
             is_error: out.is_error,
             bytes: output.len(),
             cut,
+            warning: match out.event {
+                Some(tools::ToolEvent::Warning(w)) => Some(w),
+                _ => None,
+            },
         };
         self.append(&Message::user(message.trim_end()))?;
         Ok(run)

@@ -2,7 +2,10 @@
 //! opens (required ones waited for there), the others waited for before
 //! the first request, their tools fixed in a [`Catalog`] until the next
 //! compaction or session, calls approved and run, a crashed server
-//! restarted once at the next turn.
+//! restarted once at the next turn. A task's child shares its parent's
+//! servers (calls do not wait for each other: the lock is held only to
+//! look a connection up and to record how a call ended) and gets the part
+//! of the parent's catalog its profile allows, fixed for its life.
 //!
 //! Invariant: `tool_defs` and the `# MCP tools` listing change only in
 //! [`Agent::mcp_ready`] (once, before the first request), after a
@@ -16,8 +19,9 @@ use eonyx_config::McpApproval;
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::tool::{arg, is_mcp_tool};
 use eonyx_core::{ToolCall, ToolName};
-use eonyx_mcp::{Catalog, Connector, Interrupted, ServerStatus, Servers, Which};
+use eonyx_mcp::{Catalog, Connector, Interrupted, McpTool, ServerStatus, Servers, Which};
 use serde_json::{Map, Value};
+use tokio::sync::Mutex;
 
 use super::{Agent, tool_definitions};
 use crate::error::AgentError;
@@ -26,8 +30,8 @@ use crate::tools::{self, ApprovalKind, Decision, ToolOutput};
 
 /// The MCP part of an agent.
 pub(crate) struct McpState {
-    /// `None` when no server is configured.
-    servers: Option<Servers>,
+    /// `None` when no server is configured. Shared with task children.
+    servers: Option<Arc<Mutex<Servers>>>,
     catalog: Catalog,
     listing: String,
     /// The first wait is over and a catalog was built.
@@ -35,20 +39,61 @@ pub(crate) struct McpState {
     /// A new session was opened: rebuild the catalog before its first
     /// request if a server's tools changed.
     refresh_pending: bool,
+    /// A task's child: its catalog was fixed from its parent's; it never
+    /// waits for, relists or rebuilds anything.
+    child: bool,
 }
 
 impl McpState {
     /// Start every enabled server of `config` (in the background).
     pub(crate) fn start(config: &Config, connector: Arc<dyn Connector>) -> Self {
-        let servers =
-            (config.mcp.enabled().next().is_some()).then(|| Servers::start(&config.mcp, connector));
+        let servers = (config.mcp.enabled().next().is_some())
+            .then(|| Arc::new(Mutex::new(Servers::start(&config.mcp, connector))));
         Self {
             servers,
             catalog: Catalog::default(),
             listing: String::new(),
             ready: false,
             refresh_pending: false,
+            child: false,
         }
+    }
+
+    /// A task child's part: the parent's servers, and those of the
+    /// parent's MCP tools the child's profile allows (README, section
+    /// "Tasks"), deferred or not by the child's own limit.
+    pub(crate) async fn for_child(&self, config: &Config, window: u64) -> Self {
+        let mut state = Self {
+            servers: self.servers.clone(),
+            catalog: Catalog::default(),
+            listing: String::new(),
+            ready: true,
+            refresh_pending: false,
+            child: true,
+        };
+        let Some(servers) = &self.servers else {
+            return state;
+        };
+        let parent = &self.catalog;
+        let tools = servers.lock().await.tools();
+        let tools = allowed(tools, config, |server, tool| {
+            parent
+                .entries()
+                .iter()
+                .any(|e| e.server == server && e.tool == tool)
+        });
+        state.catalog = Catalog::build(
+            &tools,
+            config.mcp.defer_limit(window),
+            config.compaction.chars_per_token,
+        );
+        state.listing = state.catalog.listing();
+        state
+    }
+
+    /// The tool definitions the catalog adds after the built-ins.
+    pub(crate) fn definitions(&self) -> Vec<eonyx_core::ToolDef> {
+        self.catalog.definitions()
     }
 
     /// The `# MCP tools` listing (empty unless schemas are deferred).
@@ -65,9 +110,10 @@ impl McpState {
 
 /// Wait for the required servers: a failed one stops the run.
 pub(crate) async fn wait_required(state: &mut McpState) -> Result<Vec<String>, AgentError> {
-    let Some(servers) = state.servers.as_mut() else {
+    let Some(servers) = state.servers.as_ref() else {
         return Ok(Vec::new());
     };
+    let mut servers = servers.lock().await;
     let warnings = servers
         .wait(Which::Required)
         .await
@@ -94,10 +140,11 @@ impl Agent {
         if self.mcp.ready {
             return Ok(());
         }
-        let Some(servers) = self.mcp.servers.as_mut() else {
+        let Some(servers) = self.mcp.servers.clone() else {
             self.mcp.ready = true;
             return Ok(());
         };
+        let mut servers = servers.lock().await;
         let pending = servers.pending();
         if !pending.is_empty() {
             sink(AgentEvent::Notice(format!(
@@ -119,7 +166,9 @@ impl Agent {
             sink(AgentEvent::Warning(n.text));
         }
         self.mcp.ready = true;
-        if self.mcp_rebuild() {
+        let tools = servers.tools();
+        drop(servers);
+        if self.mcp_rebuild(tools) {
             // The resumed session's last usage was measured with these tools.
             self.calibrate_from_history(self.calibration_seq);
         }
@@ -135,13 +184,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         self.mcp_ready(sink, cancel).await?;
-        let Some(servers) = self.mcp.servers.as_mut() else {
+        let Some(servers) = self.mcp.servers.clone() else {
             return Ok(());
         };
         let notes = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(AgentError::Interrupted),
-            notes = servers.restart_crashed() => notes,
+            notes = async { servers.lock().await.restart_crashed().await } => notes,
         };
         for n in notes {
             sink(if n.failed {
@@ -160,38 +209,42 @@ impl Agent {
     /// again the tools of servers that said they changed, and rebuild the
     /// tools array if anything did.
     pub(super) async fn mcp_refresh(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        let Some(servers) = self.mcp.servers.as_mut() else {
+        let Some(servers) = self.mcp.servers.clone() else {
             return;
         };
-        if !self.mcp.ready || !servers.refresh().await {
+        if !self.mcp.ready || self.mcp.child {
             return;
         }
+        let mut servers = servers.lock().await;
+        if !servers.refresh().await {
+            return;
+        }
+        let tools = servers.tools();
+        drop(servers);
         let before = self.mcp.catalog.entries().len();
-        self.mcp_rebuild();
+        self.mcp_rebuild(tools);
         sink(AgentEvent::Notice(format!(
             "the MCP tools changed ({before} before, {} now); the new list applies from this request on",
             self.mcp.catalog.entries().len()
         )));
     }
 
-    /// Build the catalog from the ready servers' tools and the tools array
-    /// from it; returns whether the MCP part changed.
-    fn mcp_rebuild(&mut self) -> bool {
-        let Some(servers) = self.mcp.servers.as_ref() else {
+    /// Build the catalog from the ready servers' `tools` (those the active
+    /// profile allows) and the tools array from it; returns whether the
+    /// MCP part changed.
+    fn mcp_rebuild(&mut self, tools: Vec<(String, Vec<McpTool>)>) -> bool {
+        if self.mcp.child {
             return false;
-        };
+        }
         let limit = self.config.mcp.defer_limit(self.trigger.window);
-        let catalog = Catalog::build(
-            &servers.tools(),
-            limit,
-            self.config.compaction.chars_per_token,
-        );
+        let tools = allowed(tools, &self.config, |_, _| true);
+        let catalog = Catalog::build(&tools, limit, self.config.compaction.chars_per_token);
         if catalog == self.mcp.catalog {
             return false;
         }
         self.mcp.listing = catalog.listing();
         self.mcp.catalog = catalog;
-        let mut defs = tool_definitions(&self.config, &self.skills);
+        let mut defs = tool_definitions(&self.config, &self.skills, self.depth);
         defs.extend(self.mcp.catalog.definitions());
         self.tool_defs = defs;
         true
@@ -262,20 +315,24 @@ impl Agent {
             Ok(Decision::Deny) => return ToolOutput::error(self.mcp_denied(&entry.server)),
             Ok(Decision::Allow) => {}
         }
-        let Some(servers) = self.mcp.servers.as_mut() else {
+        let Some(servers) = self.mcp.servers.clone() else {
             return ToolOutput::error(self.mcp.catalog.unknown(&name));
         };
-        match servers
-            .call(&entry.server, &entry.tool, arguments, cancel)
-            .await
-        {
-            Ok(out) => ToolOutput {
-                text: out.text,
-                is_error: out.is_error,
-                change: None,
-                event: None,
+        // The lock only around the lookup and the bookkeeping: a sibling
+        // task's call to a slow tool does not hold this one up.
+        let prepared = servers.lock().await.prepare(&entry.server, &entry.tool);
+        let out = match prepared {
+            Err(out) => out,
+            Ok(call) => match call.run(arguments, cancel).await {
+                Ok(answer) => servers.lock().await.finish(&call, answer),
+                Err(Interrupted) => return ToolOutput::interrupted(),
             },
-            Err(Interrupted) => ToolOutput::interrupted(),
+        };
+        ToolOutput {
+            text: out.text,
+            is_error: out.is_error,
+            change: None,
+            event: None,
         }
     }
 
@@ -294,10 +351,12 @@ impl Agent {
     /// Where each configured MCP server is, for `/status` (empty when none
     /// is configured).
     pub fn mcp_status(&self) -> Vec<ServerStatus> {
+        // Between turns nothing holds the lock; while one runs (a task's
+        // child calling) the states are a moment away: shown as none.
         self.mcp
             .servers
             .as_ref()
-            .map(Servers::statuses)
+            .and_then(|s| s.try_lock().ok().map(|s| s.statuses()))
             .unwrap_or_default()
     }
 
@@ -306,6 +365,31 @@ impl Agent {
     pub fn mcp_catalog(&self) -> &Catalog {
         &self.mcp.catalog
     }
+}
+
+/// The tools of `servers` that `config`'s active profile allows (all
+/// without one) and `keep` keeps (by server and tool name).
+fn allowed(
+    servers: Vec<(String, Vec<McpTool>)>,
+    config: &Config,
+    keep: impl Fn(&str, &str) -> bool,
+) -> Vec<(String, Vec<McpTool>)> {
+    let profile = config.active_profile();
+    servers
+        .into_iter()
+        .map(|(server, tools)| {
+            let tools = tools
+                .into_iter()
+                .filter(|t| {
+                    keep(&server, &t.name)
+                        && profile.is_none_or(|p| {
+                            p.allows_mcp(&eonyx_core::tool::mcp_tool_name(&server, &t.name))
+                        })
+                })
+                .collect();
+            (server, tools)
+        })
+        .collect()
 }
 
 fn bad_args(tool: &str, why: &str) -> ToolOutput {

@@ -13,7 +13,7 @@ use eonyx_prompt::{ContextLoader, MemorySection};
 use eonyx_store::{SessionWriter, Store};
 
 use super::mcp::{McpState, wait_required};
-use super::{Agent, AgentOptions, SessionChoice, tool_definitions};
+use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
@@ -24,15 +24,35 @@ impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
+        let data_dir = eonyx_config::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
+        let store = Store::open(&data_dir)?;
+        // A task's child session opened directly (`-s ID`) runs as the
+        // task it is: its profile, its `# Task` section, its depth.
+        let child = match &choice {
+            SessionChoice::Id(id) => store
+                .list()?
+                .into_iter()
+                .find(|s| &s.id == id && s.parent.is_some()),
+            _ => None,
+        };
         let mut config = eonyx_config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
-            profile: opts.profile.clone(),
+            profile: opts
+                .profile
+                .clone()
+                .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
-        let data_dir = eonyx_config::paths::data_dir(&opts.env)
-            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
-        let store = Store::open(&data_dir)?;
+        let depth = match &child {
+            Some(c) => store.depth(&c.id)?,
+            None => 0,
+        };
+        let task_section = match config.active_profile() {
+            Some(p) if child.is_some() => task_section(p),
+            _ => String::new(),
+        };
         let project = eonyx_config::paths::find_project(&opts.cwd);
         // MCP servers start now, in parallel with the window probes below
         // (docs/mcp.md#startup); the key variables never reach them.
@@ -46,48 +66,16 @@ impl Agent {
         });
         let mut mcp = McpState::start(&config, connector);
 
-        let provider: Arc<dyn Provider> = match &opts.provider {
-            Some(p) => p.clone(),
-            None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
-        };
         let mut startup_notices = Vec::new();
-        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
-        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
-            || config.compaction.model == config.model_key
-        {
-            (provider.clone(), config.model.clone())
-        } else {
-            match config.model_by_key(&config.compaction.model) {
-                Some(m) if opts.provider.is_none() => (
-                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
-                    m.clone(),
-                ),
-                Some(m) => (provider.clone(), m.clone()),
-                None => {
-                    return Err(AgentError::Usage(format!(
-                        "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
-                        config.compaction.model, config.compaction.model
-                    )));
-                }
-            }
-        };
-
-        let summarizer_model = summarizer_config.name.clone();
-        let started = window::start(
-            &config,
-            &summarizer_config,
-            provider.as_ref(),
-            summarizer.as_ref(),
+        let models = connect(
+            &mut config,
+            opts.provider.as_ref(),
+            &opts.env,
             store.data_dir(),
             &mut startup_notices,
         )
-        .await;
-        let limits = started.window.limits(&config.model);
-        let reprobe_after_step = window::is_ollama_default(&started.window);
-        let same_summarizer = summarizer_config.base_url == config.model.base_url
-            && summarizer_config.name == config.model.name;
-        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
-        let saved_quirks = (provider.quirks(), summarizer.quirks());
+        .await?;
+        let limits = models.limits;
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
@@ -115,6 +103,12 @@ impl Agent {
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
         tool_ctx.hidden_env = key_vars;
         tool_ctx.skills = skills.clone();
+        tool_ctx.sandbox = Arc::new(eonyx_sandbox::Sandbox::new(
+            config.tools.sandbox.clone(),
+            &project.root,
+            &opts.env,
+            opts.sandbox_helper.clone(),
+        ));
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
@@ -158,20 +152,31 @@ impl Agent {
             estimator,
             loader,
             loaded,
-            provider,
-            summarizer,
-            summarizer_model,
-            summarizer_config,
-            summarizer_window,
-            saved_quirks,
-            reprobe_after_step,
+            provider: models.provider,
+            summarizer: models.summarizer,
+            summarizer_model: models.summarizer_model,
+            summarizer_config: models.summarizer_config,
+            summarizer_window: models.summarizer_window,
+            saved_quirks: models.saved_quirks,
+            reprobe_after_step: models.reprobe_after_step,
             truncation: TruncationCheck::default(),
             limits,
             trigger,
             guard,
             tool_ctx,
-            tool_defs: tool_definitions(&config, &skills),
+            tool_defs: tool_definitions(&config, &skills, depth),
             approver,
+            depth,
+            task_section,
+            inherit: Inherit {
+                env: opts.env.clone(),
+                model_flag: opts.model.clone(),
+                allow_shell: opts.allow_shell,
+                allow_write: opts.allow_write,
+                allow_mcp: opts.allow_mcp,
+                ask: opts.approver.clone(),
+                provider: opts.provider.clone(),
+            },
             project,
             cwd: opts.cwd,
             home: opts.env.get("HOME").map(str::to_owned),
@@ -237,8 +242,22 @@ impl Agent {
         Ok(())
     }
 
-    /// Switch to another session.
+    /// Switch to another session of the user's (a task's child session
+    /// runs with its own profile: `eonyx -s ID` opens it, or the model
+    /// continues the task).
     pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
+        if let Some(s) = self
+            .store
+            .list()?
+            .into_iter()
+            .find(|s| &s.id == id && s.parent.is_some())
+        {
+            return Err(AgentError::Usage(format!(
+                "{id} is a task session of {} (profile {}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued",
+                s.parent.map(|p| p.to_string()).unwrap_or_default(),
+                s.profile.unwrap_or_default()
+            )));
+        }
         let opened = open_session(
             &self.store,
             &self.config,
@@ -250,7 +269,7 @@ impl Agent {
         Ok(())
     }
 
-    fn replace_session(&mut self, opened: Opened) {
+    pub(super) fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
         let notes = self.reattach_skills(opened.skills_in_use.clone());
         self.startup_notices.extend(notes);
@@ -273,24 +292,110 @@ impl Agent {
     }
 }
 
+/// The providers of a session's model and summarizer, and the windows the
+/// servers answered.
+pub(super) struct Models {
+    pub provider: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
+    pub summarizer_model: String,
+    pub summarizer_config: eonyx_core::ModelConfig,
+    pub summarizer_window: Option<u64>,
+    pub saved_quirks: (
+        eonyx_core::provider::RequestQuirks,
+        eonyx_core::provider::RequestQuirks,
+    ),
+    pub reprobe_after_step: bool,
+    pub limits: eonyx_compact::Limits,
+}
+
+/// Build the providers for `config`'s model and summarizer (or use
+/// `given`, a test's provider, for both), fill in a model name the server
+/// must supply, and ask the servers for their windows.
+pub(super) async fn connect(
+    config: &mut Config,
+    given: Option<&Arc<dyn Provider>>,
+    env: &eonyx_config::paths::Env,
+    data_dir: &Utf8Path,
+    notices: &mut Vec<String>,
+) -> Result<Models, AgentError> {
+    let provider: Arc<dyn Provider> = match given {
+        Some(p) => p.clone(),
+        None => Arc::from(eonyx_provider::from_config(&config.model, env)?),
+    };
+    window::ensure_model_name(config, provider.as_ref(), notices).await?;
+    let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
+        || config.compaction.model == config.model_key
+    {
+        (provider.clone(), config.model.clone())
+    } else {
+        match config.model_by_key(&config.compaction.model) {
+            Some(m) if given.is_none() => {
+                (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+            }
+            Some(m) => (provider.clone(), m.clone()),
+            None => {
+                return Err(AgentError::Usage(format!(
+                    "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
+                    config.compaction.model, config.compaction.model
+                )));
+            }
+        }
+    };
+    let started = window::start(
+        config,
+        &summarizer_config,
+        provider.as_ref(),
+        summarizer.as_ref(),
+        data_dir,
+        notices,
+    )
+    .await;
+    let same_summarizer = summarizer_config.base_url == config.model.base_url
+        && summarizer_config.name == config.model.name;
+    Ok(Models {
+        limits: started.window.limits(&config.model),
+        reprobe_after_step: window::is_ollama_default(&started.window),
+        summarizer_window: (!same_summarizer).then_some(started.summarizer_window),
+        saved_quirks: (provider.quirks(), summarizer.quirks()),
+        summarizer_model: summarizer_config.name.clone(),
+        provider,
+        summarizer,
+        summarizer_config,
+    })
+}
+
 /// The result given, on resume, to a tool call that never got one.
 pub(crate) const RESUME_INTERRUPTED: &str =
     "interrupted: eonyx stopped before this tool call finished";
 
 /// A session ready for turns.
-struct Opened {
-    writer: SessionWriter,
-    view: ContextView,
-    message_count: u64,
-    resumed: bool,
+pub(super) struct Opened {
+    pub writer: SessionWriter,
+    pub view: ContextView,
+    pub message_count: u64,
+    pub resumed: bool,
     /// Seq of the last compaction record (0 when none).
-    compaction_seq: u64,
+    pub compaction_seq: u64,
     /// The skills the last compaction record lists.
-    skills_in_use: Vec<String>,
+    pub skills_in_use: Vec<String>,
+}
+
+impl Opened {
+    /// A new session that has no message yet.
+    pub(super) fn fresh(writer: SessionWriter, config: &Config) -> Self {
+        Opened {
+            writer,
+            view: ContextView::new(&config.compaction, config.tools.output_cap_bytes),
+            message_count: 0,
+            resumed: false,
+            compaction_seq: 0,
+            skills_in_use: Vec::new(),
+        }
+    }
 }
 
 /// Open or create the chosen session and build its model-facing view.
-fn open_session(
+pub(super) fn open_session(
     store: &Store,
     config: &Config,
     cwd: &Utf8Path,
@@ -317,15 +422,7 @@ fn open_session(
     match id {
         None => {
             let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
-            let view = ContextView::new(&config.compaction, cap);
-            Ok(Opened {
-                writer,
-                view,
-                message_count: 0,
-                resumed: false,
-                compaction_seq: 0,
-                skills_in_use: Vec::new(),
-            })
+            Ok(Opened::fresh(writer, config))
         }
         Some(id) => {
             let effective = store.load_effective(&id)?;

@@ -24,11 +24,22 @@ impl Agent {
         )
     }
 
+    /// The stable prefix without the summary: what compaction budgets as
+    /// overhead.
+    pub(super) fn bare_system_prompt(&self) -> SystemPrompt {
+        let mut bare =
+            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        self.memory_section.append_to(&mut bare);
+        add_sections(&mut bare, self.sections());
+        bare
+    }
+
     pub(super) fn sections(&self) -> Sections<'_> {
         Sections {
             skills: &self.skills.section,
             skills_in_use: &self.skills_in_use_section,
             mcp: self.mcp.listing(),
+            task: &self.task_section,
         }
     }
 
@@ -74,10 +85,12 @@ impl Agent {
     }
 }
 
-/// The built-in tools offered to the model under `config` (the agent and
-/// [`crate::effective_request`] both take them from here); the agent adds
-/// the MCP part after them (docs/mcp.md#tool-names-and-order).
-pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
+/// The tools offered to the model under `config` in a session `depth`
+/// tasks deep (the agent and [`crate::effective_request`] both take them
+/// from here): the built-ins in `ToolName` order, `task` last while
+/// `tools.task` is on and `depth < tasks.max_depth`, all narrowed by the
+/// active profile's `tools` allow-list.
+pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> Vec<ToolDef> {
     let mut defs = tools::enabled_definitions(&config.tools);
     if config.memory.enabled {
         defs.push(tools::memory::definition());
@@ -85,19 +98,55 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef>
     if skills.is_empty() {
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
+    if config.tools.task && depth < config.tasks.max_depth {
+        defs.push(tools::task::definition(&config.profiles));
+    }
+    if let Some(profile) = config.active_profile() {
+        defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));
+    }
     defs
 }
 
+/// The `# Task` section at the end of a task child's stable prefix: what
+/// it is, then its profile's `instructions`.
+pub(crate) fn task_section(profile: &eonyx_config::Profile) -> String {
+    let mut s = format!(
+        "# Task\n\nYou are a sub-agent of eonyx (profile {}), started by the main agent to do one task, which is the user message below. The main agent sees only your final answer, not your tool calls or their output, so make that answer complete on its own. Nobody can answer questions before you finish: decide for yourself and say what you assumed.",
+        profile.name
+    );
+    if !profile.instructions.trim().is_empty() {
+        s.push_str("\n\n");
+        s.push_str(profile.instructions.trim());
+    }
+    s
+}
+
+/// The sections after memory: the `# Skills` listing, the `# MCP tools`
+/// listing and a task child's `# Task` section (end of the stable prefix,
+/// in that order, so a child's prefix is its parent's plus `# Task`) and,
+/// after a compaction, `# Skills in use` (after the summary).
+fn add_sections(prompt: &mut SystemPrompt, sections: Sections<'_>) {
+    eonyx_prompt::skills::add_to_prompt(prompt, sections.skills, sections.skills_in_use);
+    eonyx_prompt::add_mcp_listing(prompt, sections.mcp);
+    if !sections.task.is_empty() {
+        prompt.stable.push_str("\n\n");
+        prompt.stable.push_str(sections.task);
+    }
+}
+
 /// The parts of the system prompt besides context, memory and summary: the
-/// `# Skills` listing and the `# MCP tools` listing (end of the stable
-/// prefix, in that order) and, after a compaction, `# Skills in use` (after
-/// the summary, in the part that changes at compaction anyway).
+/// `# Skills` listing, the `# MCP tools` listing and for a task's child its
+/// `# Task` section (end of the stable prefix, in that order) and, after a
+/// compaction, `# Skills in use` (after the summary, in the part that
+/// changes at compaction anyway).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sections<'a> {
     pub skills: &'a str,
     pub skills_in_use: &'a str,
     /// Empty unless MCP schemas are deferred (docs/mcp.md#deferred-schemas).
     pub mcp: &'a str,
+    /// Empty but for a task's child.
+    pub task: &'a str,
 }
 
 /// The system prompt of the next request (the agent's estimates, its
@@ -117,8 +166,7 @@ pub(crate) fn system_prompt(
         .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
-    eonyx_prompt::skills::add_to_prompt(&mut prompt, sections.skills, sections.skills_in_use);
-    eonyx_prompt::add_mcp_listing(&mut prompt, sections.mcp);
+    add_sections(&mut prompt, sections);
     prompt
 }
 

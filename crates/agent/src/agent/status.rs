@@ -64,14 +64,15 @@ pub struct AgentStatus {
     pub title: String,
     /// The session file (it exists once the session has a message).
     pub path: Utf8PathBuf,
+    /// How `shell` commands run: the sandbox backend and what it allows,
+    /// or why none works ([`Agent::sandbox_status`]).
+    pub sandbox: String,
     /// Each configured MCP server (docs/mcp.md), by name.
     pub mcp: Vec<crate::mcp::ServerStatus>,
     /// Tokens the MCP tools add to every request, and whether their
     /// schemas are deferred.
     pub mcp_tokens: u64,
     pub mcp_deferred: bool,
-    // The sandbox backend is added here when it exists
-    // (`Agent::sandbox_status()`).
 }
 
 impl Agent {
@@ -154,6 +155,7 @@ impl Agent {
             session_id: id.to_string(),
             title: self.title().to_owned(),
             path: self.store.session_path(id),
+            sandbox: self.sandbox_status(),
             mcp: self.mcp_status(),
             mcp_tokens: self.mcp_catalog().tokens(),
             mcp_deferred: self.mcp_catalog().deferred(),

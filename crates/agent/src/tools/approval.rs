@@ -31,6 +31,10 @@ pub enum ApprovalKind {
         diff: String,
         /// Outside the project root: never allowed without a user.
         outside: bool,
+        /// `.git/` or `eonyx.json` inside the root (they run code outside
+        /// any sandbox and grant tool permissions): never allowed without
+        /// a user either, whatever `--allow-write` and `tools.write` say.
+        protected: bool,
     },
     /// A tool of an MCP server (docs/mcp.md#approval).
     Mcp {
@@ -43,6 +47,12 @@ pub enum ApprovalKind {
     /// The user's `@path` names a file outside the project root: only a
     /// user can allow sending it (batch runs refuse).
     Attach { path: Utf8PathBuf },
+    /// What a task's child agent asks, labelled with the task's
+    /// description (the same user answers, docs/tools.md#task).
+    Task {
+        task: String,
+        kind: Box<ApprovalKind>,
+    },
 }
 
 /// Arguments shown in an MCP approval question are cut to this many
@@ -55,8 +65,12 @@ impl ApprovalKind {
     /// `mcp:<tool>`).
     pub fn class(&self) -> Cow<'static, str> {
         match self {
+            ApprovalKind::Task { kind, .. } => kind.class(),
             ApprovalKind::Shell { .. } => "shell".into(),
             ApprovalKind::OutsideProject { .. } => "outside_project".into(),
+            ApprovalKind::Write {
+                protected: true, ..
+            } => "write_protected".into(),
             ApprovalKind::Write { outside: false, .. } => "write".into(),
             ApprovalKind::Write { outside: true, .. } => "write_outside_project".into(),
             ApprovalKind::Attach { .. } => "attach_outside_project".into(),
@@ -67,10 +81,17 @@ impl ApprovalKind {
     /// One line for an approval prompt, e.g. `run shell command: ls -la`.
     pub fn describe(&self) -> String {
         match self {
+            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe()),
             ApprovalKind::Shell { command } => format!("run shell command: {command}"),
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
             }
+            ApprovalKind::Write {
+                tool,
+                shown,
+                protected: true,
+                ..
+            } => format!("{tool} {shown} (git's or eonyx's own configuration)"),
             ApprovalKind::Write {
                 tool,
                 shown,
@@ -94,6 +115,16 @@ impl ApprovalKind {
             ApprovalKind::Attach { path } => {
                 format!("send a file from outside the project: {path}")
             }
+        }
+    }
+}
+
+impl ApprovalKind {
+    /// What is asked, without the task labels around it.
+    pub fn innermost(&self) -> &ApprovalKind {
+        match self {
+            ApprovalKind::Task { kind, .. } => kind.innermost(),
+            other => other,
         }
     }
 }
@@ -142,10 +173,11 @@ impl Approver for DenyAll {
 /// there is no one to ask (batch, `run`). Writes inside the root: the same
 /// with `--allow-write` and `tools.write`. Writes outside the root: asked
 /// when there is someone to ask (and `tools.write` is not `"deny"`), else
-/// denied, whatever the flags. A flag given on the command line wins over
-/// the config file. MCP tools: each server's `approval` (`"deny"` denies
-/// whatever the flags, `"allow"` allows), and for `"ask"` `--allow-mcp`
-/// allows, else the user is asked, else denied.
+/// denied, whatever the flags; so are writes to `.git/` and `eonyx.json`
+/// inside the root. A flag given on the command line wins over the config
+/// file. MCP tools: each server's `approval` (`"deny"` denies whatever the
+/// flags, `"allow"` allows), and for `"ask"` `--allow-mcp` allows, else the
+/// user is asked, else denied.
 pub struct PolicyApprover {
     pub shell: ShellPolicy,
     pub allow_shell: bool,
@@ -193,14 +225,20 @@ impl PolicyApprover {
 impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let (policy, flag) = match kind {
+            // A labelled question is decided as what it asks; the label
+            // goes to the user with it.
+            let (policy, flag) = match kind.innermost() {
+                ApprovalKind::Task { .. } => (ShellPolicy::Deny, false),
                 ApprovalKind::Attach { .. } => {
                     return match &self.ask {
                         Some(ask) => ask.decide(kind).await,
                         None => Decision::Deny,
                     };
                 }
-                ApprovalKind::Write { outside: true, .. } => {
+                ApprovalKind::Write { outside: true, .. }
+                | ApprovalKind::Write {
+                    protected: true, ..
+                } => {
                     return match (&self.ask, self.write) {
                         (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
                             ask.decide(kind).await
@@ -230,6 +268,28 @@ impl Approver for PolicyApprover {
                 (ShellPolicy::Deny, _) | (ShellPolicy::Ask, None) => Decision::Deny,
                 (ShellPolicy::Ask, Some(ask)) => ask.decide(kind).await,
             }
+        })
+    }
+}
+
+/// The user's approver as a task's child sees it: every question is
+/// labelled with the task ([`ApprovalKind::Task`]) before it is asked.
+pub struct TaskLabel {
+    pub task: String,
+    pub inner: std::sync::Arc<dyn Approver>,
+}
+
+impl Approver for TaskLabel {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            // Let the parent show the child's progress (the call being
+            // asked about) before the question is drawn.
+            tokio::task::yield_now().await;
+            let labelled = ApprovalKind::Task {
+                task: self.task.clone(),
+                kind: Box::new(kind.clone()),
+            };
+            self.inner.decide(&labelled).await
         })
     }
 }
@@ -301,6 +361,7 @@ mod tests {
             shown: "a".into(),
             diff: String::new(),
             outside,
+            protected: false,
         };
         let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
             shell: ShellPolicy::Allow,
@@ -344,6 +405,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn writes_to_git_or_eonyx_json_need_a_user_whatever_the_flags() {
+        use std::sync::Arc;
+        let protected = ApprovalKind::Write {
+            tool: ToolName::EditFile,
+            path: "/p/eonyx.json".into(),
+            shown: "eonyx.json".into(),
+            diff: String::new(),
+            outside: false,
+            protected: true,
+        };
+        assert_eq!(protected.class(), "write_protected");
+        let p = |ask: Option<Arc<dyn Approver>>| PolicyApprover {
+            shell: ShellPolicy::Allow,
+            allow_shell: true,
+            write: ShellPolicy::Allow,
+            allow_write: true,
+            mcp: McpPolicy::default(),
+            ask,
+        };
+        assert_eq!(p(None).decide(&protected).await, Decision::Deny);
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        assert_eq!(
+            p(Some(rec.clone())).decide(&protected).await,
+            Decision::Allow
+        );
+        assert_eq!(rec.asked(), vec![protected.clone()]);
+        let deny = PolicyApprover {
+            write: ShellPolicy::Deny,
+            ..p(Some(rec))
+        };
+        assert_eq!(deny.decide(&protected).await, Decision::Deny);
+    }
+
+    #[tokio::test]
     async fn attaching_from_outside_the_root_needs_a_user_whatever_the_flags() {
         use std::sync::Arc;
         let kind = ApprovalKind::Attach {
@@ -378,16 +473,26 @@ mod tests {
         };
         assert_eq!(k.class(), "shell");
         assert_eq!(k.describe(), "run shell command: cargo test");
-        let k = ApprovalKind::Mcp {
+        let m = ApprovalKind::Mcp {
             server: "git".into(),
             tool: "mcp__git__git_status".into(),
             arguments: r#"{"repo_path":"."}"#.into(),
         };
-        assert_eq!(k.class(), "mcp:mcp__git__git_status");
+        assert_eq!(m.class(), "mcp:mcp__git__git_status");
         assert_eq!(
-            k.describe(),
+            m.describe(),
             r#"call mcp__git__git_status (MCP server `git`) with {"repo_path":"."}"#
         );
+        let t = ApprovalKind::Task {
+            task: "run the tests".into(),
+            kind: Box::new(k.clone()),
+        };
+        assert_eq!(t.class(), "shell", "\"always\" covers the same kind");
+        assert_eq!(
+            t.describe(),
+            "[task: run the tests] run shell command: cargo test"
+        );
+        assert_eq!(t.innermost(), &k);
     }
 
     #[tokio::test]
@@ -430,5 +535,38 @@ mod tests {
             Decision::Allow
         );
         assert_eq!(rec.asked().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
+        use std::sync::Arc;
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let child = PolicyApprover {
+            shell: ShellPolicy::Ask,
+            allow_shell: false,
+            write: ShellPolicy::Deny,
+            allow_write: false,
+            mcp: McpPolicy::default(),
+            ask: Some(Arc::new(TaskLabel {
+                task: "explore".into(),
+                inner: rec.clone(),
+            })),
+        };
+        let shell = ApprovalKind::Shell {
+            command: "ls".into(),
+        };
+        assert_eq!(child.decide(&shell).await, Decision::Allow);
+        let write = ApprovalKind::Write {
+            tool: ToolName::WriteFile,
+            path: "/p/a".into(),
+            shown: "a".into(),
+            diff: String::new(),
+            outside: false,
+            protected: false,
+        };
+        assert_eq!(child.decide(&write).await, Decision::Deny, "never asked");
+        let asked = rec.asked();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
     }
 }

@@ -1,6 +1,6 @@
 //! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`,
-//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definition of
-//! `memory`, which the agent runs itself. Every tool is named by
+//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definitions of
+//! `memory` and `task`, which the agent runs itself. Every tool is named by
 //! [`eonyx_core::ToolName`], never by a string of its own.
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
@@ -21,8 +21,10 @@
 //!   does every `shell` command. The [`Approver`] (chosen by the frontend)
 //!   decides; a denial is returned to the model as the tool result.
 //! - `write_file` / `edit_file` ask before every change (inside the root:
-//!   `tools.write` / `--allow-write`; outside: only a user can say yes),
-//!   showing the diff, and write atomically.
+//!   `tools.write` / `--allow-write`; outside, and `.git/` or `eonyx.json`
+//!   inside: only a user can say yes), showing the diff, and write atomically.
+//! - Every `shell` command is spawned by `shell::run_command`, confined by
+//!   [`ToolContext::sandbox`] (README, section "Sandbox").
 //! - Output is returned whole (truncation for the model happens in the view
 //!   layer); only absurd sizes are capped, always with a visible note.
 //! - A `shell` result's first line is exactly `exit status: N`,
@@ -40,6 +42,7 @@ mod read_file;
 mod recall;
 mod shell;
 pub mod skill;
+pub mod task;
 mod write;
 
 use std::time::Duration;
@@ -50,7 +53,7 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub(crate) use approval::approve;
 pub use approval::{
-    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, PolicyApprover,
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, PolicyApprover, TaskLabel,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
@@ -63,10 +66,11 @@ pub(crate) use shell::run_command;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]
-/// (`memory` needs the session's memory store: the agent runs it).
+/// (`memory` needs the session's memory store and `task` the whole agent:
+/// the agent runs those two).
 pub const TOOLS: [ToolName; 8] = match ToolName::ALL.first_chunk() {
     Some(tools) => *tools,
-    None => panic!("ToolName::ALL lists memory after these"),
+    None => panic!("ToolName::ALL lists memory and task after these"),
 };
 
 /// The result text of a denied `shell` call.
@@ -98,13 +102,25 @@ pub struct ToolContext {
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
     pub skills: std::sync::Arc<eonyx_prompt::Skills>,
+    /// How `shell` commands are confined (README, section "Sandbox").
+    pub sandbox: std::sync::Arc<eonyx_sandbox::Sandbox>,
 }
 
 impl ToolContext {
-    /// A context with the config's shell timeout and the default read guard.
+    /// A context with the config's shell timeout, the default read guard
+    /// and the default sandbox (workspace-write; no Landlock helper, so
+    /// bubblewrap or none).
     pub fn new(project_root: impl Into<Utf8PathBuf>, shell_timeout: Duration) -> Self {
+        let project_root = project_root.into();
+        let sandbox = eonyx_sandbox::Sandbox::new(
+            eonyx_config::SandboxConfig::default(),
+            &project_root,
+            &eonyx_config::paths::Env::from_process(),
+            None,
+        );
         Self {
-            project_root: project_root.into(),
+            sandbox: std::sync::Arc::new(sandbox),
+            project_root,
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
@@ -144,6 +160,9 @@ pub enum ToolEvent {
         /// Matches returned to the model.
         returned: u64,
     },
+    /// A warning for the user (stderr, a `warning` JSON event), e.g. that
+    /// commands run unconfined because no sandbox backend works.
+    Warning(String),
 }
 
 impl ToolOutput {
@@ -235,15 +254,14 @@ pub async fn execute(
         Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
-        // Offered only with memory on (and the MCP ones only with MCP
-        // servers), and then run by the agent.
-        Some(ToolName::Memory | ToolName::McpDescribe | ToolName::McpCall) | None => {
-            Err(ToolError::Usage(format!(
-                "unknown tool `{}`; available tools: {}",
-                call.name,
-                TOOLS.map(ToolName::as_str).join(", ")
-            )))
-        }
+        // Offered only with memory on, tasks allowed or MCP servers, and
+        // then run by the agent.
+        Some(ToolName::Memory | ToolName::Task | ToolName::McpDescribe | ToolName::McpCall)
+        | None => Err(ToolError::Usage(format!(
+            "unknown tool `{}`; available tools: {}",
+            call.name,
+            TOOLS.map(ToolName::as_str).join(", ")
+        ))),
     };
     match result {
         Ok(out) => out,

@@ -49,6 +49,19 @@ pub fn run(
         printer.warn(&w);
     }
     let entries = entries(&config, window_entry(&resolved, &configured_src));
+    // How `shell` commands run here (README, section "Sandbox").
+    let sandbox = eonyx_sandbox::Sandbox::new(
+        config.tools.sandbox.clone(),
+        &config.project_root,
+        &env,
+        std::env::current_exe().ok(),
+    );
+    let plan = sandbox.plan();
+    let sandbox_line = sandbox.describe(&plan);
+    let backend = match &plan {
+        eonyx_sandbox::Plan::Confined(b) => Some(b.name()),
+        _ => None,
+    };
 
     if printer.json() {
         let mut values = serde_json::Map::new();
@@ -68,6 +81,7 @@ pub fn run(
                 "project_root": config.project_root,
                 "trusted": config.trusted,
             },
+            "sandbox": { "backend": backend, "status": sandbox_line },
             "warnings": config.warnings,
         });
         printer.outln(&serde_json::to_string_pretty(&out)?)?;
@@ -96,6 +110,7 @@ pub fn run(
         None => out.push_str("# project config: (none)\n"),
     }
     out.push_str(&format!("# project root:   {}\n", config.project_root));
+    out.push_str(&format!("# sandbox:        {sandbox_line}\n"));
     let lines: Vec<(String, &str)> = entries
         .iter()
         .map(|e| {
@@ -118,12 +133,26 @@ pub fn run(
     Ok(Status::Success)
 }
 
+/// A value for the text listing: long text (a profile's instructions) is
+/// cut to keep the columns readable; `--json` has it whole.
 fn render(v: &Value) -> String {
     match v {
         Value::Null => "(unset)".to_owned(),
+        Value::String(s) if s.chars().count() > MAX_SHOWN_CHARS => format!(
+            "{}… ({} chars)",
+            Value::String(
+                eonyx_core::text::cut_chars(s, MAX_SHOWN_CHARS)
+                    .unwrap_or(s)
+                    .to_owned()
+            ),
+            s.chars().count()
+        ),
         other => other.to_string(),
     }
 }
+
+/// Longest text value shown whole in the text listing.
+const MAX_SHOWN_CHARS: usize = 48;
 
 /// The effective `context_window`: value, where it came from, origin tag.
 fn window_entry(w: &Window, configured_src: &str) -> (u64, String, &'static str) {
@@ -160,7 +189,8 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
     let c = &config.compaction;
     let ck = |f: &str| format!("compaction.{f}");
     let (window, window_source, window_origin) = window;
-    vec![
+    let sb = &config.tools.sandbox;
+    let mut out = vec![
         entry("model".into(), json!(config.model_key)),
         entry("profile".into(), json!(config.profile)),
         entry(k("provider"), json!(m.provider.as_str())),
@@ -230,9 +260,21 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.max_edit_bytes".into(),
             json!(config.tools.max_edit_bytes),
         ),
+        entry("tools.sandbox".into(), json!(sb.mode)),
+        entry("tools.sandbox_backend".into(), json!(sb.backend)),
+        entry("tools.sandbox_writable".into(), json!(sb.writable)),
+        entry("tools.sandbox_network".into(), json!(sb.network)),
+        entry("tools.sandbox_required".into(), json!(sb.required)),
         entry(
             "tools.max_image_bytes".into(),
             json!(config.tools.max_image_bytes),
+        ),
+        entry("tools.recall".into(), json!(config.tools.recall)),
+        entry("tools.task".into(), json!(config.tools.task)),
+        entry("tasks.max_depth".into(), json!(config.tasks.max_depth)),
+        entry(
+            "tasks.max_parallel".into(),
+            json!(config.tasks.max_parallel),
         ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
@@ -244,16 +286,31 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "mcp.defer_above_tokens".into(),
             json!(config.mcp.defer_above_tokens),
         ),
-    ]
-    .into_iter()
-    .chain(
+    ];
+    out.extend(
         config
             .mcp
             .servers
             .values()
             .flat_map(|s| mcp_entries(config, s)),
-    )
-    .collect()
+    );
+    // Every profile a task may name (README, section "Tasks").
+    for (name, p) in &config.profiles {
+        let key = |f: &str| format!("profiles.{name}.{f}");
+        let tools = p.tools.as_ref().map(|t| {
+            t.iter()
+                .map(|t| t.as_str())
+                .chain(p.mcp_tools.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+        });
+        out.push(entry(key("description"), json!(p.description)));
+        out.push(entry(key("instructions"), json!(p.instructions)));
+        out.push(entry(key("tools"), json!(tools)));
+        if let Some(m) = &p.model {
+            out.push(entry(key("model"), json!(m)));
+        }
+    }
+    out
 }
 
 /// The keys of one `[mcp_servers.NAME]`. `env` and `headers` show their

@@ -208,6 +208,74 @@ fn trim_to_bounds_the_section() {
 }
 
 #[test]
+fn tasks_are_listed_exactly_merged_once_per_child_and_never_trimmed() {
+    let task = |seq, id: &str, desc: &str| {
+        call(
+            seq,
+            id,
+            "task",
+            json!({"prompt": "p", "description": desc, "profile": "explore"}),
+        )
+    };
+    let first = Facts::from_records(&[
+        task(1, "a", "find the retry policy"),
+        result(
+            2,
+            "a",
+            "task session 20260705T091500-1a2b3c4d · profile explore · 3 steps\n\nIn src/retry.rs.",
+        ),
+        // Refused before any child existed: nothing to list.
+        task(3, "b", "bad"),
+        result(4, "b", "unknown profile `nope`; profiles: explore, general"),
+    ]);
+    assert_eq!(
+        first.tasks,
+        vec![TaskFact {
+            session: "20260705T091500-1a2b3c4d".into(),
+            profile: "explore".into(),
+            description: "find the retry policy".into()
+        }]
+    );
+    let second = Facts::from_records(&[
+        task(5, "c", "look again"),
+        result(
+            6,
+            "c",
+            "task session 20260705T091500-1a2b3c4d · profile explore · 1 step · interrupted",
+        ),
+        task(7, "d", "write the fix"),
+        result(
+            8,
+            "d",
+            "task session 20260705T091600-00000002 · profile general · 2 steps\n\ndone",
+        ),
+    ]);
+    let mut merged = Facts::from_value(Some(&first.to_value())).merge(second);
+    assert_eq!(merged.tasks.len(), 2, "the continued child once");
+    assert_eq!(merged.tasks[0].description, "find the retry policy");
+    merged.read = (0..300).map(|i| format!("src/f{i}.rs")).collect();
+    merged.trim_to(400);
+    assert!(merged.read.is_empty() || merged.read.len() < 300);
+    let text = merged.render();
+    assert!(
+        text.contains("- `20260705T091500-1a2b3c4d` (explore): find the retry policy"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- `20260705T091600-00000002` (general): write the fix"),
+        "{text}"
+    );
+    // Only tasks left, over the limit: still every one, and no panic.
+    let mut only = Facts {
+        tasks: merged.tasks.clone(),
+        ..Facts::default()
+    };
+    only.trim_to(10);
+    assert_eq!(only.tasks.len(), 2);
+    assert!(!only.is_empty());
+}
+
+#[test]
 fn strip_facts_returns_the_model_text() {
     assert_eq!(
         strip_facts("## Goal\nx\n\n## Exact facts\n- a"),

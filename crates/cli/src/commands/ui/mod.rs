@@ -63,6 +63,7 @@ pub fn options(
         approver: ask,
         provider: None,
         mcp: None,
+        sandbox_helper: std::env::current_exe().ok(),
     })
 }
 

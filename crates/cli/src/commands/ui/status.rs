@@ -83,11 +83,10 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             ),
         ));
     }
+    rows.push(("sandbox", st.sandbox.clone()));
     if !st.mcp.is_empty() {
         rows.push(("mcp", mcp_row(st)));
     }
-    // The sandbox backend gets its row here once it exists
-    // (`Agent::sandbox_status()`).
     rows.push(("session", format!("{} \"{}\"", st.session_id, st.title)));
     rows.push(("file", crate::commands::tilde(st.path.as_str(), home)));
     rows.into_iter()
@@ -165,6 +164,7 @@ mod tests {
             session_id: "20260705T091500-1a2b3c4d".into(),
             title: "7".into(),
             path: "/home/u/.local/share/eonyx/sessions/20260705T091500-1a2b3c4d.jsonl".into(),
+            sandbox: "bwrap, workspace-write, no network".into(),
             mcp: vec![
                 eonyx_agent::mcp::ServerStatus {
                     name: "git".into(),
@@ -197,6 +197,7 @@ mod tests {
         memory:      4 entries
         skills:      1 (deploy)
         refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
+        sandbox:     bwrap, workspace-write, no network
         mcp:         git failed, time ready (2 tools, restarted) · ~267 tokens per request
         session:     20260705T091500-1a2b3c4d "7"
         file:        ~/.local/share/eonyx/sessions/20260705T091500-1a2b3c4d.jsonl

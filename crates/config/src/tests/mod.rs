@@ -8,7 +8,9 @@ use crate::{
     CompactionConfig, Config, LoadOptions, ProviderKind, ShellPolicy, Source, load, parse_global,
 };
 
-pub(super) struct Sandbox {
+mod profiles;
+
+struct Sandbox {
     _tmp: tempfile::TempDir,
     root: Utf8PathBuf,
 }
@@ -290,7 +292,7 @@ fn profile_model_selects_unless_model_flag() {
     let err = load(&o).unwrap_err();
     assert_eq!(
         s.scrub(&err.to_string()),
-        "unknown profile `nope`; add [profiles.nope] to [TMP]/cfg/config.toml"
+        "unknown profile `nope`; profiles: cloud, explore, general. Add [profiles.nope] to [TMP]/cfg/config.toml"
     );
     let mut o = s.opts(&[]);
     o.model = Some("gpt".into());
@@ -335,6 +337,73 @@ fn repl_keys_resolve_and_an_untrusted_project_cannot_bound_the_shared_history() 
     s.global(&format!("{GLOBAL}\n[repl]\nedit_mod = \"vi\"\n"));
     let err = load(&s.opts(&[])).unwrap_err().to_string();
     assert!(err.contains("did you mean `edit_mode`"), "{err}");
+}
+
+#[test]
+fn an_untrusted_project_may_only_tighten_the_sandbox() {
+    use crate::{SandboxBackend, SandboxMode};
+    let s = Sandbox::new();
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox, crate::SandboxConfig::default());
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::WorkspaceWrite);
+
+    // Loosening is dropped and named.
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox = \"read-only\"\nsandbox_writable = [\"/opt/cache\"]\n"
+    ))
+    .project(
+        r#"{"tools": {"sandbox": "off", "sandbox_network": true, "sandbox_backend": "landlock",
+            "sandbox_writable": ["/"], "sandbox_required": false}}"#,
+    );
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::ReadOnly);
+    assert!(!c.tools.sandbox.network);
+    assert_eq!(c.tools.sandbox.backend, SandboxBackend::Auto);
+    assert_eq!(
+        c.tools.sandbox.writable,
+        vec![Utf8PathBuf::from("/opt/cache")]
+    );
+    let w = c.warnings.join("\n");
+    for key in [
+        "tools.sandbox`",
+        "tools.sandbox_backend",
+        "tools.sandbox_network",
+        "tools.sandbox_required",
+        "tools.sandbox_writable",
+    ] {
+        assert!(w.contains(key), "{key} is named: {w}");
+    }
+
+    // Tightening is kept.
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox = \"off\"\nsandbox_network = true\n"
+    ))
+    .project(
+        r#"{"tools": {"sandbox": "read-only", "sandbox_network": false, "sandbox_required": true}}"#,
+    );
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::ReadOnly);
+    assert!(!c.tools.sandbox.network);
+    assert!(c.tools.sandbox.required);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+    // A trusted project may loosen it.
+    let root = s.proj_root();
+    s.global(&format!("trusted_projects = [\"{root}\"]\n{GLOBAL}"))
+        .project(r#"{"tools": {"sandbox": "off", "sandbox_backend": "bwrap"}}"#);
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::Off);
+    assert_eq!(c.tools.sandbox.backend, SandboxBackend::Bwrap);
+
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox_writable = [\"cache\"]\n"
+    ))
+    .project("{}");
+    let err = load(&s.opts(&[])).unwrap_err().to_string();
+    assert!(
+        err.contains("tools.sandbox_writable") && err.contains("not an absolute path"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -385,7 +454,7 @@ fn untrusted_project_cannot_redirect_keys_or_allow_shell() {
         w,
         vec![
             "[TMP]/proj/eonyx.json: ignoring `trusted_projects`: only the global config.toml can trust projects",
-            "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env`, `models.local.base_url`, `models.local.name`, `tools.shell`, `tools.write` because the project is not trusted (an untrusted project may only tune compaction, context caps and limits); to allow them, trust the project with `eonyx trust [TMP]/proj`",
+            "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env`, `models.local.base_url`, `models.local.name`, `tools.shell`, `tools.write` because the project is not trusted (an untrusted project may only tune compaction, context caps and limits, turn features off and tighten the sandbox); to allow them, trust the project with `eonyx trust [TMP]/proj`",
         ]
     );
 
@@ -455,6 +524,12 @@ fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
             "profiles.explore.model",
         ),
         (r#"{"tools": {"shell": "allow"}}"#, "tools.shell"),
+        (
+            r#"{"profiles": {"explore": {"tools": ["read_file", "shell"]}}}"#,
+            "profiles.explore.tools",
+        ),
+        (r#"{"tasks": {"max_depth": 3}}"#, "tasks.max_depth"),
+        (r#"{"tools": {"task": true}}"#, "tools.task"),
     ];
     for (project, key) in cases {
         s.project(project);
@@ -469,6 +544,8 @@ fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
         assert_eq!(c.models, baseline.models, "{project}");
         assert_eq!(c.tools, baseline.tools, "{project}");
         assert_eq!(c.compaction, baseline.compaction, "{project}");
+        assert_eq!(c.profiles, baseline.profiles, "{project}");
+        assert_eq!(c.tasks, baseline.tasks, "{project}");
         let mut o = s.opts(&[]);
         o.profile = Some("explore".into());
         assert_eq!(load(&o).unwrap().model_key, "local", "{project}");
