@@ -31,6 +31,7 @@ mod sessions;
 mod skills;
 mod tasks;
 mod tasks_limits;
+mod tasks_mcp;
 mod tasks_memory;
 mod tasks_sessions;
 mod util;
