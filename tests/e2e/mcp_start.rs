@@ -254,3 +254,30 @@ fn the_repl_asks_yes_no_always_for_mcp_tools() {
     assert!(r[0].starts_with("denied:"), "{r:?}");
     assert_eq!(r[1..], ["once", "always 1", "always 2"]);
 }
+
+#[test]
+fn ctrl_c_while_the_first_request_waits_for_a_server_stops_the_turn_not_the_repl() {
+    let fx = with_servers(&format!(
+        "{}{}",
+        // Far longer than the test: only Ctrl-C ends this wait.
+        server("slow", &["--hang-at-start"], "startup_timeout_secs = 600"),
+        server("fine", &[], "")
+    ));
+    fx.fake.push(Reply::text("never asked"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("hello");
+    tmux.wait_pane("the notice naming the server", |p| {
+        p.contains("waiting for MCP server `slow` to start")
+    });
+    tmux.keys(&["C-c"]);
+    let pane = tmux.wait_pane("the interrupt", |p| {
+        p.contains("interrupted") && prompt_count(p) >= 2
+    });
+    // Nothing went to the model: the tools array was not fixed yet.
+    assert!(fx.chats().is_empty(), "{pane}");
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}

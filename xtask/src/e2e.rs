@@ -60,6 +60,8 @@ struct Options {
     eonyx: Option<std::path::PathBuf>,
     /// Only the task stage (`--tasks-only`).
     tasks_only: bool,
+    /// Only the MCP stage (`--mcp-only`).
+    mcp_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -71,6 +73,7 @@ fn parse(args: &[String]) -> Result<Options> {
         transcript: false,
         eonyx: None,
         tasks_only: false,
+        mcp_only: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -81,12 +84,14 @@ fn parse(args: &[String]) -> Result<Options> {
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--transcript-summaries" => o.transcript = true,
             "--tasks-only" => o.tasks_only = true,
+            "--mcp-only" => o.mcp_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--eonyx PATH]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--mcp-only] [--eonyx PATH]\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1).\n\
+                     --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
                 );
@@ -133,6 +138,12 @@ pub fn run(args: &[String]) -> Result<()> {
             ctx()
         ),
         None => bail!("the server on port {} does not answer /props", opts.port),
+    }
+
+    if opts.mcp_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        mcp::mcp_stage(opts.port, &bin)?;
+        return Ok(());
     }
 
     let checks: [(&str, Check); 8] = [

@@ -50,13 +50,10 @@ impl Profile {
     /// a list, those it names (README, section "Tasks").
     pub fn allows_mcp(&self, name: &str) -> bool {
         self.tools.is_none()
-            || self
-                .mcp_tools
-                .iter()
-                .any(|p| match p.strip_suffix('*') {
-                    Some(prefix) => name.starts_with(prefix),
-                    None => p == name,
-                })
+            || self.mcp_tools.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => p == name,
+            })
     }
 }
 

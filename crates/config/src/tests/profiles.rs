@@ -83,7 +83,10 @@ fn a_profile_may_name_mcp_tools_exactly_or_by_prefix() {
     ));
     let c = s.load(&[]);
     let p = &c.profiles["clock"];
-    assert_eq!(p.tools.as_deref(), Some(&[eonyx_core::ToolName::ReadFile][..]));
+    assert_eq!(
+        p.tools.as_deref(),
+        Some(&[eonyx_core::ToolName::ReadFile][..])
+    );
     assert!(p.allows_mcp("mcp__time__get_current_time"));
     assert!(!p.allows_mcp("mcp__time__convert_time"));
     assert!(p.allows_mcp("mcp__git__git_log"));
