@@ -3,8 +3,9 @@
 //! find it ready with its tools, and one `eonyx run --allow-mcp` turn
 //! against llama-server (through the logging proxy) must carry its tools
 //! (their definitions, or with deferral `mcp_describe`/`mcp_call` and the
-//! `# MCP tools` listing) in every request, the same tools array each time.
-//! Skipped with a message when the server is not installed.
+//! `# MCP tools` listing) in every request, the same tools array each time,
+//! and `eonyx mcp` afterwards (the window now detected) must agree on
+//! whether the schemas are deferred. Skipped with a message when the server is not installed.
 
 use std::path::Path;
 
@@ -93,25 +94,42 @@ pub(super) fn mcp_stage(server_port: u16, bin: &Path) -> Result<()> {
     let Some(first) = turns.first() else {
         bail!("no chat request reached llama-server");
     };
-    let deferred = report["deferred"] == true;
-    let offered = if deferred {
-        first.tools.contains("\"mcp_call\"")
-            && first
-                .stable_prefix
-                .as_deref()
-                .is_some_and(|p| p.contains(&format!("- {TOOL} — ")))
-    } else {
-        first.tools.contains(&format!("\"{TOOL}\""))
-    };
-    if !offered {
-        bail!("the first request does not offer {TOOL} (deferred: {deferred})");
+    // `eonyx mcp` asks no model server, so before this first run it sized
+    // the deferral limit with the fallback window; the run detected the
+    // server's (n_ctx) and may defer where `eonyx mcp` did not.
+    let direct = first.tools.contains(&format!("\"{TOOL}\""));
+    let deferred = first.tools.contains("\"mcp_call\"")
+        && first
+            .stable_prefix
+            .as_deref()
+            .is_some_and(|p| p.contains(&format!("- {TOOL} — ")));
+    if !direct && !deferred {
+        bail!(
+            "the first request offers neither {TOOL} nor mcp_call with it listed under # MCP tools; tools: {}",
+            first.tools
+        );
+    }
+    // With the window now detected and cached, `eonyx mcp` agrees.
+    let again: Value = env
+        .command(bin)
+        .args(["mcp", "--json"])
+        .output()
+        .ok()
+        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
+        .context("`eonyx mcp --json` after the turn printed no JSON")?;
+    if (again["deferred"] == true) != deferred {
+        bail!(
+            "after the turn `eonyx mcp` says deferred: {}, but the turn's requests {}",
+            again["deferred"],
+            if deferred { "deferred" } else { "did not defer" }
+        );
     }
     if turns.iter().any(|e| e.tools != first.tools) {
         bail!("the tools array changed between the requests of one turn");
     }
     let called = stderr.contains("→ mcp");
     println!(
-        "PASS  {:<44} {} request(s), one tools array; the model {}",
+        "PASS  {:<44} {} request(s), one tools array, deferred: {deferred}; the model {}",
         "mcp: a turn carries the time server's tools",
         turns.len(),
         if called {
