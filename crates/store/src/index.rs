@@ -1,25 +1,31 @@
 //! The listing index: one small line per session with what `eonyx sessions`
-//! shows and what resuming needs (title, message count, last seq, offset of
-//! the last compaction record). It is a cache: every entry describes exactly
-//! the first `len` bytes of its session file, so an entry is brought up to
-//! date by reading only the bytes appended since, and a lost or damaged
-//! index is rebuilt from the session files.
+//! shows and what resuming needs (title, message count, last seq, the
+//! header). It is a cache: every entry describes exactly the first `len`
+//! bytes of its session file, so an entry is brought up to date by reading
+//! only the bytes appended since, and a lost or damaged index is rebuilt
+//! from the session files.
 //!
 //! Format (`<data dir>/index`, tab-separated, `\\`, `\t`, `\n`, `\r` escaped):
-//! a first line `eonyx-index 1 <journal epoch> <journal offset> <dir mtime>`,
-//! then one line per session.
+//! a first line `eonyx-index 2 <journal epoch> <journal offset> <dir mtime>`,
+//! then one line per session. The last activity is kept twice: as written
+//! (shown) and as nanoseconds since the epoch (sorted on), so a listing
+//! parses no timestamp. An index of another version is not read: it is
+//! rebuilt (version 1 had no forks and no rewinds).
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 
 use eonyx_core::SessionId;
-use eonyx_core::record::{ParsedLine, Record, SessionHeader};
+use eonyx_core::record::{ForkedFrom, ParsedLine, Record, SessionHeader};
 
 use crate::SessionSummary;
 use crate::lines::for_each_line;
 
-const MAGIC: &str = "eonyx-index 1";
+const MAGIC: &str = "eonyx-index 2";
+
+/// Fields of an entry line.
+const FIELDS: usize = 16;
 
 /// What the index knows about one session file.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +38,8 @@ pub(crate) struct Entry {
     pub message_count: u64,
     pub last_seq: u64,
     pub last_activity: String,
-    pub compaction_offset: Option<u64>,
+    /// `last_activity` in nanoseconds since the epoch (`None`: not RFC 3339).
+    pub activity_ns: Option<i128>,
     pub bad_lines: u64,
     pub unknown_lines: u64,
 }
@@ -47,7 +54,7 @@ impl Entry {
             message_count: 0,
             last_seq: 0,
             last_activity: String::new(),
-            compaction_offset: None,
+            activity_ns: None,
             bad_lines: 0,
             unknown_lines: 0,
         }
@@ -59,25 +66,33 @@ impl Entry {
             Ok(ParsedLine::Record(r)) => match *r {
                 Record::Session(h) if offset == 0 => {
                     self.title = h.title.clone();
-                    self.last_activity = h.created.clone();
+                    self.set_activity(h.created.clone());
                     self.header = Some(h);
                 }
                 Record::Session(_) => self.unknown_lines += 1,
                 Record::Message(m) => {
                     self.message_count += 1;
                     self.last_seq = self.last_seq.max(m.seq);
-                    self.last_activity = m.ts;
+                    self.set_activity(m.ts);
                 }
                 Record::Title(t) => self.title = t.title,
                 Record::Compaction(c) => {
-                    self.compaction_offset = Some(offset);
                     self.last_seq = self.last_seq.max(c.seq);
-                    self.last_activity = c.ts;
+                    self.set_activity(c.ts);
+                }
+                Record::Rewind(r) => {
+                    self.last_seq = self.last_seq.max(r.seq);
+                    self.set_activity(r.ts);
                 }
             },
             Ok(ParsedLine::Unknown(_)) => self.unknown_lines += 1,
             Err(_) => self.bad_lines += 1,
         }
+    }
+
+    fn set_activity(&mut self, ts: String) {
+        self.activity_ns = eonyx_core::time::parse_rfc3339(&ts).map(|t| t.as_nanosecond());
+        self.last_activity = ts;
     }
 
     /// Read the file from `self.len` on and account for every complete
@@ -94,12 +109,13 @@ impl Entry {
 
     fn encode(&self, out: &mut String) {
         let h = self.header.as_ref();
-        let fields: [String; 14] = [
+        let fields: [String; FIELDS - 1] = [
             self.id.to_string(),
             self.len.to_string(),
             self.message_count.to_string(),
             self.last_seq.to_string(),
-            opt_num(self.compaction_offset),
+            self.activity_ns
+                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
             self.bad_lines.to_string(),
             self.unknown_lines.to_string(),
             h.map_or_else(|| "-".to_owned(), |h| h.version.to_string()),
@@ -108,6 +124,8 @@ impl Entry {
             escape(h.map_or("", |h| &h.cwd)),
             escape(h.map_or("", |h| &h.project)),
             escape(h.and_then(|h| h.model.as_deref()).unwrap_or("")),
+            h.and_then(|h| h.forked_from.as_ref())
+                .map_or_else(|| "-".to_owned(), encode_fork),
             escape(&self.title),
         ];
         out.push_str(&fields.join("\t"));
@@ -132,6 +150,7 @@ impl Entry {
                     cwd: unescape(f[10]),
                     project: unescape(f[11]),
                     model: (!model.is_empty()).then_some(model),
+                    forked_from: decode_fork(f[13])?,
                 })
             }
         };
@@ -140,19 +159,45 @@ impl Entry {
             len: n.len,
             message_count: n.message_count,
             last_seq: n.last_seq,
-            compaction_offset: n.compaction_offset,
+            activity_ns: n.activity_ns,
             bad_lines: n.bad_lines,
             unknown_lines: n.unknown_lines,
             header,
-            title: unescape(f[13]),
-            last_activity: unescape(f[14]),
+            title: unescape(f[14]),
+            last_activity: unescape(f[15]),
         })
     }
 }
 
-/// The 15 fields of an entry line, split without allocating.
-fn split_fields(line: &str) -> Option<[&str; 15]> {
-    let mut f = [""; 15];
+/// `id:seq` or `id:seq:root`.
+fn encode_fork(f: &ForkedFrom) -> String {
+    match &f.root {
+        Some(root) => format!("{}:{}:{root}", f.id, f.seq),
+        None => format!("{}:{}", f.id, f.seq),
+    }
+}
+
+/// `Some(None)` for `-`; `None` when damaged.
+fn decode_fork(s: &str) -> Option<Option<ForkedFrom>> {
+    if s == "-" {
+        return Some(None);
+    }
+    let mut parts = s.split(':');
+    let id = SessionId::parse(parts.next()?).ok()?;
+    let seq = parts.next()?.parse().ok()?;
+    let root = match parts.next() {
+        Some(r) => Some(SessionId::parse(r).ok()?),
+        None => None,
+    };
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Some(ForkedFrom { id, seq, root }))
+}
+
+/// The fields of an entry line, split without allocating.
+fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
+    let mut f = [""; FIELDS];
     let mut start = 0;
     let mut n = 0;
     for tab in memchr::memchr_iter(b'\t', line.as_bytes()).chain([line.len()]) {
@@ -168,7 +213,7 @@ struct Numbers {
     len: u64,
     message_count: u64,
     last_seq: u64,
-    compaction_offset: Option<u64>,
+    activity_ns: Option<i128>,
     bad_lines: u64,
     unknown_lines: u64,
     /// `None`: the file has no session header.
@@ -176,12 +221,12 @@ struct Numbers {
 }
 
 impl Numbers {
-    fn parse(f: &[&str; 15]) -> Option<Numbers> {
+    fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
         Some(Numbers {
             len: f[1].parse().ok()?,
             message_count: f[2].parse().ok()?,
             last_seq: f[3].parse().ok()?,
-            compaction_offset: parse_opt_num(f[4])?,
+            activity_ns: parse_opt_num(f[4])?,
             bad_lines: f[5].parse().ok()?,
             unknown_lines: f[6].parse().ok()?,
             version: if f[7] == "-" {
@@ -193,11 +238,7 @@ impl Numbers {
     }
 }
 
-fn opt_num(n: Option<u64>) -> String {
-    n.map_or_else(|| "-".to_owned(), |n| n.to_string())
-}
-
-fn parse_opt_num(s: &str) -> Option<Option<u64>> {
+fn parse_opt_num<N: std::str::FromStr>(s: &str) -> Option<Option<N>> {
     if s == "-" {
         Some(None)
     } else {
@@ -306,12 +347,13 @@ pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
         if n.version.is_some() {
             out.push(SessionSummary {
                 id,
-                title: unescape(f[13]),
+                title: unescape(f[14]),
                 created: unescape(f[9]),
-                last_activity: unescape(f[14]),
+                last_activity: unescape(f[15]),
                 message_count: n.message_count,
                 project: unescape(f[11]),
                 cwd: unescape(f[10]),
+                activity_ns: n.activity_ns,
             });
         }
     }
@@ -429,7 +471,10 @@ mod tests {
         assert_eq!(e.message_count, 1);
         assert_eq!(e.last_seq, 2);
         assert_eq!(e.title, "a\\b\nc");
-        assert_eq!(e.compaction_offset, Some(400));
+        assert_eq!(
+            e.activity_ns,
+            eonyx_core::time::parse_rfc3339("2026-07-05T09:18:00Z").map(|t| t.as_nanosecond())
+        );
         assert_eq!(e.last_activity, "2026-07-05T09:18:00Z");
         assert_eq!((e.bad_lines, e.unknown_lines), (1, 1));
         let mut idx = Index {
@@ -458,11 +503,11 @@ mod tests {
     fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
         assert!(Index::parse(b"nonsense\n").is_none());
         assert!(Index::parse(&[0xff, 0xfe]).is_none());
-        let idx = Index::parse(b"eonyx-index 1\te\t0\t0\nnot\tan\tentry\n").unwrap();
+        let idx = Index::parse(b"eonyx-index 2\te\t0\t0\nnot\tan\tentry\n").unwrap();
         assert!(idx.entries.is_empty());
         assert!(idx.dirty);
         assert!(summaries("not\tan\tentry\n").is_none());
-        let idx = Index::parse(b"eonyx-index 1\te\t0\t0").unwrap();
+        let idx = Index::parse(b"eonyx-index 2\te\t0\t0").unwrap();
         assert!(idx.entries.is_empty() && !idx.dirty);
     }
 
@@ -471,6 +516,11 @@ mod tests {
     fn three() -> Vec<Entry> {
         let mut a = sample();
         a.header.as_mut().unwrap().cwd = "/w\\x\ty".into();
+        a.header.as_mut().unwrap().forked_from = Some(ForkedFrom {
+            id: SessionId::parse("20260101T000000-0000000f").unwrap(),
+            seq: 12,
+            root: Some(SessionId::parse("20251231T000000-00000001").unwrap()),
+        });
         let mut b = Entry::empty(SessionId::parse("20260706T000000-00000000").unwrap());
         b.apply(
             0,
@@ -495,6 +545,8 @@ mod tests {
         let text = text_of(&[&e[0], &e[1], &e[2]]);
         let idx = Index::parse(text.as_bytes()).unwrap();
         assert!(!idx.dirty);
+        // The fork's header round-trips.
+        assert_eq!(idx.entries[&e[0].id], e[0]);
         let want: Vec<SessionSummary> = idx
             .entries
             .into_values()

@@ -30,11 +30,12 @@
 //!   index is warm, and when nothing was noted in the journal and the
 //!   directory is unchanged it reads only the index (no per-file stat,
 //!   no rewrite); an index with damaged, duplicate or unordered lines is
-//!   checked against the directory and saved clean. Resuming reads from
-//!   the last compaction record (plus the retained messages just before
-//!   it), not the whole file; an entry an open had to compute is saved
+//!   checked against the directory and saved clean. An entry an open had to compute is saved
 //!   (in a new index if there is none), so only the first open of a
 //!   never-indexed session reads it all.
+//! - Resuming reads back from the end of the file, jumping over what a
+//!   rewind left out (`timeline`), down to the first message the last
+//!   compaction in force retained: not the whole history.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
 
 // Store's methods live next to what they do: `listing` (list, search and
@@ -42,6 +43,8 @@
 // creating, opening for append, delete, rename and titles stay here.
 mod doctor;
 mod error;
+mod file_history;
+mod fork;
 mod fsutil;
 mod index;
 mod journal;
@@ -53,6 +56,7 @@ pub mod memory;
 mod read;
 mod recall;
 mod search;
+mod timeline;
 mod writer;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -61,6 +65,8 @@ use eonyx_core::record::{FORMAT_VERSION, SessionHeader};
 
 pub use doctor::{DoctorFile, DoctorReport, DoctorStatus};
 pub use error::StoreError;
+pub use file_history::{FileHistory, PendingRewind, sha256_hex};
+pub use fork::Forked;
 /// Private (0700 / 0600) directories and files, also for the cli's REPL history.
 pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
@@ -157,6 +163,7 @@ impl Store {
             cwd: cwd.to_string(),
             project: project.to_string(),
             model: model.map(str::to_owned),
+            forked_from: None,
         };
         Ok(SessionWriter::new_session(self.dirs.clone(), header, lock))
     }
@@ -194,7 +201,8 @@ impl Store {
         ))
     }
 
-    /// Delete a session; refused while another process has it open.
+    /// Delete a session and its file history; refused while another
+    /// process has it open.
     pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
         let path = self.session_path(id);
         if !path.exists() {
@@ -215,7 +223,8 @@ impl Store {
         }
         self.save_entry(id, None);
         lock.remove();
-        Ok(())
+        // The session is gone; its kept file contents go with it.
+        self.file_history(id).remove()
     }
 
     /// Rename (appends a `title` record) under the session's lock.

@@ -24,6 +24,10 @@ pub struct SessionSummary {
     pub message_count: u64,
     pub project: String,
     pub cwd: String,
+    /// `last_activity` in nanoseconds since the epoch, the sort key
+    /// (`None` when it is not RFC 3339).
+    #[serde(skip)]
+    pub activity_ns: Option<i128>,
 }
 
 /// Seconds within which a directory mtime may still change unseen.
@@ -307,18 +311,14 @@ pub(crate) enum Refreshed {
 /// order would put `…:00Z` after `…:00.5Z`. Equal times (only possible
 /// between whole-second records of older versions) fall back to the id,
 /// newest first, so the order is total; unparsable times sort last.
-fn sort_newest_first(sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
-    let mut keyed: Vec<(i128, SessionSummary)> = sessions
-        .into_iter()
-        .map(|s| {
-            let t = eonyx_core::time::parse_rfc3339(&s.last_activity);
-            (t.map_or(i128::MIN, |t| t.as_nanosecond()), s)
-        })
-        .collect();
+fn sort_newest_first(mut sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
     // Ids are unique, so the order is total and an unstable sort gives
     // the same result every time.
-    keyed.sort_unstable_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| b.id.cmp(&a.id)));
-    keyed.into_iter().map(|(_, s)| s).collect()
+    sessions.sort_unstable_by(|a, b| {
+        let key = |s: &SessionSummary| s.activity_ns.unwrap_or(i128::MIN);
+        key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id))
+    });
+    sessions
 }
 
 /// The listed sessions of an index, in id order.
@@ -336,6 +336,7 @@ pub(crate) fn summary(e: Entry) -> Option<SessionSummary> {
         message_count: e.message_count,
         project: h.project,
         cwd: h.cwd,
+        activity_ns: e.activity_ns,
     })
 }
 

@@ -145,11 +145,15 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     Ok(Status::Success)
 }
 
-/// A message as stored: `[#SEQ ROLE · result of ID · DATE]`, its text and
-/// tool calls.
-fn message_block(m: &MessageRecord) -> String {
-    let date = format!(" · {}", short_date(&m.ts));
+/// A message as stored: `[#SEQ ROLE · result of ID · DATE]` (`· rewound`
+/// when a rewind left it out), its text and tool calls.
+fn message_block(m: &MessageRecord, rewound: bool) -> String {
+    let date = format!(" · {}{}", short_date(&m.ts), rewound_mark(rewound));
     block(&format!("#{} ", m.seq), &m.message, &date)
+}
+
+fn rewound_mark(rewound: bool) -> &'static str {
+    if rewound { " · rewound" } else { "" }
 }
 
 /// `[PREFIX ROLE · result of ID SUFFIX]` then the text (images as
@@ -191,8 +195,22 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             log.stats.bad_lines, log.stats.unknown_lines
         ));
     }
+    let timeline = log.timeline();
+    let rewound = |r: &Record| r.seq().is_some_and(|s| timeline.is_rewound(s));
     if json {
-        printer.outln(&serde_json::to_string_pretty(&log.records)?)?;
+        // The records as stored, those a rewind left out with
+        // `"rewound": true` added.
+        let mut out = Vec::with_capacity(log.records.len());
+        for r in &log.records {
+            let mut v = serde_json::to_value(r)?;
+            if rewound(r)
+                && let Some(o) = v.as_object_mut()
+            {
+                o.insert("rewound".into(), serde_json::Value::Bool(true));
+            }
+            out.push(v);
+        }
+        printer.outln(&serde_json::to_string_pretty(&out)?)?;
         return Ok(Status::Success);
     }
     let mut blocks = Vec::new();
@@ -210,20 +228,31 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                 if let Some(m) = &h.model {
                     s.push_str(&format!(" · model {m}"));
                 }
+                if let Some(f) = &h.forked_from {
+                    s.push_str(&format!(" · forked from {} at #{}", f.id, f.seq));
+                }
                 s.push('\n');
                 s
             }
-            Record::Message(m) => message_block(m),
+            Record::Message(m) => message_block(m, rewound(r)),
             Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
             Record::Compaction(c) => format!(
-                "[#{} compaction · {} · {}] messages before #{} summarized ({} → {} tokens)\n{}\n",
+                "[#{} compaction · {} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
                 short_date(&c.ts),
+                rewound_mark(rewound(r)),
                 c.first_kept_seq,
                 c.tokens_before,
                 c.tokens_after,
                 c.summary
+            ),
+            Record::Rewind(w) => format!(
+                "[#{} rewind · {}{}] back to the conversation as of #{}; what came after stays in the file, marked rewound\n",
+                w.seq,
+                short_date(&w.ts),
+                rewound_mark(rewound(r)),
+                w.to_seq
             ),
         });
     }
