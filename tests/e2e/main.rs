@@ -20,6 +20,7 @@ mod providers;
 mod recall;
 mod release;
 mod repl;
+mod rewind;
 mod session_order;
 mod sessions;
 mod skills;

@@ -8,6 +8,8 @@
 //! - `compaction`: when to compact, planning, and the call into eonyx-compact;
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
+//! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
+//!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice.
 
@@ -31,6 +33,7 @@ mod compaction;
 mod memory;
 mod open;
 mod request;
+mod rewind;
 mod skills;
 mod step;
 mod turn;
@@ -39,6 +42,7 @@ mod window_steps;
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{SkillSections, next_request, system_prompt, tool_definitions};
+pub use rewind::RewindOptions;
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]

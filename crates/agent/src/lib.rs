@@ -19,11 +19,12 @@ mod effective;
 mod error;
 mod events;
 pub mod limits;
+pub mod rewind;
 pub mod secrets;
 pub mod tools;
 mod truncation;
 
-pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
+pub use agent::{Agent, AgentOptions, ContextStatus, RewindOptions, SessionChoice, TurnOutcome};
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;

@@ -204,7 +204,7 @@ pub struct Message {
     /// file: what `/rewind` needs to undo it (docs/session-format.md#undo).
     /// Never sent to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub undo: Option<Undo>,
+    pub undo: Option<Box<Undo>>,
 }
 
 /// How to undo one file change: the file, its content's sha256 before the

@@ -83,6 +83,15 @@ impl StoreError {
         matches!(self, StoreError::NotFound { .. })
     }
 
+    /// True for a request that cannot be met as asked (a rewind or fork
+    /// point that does not exist): the user's to correct.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::InvalidRewind { .. } | StoreError::InvalidFork { .. }
+        )
+    }
+
     /// True for [`StoreError::InUse`].
     pub fn is_in_use(&self) -> bool {
         matches!(self, StoreError::InUse { .. })

@@ -184,6 +184,29 @@ impl Store {
         Ok(out)
     }
 
+    /// The messages of the session's timeline after `seq`, oldest first:
+    /// what a rewind to `seq` leaves out. Reads back from the end only as
+    /// far as that.
+    pub fn messages_after(
+        &self,
+        id: &SessionId,
+        seq: u64,
+    ) -> Result<Vec<MessageRecord>, StoreError> {
+        let (entry, mut file) = self.entry_for(id)?;
+        let mut out = Vec::new();
+        timeline::walk_back(&mut file, entry.len, |item| match item {
+            Item::Message(m) if m.seq > seq => {
+                out.push(m);
+                true
+            }
+            Item::Message(_) => false,
+            Item::Compaction(c) => c.seq > seq,
+        })
+        .map_err(StoreError::io("read session file", self.session_path(id)))?;
+        out.reverse();
+        Ok(out)
+    }
+
     /// Write the session file, byte for byte, to `out`.
     pub fn export(&self, id: &SessionId, out: &mut dyn std::io::Write) -> Result<(), StoreError> {
         let path = self.session_path(id);

@@ -72,7 +72,7 @@ impl Agent {
         }
     }
 
-    fn append(&mut self, message: &Message) -> Result<(), AgentError> {
+    pub(super) fn append(&mut self, message: &Message) -> Result<(), AgentError> {
         let rec = self.writer.append_message(message)?;
         self.message_count += 1;
         self.view.push(rec);
@@ -159,6 +159,7 @@ impl Agent {
         let text = self.redactor.scrub(output.text);
         let mut result = Message::tool_result(call.id.clone(), text.clone());
         result.is_error = output.is_error;
+        result.undo = output.undo.map(Box::new);
         self.append(&result)?;
         if let Some(change) = output.change {
             sink(AgentEvent::FileChanged(change));

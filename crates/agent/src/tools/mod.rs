@@ -93,6 +93,19 @@ pub struct ToolContext {
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
     pub skills: std::sync::Arc<eonyx_prompt::Skills>,
+    /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
+    /// records no `undo` (unit tests).
+    pub undo: Option<UndoStore>,
+}
+
+/// The session's file history and what must never go into it
+/// (docs/session-format.md#file-history).
+#[derive(Debug, Clone)]
+pub struct UndoStore {
+    pub history: eonyx_store::FileHistory,
+    /// Values of the configured API keys: a content holding one is not
+    /// kept, and its change is marked as not undoable.
+    pub secrets: std::sync::Arc<Vec<String>>,
 }
 
 impl ToolContext {
@@ -110,6 +123,7 @@ impl ToolContext {
             seen: SeenFiles::default(),
             recall: None,
             skills: Default::default(),
+            undo: None,
         }
     }
 }
@@ -125,6 +139,8 @@ pub struct ToolOutput {
     /// Something else the frontend reports on its own (a stderr line, a
     /// JSON event), besides the result.
     pub event: Option<ToolEvent>,
+    /// How to undo the file change this call made (stored on its result).
+    pub undo: Option<eonyx_core::Undo>,
 }
 
 /// What a tool did that the user is told about directly.
@@ -148,6 +164,7 @@ impl ToolOutput {
             is_error: false,
             change: None,
             event: None,
+            undo: None,
         }
     }
 
@@ -157,6 +174,7 @@ impl ToolOutput {
             is_error: true,
             change: None,
             event: None,
+            undo: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! `eonyx sessions`: list, search, delete, rename, show, export, doctor.
+//! `eonyx sessions`: list, search, delete, rename, show, export, fork, doctor.
 
 use anyhow::Context as _;
 use eonyx_config::paths::{Env, data_dir};
@@ -47,6 +47,7 @@ pub fn run(
                     store.export(&id, &mut printer.stdout_writer())?;
                     Ok(Status::Success)
                 }
+                SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),
                 SessionsCommand::Doctor => doctor(printer, json),
             }
         }
@@ -122,6 +123,27 @@ fn list(
             s.title
         ))?;
     }
+    Ok(Status::Success)
+}
+
+/// `sessions fork ID [--at SEQ]`: the new session's id on stdout (its
+/// summary as JSON with `--json`).
+fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow::Result<Status> {
+    let id = SessionId::parse(id)?;
+    let f = open_store()?.fork(&id, at)?;
+    if json {
+        printer.outln(&serde_json::to_string_pretty(&json!({
+            "id": f.id,
+            "title": f.title,
+            "forked_from": {"id": id, "seq": f.seq},
+        }))?)?;
+    } else {
+        printer.outln(f.id.as_str())?;
+    }
+    printer.info(&format!(
+        "forked {id} as of #{} into session {} ({}); continue it with `eonyx -s {}`",
+        f.seq, f.title, f.id, f.id
+    ));
     Ok(Status::Success)
 }
 

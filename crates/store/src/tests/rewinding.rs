@@ -207,12 +207,12 @@ fn a_rewind_must_point_before_itself() {
 
 fn with_undo(path: &str, before: Option<&str>, kept: bool) -> Message {
     let mut m = Message::tool_result("c1", "changed");
-    m.undo = Some(Undo {
+    m.undo = Some(Box::new(Undo {
         path: path.into(),
         before: before.map(str::to_owned),
         after: sha256_hex(b"after"),
         kept,
-    });
+    }));
     m
 }
 

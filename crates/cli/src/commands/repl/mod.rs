@@ -30,6 +30,7 @@ pub fn run(
     let editor = LineEditor::new()?;
     let interrupts = Interrupts::new();
     let asker = Asker::new(editor.clone(), interrupts.clone());
+    let slash_asker = Asker::new(editor.clone(), interrupts.clone());
     let opts = ui::options(global, Some(Arc::new(TerminalApprover::new(asker))))?;
     let env = opts.env.clone();
     let mode = ui::mode(global, Mode::Stream);
@@ -39,6 +40,7 @@ pub fn run(
             mut view,
             interrupts,
         } = ui::start_with(printer, opts, choice, mode, true, interrupts).await?;
+        view.asker = Some(slash_asker);
         let repl = agent.config().repl.clone();
         editor.configure(&repl, agent.store().clone())?;
         let mut history = History::new(HistoryFile::from_settings(&env, &repl)?);

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::commands::repl::editor::Asker;
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
 use eonyx_agent::tools::ToolEvent;
@@ -26,6 +27,9 @@ pub struct View<'p> {
     spinner: Option<ProgressBar>,
     streamed_any: bool,
     pub last_error: Option<std::io::Error>,
+    /// The user to ask before a slash command acts (the REPL); `None` in
+    /// batch runs, which just act.
+    pub asker: Option<Asker>,
 }
 
 impl<'p> View<'p> {
@@ -36,6 +40,7 @@ impl<'p> View<'p> {
             spinner: None,
             streamed_any: false,
             last_error: None,
+            asker: None,
         }
     }
 
