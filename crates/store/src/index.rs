@@ -19,13 +19,12 @@ use std::io::{Seek, SeekFrom};
 use eonyx_core::SessionId;
 use eonyx_core::record::{ForkedFrom, ParsedLine, Record, SessionHeader};
 
-use crate::SessionSummary;
 use crate::lines::for_each_line;
 
 const MAGIC: &str = "eonyx-index 2";
 
 /// Fields of an entry line.
-const FIELDS: usize = 16;
+pub(crate) const FIELDS: usize = 16;
 
 /// What the index knows about one session file.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,7 +195,7 @@ fn decode_fork(s: &str) -> Option<Option<ForkedFrom>> {
 }
 
 /// The fields of an entry line, split without allocating.
-fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
+pub(crate) fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
     let mut f = [""; FIELDS];
     let mut start = 0;
     let mut n = 0;
@@ -209,19 +208,19 @@ fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
 }
 
 /// The numeric fields of an entry line; `None` when any is damaged.
-struct Numbers {
+pub(crate) struct Numbers {
     len: u64,
-    message_count: u64,
+    pub message_count: u64,
     last_seq: u64,
-    activity_ns: Option<i128>,
+    pub activity_ns: Option<i128>,
     bad_lines: u64,
     unknown_lines: u64,
     /// `None`: the file has no session header.
-    version: Option<u32>,
+    pub version: Option<u32>,
 }
 
 impl Numbers {
-    fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
+    pub(crate) fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
         Some(Numbers {
             len: f[1].parse().ok()?,
             message_count: f[2].parse().ok()?,
@@ -263,7 +262,7 @@ fn escape(s: &str) -> String {
     o
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     if memchr::memchr(b'\\', s.as_bytes()).is_none() {
         return s.to_owned();
     }
@@ -285,7 +284,9 @@ fn unescape(s: &str) -> String {
     o
 }
 
-/// The whole index in memory.
+/// The whole index in memory. Entry lines are kept as read and decoded
+/// only when asked for, so bringing a large index up to date costs about
+/// the lines that changed, not a decode and encode of every entry.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {
     /// Journal epoch the offset refers to (empty: none).
@@ -294,10 +295,19 @@ pub(crate) struct Index {
     /// mtime of the sessions directory (ns) when it was last listed; 0
     /// means "list it again".
     pub dir_mtime: u128,
-    pub entries: BTreeMap<SessionId, Entry>,
+    /// The entry lines as read (slots point into it).
+    body: String,
+    entries: BTreeMap<SessionId, Slot>,
     /// Read from a file with damaged, duplicate or out-of-order lines:
     /// check the directory and save it again. Not stored.
     pub dirty: bool,
+}
+
+/// One entry: a checked line of `Index::body`, or decoded (changed).
+#[derive(Debug, Clone)]
+enum Slot {
+    Line(std::ops::Range<usize>),
+    Entry(Box<Entry>),
 }
 
 /// The first line of an index file.
@@ -328,38 +338,6 @@ impl<'a> Head<'a> {
     }
 }
 
-/// The listing straight from index text whose head was found current:
-/// what `Index::parse` then `summary` would give, without building the
-/// entries. `None` when the index is dirty (see [`Index::dirty`]), so the
-/// caller takes the full path, which repairs it.
-pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
-    let mut prev = "";
-    for line in body.split_terminator('\n') {
-        let f = split_fields(line)?;
-        let n = Numbers::parse(&f)?;
-        // Strictly increasing ids: no duplicates, nothing out of order.
-        if f[0] <= prev {
-            return None;
-        }
-        prev = f[0];
-        let id = SessionId::parse(f[0]).ok()?;
-        if n.version.is_some() {
-            out.push(SessionSummary {
-                id,
-                title: unescape(f[14]),
-                created: unescape(f[9]),
-                last_activity: unescape(f[15]),
-                message_count: n.message_count,
-                project: unescape(f[11]),
-                cwd: unescape(f[10]),
-                activity_ns: n.activity_ns,
-            });
-        }
-    }
-    Some(out)
-}
-
 impl Index {
     /// Parse an index file. Damaged, duplicate or out-of-order lines are
     /// dropped (a later line wins) and mark the index `dirty`, so that it
@@ -370,16 +348,21 @@ impl Index {
             epoch: head.epoch.to_owned(),
             journal_offset: head.journal_offset,
             dir_mtime: head.dir_mtime,
+            body: body.to_owned(),
             entries: BTreeMap::new(),
             dirty: false,
         };
-        let mut entries = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+        let mut entries: Vec<(SessionId, Slot)> =
+            Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+        let mut start = 0;
         for line in body.split_terminator('\n') {
-            match Entry::decode(line) {
-                Some(e) => {
-                    let in_order = entries.last().is_none_or(|(prev, _)| *prev < e.id);
+            let range = start..start + line.len();
+            start = range.end + 1;
+            match check(line) {
+                Some(id) => {
+                    let in_order = entries.last().is_none_or(|(prev, _)| *prev < id);
                     idx.dirty |= !in_order;
-                    entries.push((e.id.clone(), e));
+                    entries.push((id, Slot::Line(range)));
                 }
                 None => idx.dirty = true,
             }
@@ -390,17 +373,72 @@ impl Index {
         Some(idx)
     }
 
+    /// The entry of `id`, decoded.
+    pub fn get(&self, id: &SessionId) -> Option<Entry> {
+        self.decode(self.entries.get(id)?)
+    }
+
+    fn decode(&self, slot: &Slot) -> Option<Entry> {
+        match slot {
+            Slot::Line(r) => Entry::decode(self.body.get(r.clone())?),
+            Slot::Entry(e) => Some((**e).clone()),
+        }
+    }
+
+    pub fn insert(&mut self, e: Entry) {
+        self.entries.insert(e.id.clone(), Slot::Entry(Box::new(e)));
+    }
+
+    /// Whether there was an entry to remove.
+    pub fn remove(&mut self, id: &SessionId) -> bool {
+        self.entries.remove(id).is_some()
+    }
+
+    pub fn contains(&self, id: &SessionId) -> bool {
+        self.entries.contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keep only the entries whose id passes `keep`.
+    pub fn retain(&mut self, mut keep: impl FnMut(&SessionId) -> bool) {
+        self.entries.retain(|id, _| keep(id));
+    }
+
+    /// Every entry, decoded, in id order.
+    pub fn all(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.entries.values().filter_map(|s| self.decode(s))
+    }
+
     pub fn encode(&self) -> String {
-        let mut out = String::with_capacity(64 + self.entries.len() * 256);
-        out.push_str(&format!(
-            "{MAGIC}\t{}\t{}\t{}\n",
-            self.epoch, self.journal_offset, self.dir_mtime
-        ));
-        for e in self.entries.values() {
-            e.encode(&mut out);
+        let mut out = String::with_capacity(64 + self.body.len() + self.entries.len() * 16);
+        out.push_str(&head_line(&self.epoch, self.journal_offset, self.dir_mtime));
+        for slot in self.entries.values() {
+            match slot {
+                Slot::Line(r) => {
+                    out.push_str(self.body.get(r.clone()).unwrap_or_default());
+                    out.push('\n');
+                }
+                Slot::Entry(e) => e.encode(&mut out),
+            }
         }
         out
     }
+}
+
+/// The first line of an index file, with its newline.
+pub(crate) fn head_line(epoch: &str, journal_offset: u64, dir_mtime: u128) -> String {
+    format!("{MAGIC}\t{epoch}\t{journal_offset}\t{dir_mtime}\n")
+}
+
+/// The id of an entry line that decodes, checked without decoding it.
+fn check(line: &str) -> Option<SessionId> {
+    let f = split_fields(line)?;
+    Numbers::parse(&f)?;
+    decode_fork(f[13])?;
+    SessionId::parse(f[0]).ok()
 }
 
 /// One entry from raw index bytes, without parsing the rest.
@@ -417,165 +455,51 @@ fn entry_span(bytes: &[u8], id: &SessionId) -> Option<(usize, usize)> {
     Some((at, end))
 }
 
-/// Raw index bytes with `id`'s line replaced by `entry` (or removed).
+/// Raw index bytes with `id`'s line replaced by `entry` (or removed), in
+/// place, so the lines stay in id order.
 pub(crate) fn upsert_raw(bytes: &[u8], id: &SessionId, entry: Option<&Entry>) -> Option<Vec<u8>> {
     // Only edit an index whose first line we recognise.
     if !bytes.starts_with(MAGIC.as_bytes()) {
         return None;
     }
-    let mut out = Vec::with_capacity(bytes.len() + 256);
-    match entry_span(bytes, id) {
-        Some((s, e)) => {
-            out.extend_from_slice(&bytes[..s]);
-            out.extend_from_slice(bytes.get(e + 1..).unwrap_or_default());
-        }
-        None => out.extend_from_slice(bytes),
+    let mut line = String::new();
+    if let Some(e) = entry {
+        e.encode(&mut line);
     }
+    let mut out = Vec::with_capacity(bytes.len() + line.len());
+    let (before, after) = match entry_span(bytes, id) {
+        Some((s, e)) => (&bytes[..s], bytes.get(e + 1..).unwrap_or_default()),
+        None => bytes.split_at(insertion_point(bytes, id)),
+    };
+    out.extend_from_slice(before);
     if !out.ends_with(b"\n") {
         out.push(b'\n');
     }
-    if let Some(e) = entry {
-        let mut line = String::new();
-        e.encode(&mut line);
-        out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(after);
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
     }
     Some(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Entry {
-        let id = SessionId::parse("20260705T091500-1a2b3c4d").unwrap();
-        let mut e = Entry::empty(id.clone());
-        e.apply(
-            0,
-            br#"{"type":"session","version":1,"id":"20260705T091500-1a2b3c4d","title":"1","created":"2026-07-05T09:15:00Z","cwd":"/w\tx","project":"/w"}"#,
-        );
-        e.apply(200, br#"{"type":"message","seq":1,"ts":"2026-07-05T09:16:00Z","role":"user","content":"hi"}"#);
-        e.apply(
-            300,
-            br#"{"type":"title","title":"a\\b\nc","ts":"2026-07-05T09:17:00Z"}"#,
-        );
-        e.apply(400, br#"{"type":"compaction","seq":2,"ts":"2026-07-05T09:18:00Z","summary":"s","first_kept_seq":1,"trigger":"manual","tokens_before":1,"tokens_after":1}"#);
-        e.apply(500, b"garbage");
-        e.apply(600, br#"{"type":"future"}"#);
-        e.len = 700;
-        e
-    }
-
-    #[test]
-    fn entry_accounts_records_and_round_trips() {
-        let e = sample();
-        assert_eq!(e.message_count, 1);
-        assert_eq!(e.last_seq, 2);
-        assert_eq!(e.title, "a\\b\nc");
-        assert_eq!(
-            e.activity_ns,
-            eonyx_core::time::parse_rfc3339("2026-07-05T09:18:00Z").map(|t| t.as_nanosecond())
-        );
-        assert_eq!(e.last_activity, "2026-07-05T09:18:00Z");
-        assert_eq!((e.bad_lines, e.unknown_lines), (1, 1));
-        let mut idx = Index {
-            epoch: "e1".into(),
-            journal_offset: 17,
-            dir_mtime: 5,
-            ..Index::default()
-        };
-        idx.entries.insert(e.id.clone(), e.clone());
-        let text = idx.encode();
-        let back = Index::parse(text.as_bytes()).unwrap();
-        assert_eq!(back.entries.get(&e.id), Some(&e));
-        assert_eq!((back.epoch.as_str(), back.journal_offset), ("e1", 17));
-        assert_eq!(find_entry(text.as_bytes(), &e.id), Some(e.clone()));
-
-        let mut changed = e.clone();
-        changed.message_count = 9;
-        let raw = upsert_raw(text.as_bytes(), &e.id, Some(&changed)).unwrap();
-        assert_eq!(find_entry(&raw, &e.id).unwrap().message_count, 9);
-        let removed = upsert_raw(&raw, &e.id, None).unwrap();
-        assert_eq!(find_entry(&removed, &e.id), None);
-        assert!(Index::parse(&removed).unwrap().entries.is_empty());
-    }
-
-    #[test]
-    fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
-        assert!(Index::parse(b"nonsense\n").is_none());
-        assert!(Index::parse(&[0xff, 0xfe]).is_none());
-        let idx = Index::parse(b"eonyx-index 2\te\t0\t0\nnot\tan\tentry\n").unwrap();
-        assert!(idx.entries.is_empty());
-        assert!(idx.dirty);
-        assert!(summaries("not\tan\tentry\n").is_none());
-        let idx = Index::parse(b"eonyx-index 2\te\t0\t0").unwrap();
-        assert!(idx.entries.is_empty() && !idx.dirty);
-    }
-
-    /// Three entries: with a header (escapes in the strings), with a
-    /// header and no model, without a header.
-    fn three() -> Vec<Entry> {
-        let mut a = sample();
-        a.header.as_mut().unwrap().cwd = "/w\\x\ty".into();
-        a.header.as_mut().unwrap().forked_from = Some(ForkedFrom {
-            id: SessionId::parse("20260101T000000-0000000f").unwrap(),
-            seq: 12,
-            root: Some(SessionId::parse("20251231T000000-00000001").unwrap()),
-        });
-        let mut b = Entry::empty(SessionId::parse("20260706T000000-00000000").unwrap());
-        b.apply(
-            0,
-            br#"{"type":"session","version":1,"id":"20260706T000000-00000000","title":"2","created":"2026-07-06T00:00:00Z","cwd":"/v","project":"/v"}"#,
-        );
-        b.len = 150;
-        let c = Entry::empty(SessionId::parse("20260707T000000-00000000").unwrap());
-        vec![a, b, c]
-    }
-
-    fn text_of(entries: &[&Entry]) -> String {
-        let mut out = format!("{MAGIC}\te1\t17\t5\n");
-        for e in entries {
-            e.encode(&mut out);
+/// Where a line for `id` goes among the entry lines of `bytes`: before the
+/// first line with a greater id (the end when there is none).
+fn insertion_point(bytes: &[u8], id: &SessionId) -> usize {
+    let id = id.as_str().as_bytes();
+    let mut at = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+    while at < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let line_id = &bytes[at..end];
+        let line_id = &line_id[..memchr::memchr(b'\t', line_id).unwrap_or(line_id.len())];
+        if line_id > id {
+            return at;
         }
-        out
+        at = end + 1;
     }
-
-    #[test]
-    fn summaries_from_text_equal_those_from_parsed_entries() {
-        let e = three();
-        let text = text_of(&[&e[0], &e[1], &e[2]]);
-        let idx = Index::parse(text.as_bytes()).unwrap();
-        assert!(!idx.dirty);
-        // The fork's header round-trips.
-        assert_eq!(idx.entries[&e[0].id], e[0]);
-        let want: Vec<SessionSummary> = idx
-            .entries
-            .into_values()
-            .filter_map(crate::summary)
-            .collect();
-        assert_eq!(want.len(), 2);
-        assert_eq!(want[0].cwd, "/w\\x\ty");
-        let (head, body) = Head::parse(text.as_bytes()).unwrap();
-        assert_eq!(
-            (head.epoch, head.journal_offset, head.dir_mtime),
-            ("e1", 17, 5)
-        );
-        assert_eq!(summaries(body), Some(want));
-    }
-
-    #[test]
-    fn unordered_or_duplicate_lines_mark_the_index_dirty_and_the_last_wins() {
-        let e = three();
-        let mut newer = e[1].clone();
-        newer.message_count = 7;
-        for order in [vec![&e[1], &e[0], &e[2]], vec![&e[0], &e[1], &e[2], &newer]] {
-            let text = text_of(&order);
-            let idx = Index::parse(text.as_bytes()).unwrap();
-            assert!(idx.dirty);
-            assert_eq!(idx.entries.len(), 3);
-            let (_, body) = Head::parse(text.as_bytes()).unwrap();
-            assert_eq!(summaries(body), None);
-        }
-        let idx = Index::parse(text_of(&[&e[0], &e[1], &e[2], &newer]).as_bytes()).unwrap();
-        assert_eq!(idx.entries[&e[1].id].message_count, 7);
-    }
+    bytes.len()
 }
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;

@@ -55,6 +55,7 @@ mod lock;
 pub mod memory;
 mod read;
 mod recall;
+mod rows;
 mod search;
 mod timeline;
 mod writer;
@@ -70,6 +71,7 @@ pub use fork::Forked;
 /// Private (0700 / 0600) directories and files, also for the cli's REPL history.
 pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
+pub use rows::{Listing, SessionRow};
 pub use read::{Effective, ReadStats, SessionLog};
 pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
 pub use writer::SessionWriter;
@@ -80,7 +82,7 @@ use lock::SessionLock;
 #[cfg(test)]
 use index::Index;
 #[cfg(test)]
-use listing::{Refreshed, summary};
+use listing::Refreshed;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Dirs {
@@ -253,8 +255,7 @@ impl Store {
             Some(n) => n,
             None => self
                 .refresh_all(false)?
-                .entries
-                .values()
+                .all()
                 .flat_map(|e| {
                     [
                         e.title.parse::<u64>().ok(),

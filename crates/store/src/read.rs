@@ -17,9 +17,11 @@ use crate::{Store, StoreError};
 pub struct Effective {
     pub header: SessionHeader,
     pub title: String,
+    /// The compaction record in force (the last one of the timeline).
     pub compaction: Option<CompactionRecord>,
-    /// Messages with seq >= the compaction's `first_kept_seq` (all when
-    /// there is no compaction), in file order.
+    /// The timeline's messages with seq >= the compaction's
+    /// `first_kept_seq` (all of them when there is none), oldest first;
+    /// nothing a rewind left out.
     pub messages: Vec<MessageRecord>,
     pub next_seq: u64,
     pub message_count: u64,

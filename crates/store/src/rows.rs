@@ -1,0 +1,206 @@
+//! The listing as rows read straight from the index text: each row is the
+//! offsets of its fields in that text and its numbers, so listing 10,000
+//! sessions allocates nothing per session (only a field with an escape is
+//! copied) and parses no timestamp (the index keeps the sort key as a
+//! number). `eonyx sessions` renders from these rows; [`Listing::into_summaries`]
+//! makes the owned [`SessionSummary`]s of `Store::list`.
+
+use std::borrow::Cow;
+
+use eonyx_core::SessionId;
+
+use crate::SessionSummary;
+use crate::index::{FIELDS, Head, unescape};
+
+/// A field of a row: its byte range in the index text.
+#[derive(Debug, Clone, Copy)]
+struct Span(u32, u32);
+
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    id: Span,
+    title: Span,
+    created: Span,
+    last_activity: Span,
+    project: Span,
+    cwd: Span,
+    message_count: u64,
+    activity_ns: Option<i128>,
+}
+
+/// Every readable session, newest activity first (by the time of the last
+/// record, as a point in time; equal times by id, newest first).
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    text: String,
+    rows: Vec<Row>,
+}
+
+/// One listed session, borrowed from a [`Listing`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow<'a> {
+    pub id: &'a str,
+    pub title: Cow<'a, str>,
+    /// RFC 3339 UTC.
+    pub created: Cow<'a, str>,
+    /// RFC 3339 UTC: the last message, compaction or rewind (else `created`).
+    pub last_activity: Cow<'a, str>,
+    /// Message records in the file (compactions and rewinds keep them all).
+    pub message_count: u64,
+    pub project: Cow<'a, str>,
+    pub cwd: Cow<'a, str>,
+}
+
+impl Listing {
+    /// The listing of index text (its head line included). `None` when a
+    /// line has the wrong number of fields, a damaged id, count, time or
+    /// version, or is duplicated or out of order: the caller repairs the
+    /// index and asks again. (The fields the listing does not show are
+    /// checked when their entry is next brought up to date.)
+    pub(crate) fn parse(text: String) -> Option<Listing> {
+        u32::try_from(text.len()).ok()?;
+        let (_, body) = Head::parse(text.as_bytes())?;
+        let bytes = text.as_bytes();
+        let body_start = bytes.len() - body.len();
+        let mut rows = Vec::with_capacity(body.len() / 96 + 1);
+        let mut f = [Span(0, 0); FIELDS];
+        let mut n = 0;
+        let mut start = body_start;
+        let mut prev = Span(0, 0);
+        let field = |s: Span| &text[s.0 as usize..s.1 as usize];
+        // One pass over the text for tabs and newlines (the end of the text
+        // ends a last line without a newline).
+        let ends = memchr::memchr2_iter(b'\t', b'\n', &bytes[body_start..])
+            .map(|i| body_start + i)
+            .chain((bytes.last() != Some(&b'\n') && bytes.len() > body_start).then_some(bytes.len()));
+        for end in ends {
+            *f.get_mut(n)? = Span(start as u32, end as u32);
+            n += 1;
+            start = end + 1;
+            if end < bytes.len() && bytes[end] == b'\t' {
+                continue;
+            }
+            if n != FIELDS {
+                return None;
+            }
+            n = 0;
+            let id = field(f[0]);
+            // Strictly increasing ids: no duplicates, nothing out of order.
+            if !SessionId::is_valid(id) || id <= field(prev) {
+                return None;
+            }
+            prev = f[0];
+            let message_count = field(f[2]).parse().ok()?;
+            let activity_ns = match field(f[4]) {
+                "-" => None,
+                ns => Some(ns.parse().ok()?),
+            };
+            match field(f[7]) {
+                // No session header: not listed.
+                "-" => continue,
+                v => v.parse::<u32>().ok()?,
+            };
+            rows.push(Row {
+                id: f[0],
+                title: f[14],
+                created: f[9],
+                last_activity: f[15],
+                project: f[11],
+                cwd: f[10],
+                message_count,
+                activity_ns,
+            });
+        }
+        if n != 0 {
+            return None;
+        }
+        // Ids are unique, so the order is total and an unstable sort gives
+        // the same result every time; an unparsable time sorts last.
+        rows.sort_unstable_by(|a, b| {
+            let key = |r: &Row| r.activity_ns.unwrap_or(i128::MIN);
+            key(b)
+                .cmp(&key(a))
+                .then_with(|| field(b.id).cmp(field(a.id)))
+        });
+        Some(Listing { text, rows })
+    }
+
+    /// The largest message count (for the width of a column).
+    pub fn max_message_count(&self) -> u64 {
+        self.rows.iter().map(|r| r.message_count).max().unwrap_or(0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The sessions, newest activity first.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = SessionRow<'_>> + '_ {
+        self.rows.iter().map(|r| self.row(r))
+    }
+
+    fn row(&self, r: &Row) -> SessionRow<'_> {
+        let raw = |s: Span| &self.text[s.0 as usize..s.1 as usize];
+        let text = |s: Span| {
+            let t = raw(s);
+            if t.contains('\\') {
+                Cow::Owned(unescape(t))
+            } else {
+                Cow::Borrowed(t)
+            }
+        };
+        SessionRow {
+            id: raw(r.id),
+            title: text(r.title),
+            created: text(r.created),
+            last_activity: text(r.last_activity),
+            message_count: r.message_count,
+            project: text(r.project),
+            cwd: text(r.cwd),
+        }
+    }
+
+    /// The sessions as owned summaries, newest activity first.
+    pub fn into_summaries(self) -> Vec<SessionSummary> {
+        let mut out = Vec::with_capacity(self.rows.len());
+        for r in &self.rows {
+            if let Some(mut s) = SessionSummary::from_row(&self.row(r)) {
+                s.activity_ns = r.activity_ns;
+                out.push(s);
+            }
+        }
+        out
+    }
+}
+
+impl SessionSummary {
+    pub(crate) fn from_row(row: &SessionRow<'_>) -> Option<SessionSummary> {
+        Some(SessionSummary {
+            id: SessionId::parse(row.id).ok()?,
+            title: row.title.clone().into_owned(),
+            created: row.created.clone().into_owned(),
+            last_activity: row.last_activity.clone().into_owned(),
+            message_count: row.message_count,
+            project: row.project.clone().into_owned(),
+            cwd: row.cwd.clone().into_owned(),
+            activity_ns: None,
+        })
+    }
+
+    /// This summary as a row (for code that shows both alike).
+    pub fn row(&self) -> SessionRow<'_> {
+        SessionRow {
+            id: self.id.as_str(),
+            title: Cow::Borrowed(&self.title),
+            created: Cow::Borrowed(&self.created),
+            last_activity: Cow::Borrowed(&self.last_activity),
+            message_count: self.message_count,
+            project: Cow::Borrowed(&self.project),
+            cwd: Cow::Borrowed(&self.cwd),
+        }
+    }
+}
