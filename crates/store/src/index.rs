@@ -483,6 +483,42 @@ pub(crate) fn upsert_raw(bytes: &[u8], id: &SessionId, entry: Option<&Entry>) ->
     Some(out)
 }
 
+/// The entry lines of `body` with the lines of the ids in `changes`
+/// replaced (`None`: removed; an id not there yet goes in its place), in
+/// one pass. `None` when the body's lines are not in strictly increasing
+/// id order (the caller repairs the index instead).
+pub(crate) fn patch_lines(body: &str, changes: &BTreeMap<SessionId, Option<Entry>>) -> Option<String> {
+    let mut out = String::with_capacity(body.len() + changes.len() * 160);
+    let mut pending = changes.iter().peekable();
+    let put = |out: &mut String, e: &Option<Entry>| {
+        if let Some(e) = e {
+            e.encode(out);
+        }
+    };
+    let mut prev = "";
+    for line in body.split_terminator('\n') {
+        let id = line.split('\t').next().unwrap_or("");
+        if id <= prev {
+            return None;
+        }
+        prev = id;
+        while let Some((_, e)) = pending.next_if(|(k, _)| k.as_str() < id) {
+            put(&mut out, e);
+        }
+        match pending.next_if(|(k, _)| k.as_str() == id) {
+            Some((_, e)) => put(&mut out, e),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    for (_, e) in pending {
+        put(&mut out, e);
+    }
+    Some(out)
+}
+
 /// Where a line for `id` goes among the entry lines of `bytes`: before the
 /// first line with a greater id (the end when there is none).
 fn insertion_point(bytes: &[u8], id: &SessionId) -> usize {

@@ -1,7 +1,7 @@
 //! Listing and the index: `list`, `search`, `latest_for_project`, and
 //! bringing the index cache up to date (whole, or one entry at a time).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -226,26 +226,28 @@ impl Store {
         if stale.len() + gone.len() > PATCH_MAX {
             return Ok(None);
         }
-        let mut text = raw.to_vec();
-        let mut changed = false;
-        let mut put = |text: &mut Vec<u8>, id: &SessionId, e: Option<&Entry>| {
-            if let Some(t) = index::upsert_raw(text, id, e) {
-                changed |= t != *text;
-                *text = t;
-            }
-        };
+        // The new lines of the changed sessions (`None`: remove).
+        let mut changes: BTreeMap<SessionId, Option<Entry>> = BTreeMap::new();
         for id in gone {
             match SessionId::parse(id) {
-                Ok(id) => put(&mut text, &id, None),
+                Ok(id) => {
+                    changes.insert(id, None);
+                }
                 Err(_) => return Ok(None),
             }
         }
-        for id in &stale {
-            let cached = index::find_entry(&text, id);
-            match self.refresh_one(id, cached) {
+        for id in stale {
+            let cached = index::find_entry(raw, &id);
+            let was_there = cached.is_some();
+            match self.refresh_one(&id, cached) {
                 Ok(Some((_, false))) => {}
-                Ok(Some((e, true))) => put(&mut text, id, Some(&e)),
-                Ok(None) => put(&mut text, id, None),
+                Ok(Some((e, true))) => {
+                    changes.insert(id, Some(e));
+                }
+                Ok(None) if was_there => {
+                    changes.insert(id, None);
+                }
+                Ok(None) => {}
                 // An unreadable file keeps its old entry (if any) and is
                 // reported by `doctor`.
                 Err(_) => {}
@@ -258,12 +260,14 @@ impl Store {
             (epoch, offset) = (e, o);
         }
         let new_head = index::head_line(&epoch, offset, settled_mtime(dir_mtime));
-        if text.get(..head_len) != Some(new_head.as_bytes()) {
-            changed = true;
-            text.splice(..head_len, new_head.bytes());
-        }
-        let Ok(text) = String::from_utf8(text) else {
-            return Ok(None);
+        let changed = !changes.is_empty() || raw.get(..head_len) != Some(new_head.as_bytes());
+        let text = if changes.is_empty() {
+            new_head + body
+        } else {
+            match index::patch_lines(body, &changes) {
+                Some(lines) => new_head + &lines,
+                None => return Ok(None),
+            }
         };
         if changed {
             // A cache: failing to save only costs time on the next listing.

@@ -162,6 +162,7 @@ fn list(
     let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
     let w = digits(max).max(4);
     let mut out = format!("{:<24}  {:<16}  {:>w$}  TITLE\n", "ID", "DATE", "MSGS");
+    out.reserve(rows.size_hint().0 * (50 + w + 24));
     let header = out.len();
     let mut count = String::new();
     for s in rows {
