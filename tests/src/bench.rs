@@ -222,7 +222,11 @@ pub struct SyntheticSession<'a> {
 }
 
 /// Write `<data_dir>/sessions/<id>.jsonl` as eonyx would have.
-pub fn write_session(data_dir: &Utf8Path, id: &SessionId, s: SyntheticSession<'_>) -> std::io::Result<()> {
+pub fn write_session(
+    data_dir: &Utf8Path,
+    id: &SessionId,
+    s: SyntheticSession<'_>,
+) -> std::io::Result<()> {
     let f = std::fs::File::create(data_dir.join("sessions").join(id.file_name()))?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     writeln!(

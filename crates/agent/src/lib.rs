@@ -15,6 +15,7 @@
 //!   is saved or sent: a provider key's value is stored as `[redacted: NAME]`.
 
 mod agent;
+pub mod attach;
 mod effective;
 mod error;
 mod events;
@@ -24,7 +25,10 @@ pub mod secrets;
 pub mod tools;
 mod truncation;
 
-pub use agent::{Agent, AgentOptions, ContextStatus, RewindOptions, SessionChoice, TurnOutcome};
+pub use agent::{
+    Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, LastCompaction,
+    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+};
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;

@@ -104,7 +104,10 @@ pub(crate) fn plan(
         .filter(|r| r.message.role == Role::User)
         .map(|r| RewoundTurn {
             seq: r.seq,
-            text: r.message.content.text(),
+            text: match user_command(&r.message) {
+                Some(command) => format!("!{command}"),
+                None => r.message.content.text(),
+            },
         })
         .collect();
     let files = if keep_files {
@@ -121,7 +124,19 @@ pub(crate) fn plan(
     }
 }
 
-/// The `shell` commands the records ran (denied ones never did).
+/// The command of a `!command`'s message (the user ran it), if `m` is one.
+fn user_command(m: &eonyx_core::Message) -> Option<String> {
+    if m.role != Role::User {
+        return None;
+    }
+    let text = m.content.text();
+    let rest = text.strip_prefix(crate::agent::COMMAND_HEADER)?;
+    let line = rest.trim_start_matches('\n').lines().next()?;
+    line.strip_prefix("$ ").map(str::to_owned)
+}
+
+/// The shell commands the records ran: `shell` calls (denied ones never
+/// ran) and the user's `!command`s, in order.
 fn shell_commands(records: &[MessageRecord]) -> Vec<String> {
     let results: HashMap<&str, String> = records
         .iter()
@@ -130,23 +145,28 @@ fn shell_commands(records: &[MessageRecord]) -> Vec<String> {
             Some((id, r.message.content.text()))
         })
         .collect();
-    records
-        .iter()
-        .flat_map(|r| &r.message.tool_calls)
-        .filter(|c| ToolName::parse(&c.name) == Some(ToolName::Shell))
-        .filter(|c| {
+    let mut out = Vec::new();
+    for r in records {
+        out.extend(user_command(&r.message));
+        for c in &r.message.tool_calls {
+            if ToolName::parse(&c.name) != Some(ToolName::Shell) {
+                continue;
+            }
             let outcome = results
                 .get(c.id.as_str())
                 .and_then(|t| ShellOutcome::from_result(t));
-            outcome != Some(ShellOutcome::Denied)
-        })
-        .map(|c| {
-            c.arguments
-                .get(eonyx_core::tool::arg::COMMAND)
-                .and_then(|v| v.as_str())
-                .map_or_else(|| c.arguments_json(), str::to_owned)
-        })
-        .collect()
+            if outcome == Some(ShellOutcome::Denied) {
+                continue;
+            }
+            out.push(
+                c.arguments
+                    .get(eonyx_core::tool::arg::COMMAND)
+                    .and_then(|v| v.as_str())
+                    .map_or_else(|| c.arguments_json(), str::to_owned),
+            );
+        }
+    }
+    out
 }
 
 fn file_plans(records: &[MessageRecord], root: &Utf8Path, history: &FileHistory) -> Vec<FilePlan> {

@@ -46,7 +46,11 @@ fn main() {
     let list = || -> String {
         let mut cmd: Command = sandbox.command(bin);
         let out = cmd.arg("sessions").output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     // Build the index, let the directory's mtime leave the racy window,

@@ -10,7 +10,26 @@
 //! session's timeline. A `seq` fixes the position in the file (seqs grow
 //! with it), so the gaps are computed from the rewind records alone.
 
-use crate::record::RewindRecord;
+use crate::message::Role;
+use crate::record::{MessageRecord, RewindRecord};
+
+/// The user turns of a run of messages (oldest first): a turn starts at a
+/// user message that does not come right after another user message, so a
+/// `!command`'s message and the line typed after it are one turn (as is a
+/// line whose turn failed before the model answered, with the next one).
+/// The store's `last_turns` counts turns the same way.
+pub fn count_turns(records: &[MessageRecord]) -> usize {
+    let mut prev_user = false;
+    let mut turns = 0;
+    for r in records {
+        let user = r.message.role == Role::User;
+        if user && !prev_user {
+            turns += 1;
+        }
+        prev_user = user;
+    }
+    turns
+}
 
 /// The rewound `seq` ranges of one session file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,6 +80,26 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::Message;
+
+    #[test]
+    fn consecutive_user_messages_are_one_turn() {
+        let rec = |m: Message| MessageRecord {
+            seq: 0,
+            ts: String::new(),
+            message: m,
+        };
+        let msgs = [
+            rec(Message::user("one")),
+            rec(Message::assistant("a")),
+            rec(Message::user("!ls output")),
+            rec(Message::user("two")),
+            rec(Message::assistant("b")),
+        ];
+        assert_eq!(count_turns(&msgs), 2);
+        assert_eq!(count_turns(&msgs[1..]), 1);
+        assert_eq!(count_turns(&[]), 0);
+    }
 
     fn rw(seq: u64, to_seq: u64) -> RewindRecord {
         RewindRecord {

@@ -487,7 +487,10 @@ pub(crate) fn upsert_raw(bytes: &[u8], id: &SessionId, entry: Option<&Entry>) ->
 /// replaced (`None`: removed; an id not there yet goes in its place), in
 /// one pass. `None` when the body's lines are not in strictly increasing
 /// id order (the caller repairs the index instead).
-pub(crate) fn patch_lines(body: &str, changes: &BTreeMap<SessionId, Option<Entry>>) -> Option<String> {
+pub(crate) fn patch_lines(
+    body: &str,
+    changes: &BTreeMap<SessionId, Option<Entry>>,
+) -> Option<String> {
     let mut out = String::with_capacity(body.len() + changes.len() * 160);
     let mut pending = changes.iter().peekable();
     let put = |out: &mut String, e: &Option<Entry>| {

@@ -71,9 +71,9 @@ pub use fork::Forked;
 /// Private (0700 / 0600) directories and files, also for the cli's REPL history.
 pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
-pub use rows::{Listing, SessionRow};
 pub use read::{Effective, ReadStats, SessionLog};
 pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
+pub use rows::{Listing, SessionRow};
 pub use writer::SessionWriter;
 
 use lock::SessionLock;

@@ -450,8 +450,6 @@ pub(crate) enum Refreshed {
     Updated(Index, String),
 }
 
-
-
 fn byte_at(file: &mut File, pos: u64) -> Option<u8> {
     let mut b = [0u8; 1];
     file.seek(SeekFrom::Start(pos)).ok()?;

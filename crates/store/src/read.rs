@@ -157,9 +157,10 @@ impl Store {
     }
 
     /// The messages of the last `turns` user turns of the session's
-    /// timeline (from the `turns`-th last user message on), oldest first;
-    /// all of it when the timeline has fewer user messages. Reads back from
-    /// the end only as far as that.
+    /// timeline, oldest first; all of it when the timeline has fewer. A
+    /// turn starts at a user message that does not come right after another
+    /// user message (`eonyx_core::timeline::count_turns` counts the same
+    /// way). Reads back from the end only as far as that.
     pub fn last_turns(
         &self,
         id: &SessionId,
@@ -167,17 +168,24 @@ impl Store {
     ) -> Result<Vec<MessageRecord>, StoreError> {
         let (entry, mut file) = self.entry_for(id)?;
         let mut out = Vec::new();
-        let mut users = 0;
+        let (mut seen, mut in_user_run) = (0, false);
         if turns > 0 {
             timeline::walk_back(&mut file, entry.len, |item| {
-                if let Item::Message(m) = item {
-                    let user = m.message.role == Role::User;
-                    out.push(m);
-                    if user {
-                        users += 1;
-                        return users < turns;
+                let Item::Message(m) = item else {
+                    return true;
+                };
+                if m.message.role == Role::User {
+                    seen += usize::from(!in_user_run);
+                    in_user_run = true;
+                } else {
+                    // The run of user messages before this one started the
+                    // last turn wanted.
+                    if in_user_run && seen == turns {
+                        return false;
                     }
+                    in_user_run = false;
                 }
+                out.push(m);
                 true
             })
             .map_err(StoreError::io("read session file", self.session_path(id)))?;

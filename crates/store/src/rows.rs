@@ -76,7 +76,9 @@ impl Listing {
             .enumerate()
             .filter(|(_, b)| matches!(b, b'\t' | b'\n'))
             .map(|(i, _)| body_start + i)
-            .chain((bytes.last() != Some(&b'\n') && bytes.len() > body_start).then_some(bytes.len()));
+            .chain(
+                (bytes.last() != Some(&b'\n') && bytes.len() > body_start).then_some(bytes.len()),
+            );
         for end in ends {
             *f.get_mut(n)? = Span(start as u32, end as u32);
             n += 1;

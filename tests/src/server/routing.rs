@@ -70,9 +70,9 @@ pub(super) async fn handle(
         inner.requests.push(record.clone());
         let refused = chat.then(|| refusal(&inner, &record)).flatten();
         match refused {
-            Some(body) => {
+            Some((status, body)) => {
                 inner.refusals += 1;
-                Decision::Immediate(json_response(StatusCode::BAD_REQUEST, &body))
+                Decision::Immediate(json_response(status, &body))
             }
             None => {
                 let d = decide(&inner, &record, chat, anthropic);

@@ -13,7 +13,6 @@
 use std::time::Duration;
 
 use camino::Utf8Path;
-use eonyx_core::Role;
 use eonyx_store::{Forked, PendingRewind, SessionWriter, Store};
 
 use super::open::{Memory, open_session};
@@ -130,10 +129,7 @@ impl Agent {
         } else {
             Vec::new()
         };
-        let users = records
-            .iter()
-            .filter(|r| r.message.role == Role::User)
-            .count();
+        let users = eonyx_core::timeline::count_turns(&records);
         if users < turns {
             return Err(AgentError::Usage(match users {
                 0 => format!("nothing to {what}: this session has no turns yet"),

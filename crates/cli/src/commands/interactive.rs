@@ -1,5 +1,6 @@
 //! `eonyx` with no subcommand: the line-mode REPL on a terminal, a batch run
-//! (one turn per non-empty line) when stdin is piped.
+//! (one turn per non-empty line; `/command`, `!command` and `@path` as in
+//! the REPL) when stdin is piped.
 
 use std::io::IsTerminal;
 
@@ -44,7 +45,20 @@ fn batch(
                     Slash::Failed(e) => return Err(e),
                 }
             }
-            match ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, input).await {
+            if let Some(command) = input.strip_prefix('!') {
+                if let Err(e) =
+                    ui::user_command(&mut s.agent, &mut s.view, &s.interrupts, command).await
+                {
+                    let status = ui::status_for(&e);
+                    s.view.printer.error(&ui::agent_error(e));
+                    return Ok(status);
+                }
+                if let Some(e) = s.view.last_error.take() {
+                    return Err(e.into());
+                }
+                continue;
+            }
+            match ui::send_line(&mut s.agent, &mut s.view, &s.interrupts, input).await {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
                     let status = ui::status_for(&e);

@@ -15,7 +15,8 @@ fn settle(t: &T) {
 
 fn is_current(s: &Store) -> bool {
     matches!(
-        s.refresh(crate::listing::RefreshMode::AllowCurrent).unwrap(),
+        s.refresh(crate::listing::RefreshMode::AllowCurrent)
+            .unwrap(),
         Refreshed::Current(_)
     )
 }
