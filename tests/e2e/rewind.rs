@@ -507,3 +507,25 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_bang_command_and_the_line_after_it_are_one_turn_and_the_command_is_named() {
+    let fx = Fx::replying([Reply::text("a1"), Reply::text("a2"), Reply::text("a3")]);
+    let o = fx.run(
+        &[],
+        "first\n!echo made > bang.txt\nwhat did it make?\n/rewind\nsecond\n",
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not undone (shell commands): echo made > bang.txt"),
+        "{}",
+        stderr(&o)
+    );
+    // The command's output and the question went together; the file the
+    // command made stays.
+    assert_eq!(
+        fx.agent_requests().last().unwrap().user_texts(),
+        ["first", "second"]
+    );
+    assert_eq!(read(&fx, "bang.txt").as_deref(), Some("made\n"));
+}
