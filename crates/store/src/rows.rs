@@ -102,7 +102,10 @@ impl Listing {
             let message_count = field(f[2]).parse().ok()?;
             let key = match field(f[4]) {
                 "-" => i64::MIN,
-                ns => ns.parse::<i128>().ok()?.clamp(i64::MIN as i128 + 1, i64::MAX as i128) as i64,
+                ns => ns
+                    .parse::<i128>()
+                    .ok()?
+                    .clamp(i64::MIN as i128 + 1, i64::MAX as i128) as i64,
             };
             match field(f[7]) {
                 // No session header: not listed.
@@ -125,11 +128,7 @@ impl Listing {
         }
         // Ids are unique, so the order is total and an unstable sort gives
         // the same result every time; an unparsable time sorts last.
-        rows.sort_unstable_by(|a, b| {
-            b.key
-                .cmp(&a.key)
-                .then_with(|| field(b.id).cmp(field(a.id)))
-        });
+        rows.sort_unstable_by(|a, b| b.key.cmp(&a.key).then_with(|| field(b.id).cmp(field(a.id))));
         Some(Listing { text, rows })
     }
 
