@@ -529,3 +529,36 @@ fn a_bang_command_and_the_line_after_it_are_one_turn_and_the_command_is_named() 
     );
     assert_eq!(read(&fx, "bang.txt").as_deref(), Some("made\n"));
 }
+
+#[test]
+fn a_task_s_file_changes_are_undone_with_the_turn_that_ran_it() {
+    let fx = Fx::new();
+    fx.sb.write("work/notes.txt", "original\n");
+    fx.fake.push_all([
+        Reply::tool_call(
+            "task",
+            json!({"prompt": "rewrite notes.txt", "description": "rewrite the notes", "profile": "general"}),
+        ),
+        // The child's two steps, then the parent's answer.
+        Reply::tool_call(
+            "write_file",
+            json!({"path": "notes.txt", "content": "by the task\n"}),
+        ),
+        Reply::text("rewrote it"),
+        Reply::text("the task rewrote the notes"),
+        Reply::text("back again"),
+    ]);
+    let o = fx.run(&["--allow-write"], "delegate the notes\n/rewind\nhello\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("restored: notes.txt"), "{}", stderr(&o));
+    assert_eq!(read(&fx, "notes.txt").as_deref(), Some("original\n"));
+    // The child session keeps its undo and its own file history.
+    let child = fx
+        .session_files()
+        .into_iter()
+        .find(|f| records(f)[0].get("parent").is_some())
+        .expect("a child session");
+    assert!(messages(&child).iter().any(|m| m.get("undo").is_some()));
+    let history = fx.sb.data.join("file-history").join(session_id_of(&child));
+    assert!(history.is_dir(), "{history:?}");
+}

@@ -47,7 +47,7 @@ pub use config::{
     write_anthropic_config, write_config,
 };
 pub use recorded::RecordedRequest;
-pub use reply::{FakeToolCall, Reply, UsageOverride};
+pub use reply::{FakeToolCall, HOLD_LIMIT, Reply, UsageOverride};
 pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};
 pub use scripted::{ResponderFn, ScriptedProvider, Step, StepFn};
 pub use server::{FakeServer, Ollama, Refuse, Responder};

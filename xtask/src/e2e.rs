@@ -9,6 +9,9 @@
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
 //!    the compactions found in the session file.
+//! 3. Tasks (`task.rs`): the same reads done by the main agent and delegated
+//!    to one `explore` task, against a second llama-server (n_ctx 8192 on
+//!    port P+1); the parent's window use in both.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -23,6 +26,7 @@ use crate::util;
 mod http;
 mod proxy;
 mod report;
+mod task;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
 pub(crate) use report::pct;
@@ -50,6 +54,8 @@ struct Options {
     transcript: bool,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
+    /// Only the task stage (`--tasks-only`).
+    tasks_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -60,6 +66,7 @@ fn parse(args: &[String]) -> Result<Options> {
         ctx: E2E_CTX,
         transcript: false,
         eonyx: None,
+        tasks_only: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -69,11 +76,13 @@ fn parse(args: &[String]) -> Result<Options> {
             "--http-only" => o.http_only = true,
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--transcript-summaries" => o.transcript = true,
+            "--tasks-only" => o.tasks_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--eonyx PATH]\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
+                     --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
                 );
@@ -97,6 +106,13 @@ impl Drop for ServerGuard {
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
+    if opts.tasks_only {
+        let failed = run_task_stage(&opts)?;
+        if failed > 0 {
+            bail!("{failed} task check(s) failed");
+        }
+        return Ok(());
+    }
     let server = local_model::start(&local_model::Options {
         ctx: opts.ctx,
         port: opts.port,
@@ -164,10 +180,60 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("FAIL  binary stage: {e:#}");
     }
     drop(server);
+    if !opts.http_only {
+        match run_task_stage(&opts) {
+            Ok(n) => failed += n,
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  task stage: {e:#}");
+            }
+        }
+    }
     if failed > 0 {
         bail!("{failed} e2e check(s) failed");
     }
     Ok(())
+}
+
+/// The task stage on its own llama-server (n_ctx [`task::TASK_CTX`], port
+/// P+1); returns the failed checks.
+fn run_task_stage(opts: &Options) -> Result<usize> {
+    let port = opts.port + 1;
+    let server = local_model::start(&local_model::Options {
+        ctx: task::TASK_CTX,
+        port,
+        detach: false,
+        write_config: false,
+    })?;
+    let server = ServerGuard(server);
+    match local_model::served_ctx(port) {
+        Some(n) if n == u64::from(task::TASK_CTX) => {}
+        other => bail!(
+            "the llama-server on port {port} has n_ctx {other:?}, not {}; stop it or pass another --port",
+            task::TASK_CTX
+        ),
+    }
+    let bin = eonyx_binary(opts.eonyx.as_deref())?;
+    let failed = task::task_stage(&bin, &server.0.root_url())?;
+    drop(server);
+    Ok(failed)
+}
+
+/// The binary to drive: `--eonyx PATH`, or `target/debug/eonyx` built now.
+fn eonyx_binary(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
+    let bin = match given {
+        Some(path) => path.to_path_buf(),
+        None => {
+            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
+                "the eonyx binary does not build yet (the HTTP checks above still stand)",
+            )?;
+            util::target_dir().join("debug").join("eonyx")
+        }
+    };
+    if !bin.is_file() {
+        bail!("{} is missing after the build", bin.display());
+    }
+    Ok(bin)
 }
 
 // ---------------------------------------------------------------- binary stage
@@ -203,18 +269,7 @@ fn binary_stage(
     eonyx: Option<&std::path::Path>,
 ) -> Result<()> {
     println!("== binary stage: {turns} batch turns, no context_window in config");
-    let bin = match eonyx {
-        Some(path) => path.to_path_buf(),
-        None => {
-            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
-                "the eonyx binary does not build yet (the HTTP checks above still stand)",
-            )?;
-            util::target_dir().join("debug").join("eonyx")
-        }
-    };
-    if !bin.is_file() {
-        bail!("{} is missing after the build", bin.display());
-    }
+    let bin = eonyx_binary(eonyx)?;
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
     let mut config = local_model::config_snippet(proxy_port);

@@ -88,6 +88,9 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
         project: project.to_string(),
         model: Some("bench".into()),
         forked_from: None,
+        parent: None,
+        parent_call: None,
+        profile: None,
     });
     let mut out = header.to_line();
     out.push('\n');

@@ -53,6 +53,8 @@ pub struct FilePlan {
     expect: String,
     /// sha256 of the content to put back; `None`: remove.
     target: Option<String>,
+    /// The file history holding it (the session's, or a task's).
+    from: FileHistory,
 }
 
 /// What `/rewind` will do: shown before it is done (the REPL asks).
@@ -90,13 +92,24 @@ pub struct RewindReport {
     pub resumed: bool,
 }
 
+/// Where the rewound changes were made: a session's messages (oldest
+/// first) and its file history, which holds the contents before them.
+#[derive(Debug, Clone)]
+pub(crate) struct Changes {
+    pub records: Vec<MessageRecord>,
+    pub history: FileHistory,
+}
+
 /// Plan the rewind of `records` (the rewound turns' messages, oldest
-/// first) back to `to_seq`.
+/// first) back to `to_seq`; `history` is the session's file history and
+/// `tasks` the changes the tasks of those turns made in their own (child)
+/// sessions, which are undone with them.
 pub(crate) fn plan(
     records: &[MessageRecord],
     to_seq: u64,
     root: &Utf8Path,
     history: &FileHistory,
+    tasks: &[Changes],
     keep_files: bool,
 ) -> RewindPlan {
     let turns = records
@@ -110,16 +123,21 @@ pub(crate) fn plan(
             },
         })
         .collect();
+    let mut sources = vec![(records, history)];
+    sources.extend(tasks.iter().map(|c| (c.records.as_slice(), &c.history)));
     let files = if keep_files {
         Vec::new()
     } else {
-        file_plans(records, root, history)
+        file_plans(&sources, root)
     };
     RewindPlan {
         to_seq,
         turns,
         files,
-        commands: shell_commands(records),
+        commands: sources
+            .iter()
+            .flat_map(|(records, _)| shell_commands(records))
+            .collect(),
         keep_files,
     }
 }
@@ -169,18 +187,32 @@ fn shell_commands(records: &[MessageRecord]) -> Vec<String> {
     out
 }
 
-fn file_plans(records: &[MessageRecord], root: &Utf8Path, history: &FileHistory) -> Vec<FilePlan> {
-    // Every change per file, oldest first; files in the order of their
-    // newest change.
-    let mut by_path: Vec<(String, Vec<&Undo>)> = Vec::new();
-    for u in records.iter().filter_map(|r| r.message.undo.as_ref()) {
+/// One change and the history holding its content before.
+type Change<'a> = (&'a Undo, &'a FileHistory);
+
+fn file_plans(sources: &[(&[MessageRecord], &FileHistory)], root: &Utf8Path) -> Vec<FilePlan> {
+    // Every change in the order it was made (a task's changes fall between
+    // its parent's by time), then per file, oldest first; files in the
+    // order of their newest change.
+    let mut all: Vec<(i128, usize, Change<'_>)> = Vec::new();
+    for (records, history) in sources {
+        for r in records.iter() {
+            if let Some(u) = &r.message.undo {
+                let at = eonyx_core::time::parse_rfc3339(&r.ts).map_or(0, |t| t.as_nanosecond());
+                all.push((at, all.len(), (&**u, *history)));
+            }
+        }
+    }
+    all.sort_by_key(|(at, i, _)| (*at, *i));
+    let mut by_path: Vec<(String, Vec<Change<'_>>)> = Vec::new();
+    for (_, _, (u, h)) in all {
         match by_path.iter().position(|(p, _)| *p == u.path) {
             Some(i) => {
                 let mut entry = by_path.remove(i);
-                entry.1.push(u);
+                entry.1.push((u, h));
                 by_path.push(entry);
             }
-            None => by_path.push((u.path.clone(), vec![u])),
+            None => by_path.push((u.path.clone(), vec![(u, h)])),
         }
     }
     let root = root
@@ -188,21 +220,16 @@ fn file_plans(records: &[MessageRecord], root: &Utf8Path, history: &FileHistory)
         .unwrap_or_else(|_| root.to_path_buf());
     by_path
         .into_iter()
-        .map(|(path, changes)| file_plan(Utf8PathBuf::from(path), &changes, &root, history))
+        .map(|(path, changes)| file_plan(Utf8PathBuf::from(path), &changes, &root))
         .collect()
 }
 
 /// The plan for one file from its changes (oldest first): undo them
 /// newest first as long as they chain (each one's content before is what
 /// the one before it wrote) and their earlier content was kept.
-fn file_plan(
-    path: Utf8PathBuf,
-    changes: &[&Undo],
-    root: &Utf8Path,
-    history: &FileHistory,
-) -> FilePlan {
+fn file_plan(path: Utf8PathBuf, changes: &[Change<'_>], root: &Utf8Path) -> FilePlan {
     let shown = crate::tools::display_path(root, &path);
-    let newest = changes[changes.len() - 1];
+    let (newest, newest_history) = changes[changes.len() - 1];
     let mut plan = FilePlan {
         path,
         shown,
@@ -210,6 +237,7 @@ fn file_plan(
         note: None,
         expect: newest.after.clone(),
         target: newest.before.clone(),
+        from: newest_history.clone(),
     };
     if !newest.kept {
         plan.action = FileAction::LeftAlone(
@@ -217,7 +245,7 @@ fn file_plan(
         );
         return plan;
     }
-    for older in changes.iter().rev().skip(1) {
+    for (older, history) in changes.iter().rev().skip(1) {
         if plan.target.as_deref() != Some(older.after.as_str()) {
             plan.note = Some(
                 "it was changed by someone else between eonyx's edits: restored to that version"
@@ -233,11 +261,12 @@ fn file_plan(
             break;
         }
         plan.target = older.before.clone();
+        plan.from = (*history).clone();
     }
     let current = current_hash(&plan.path);
     if let Some(sha) = &plan.target
         && current.as_ref() != Some(sha)
-        && !matches!(history.get(sha), Ok(Some(_)))
+        && !matches!(plan.from.get(sha), Ok(Some(_)))
     {
         plan.action =
             FileAction::LeftAlone("its earlier content is missing from the file history".into());
@@ -265,11 +294,7 @@ fn current_hash(path: &Utf8Path) -> Option<String> {
 /// again (it may have changed while the user was asked), then written or
 /// removed once, atomically. `pause` waits after each file (a test hook,
 /// `EONYX_TEST_REWIND_PAUSE_MS`).
-pub(crate) fn restore(
-    plan: &RewindPlan,
-    history: &FileHistory,
-    pause: Option<Duration>,
-) -> RewindReport {
+pub(crate) fn restore(plan: &RewindPlan, pause: Option<Duration>) -> RewindReport {
     let mut report = RewindReport {
         to_seq: plan.to_seq,
         turns: plan.turns.len(),
@@ -308,7 +333,7 @@ pub(crate) fn restore(
             continue;
         }
         let done = match &f.target {
-            Some(sha) => match history.get(sha) {
+            Some(sha) => match f.from.get(sha) {
                 Ok(Some(bytes)) => {
                     let how = AtomicWrite {
                         durable: true,
@@ -397,7 +422,14 @@ mod tests {
         }
 
         fn plan(&self) -> RewindPlan {
-            plan(&self.records, 0, &self.root.join("p"), &self.history, false)
+            plan(
+                &self.records,
+                0,
+                &self.root.join("p"),
+                &self.history,
+                &[],
+                false,
+            )
         }
 
         fn read(&self, rel: &str) -> Option<String> {
@@ -426,7 +458,7 @@ mod tests {
                 ("a.txt", &FileAction::Restore)
             ]
         );
-        let report = restore(&plan, &fx.history, None);
+        let report = restore(&plan, None);
         assert_eq!(report.restored, ["a.txt"]);
         assert_eq!(report.removed, ["b.txt"]);
         assert!(report.left_alone.is_empty(), "{report:?}");
@@ -441,7 +473,7 @@ mod tests {
                 .iter()
                 .all(|f| f.action == FileAction::Unchanged)
         );
-        let report = restore(&again, &fx.history, None);
+        let report = restore(&again, None);
         assert_eq!(
             (report.restored, report.removed),
             (vec!["a.txt".to_owned()], vec!["b.txt".to_owned()])
@@ -459,7 +491,7 @@ mod tests {
             plan.files[0].action,
             FileAction::LeftAlone("it was changed since eonyx wrote it".into())
         );
-        let report = restore(&plan, &fx.history, None);
+        let report = restore(&plan, None);
         assert_eq!(report.left_alone[0].0, "c.txt");
         assert_eq!(fx.read("c.txt").as_deref(), Some("the user's\n"));
     }
@@ -475,7 +507,7 @@ mod tests {
         let plan = fx.plan();
         assert_eq!(plan.files[0].action, FileAction::Restore);
         assert!(plan.files[0].note.is_some());
-        restore(&plan, &fx.history, None);
+        restore(&plan, None);
         assert_eq!(fx.read("d.txt").as_deref(), Some("user\n"));
     }
 
@@ -497,7 +529,55 @@ mod tests {
             "s2",
             "denied: shell commands need approval",
         ));
-        assert_eq!(fx.plan().commands, ["cargo build"]);
+        // A `!command` the user ran is one too.
+        fx.push(Message::user(format!(
+            "{}\n$ git stash\nexit status: 0\nSaved",
+            crate::agent::COMMAND_HEADER
+        )));
+        assert_eq!(fx.plan().commands, ["cargo build", "git stash"]);
         assert_eq!(fx.plan().turns[0].text, "run things");
+        assert_eq!(fx.plan().turns[1].text, "!git stash");
+    }
+
+    #[test]
+    fn a_tasks_changes_are_undone_with_its_history_in_time_order() {
+        let mut fx = Fx::new();
+        fx.push(Message::user("delegate"));
+        std::fs::write(fx.root.join("p/t.txt"), "v0\n").unwrap();
+        fx.wrote("t.txt", Some("v0\n"), "v1\n");
+        // A task (another session, another history) edits it next.
+        let store = eonyx_store::Store::open(&fx.root.join("data")).unwrap();
+        let child =
+            store.file_history(&eonyx_core::SessionId::parse("20260101T000000-00000002").unwrap());
+        let before = child.keep(b"v1\n").unwrap();
+        std::fs::write(fx.root.join("p/t.txt"), "v2\n").unwrap();
+        let mut m = Message::tool_result("c", "changed");
+        m.undo = Some(Box::new(Undo {
+            path: fx.root.join("p/t.txt").to_string(),
+            before: Some(before),
+            after: sha256_hex(b"v2\n"),
+            kept: true,
+        }));
+        let task = Changes {
+            records: vec![MessageRecord {
+                seq: 1,
+                ts: "2999-01-01T00:00:00Z".into(),
+                message: m,
+            }],
+            history: child,
+        };
+        let plan = plan(
+            &fx.records,
+            0,
+            &fx.root.join("p"),
+            &fx.history,
+            &[task],
+            false,
+        );
+        assert_eq!(plan.files.len(), 1);
+        assert_eq!(plan.files[0].action, FileAction::Restore);
+        assert_eq!(plan.files[0].note, None, "the two edits chain");
+        restore(&plan, None);
+        assert_eq!(fx.read("t.txt").as_deref(), Some("v0\n"));
     }
 }

@@ -44,6 +44,9 @@ impl Store {
                 reason,
             })
         };
+        if original.is_child() {
+            return refuse("it is a task's child session; fork the session that started it");
+        }
         if at == 0 {
             return refuse("a fork needs at least one record; start a new session instead");
         }
@@ -76,6 +79,9 @@ impl Store {
                     seq: at,
                     root: root.clone(),
                 }),
+                parent: None,
+                parent_call: None,
+                profile: None,
             };
             let written = (|| {
                 let out = fsutil::private_options()

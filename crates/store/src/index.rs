@@ -6,11 +6,13 @@
 //! from the session files.
 //!
 //! Format (`<data dir>/index`, tab-separated, `\\`, `\t`, `\n`, `\r` escaped):
-//! a first line `eonyx-index 2 <journal epoch> <journal offset> <dir mtime>`,
+//! a first line `eonyx-index 3 <journal epoch> <journal offset> <dir mtime>`,
 //! then one line per session. The last activity is kept twice: as written
 //! (shown) and as nanoseconds since the epoch (sorted on), so a listing
-//! parses no timestamp. An index of another version is not read: it is
-//! rebuilt (version 1 had no forks and no rewinds).
+//! parses no timestamp. Fields 16–18 are a child session's `parent`,
+//! `parent_call` and `profile`. An index of another version is not read:
+//! it is rebuilt (version 1 knew no child sessions, version 2 no forks,
+//! rewinds or sort key).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -21,10 +23,10 @@ use eonyx_core::record::{ForkedFrom, ParsedLine, Record, SessionHeader};
 
 use crate::lines::for_each_line;
 
-const MAGIC: &str = "eonyx-index 2";
+const MAGIC: &str = "eonyx-index 3";
 
 /// Fields of an entry line.
-pub(crate) const FIELDS: usize = 16;
+pub(crate) const FIELDS: usize = 19;
 
 /// What the index knows about one session file.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,7 +110,7 @@ impl Entry {
 
     fn encode(&self, out: &mut String) {
         let h = self.header.as_ref();
-        let fields: [String; FIELDS - 1] = [
+        let fields: [String; 15] = [
             self.id.to_string(),
             self.len.to_string(),
             self.message_count.to_string(),
@@ -130,6 +132,14 @@ impl Entry {
         out.push_str(&fields.join("\t"));
         out.push('\t');
         out.push_str(&escape(&self.last_activity));
+        for extra in [
+            h.and_then(|h| h.parent.as_ref()).map_or("", |p| p.as_str()),
+            h.and_then(|h| h.parent_call.as_deref()).unwrap_or(""),
+            h.and_then(|h| h.profile.as_deref()).unwrap_or(""),
+        ] {
+            out.push('\t');
+            out.push_str(&escape(extra));
+        }
         out.push('\n');
     }
 
@@ -141,6 +151,7 @@ impl Entry {
             None => None,
             Some(version) => {
                 let model = unescape(f[12]);
+                let link = Link::parse(&f)?;
                 Some(SessionHeader {
                     version,
                     id: id.clone(),
@@ -150,6 +161,9 @@ impl Entry {
                     project: unescape(f[11]),
                     model: (!model.is_empty()).then_some(model),
                     forked_from: decode_fork(f[13])?,
+                    parent: link.parent,
+                    parent_call: link.parent_call,
+                    profile: link.profile,
                 })
             }
         };
@@ -192,6 +206,29 @@ fn decode_fork(s: &str) -> Option<Option<ForkedFrom>> {
         return None;
     }
     Some(Some(ForkedFrom { id, seq, root }))
+}
+
+/// A child session's link to its parent (fields 16–18; empty when none).
+struct Link {
+    parent: Option<SessionId>,
+    parent_call: Option<String>,
+    profile: Option<String>,
+}
+
+impl Link {
+    /// `None` when the parent field is not a session id.
+    fn parse(f: &[&str; FIELDS]) -> Option<Link> {
+        let opt = |s: &str| (!s.is_empty()).then(|| unescape(s));
+        let parent = match f[16] {
+            "" => None,
+            p => Some(SessionId::parse(p).ok()?),
+        };
+        Some(Link {
+            parent,
+            parent_call: opt(f[17]),
+            profile: opt(f[18]),
+        })
+    }
 }
 
 /// The fields of an entry line, split without allocating.

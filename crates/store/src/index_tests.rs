@@ -79,11 +79,13 @@ fn an_entry_saved_alone_goes_in_id_order() {
 fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
     assert!(Index::parse(b"nonsense\n").is_none());
     assert!(Index::parse(&[0xff, 0xfe]).is_none());
-    let idx = Index::parse(b"eonyx-index 2\te\t0\t0\nnot\tan\tentry\n").unwrap();
+    // An index of an earlier version is not read (it is rebuilt).
+    assert!(Index::parse(b"eonyx-index 2\te\t0\t0\n").is_none());
+    let idx = Index::parse(b"eonyx-index 3\te\t0\t0\nnot\tan\tentry\n").unwrap();
     assert_eq!(idx.len(), 0);
     assert!(idx.dirty);
-    assert!(Listing::parse("eonyx-index 2\te\t0\t0\nnot\tan\tentry\n".into()).is_none());
-    let idx = Index::parse(b"eonyx-index 2\te\t0\t0").unwrap();
+    assert!(Listing::parse("eonyx-index 3\te\t0\t0\nnot\tan\tentry\n".into()).is_none());
+    let idx = Index::parse(b"eonyx-index 3\te\t0\t0").unwrap();
     assert!(idx.len() == 0 && !idx.dirty);
 }
 
@@ -155,4 +157,37 @@ fn unordered_or_duplicate_lines_mark_the_index_dirty_and_the_last_wins() {
     }
     let idx = Index::parse(text_of(&[&e[0], &e[1], &e[2], &newer]).as_bytes()).unwrap();
     assert_eq!(idx.get(&e[1].id).unwrap().message_count, 7);
+}
+
+#[test]
+fn a_child_sessions_link_round_trips_and_reaches_the_listing() {
+    let id = SessionId::parse("20260705T091600-00000001").unwrap();
+    let mut e = Entry::empty(id.clone());
+    e.apply(
+        0,
+        br#"{"type":"session","version":1,"id":"20260705T091600-00000001","title":"1.1","created":"2026-07-05T09:16:00Z","cwd":"/w","project":"/w","parent":"20260705T091500-1a2b3c4d","parent_call":"call\tA","profile":"explore"}"#,
+    );
+    e.len = 300;
+    let parent = sample();
+    let text = text_of(&[&parent, &e]);
+    let back = Index::parse(text.as_bytes()).unwrap();
+    assert_eq!(back.get(&id), Some(e.clone()));
+    let h = e.header.as_ref().unwrap();
+    assert_eq!(h.parent_call.as_deref(), Some("call\tA"));
+    let listing = Listing::parse(text).unwrap();
+    let child = listing.rows().find(|r| r.id == id.as_str()).unwrap();
+    assert_eq!(child.parent, Some("20260705T091500-1a2b3c4d"));
+    assert_eq!(child.profile.as_deref(), Some("explore"));
+    // The parent counts its child; a top-level session has no link.
+    let top = listing.rows().find(|r| r.id == parent.id.as_str()).unwrap();
+    assert_eq!(
+        (top.parent, top.profile.clone(), top.children),
+        (None, None, 1)
+    );
+    let owned = listing.clone().into_summaries();
+    assert!(
+        owned
+            .iter()
+            .any(|s| s.parent.is_some() && s.profile.as_deref() == Some("explore"))
+    );
 }

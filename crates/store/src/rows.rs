@@ -16,7 +16,7 @@ use crate::index::{FIELDS, Head, unescape};
 #[derive(Debug, Clone, Copy)]
 struct Span(u32, u32);
 
-/// 64 bytes: the sort moves little and 10,000 rows touch few pages.
+/// 88 bytes: the sort moves little and 10,000 rows touch few pages.
 #[derive(Debug, Clone, Copy)]
 struct Row {
     id: Span,
@@ -25,7 +25,12 @@ struct Row {
     last_activity: Span,
     project: Span,
     cwd: Span,
+    /// Empty for a top-level session.
+    parent: Span,
+    profile: Span,
     message_count: u64,
+    /// Direct child sessions (counted once all rows are read).
+    children: u32,
     /// The last activity in ns since the epoch (as i64: good until 2262),
     /// `i64::MIN` when unknown (sorts last).
     key: i64,
@@ -52,6 +57,12 @@ pub struct SessionRow<'a> {
     pub message_count: u64,
     pub project: Cow<'a, str>,
     pub cwd: Cow<'a, str>,
+    /// For a child session (a `task`'s): the session that started it.
+    pub parent: Option<&'a str>,
+    /// For a child session: the profile it ran with.
+    pub profile: Option<Cow<'a, str>>,
+    /// Child sessions this session started (direct ones).
+    pub children: u64,
 }
 
 impl Listing {
@@ -112,6 +123,10 @@ impl Listing {
                 "-" => continue,
                 v => v.parse::<u32>().ok()?,
             };
+            let parent = field(f[16]);
+            if !parent.is_empty() && !SessionId::is_valid(parent) {
+                return None;
+            }
             rows.push(Row {
                 id: f[0],
                 title: f[14],
@@ -119,12 +134,27 @@ impl Listing {
                 last_activity: f[15],
                 project: f[11],
                 cwd: f[10],
+                parent: f[16],
+                profile: f[18],
                 message_count,
+                children: 0,
                 key,
             });
         }
         if n != 0 {
             return None;
+        }
+        // Children per parent: only when there are child sessions at all.
+        if rows.iter().any(|r| r.parent.1 > r.parent.0) {
+            let mut counts: std::collections::HashMap<&str, u32> = Default::default();
+            for r in &rows {
+                if r.parent.1 > r.parent.0 {
+                    *counts.entry(field(r.parent)).or_default() += 1;
+                }
+            }
+            for r in &mut rows {
+                r.children = counts.get(field(r.id)).copied().unwrap_or(0);
+            }
         }
         // Ids are unique, so the order is total and an unstable sort gives
         // the same result every time; an unparsable time sorts last.
@@ -160,6 +190,7 @@ impl Listing {
                 Cow::Borrowed(t)
             }
         };
+        let opt = |s: Span| (s.1 > s.0).then(|| text(s));
         SessionRow {
             id: raw(r.id),
             title: text(r.title),
@@ -168,6 +199,9 @@ impl Listing {
             message_count: r.message_count,
             project: text(r.project),
             cwd: text(r.cwd),
+            parent: (r.parent.1 > r.parent.0).then(|| raw(r.parent)),
+            profile: opt(r.profile),
+            children: u64::from(r.children),
         }
     }
 
@@ -194,6 +228,12 @@ impl SessionSummary {
             message_count: row.message_count,
             project: row.project.clone().into_owned(),
             cwd: row.cwd.clone().into_owned(),
+            parent: match row.parent {
+                Some(p) => Some(SessionId::parse(p).ok()?),
+                None => None,
+            },
+            profile: row.profile.as_ref().map(|p| p.clone().into_owned()),
+            children: row.children,
             activity_ns: None,
         })
     }
@@ -208,6 +248,9 @@ impl SessionSummary {
             message_count: self.message_count,
             project: Cow::Borrowed(&self.project),
             cwd: Cow::Borrowed(&self.cwd),
+            parent: self.parent.as_ref().map(SessionId::as_str),
+            profile: self.profile.as_deref().map(Cow::Borrowed),
+            children: self.children,
         }
     }
 }

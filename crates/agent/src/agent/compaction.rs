@@ -152,11 +152,7 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let mut bare_system =
-            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
-        self.memory_section.append_to(&mut bare_system);
-        let skills = self.skill_sections();
-        eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
+        let bare_system = self.bare_system_prompt();
         let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],

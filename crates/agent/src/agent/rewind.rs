@@ -46,11 +46,13 @@ impl Agent {
     /// is changed.
     pub fn plan_rewind(&self, opts: RewindOptions) -> Result<RewindPlan, AgentError> {
         let (records, to_seq) = self.last_turns(opts.turns, "rewind")?;
+        let tasks = task_changes(&self.store, self.session_id(), &records)?;
         Ok(rewind::plan(
             &records,
             to_seq,
             &self.project.root,
             &self.store.file_history(self.session_id()),
+            &tasks,
             opts.keep_files,
         ))
     }
@@ -70,7 +72,7 @@ impl Agent {
                 at_seq: self.writer.next_seq(),
             })?;
         }
-        let report = rewind::restore(plan, &history, pause());
+        let report = rewind::restore(plan, pause());
         self.writer.append_rewind(plan.to_seq)?;
         if touches {
             // The record is written: a note left behind is cleared by the
@@ -160,12 +162,59 @@ pub(super) fn finish_pending(
         return Ok(None);
     }
     let records = store.messages_after(writer.id(), pending.to_seq)?;
-    let plan = rewind::plan(&records, pending.to_seq, root, &history, false);
-    let mut report = rewind::restore(&plan, &history, None);
+    let tasks = task_changes(store, writer.id(), &records)?;
+    let plan = rewind::plan(&records, pending.to_seq, root, &history, &tasks, false);
+    let mut report = rewind::restore(&plan, None);
     writer.append_rewind(pending.to_seq)?;
     history.clear_pending()?;
     report.resumed = true;
     Ok(Some(report))
+}
+
+/// What the tasks run in the rewound `records` changed: the messages of
+/// this session's child sessions (and theirs) from the first rewound
+/// message's time on, each with the child's file history. Their changes are
+/// undone with the turns that started them.
+fn task_changes(
+    store: &Store,
+    id: &eonyx_core::SessionId,
+    records: &[eonyx_core::MessageRecord],
+) -> Result<Vec<rewind::Changes>, AgentError> {
+    let ran_tasks = records.iter().any(|r| {
+        r.message
+            .tool_calls
+            .iter()
+            .any(|c| eonyx_core::ToolName::parse(&c.name) == Some(eonyx_core::ToolName::Task))
+    });
+    let Some(first) = records.first().filter(|_| ran_tasks) else {
+        return Ok(Vec::new());
+    };
+    let time = |ts: &str| eonyx_core::time::parse_rfc3339(ts).map(|t| t.as_nanosecond());
+    let since = time(&first.ts).unwrap_or(i128::MIN);
+    let mut out = Vec::new();
+    for child in store.descendants(id)? {
+        let log = store.read_all(&child.id)?;
+        let timeline = log.timeline();
+        let records: Vec<eonyx_core::MessageRecord> = log
+            .records
+            .into_iter()
+            .filter_map(|r| match r {
+                eonyx_core::Record::Message(m)
+                    if !timeline.is_rewound(m.seq) && time(&m.ts).is_some_and(|t| t >= since) =>
+                {
+                    Some(m)
+                }
+                _ => None,
+            })
+            .collect();
+        if !records.is_empty() {
+            out.push(rewind::Changes {
+                records,
+                history: store.file_history(&child.id),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// The notice for a rewind finished on open.

@@ -21,11 +21,19 @@ pub fn run(
 ) -> anyhow::Result<Status> {
     let json = global.json;
     match &args.command {
-        None => list(printer, json, args.search.as_deref(), args.limit),
+        None => list(
+            printer,
+            json,
+            &ListArgs {
+                search: args.search.as_deref(),
+                limit: args.limit,
+                all: args.all,
+            },
+        ),
         Some(cmd) => {
-            if args.search.is_some() || args.limit.is_some() {
+            if args.search.is_some() || args.limit.is_some() || args.all {
                 return Err(crate::exit::usage(
-                    "--search and --limit apply to the listing; put them before no subcommand, e.g. `eonyx sessions --search TEXT`",
+                    "--search, --limit and --all apply to the listing; put them before no subcommand, e.g. `eonyx sessions --search TEXT`",
                 ));
             }
             match cmd {
@@ -73,11 +81,14 @@ fn short_date(ts: &str) -> String {
 /// they have always been).
 #[derive(serde::Serialize)]
 struct SummaryJson<'a> {
+    children: u64,
     created: &'a str,
     cwd: &'a str,
     id: &'a str,
     last_activity: &'a str,
     message_count: u64,
+    parent: Option<&'a str>,
+    profile: Option<&'a str>,
     project: &'a str,
     title: &'a str,
 }
@@ -85,11 +96,14 @@ struct SummaryJson<'a> {
 impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
     fn from(s: &'a SessionRow<'a>) -> Self {
         Self {
+            children: s.children,
             created: &s.created,
             cwd: &s.cwd,
             id: s.id,
             last_activity: &s.last_activity,
             message_count: s.message_count,
+            parent: s.parent,
+            profile: s.profile.as_deref(),
             project: &s.project,
             title: &s.title,
         }
@@ -126,54 +140,80 @@ fn push_padded(out: &mut String, s: &str, width: usize) {
     }
 }
 
-fn list(
-    printer: &mut Printer,
-    json: bool,
-    search: Option<&str>,
+/// `s` after spaces up to `width` characters.
+fn push_right(out: &mut String, s: &str, width: usize) {
+    for _ in s.chars().count()..width {
+        out.push(' ');
+    }
+    out.push_str(s);
+}
+
+/// What the listing shows.
+struct ListArgs<'a> {
+    search: Option<&'a str>,
     limit: Option<usize>,
-) -> anyhow::Result<Status> {
+    /// Child sessions too (`--all`).
+    all: bool,
+}
+
+fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Result<Status> {
     let store = open_store()?;
-    let limit = limit.unwrap_or(usize::MAX);
+    let limit = what.limit.unwrap_or(usize::MAX);
+    let keep = |r: &SessionRow<'_>| what.all || r.parent.is_none();
     // Rows borrowed from the index text (or from the search's summaries):
     // nothing is allocated per session.
-    let (listing, found);
-    let (rows, max): (Box<dyn Iterator<Item = SessionRow<'_>>>, u64) = match search {
+    match what.search {
         Some(text) => {
-            found = store.search(text)?;
-            let max = found.iter().take(limit).map(|s| s.message_count).max();
-            let rows = found.iter().map(SessionSummary::row).take(limit);
-            (Box::new(rows), max.unwrap_or(0))
+            let found = store.search(text)?;
+            let rows = || {
+                found
+                    .iter()
+                    .map(SessionSummary::row)
+                    .filter(keep)
+                    .take(limit)
+            };
+            show_rows(printer, json, true, rows)
         }
         None => {
-            listing = store.listing()?;
-            (
-                Box::new(listing.rows().take(limit)),
-                listing.max_message_count(),
-            )
+            let listing = store.listing()?;
+            let rows = || listing.rows().filter(keep).take(limit);
+            show_rows(printer, json, false, rows)
         }
-    };
+    }
+}
+
+/// The listing as JSON or as the table, through one 64 KB buffer: 10,000
+/// sessions list in a few milliseconds (`cargo xtask bench`:
+/// eonyx_sessions_*). `rows` gives the rows to show, each time it is called.
+fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
+    printer: &mut Printer,
+    json: bool,
+    searched: bool,
+    rows: impl Fn() -> I,
+) -> anyhow::Result<Status> {
     if json {
-        let rows: Vec<SessionRow<'_>> = rows.collect();
+        let rows: Vec<SessionRow<'_>> = rows().collect();
         let v: Vec<SummaryJson<'_>> = rows.iter().map(SummaryJson::from).collect();
         printer.outln(&serde_json::to_string_pretty(&v)?)?;
         return Ok(Status::Success);
     }
-    // The table through one 64 KB buffer: 10,000 sessions list in a few
-    // milliseconds (`cargo xtask bench`: eonyx_sessions_*).
-    let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let w = digits(max).max(4);
-    let mut rows = rows.peekable();
-    if rows.peek().is_none() {
-        printer.info(match search {
-            Some(_) => "no session matches",
-            None => "no sessions yet; run `eonyx` to start one",
+    let Some(max) = rows().map(|s| s.message_count).max() else {
+        printer.info(if searched {
+            "no session matches"
+        } else {
+            "no sessions yet; run `eonyx` to start one"
         });
         return Ok(Status::Success);
-    }
+    };
+    let digits = |n: u64| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let w = digits(max).max(4);
     let mut out = std::io::BufWriter::with_capacity(64 * 1024, printer.stdout_writer());
-    let mut line = format!("{:<24}  {:<16}  {:>w$}  TITLE\n", "ID", "DATE", "MSGS");
-    let mut count = String::new();
-    for s in rows {
+    let mut line = format!(
+        "{:<24}  {:<16}  {:>w$}  {:>5}  TITLE\n",
+        "ID", "DATE", "MSGS", "TASKS"
+    );
+    let mut number = String::new();
+    for s in rows() {
         out.write_all(line.as_bytes())?;
         line.clear();
         push_padded(&mut line, s.id, 24);
@@ -185,14 +225,18 @@ fn list(
             line.push(' ');
         }
         line.push_str("  ");
-        count.clear();
-        let _ = write!(count, "{}", s.message_count);
-        for _ in count.len()..w {
-            line.push(' ');
-        }
-        line.push_str(&count);
+        number.clear();
+        let _ = write!(number, "{}", s.message_count);
+        push_right(&mut line, &number, w);
+        line.push_str("  ");
+        number.clear();
+        let _ = write!(number, "{}", s.children);
+        push_right(&mut line, &number, 5);
         line.push_str("  ");
         line.push_str(&s.title);
+        if let (Some(p), Some(_)) = (&s.profile, s.parent) {
+            let _ = write!(line, " (task, {p})");
+        }
         line.push('\n');
     }
     out.write_all(line.as_bytes())?;
@@ -221,6 +265,9 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     Ok(Status::Success)
 }
 
+/// Delete the sessions named and, with each, the child sessions of its
+/// tasks (named on stderr as they go): a child is part of its parent's
+/// history.
 fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     // Validate every id before touching anything.
     let ids = ids
@@ -234,9 +281,31 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
                 .context("nothing was deleted");
         }
     }
+    let mut deleted: Vec<SessionId> = Vec::new();
     for id in &ids {
+        if deleted.contains(id) {
+            continue;
+        }
+        let below = store.descendants(id)?;
+        // Children first: a failure then leaves the parent (with what is
+        // left of its tasks), never a child without its parent.
+        for child in below.iter().rev() {
+            if deleted.contains(&child.id) {
+                continue;
+            }
+            store.delete(&child.id)?;
+            printer.info(&format!(
+                "deleted {} \"{}\" (a task of {id})",
+                child.id, child.title
+            ));
+            deleted.push(child.id.clone());
+        }
         store.delete(id)?;
-        printer.info(&format!("deleted {id}"));
+        printer.info(&match below.len() {
+            0 => format!("deleted {id}"),
+            n => format!("deleted {id} and its {n} task session(s)"),
+        });
+        deleted.push(id.clone());
     }
     Ok(Status::Success)
 }
@@ -306,6 +375,7 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
         printer.outln(&serde_json::to_string_pretty(&out)?)?;
         return Ok(Status::Success);
     }
+    let children = store.children_of(id)?;
     let mut blocks = Vec::new();
     for r in &log.records {
         blocks.push(match r {
@@ -323,6 +393,22 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                 }
                 if let Some(f) = &h.forked_from {
                     s.push_str(&format!(" · forked from {} at #{}", f.id, f.seq));
+                }
+                if let Some(p) = &h.parent {
+                    s.push_str(&format!(
+                        "\na task of session {p} (call {}) · profile {}",
+                        h.parent_call.as_deref().unwrap_or("?"),
+                        h.profile.as_deref().unwrap_or("?")
+                    ));
+                }
+                for c in &children {
+                    s.push_str(&format!(
+                        "\ntask session {} \"{}\" · profile {} · {} messages",
+                        c.id,
+                        c.title,
+                        c.profile.as_deref().unwrap_or("?"),
+                        c.message_count
+                    ));
                 }
                 s.push('\n');
                 s
