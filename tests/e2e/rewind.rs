@@ -220,6 +220,20 @@ fn keep_files_rewinds_only_the_conversation() {
 }
 
 #[test]
+fn deleting_the_session_deletes_its_file_history() {
+    let fx = edited_project();
+    let id = session_id_of(&fx.session());
+    let history = fx.sb.data.join("file-history").join(&id);
+    // The contents before the edits of a.txt and b.txt (new.txt had none).
+    assert_eq!(walk(&history).len(), 2, "{:?}", walk(&history));
+    let o = fx.run(&["sessions", "delete", &id], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(!history.exists(), "{history:?}");
+    // The project's files stay as the session left them.
+    assert_eq!(read(&fx, "a.txt").as_deref(), Some("ALPHA\n"));
+}
+
+#[test]
 fn a_rewind_across_a_compaction_gives_the_view_as_of_that_point() {
     let fx = Fx::with(|c| c.merge_top_toml("[compaction]\nkeep_turns = 1\n").unwrap());
     fx.fake.set_summarizer(|_| Reply::text("SUMMARY-OF-ALPHA"));
@@ -392,6 +406,13 @@ fn a_kill_during_the_restore_leaves_each_file_restored_or_untouched() {
     );
     assert!(restored >= 1 && untouched >= 1, "{restored} restored");
     assert!(eonyx_wrote("edited.txt"), "not reached yet");
+    // `Child::kill` is SIGKILL: no temporary file of a restore is left
+    // behind in the project either.
+    let leftovers: Vec<_> = walk(&fx.sb.work)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".eonyx-tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     // The session is readable and not rewound yet.
     assert!(rewinds(&session).is_empty());
     let o = fx.run(&["sessions", "show", &session_id_of(&session)], "");
