@@ -365,19 +365,18 @@ fn a_kill_during_the_restore_leaves_each_file_restored_or_untouched() {
     let fx = Fx::new();
     let names: Vec<String> = (1..=4).map(|i| format!("f{i}.txt")).collect();
     fx.sb.write("work/edited.txt", "original\n");
-    let mut calls: Vec<(&str, Value)> = names
-        .iter()
-        .map(|n| {
-            (
-                "write_file",
-                json!({"path": n, "content": format!("{n} by eonyx\n")}),
-            )
-        })
-        .collect();
-    calls.push((
+    // edited.txt is changed first, so it is restored last (newest change
+    // first).
+    let mut calls: Vec<(&str, Value)> = vec![(
         "write_file",
         json!({"path": "edited.txt", "content": "changed by eonyx\n"}),
-    ));
+    )];
+    calls.extend(names.iter().map(|n| {
+        (
+            "write_file",
+            json!({"path": n, "content": format!("{n} by eonyx\n")}),
+        )
+    }));
     fx.fake
         .push(Reply::tool_calls(calls))
         .push(Reply::text("wrote"));
@@ -405,7 +404,9 @@ fn a_kill_during_the_restore_leaves_each_file_restored_or_untouched() {
         "each file restored or untouched"
     );
     assert!(restored >= 1 && untouched >= 1, "{restored} restored");
-    assert!(eonyx_wrote("edited.txt"), "not reached yet");
+    // Newest change first: f4.txt went first, edited.txt is not reached.
+    assert_eq!(read(&fx, "f4.txt"), None);
+    assert!(eonyx_wrote("f1.txt") && eonyx_wrote("edited.txt"));
     // `Child::kill` is SIGKILL: no temporary file of a restore is left
     // behind in the project either.
     let leftovers: Vec<_> = walk(&fx.sb.work)

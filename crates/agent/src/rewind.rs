@@ -64,8 +64,8 @@ pub struct RewindPlan {
     pub to_seq: u64,
     /// The rewound user turns, oldest first.
     pub turns: Vec<RewoundTurn>,
-    /// Files the turns changed, in the order their last change was made
-    /// (newest last). Empty with `--keep-files`.
+    /// Files the turns changed, newest change first (the order they are
+    /// restored in). Empty with `--keep-files`.
     pub files: Vec<FilePlan>,
     /// `shell` commands the turns ran: not undone.
     pub commands: Vec<String>,
@@ -192,8 +192,8 @@ type Change<'a> = (&'a Undo, &'a FileHistory);
 
 fn file_plans(sources: &[(&[MessageRecord], &FileHistory)], root: &Utf8Path) -> Vec<FilePlan> {
     // Every change in the order it was made (a task's changes fall between
-    // its parent's by time), then per file, oldest first; files in the
-    // order of their newest change.
+    // its parent's by time), then per file, oldest first; files newest
+    // change first, the order a rewind undoes them in.
     let mut all: Vec<(i128, usize, Change<'_>)> = Vec::new();
     for (records, history) in sources {
         for r in records.iter() {
@@ -220,6 +220,7 @@ fn file_plans(sources: &[(&[MessageRecord], &FileHistory)], root: &Utf8Path) -> 
         .unwrap_or_else(|_| root.to_path_buf());
     by_path
         .into_iter()
+        .rev()
         .map(|(path, changes)| file_plan(Utf8PathBuf::from(path), &changes, &root))
         .collect()
 }
@@ -290,7 +291,8 @@ fn current_hash(path: &Utf8Path) -> Option<String> {
     std::fs::read(path).ok().map(|b| sha256_hex(&b))
 }
 
-/// Carry out the file part of `plan`, file by file: each one is checked
+/// Carry out the file part of `plan`, file by file in the plan's order
+/// (newest change first): each one is checked
 /// again (it may have changed while the user was asked), then written or
 /// removed once, atomically. `pause` waits after each file (a test hook,
 /// `EONYX_TEST_REWIND_PAUSE_MS`).
@@ -454,8 +456,8 @@ mod tests {
         assert_eq!(
             actions,
             [
-                ("b.txt", &FileAction::Remove),
-                ("a.txt", &FileAction::Restore)
+                ("a.txt", &FileAction::Restore),
+                ("b.txt", &FileAction::Remove)
             ]
         );
         let report = restore(&plan, None);
