@@ -8,6 +8,8 @@
 //! - `compaction`: when to compact, planning, and the call into eonyx-compact;
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
+//! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
+//!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
@@ -36,6 +38,7 @@ mod mcp;
 mod memory;
 mod open;
 mod request;
+mod rewind;
 mod skills;
 mod status;
 mod step;
@@ -47,6 +50,7 @@ pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{Sections, next_request, system_prompt, task_section, tool_definitions};
+pub use rewind::RewindOptions;
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.

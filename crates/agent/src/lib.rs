@@ -21,13 +21,14 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod rewind;
 pub mod secrets;
 pub mod tools;
 mod truncation;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, LastCompaction,
-    SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;

@@ -121,7 +121,11 @@ pub(super) fn mcp_stage(server_port: u16, bin: &Path) -> Result<()> {
         bail!(
             "after the turn `eonyx mcp` says deferred: {}, but the turn's requests {}",
             again["deferred"],
-            if deferred { "deferred" } else { "did not defer" }
+            if deferred {
+                "deferred"
+            } else {
+                "did not defer"
+            }
         );
     }
     if turns.iter().any(|e| e.tools != first.tools) {

@@ -333,6 +333,7 @@ impl Agent {
             is_error: out.is_error,
             change: None,
             event: None,
+            undo: None,
         }
     }
 

@@ -126,7 +126,7 @@ impl Agent {
             ask: opts.approver.clone(),
         });
 
-        let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
+        let mut opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
             config.compaction.chars_per_token,
             config.compaction.image_tokens,
@@ -141,6 +141,7 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
+        let opened_notices = std::mem::take(&mut opened.notices);
         // A required server that cannot start stops the run here.
         startup_notices.extend(wait_required(&mut mcp).await?);
         let mut agent = Self {
@@ -193,6 +194,8 @@ impl Agent {
             mcp,
             calibration_seq: compaction_seq,
         };
+        agent.tool_ctx.undo = Some(agent.undo_store());
+        agent.startup_notices.extend(opened_notices);
         let notes = agent.reattach_skills(skills_in_use);
         agent.startup_notices.extend(notes);
         if let Some(w) = agent.refresh_memory() {
@@ -200,6 +203,15 @@ impl Agent {
         }
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
+    }
+
+    /// Where the editing tools of the current session keep what `/rewind`
+    /// needs.
+    fn undo_store(&self) -> tools::UndoStore {
+        tools::UndoStore {
+            history: self.store.file_history(self.session_id()),
+            secrets: Arc::new(self.secrets.clone()),
+        }
     }
 
     /// Seed the estimator from the last usage the session recorded after its
@@ -238,7 +250,7 @@ impl Agent {
             &self.project,
             &SessionChoice::New,
         )?;
-        self.replace_session(opened);
+        self.replace_session(opened, Memory::Reread);
         Ok(())
     }
 
@@ -265,23 +277,24 @@ impl Agent {
             &self.project,
             &SessionChoice::Id(id.clone()),
         )?;
-        self.replace_session(opened);
+        self.replace_session(opened, Memory::Reread);
         Ok(())
     }
 
-    pub(super) fn replace_session(&mut self, opened: Opened) {
+    pub(super) fn replace_session(&mut self, mut opened: Opened, memory: Memory) {
         let compaction_seq = opened.compaction_seq;
+        self.startup_notices.append(&mut opened.notices);
         let notes = self.reattach_skills(opened.skills_in_use.clone());
         self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
-        self.tool_ctx.seen.clear();
-        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
-        self.truncation.forget();
-        // A session starts: read memory again.
-        if let Some(w) = self.refresh_memory() {
+        self.tool_ctx.undo = Some(self.undo_store());
+        self.forget_step_state();
+        if memory == Memory::Reread
+            && let Some(w) = self.refresh_memory()
+        {
             self.startup_notices.push(w);
         }
         // A session starts: a changed MCP tool list applies from its first
@@ -290,6 +303,46 @@ impl Agent {
         self.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }
+
+    /// What the agent remembers of the requests sent so far: files the
+    /// model saw, the loop breaker, the truncation check.
+    pub(super) fn forget_step_state(&mut self) {
+        self.tool_ctx.seen.clear();
+        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.truncation.forget();
+    }
+
+    /// Rebuild the view of the current session from its file, as a resume
+    /// would (after a rewind): the same bytes a resumed session sends.
+    pub(super) fn reload_view(&mut self) -> Result<(), AgentError> {
+        let effective = self.store.load_effective(self.session_id())?;
+        let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+        let skills_in_use = effective
+            .compaction
+            .as_ref()
+            .map(|c| c.skills.clone())
+            .unwrap_or_default();
+        self.view = ContextView::from_effective(
+            &self.config.compaction,
+            self.config.tools.output_cap_bytes,
+            effective.compaction.as_ref(),
+            effective.messages,
+        );
+        let notes = self.reattach_skills(skills_in_use);
+        self.startup_notices.extend(notes);
+        self.forget_step_state();
+        self.calibrate_from_history(compaction_seq);
+        Ok(())
+    }
+}
+
+/// Whether switching sessions reads the `# Memory` section again (a new
+/// or resumed session) or keeps it (a fork: its first request must be the
+/// original's, byte for byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Memory {
+    Reread,
+    Keep,
 }
 
 /// The providers of a session's model and summarizer, and the windows the
@@ -378,6 +431,8 @@ pub(super) struct Opened {
     pub compaction_seq: u64,
     /// The skills the last compaction record lists.
     pub skills_in_use: Vec<String>,
+    /// What opening it did that the user is told (a rewind finished).
+    pub notices: Vec<String>,
 }
 
 impl Opened {
@@ -390,6 +445,7 @@ impl Opened {
             resumed: false,
             compaction_seq: 0,
             skills_in_use: Vec::new(),
+            notices: Vec::new(),
         }
     }
 }
@@ -425,8 +481,14 @@ pub(super) fn open_session(
             Ok(Opened::fresh(writer, config))
         }
         Some(id) => {
-            let effective = store.load_effective(&id)?;
             let mut writer = store.open_writer(&id)?;
+            // A rewind a crash stopped while it restored files is finished
+            // first (docs/cli.md#rewind-and-fork).
+            let notices = crate::agent::rewind::finish_pending(store, &project.root, &mut writer)?
+                .map(|r| crate::agent::rewind::finished_notice(&r))
+                .into_iter()
+                .collect();
+            let effective = store.load_effective(&id)?;
             let dangling = unanswered_calls(&effective.messages);
             let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
             let skills_in_use = effective
@@ -456,6 +518,7 @@ pub(super) fn open_session(
                 resumed: true,
                 compaction_seq,
                 skills_in_use,
+                notices,
             })
         }
     }
