@@ -33,6 +33,6 @@ pub use provider::{
 };
 pub use record::{
     CompactionMode, CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader,
-    TitleRecord,
+    SummaryDraftRecord, TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

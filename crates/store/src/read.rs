@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
 use eonyx_core::record::{ParsedLine, Record, SessionHeader};
-use eonyx_core::{CompactionRecord, MessageRecord, SessionId};
+use eonyx_core::{CompactionRecord, MessageRecord, SessionId, SummaryDraftRecord};
 
 use crate::index::Entry;
 use crate::lines::{BackwardLines, for_each_line};
@@ -17,6 +17,10 @@ pub struct Effective {
     pub header: SessionHeader,
     pub title: String,
     pub compaction: Option<CompactionRecord>,
+    /// The newest summary draft after the last compaction record (drafts
+    /// before it cannot apply any more), whatever it builds on: the agent
+    /// checks that (docs/compaction.md#ahead-of-time-summaries).
+    pub draft: Option<SummaryDraftRecord>,
     /// Messages with seq >= the compaction's `first_kept_seq` (all when
     /// there is no compaction), in file order.
     pub messages: Vec<MessageRecord>,
@@ -100,9 +104,10 @@ impl Store {
         Ok(log)
     }
 
-    /// Effective history: header, current title, last compaction record
-    /// and the messages with seq >= its `first_kept_seq`. Reads only from
-    /// the first retained message on, not the whole file.
+    /// Effective history: header, current title, last compaction record,
+    /// the newest summary draft after it and the messages with seq >= its
+    /// `first_kept_seq`. Reads only from the first retained message on,
+    /// not the whole file.
     pub fn load_effective(&self, id: &SessionId) -> Result<Effective, StoreError> {
         let (entry, mut file) = self.entry_for(id)?;
         match self.effective_from(&entry, &mut file)? {
@@ -166,6 +171,7 @@ impl Store {
         })?;
         let start = entry.compaction_offset.unwrap_or(0);
         let mut compaction = None;
+        let mut draft = None;
         let mut after = Vec::new();
         let mut ok = true;
         file.seek(SeekFrom::Start(start))
@@ -186,8 +192,12 @@ impl Store {
                             return false;
                         }
                     }
-                } else if let Some(Record::Message(m)) = rec {
-                    after.push(m);
+                } else {
+                    match rec {
+                        Some(Record::Message(m)) => after.push(m),
+                        Some(Record::SummaryDraft(d)) => draft = Some(d),
+                        _ => {}
+                    }
                 }
                 true
             },
@@ -223,6 +233,7 @@ impl Store {
             header,
             title: entry.title.clone(),
             compaction,
+            draft,
             messages,
             next_seq: entry.last_seq + 1,
             message_count: entry.message_count,
