@@ -23,7 +23,9 @@ pub mod secrets;
 pub mod tools;
 mod truncation;
 
-pub use agent::{Agent, AgentOptions, ContextStatus, SessionChoice, TurnOutcome};
+pub use agent::{
+    Agent, AgentOptions, ContextStatus, DraftDone, DraftJob, SessionChoice, TurnOutcome,
+};
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;

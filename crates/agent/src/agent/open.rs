@@ -127,6 +127,7 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
+        let total_slots = started.total_slots;
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -147,6 +148,9 @@ impl Agent {
             limits,
             trigger,
             guard,
+            base_seq: (compaction_seq > 0).then_some(compaction_seq),
+            draft: opened.draft,
+            total_slots,
             tool_ctx,
             tool_defs: tool_definitions(&config, &skills),
             approver,
@@ -230,6 +234,8 @@ impl Agent {
         self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
+        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.draft = opened.draft;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tool_ctx.seen.clear();
@@ -257,6 +263,8 @@ struct Opened {
     compaction_seq: u64,
     /// The skills the last compaction record lists.
     skills_in_use: Vec<String>,
+    /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
+    draft: Option<eonyx_core::SummaryDraftRecord>,
 }
 
 /// Open or create the chosen session and build its model-facing view.
@@ -295,6 +303,7 @@ fn open_session(
                 resumed: false,
                 compaction_seq: 0,
                 skills_in_use: Vec::new(),
+                draft: None,
             })
         }
         Some(id) => {
@@ -329,6 +338,7 @@ fn open_session(
                 resumed: true,
                 compaction_seq,
                 skills_in_use,
+                draft: effective.draft,
             })
         }
     }

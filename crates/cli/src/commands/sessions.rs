@@ -216,14 +216,25 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             Record::Message(m) => message_block(m),
             Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
             Record::Compaction(c) => format!(
-                "[#{} compaction · {} · {}] messages before #{} summarized ({} → {} tokens)\n{}\n",
+                "[#{} compaction · {}{} · {}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
+                c.draft_seq
+                    .map(|d| format!(" · summary written ahead in #{d}"))
+                    .unwrap_or_default(),
                 short_date(&c.ts),
                 c.first_kept_seq,
                 c.tokens_before,
                 c.tokens_after,
                 c.summary
+            ),
+            Record::SummaryDraft(d) => format!(
+                "[#{} summary draft · {}] written ahead for the messages before #{} (~{} tokens); used only once a compaction applies it\n{}\n",
+                d.seq,
+                short_date(&d.ts),
+                d.first_kept_seq,
+                d.tokens,
+                d.summary
             ),
         });
     }

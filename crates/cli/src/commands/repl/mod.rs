@@ -12,12 +12,12 @@ pub mod quiet;
 
 use std::sync::Arc;
 
-use eonyx_agent::{Agent, SessionChoice};
+use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
 use super::approve::TerminalApprover;
-use super::ui::{self, Interrupts, Mode, Slash, TurnResult};
+use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -44,9 +44,28 @@ pub fn run(
         let mut history = History::new(HistoryFile::from_settings(&env, &repl)?);
         history.load(&editor, view.printer);
         view.printer.info("type /help for commands, /exit to leave");
+        // A summary written ahead while the prompt waits
+        // (docs/compaction.md#ahead-of-time-summaries).
+        let mut drafts = Drafts::default();
+        let mut held = Vec::new();
         loop {
-            let (prompt, highlight) = ctx_prompt(&agent, view.printer.color());
-            let line = match editor.read(prompt, highlight).await? {
+            drafts.start_if_due(&mut agent, &mut view);
+            let (prompt, highlight) = ctx_prompt(&agent, view.printer.color(), drafts.running());
+            let read = editor.read(prompt, highlight);
+            // The editor owns the terminal until the read ends: events wait.
+            let input = {
+                let mut sink = |ev: AgentEvent| {
+                    if matches!(ev, AgentEvent::SummaryDraft(_)) {
+                        editor.summary_ready();
+                    }
+                    held.push(ev);
+                };
+                drafts.wait(read, &mut agent, &mut sink).await
+            };
+            for ev in held.drain(..) {
+                view.event(ev);
+            }
+            let line = match input? {
                 Input::Line(line) => line,
                 Input::Interrupted => {
                     view.printer.info("");
@@ -64,14 +83,24 @@ pub fn run(
             history.add(input, &editor, view.printer);
             let _quiet = quiet::QuietTyping::start();
             if input.starts_with('/') {
-                match ui::slash(&mut agent, &mut view, &interrupts, input).await {
+                drafts.before_command(input, &mut agent, &mut view).await;
+                let (slash, done) = drafts
+                    .alongside(ui::slash(&mut agent, &mut view, &interrupts, input))
+                    .await;
+                Drafts::finish(done, &mut agent, &mut view);
+                match slash {
                     Slash::Continue => {}
                     Slash::Exit => break,
                     Slash::Failed(e) => view.printer.error(&e),
                 }
                 continue;
             }
-            match ui::run_turn(&mut agent, &mut view, &interrupts, input).await {
+            drafts.input_arrived();
+            let (result, done) = drafts
+                .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, input))
+                .await;
+            Drafts::finish(done, &mut agent, &mut view);
+            match result {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
                     if e.is_interrupted() {
@@ -145,11 +174,21 @@ impl History {
 }
 
 /// `{ctx N%} > ` and whether to highlight it (from the compaction threshold
-/// on, when colour is allowed).
-fn ctx_prompt(agent: &Agent, color: bool) -> (String, bool) {
+/// on, when colour is allowed). A summary written ahead adds a mark:
+/// `{ctx N% ✓}` when it is ready, `{ctx N% …}` while it is being written
+/// (the editor turns it into `✓` at the next redraw once it is ready; see
+/// [`helper::ready_prompt`]).
+fn ctx_prompt(agent: &Agent, color: bool, drafting: bool) -> (String, bool) {
     let st = agent.context_status();
+    let mark = if st.summary_ready {
+        format!(" {}", helper::READY_MARK)
+    } else if drafting {
+        format!(" {}", helper::WRITING_MARK)
+    } else {
+        String::new()
+    };
     (
-        format!("{{ctx {:.0}%}} > ", st.percent),
+        format!("{{ctx {:.0}%{mark}}} > ", st.percent),
         color && st.over_threshold,
     )
 }

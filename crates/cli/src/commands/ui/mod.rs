@@ -14,10 +14,12 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
+pub mod ahead;
 pub mod interrupts;
 pub mod slash;
 pub mod view;
 
+pub use ahead::Drafts;
 pub use interrupts::Interrupts;
 pub use slash::{Slash, slash};
 pub use view::{Mode, View};
@@ -163,6 +165,18 @@ pub async fn run_turn(
     interrupts: &Interrupts,
     input: &str,
 ) -> TurnResult {
+    let result = turn(agent, view, interrupts, input).await;
+    report(view, result)
+}
+
+/// Run one turn, showing its events up to its end, which [`report`] shows
+/// (the batch loop decides in between whether it is idle).
+pub async fn turn(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    input: &str,
+) -> Result<eonyx_agent::TurnOutcome, AgentError> {
     view.turn_started(input);
     let cancel = interrupts.begin();
     let result = {
@@ -170,6 +184,14 @@ pub async fn run_turn(
         agent.turn(input, &mut sink, &cancel).await
     };
     interrupts.end();
+    result
+}
+
+/// Show how a turn ended.
+pub fn report(
+    view: &mut View<'_>,
+    result: Result<eonyx_agent::TurnOutcome, AgentError>,
+) -> TurnResult {
     match result {
         Ok(outcome) => {
             view.turn_finished(&outcome);
