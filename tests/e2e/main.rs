@@ -5,6 +5,7 @@ mod agent_repl;
 mod agent_run;
 mod agent_tools;
 mod compaction;
+mod compaction_ahead;
 mod compaction_collapse;
 mod compaction_failures;
 mod compaction_shared_prefix;

@@ -84,3 +84,93 @@ pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+/// A `--json` batch run fed one line at a time: [`Paced::send`] writes a
+/// line, and the caller waits for the events it expects with
+/// [`Paced::wait_for`] (read on a thread, so a silent child cannot hang the
+/// reader; a child that exits ends the wait with a failure).
+pub struct Paced {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    events: std::sync::mpsc::Receiver<serde_json::Value>,
+    stderr: std::thread::JoinHandle<String>,
+    /// Every event read so far, in order.
+    pub seen: Vec<serde_json::Value>,
+}
+
+impl Paced {
+    /// Start `cmd` (which must pass `--json`) with piped stdio.
+    pub fn spawn(cmd: &mut Command) -> Paced {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut s);
+            s
+        });
+        let (tx, events) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if let Ok(v) = serde_json::from_str(&line)
+                    && tx.send(v).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Paced {
+            child,
+            stdin,
+            events,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Write one line to the child's stdin.
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Read events until one satisfies `done`; returns the events read by
+    /// this call, that one last. Fails when the child's stdout ends first.
+    pub fn wait_for(
+        &mut self,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> Vec<serde_json::Value> {
+        let mut got = Vec::new();
+        loop {
+            let Ok(ev) = self.events.recv() else {
+                panic!("the run ended before the awaited event; events: {got:?}");
+            };
+            self.seen.push(ev.clone());
+            got.push(ev.clone());
+            if done(&ev) {
+                return got;
+            }
+        }
+    }
+
+    /// Close stdin (end of input) and wait for the child: its exit status,
+    /// its stderr and every event it wrote.
+    pub fn finish(mut self) -> (std::process::ExitStatus, String, Vec<serde_json::Value>) {
+        drop(self.stdin.take());
+        while let Ok(ev) = self.events.recv() {
+            self.seen.push(ev);
+        }
+        let status = self.child.wait().unwrap();
+        let stderr = self.stderr.join().unwrap_or_default();
+        (status, stderr, self.seen)
+    }
+}
