@@ -7,11 +7,10 @@
 
 use std::time::Duration;
 
-use eonyx_tests::{FakeServer, RecordedRequest, Span, TestEnv};
+use eonyx_tests::{FakeServer, Paced, RecordedRequest, Span, TestEnv};
 use serde_json::Value;
 
 use crate::compaction::*;
-use crate::util::Paced;
 
 const WINDOW: u64 = 8192;
 
@@ -57,20 +56,20 @@ fn paced(
 ) -> (Vec<Turn>, Vec<Value>) {
     let mut all = vec!["--json"];
     all.extend_from_slice(args);
-    let mut run = Paced::spawn(&mut cmd(env, &all, &[]));
+    let mut run = Paced::spawn(&mut cmd(env, &all, &[])).unwrap();
     let mut turns = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let at = server.mark(format!("line {i}"));
-        run.send(l);
-        let evs = run.wait_for(ended);
+        run.send(l).unwrap();
+        let evs = run.wait_for(ended).unwrap();
         assert_eq!(evs.last().unwrap()["type"], "turn_completed", "{evs:?}");
         let answer = server.mark(format!("answer {i}"));
         turns.push(Turn { line: at, answer });
         if evs.iter().any(is("summary_draft_started")) {
-            run.wait_for(is("summary_draft"));
+            run.wait_for(is("summary_draft")).unwrap();
         }
     }
-    let (status, stderr, events) = run.finish();
+    let (status, stderr, events) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
     (turns, events)
 }
@@ -154,14 +153,26 @@ fn a_batch_fed_line_by_line_compacts_ahead_and_no_turn_waits_for_a_summary() {
     assert_eq!(of_type(&events, "summary_draft").len(), saved.len());
 
     // No summarizer request was in flight between a line being written and
-    // that turn's answer: each ran while the batch waited for input.
+    // that turn's answer (the end of the turn's last request): each ran
+    // while the batch waited for input.
+    let all = server.spans();
     let spans = summarizer_spans(&server);
     assert!(spans.len() >= comps.len());
-    for s in &spans {
-        assert!(s.completed, "{s:?}");
-        for (i, t) in turns.iter().enumerate() {
-            let overlaps = s.started < t.answer && s.ended.is_none_or(|e| e > t.line);
-            assert!(!overlaps, "summarizer request {s:?} overlaps turn {i}");
+    for (i, t) in turns.iter().enumerate() {
+        let answered = all
+            .iter()
+            .filter(|s| !s.summarizer && s.started > t.line && s.started < t.answer)
+            .filter_map(|s| s.ended)
+            .max()
+            .unwrap_or_else(|| panic!("turn {i} sent no request"));
+        for s in &spans {
+            assert!(s.completed, "{s:?}");
+            let overlaps = s.started < answered && s.ended.is_none_or(|e| e > t.line);
+            assert!(
+                !overlaps,
+                "summarizer request {s:?} overlaps turn {i} ({} to {answered})",
+                t.line
+            );
         }
     }
     // The request after each compaction carries the summary; nothing of
@@ -229,20 +240,20 @@ fn a_draft_left_by_one_process_is_applied_by_the_next_run_continue() {
         .set_summarizer(echo_summary);
     let env = ahead_env(&server, "");
     // Up to the first saved draft, before any compaction.
-    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[]));
+    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
     let mut sent = Vec::new();
     for n in 1..=30 {
         let l = codeword_line(n);
-        run.send(&l);
+        run.send(&l).unwrap();
         sent.push(l);
-        let evs = run.wait_for(ended);
+        let evs = run.wait_for(ended).unwrap();
         assert!(!evs.iter().any(is("compaction")), "{evs:?}");
         if evs.iter().any(is("summary_draft_started")) {
-            run.wait_for(is("summary_draft"));
+            run.wait_for(is("summary_draft")).unwrap();
             break;
         }
     }
-    let (status, stderr, events) = run.finish();
+    let (status, stderr, events) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
     let id = session_of(&events);
     let records = export(&env, &id);
@@ -292,7 +303,7 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
         // Never finishes within the test: only a cancellation ends it.
         .set_summarizer_delay(Duration::from_secs(600));
     let env = ahead_env(&server, "");
-    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[]));
+    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
     let in_flight = |server: &FakeServer| {
         for _ in 0..4000 {
             if let Some(s) = summarizer_spans(server).last()
@@ -309,8 +320,8 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
     let last_draft = loop {
         n += 1;
         assert!(n < 30, "no summary was started ahead");
-        run.send(&codeword_line(n));
-        let evs = run.wait_for(ended);
+        run.send(&codeword_line(n)).unwrap();
+        let evs = run.wait_for(ended).unwrap();
         assert_eq!(evs.last().unwrap()["type"], "turn_completed", "{evs:?}");
         if !evs.iter().any(is("summary_draft_started")) {
             continue;
@@ -324,7 +335,7 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
         cancelled.push((draft, at));
     };
     // Stdin ends while a summary is being written: the batch exits at once.
-    let (status, stderr, events) = run.finish();
+    let (status, stderr, events) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
     assert!(of_type(&events, "summary_draft").is_empty());
 
@@ -356,24 +367,24 @@ fn elsewhere_new_input_runs_alongside_the_draft_which_is_kept() {
         .set_summarizer(echo_summary)
         .set_summarizer_delay(Duration::from_secs(2));
     let env = ahead_env(&server, "");
-    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[]));
+    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
     let mut n = 0;
     let at = loop {
         n += 1;
         assert!(n < 30, "no summary was started ahead");
-        run.send(&codeword_line(n));
-        let evs = run.wait_for(ended);
+        run.send(&codeword_line(n)).unwrap();
+        let evs = run.wait_for(ended).unwrap();
         if evs.iter().any(is("summary_draft_started")) {
             while summarizer_spans(&server).is_empty() {
                 std::thread::sleep(Duration::from_millis(5));
             }
             let at = server.mark("input");
-            run.send(&codeword_line(n + 1));
+            run.send(&codeword_line(n + 1)).unwrap();
             break at;
         }
     };
-    run.wait_for(is("summary_draft"));
-    let (status, stderr, _) = run.finish();
+    run.wait_for(is("summary_draft")).unwrap();
+    let (status, stderr, _) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
     let spans = server.spans();
     let s = spans.iter().find(|s| s.summarizer).unwrap();
@@ -383,5 +394,131 @@ fn elsewhere_new_input_runs_alongside_the_draft_which_is_kept() {
     assert!(
         !user.summarizer && s.in_flight_at(user.started),
         "{spans:?}"
+    );
+}
+
+#[test]
+fn the_repl_prompt_shows_a_summary_being_written_then_ready_and_the_trigger_uses_it() {
+    use crate::agent::Fx;
+    use crate::agent_repl::start_repl;
+    let fx = Fx::with(|c| windowed(c, WINDOW, 60.0, 2));
+    fx.fake
+        .set_context_window(Some(WINDOW))
+        .set_summarizer(echo_summary);
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    let prompts = |p: &str, mark: &str| {
+        p.lines()
+            .filter(|l| l.trim_start().starts_with("{ctx ") && l.contains(mark))
+            .count()
+    };
+    tmux.wait_pane("the prompt", |p| prompts(p, "%} >") == 1);
+    // Turns until a summary is being written at the prompt.
+    let mut n = 0;
+    loop {
+        n += 1;
+        assert!(n < 30, "no summary was started ahead:\n{}", tmux.pane());
+        tmux.send(&codeword_line(n));
+        let pane = tmux.wait_pane("the next prompt", |p| prompts(p, "} >") == n + 1);
+        if pane.contains("% …} >") {
+            break;
+        }
+    }
+    // It finishes while the prompt waits: a key press redraws the mark.
+    while summarizer_requests(&fx.fake).is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let records_with_draft = || {
+        fx.session_files().iter().any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .contains(r#""type":"summary_draft""#)
+        })
+    };
+    while !records_with_draft() {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    tmux.keys(&["-l", "x"]);
+    tmux.wait_pane("the ready mark", |p| p.contains("% ✓} > x"));
+    tmux.keys(&["C-u"]);
+    // Turns until the trigger: the compaction applies the summary.
+    let at = loop {
+        n += 1;
+        assert!(n < 40, "no compaction:\n{}", tmux.pane());
+        let at = fx.fake.mark("line");
+        tmux.send(&codeword_line(n));
+        let pane = tmux.wait_pane("the next prompt", |p| prompts(p, "} >") == n + 1);
+        if pane.contains("compacted (auto, with the summary written ahead)") {
+            break at;
+        }
+    };
+    let records: Vec<Value> = std::fs::read_to_string(&fx.session_files()[0])
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let comps = compactions(&records);
+    assert_eq!(comps.len(), 1);
+    assert_eq!(comps[0]["mode"], "ahead");
+    // Every summary was written at a prompt: none ran in the compacting turn.
+    let spans = summarizer_spans(&fx.fake);
+    assert!(
+        spans.iter().all(|s| s.completed && s.ended < Some(at)),
+        "{spans:?}"
+    );
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}
+
+#[test]
+fn compact_without_a_focus_applies_the_draft_and_with_one_writes_a_fresh_summary() {
+    let server = FakeServer::start();
+    server
+        .set_context_window(Some(WINDOW))
+        .set_summarizer(echo_summary);
+    let env = ahead_env(&server, "");
+    let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
+    let mut n = 0;
+    let mut until_draft = |run: &mut Paced| loop {
+        n += 1;
+        assert!(n < 40, "no summary was written ahead");
+        run.send(&codeword_line(n)).unwrap();
+        let evs = run.wait_for(ended).unwrap();
+        if evs.iter().any(is("summary_draft_started")) {
+            return run.wait_for(is("summary_draft")).unwrap().pop().unwrap();
+        }
+    };
+    let draft = until_draft(&mut run);
+    let asked = summarizer_requests(&server).len();
+    run.send("/compact").unwrap();
+    let c = run.wait_for(is("compaction")).unwrap().pop().unwrap();
+    assert_eq!(
+        (&c["mode"], &c["trigger"]),
+        (&"ahead".into(), &"manual".into())
+    );
+    assert_eq!(c["draft_seq"], draft["seq"]);
+    assert_eq!(c["first_kept_seq"], draft["first_kept_seq"]);
+    assert_eq!(summarizer_requests(&server).len(), asked);
+
+    until_draft(&mut run);
+    let asked = summarizer_requests(&server).len();
+    run.send("/compact the code words").unwrap();
+    let c = run.wait_for(is("compaction")).unwrap().pop().unwrap();
+    assert_eq!(c["mode"], "shared-prefix");
+    assert!(c.get("draft_seq").is_none(), "{c}");
+    assert_eq!(summarizer_requests(&server).len(), asked + 1);
+    let focus = summarizer_requests(&server).pop().unwrap();
+    assert!(
+        focus.last_user_text().unwrap().contains("the code words"),
+        "{focus:?}"
+    );
+    let (status, stderr, events) = run.finish().unwrap();
+    assert!(status.success(), "{stderr}");
+    let records = export(&env, &session_of(&events));
+    let modes: Vec<&Value> = compactions(&records).iter().map(|c| &c["mode"]).collect();
+    assert_eq!(
+        modes,
+        [&Value::from("ahead"), &Value::from("shared-prefix")]
     );
 }

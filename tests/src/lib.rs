@@ -34,6 +34,7 @@
 pub mod bench;
 mod config;
 pub mod http;
+mod paced;
 mod recorded;
 mod reply;
 mod sandbox;
@@ -46,6 +47,7 @@ pub use config::{
     ConfigWriteError, FAKE_CONTEXT_WINDOW, FAKE_MODEL_KEY, FAKE_MODEL_NAME, FakeConfig,
     write_anthropic_config, write_config,
 };
+pub use paced::Paced;
 pub use recorded::RecordedRequest;
 pub use reply::{FakeToolCall, Reply, UsageOverride};
 pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};

@@ -9,6 +9,11 @@
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
 //!    the compactions found in the session file.
+//! 3. Paced (`--pause-ms MS`, default 8000; `--paced-turns N`, 0 skips it):
+//!    the binary fed one line at a time with that pause between an answer
+//!    and the next line, with summaries written ahead and with
+//!    `ahead_percent = 0`; the wait of each compacting turn against a
+//!    steady turn (`waits.rs`).
 
 use std::io::Write;
 use std::process::Stdio;
@@ -23,6 +28,7 @@ use crate::util;
 mod http;
 mod proxy;
 mod report;
+mod waits;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
 pub(crate) use report::pct;
@@ -50,6 +56,10 @@ struct Options {
     transcript: bool,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
+    /// Turns of the paced stage (0: skip it).
+    paced_turns: usize,
+    /// The pause between an answer and the next line in the paced stage.
+    pause: Duration,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -60,6 +70,8 @@ fn parse(args: &[String]) -> Result<Options> {
         ctx: E2E_CTX,
         transcript: false,
         eonyx: None,
+        paced_turns: 30,
+        pause: Duration::from_millis(8000),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -70,9 +82,15 @@ fn parse(args: &[String]) -> Result<Options> {
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--transcript-summaries" => o.transcript = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
+            "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
+            "--pause-ms" => {
+                o.pause = Duration::from_millis(local_model::value(&mut it, "--pause-ms")?);
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS]\n\
+                     --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
+                     with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one.\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
@@ -154,14 +172,32 @@ pub fn run(args: &[String]) -> Result<()> {
 
     if opts.http_only {
         println!("== binary stage skipped (--http-only)");
-    } else if let Err(e) = binary_stage(
-        opts.port,
-        opts.turns,
-        opts.transcript,
-        opts.eonyx.as_deref(),
-    ) {
-        failed += 1;
-        println!("FAIL  binary stage: {e:#}");
+    } else {
+        match eonyx_binary(opts.eonyx.as_deref()) {
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  binary stage: {e:#}");
+            }
+            Ok(bin) => {
+                if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
+                    failed += 1;
+                    println!("FAIL  binary stage: {e:#}");
+                }
+                if opts.paced_turns > 0 {
+                    let lines: Vec<String> = turn_lines(opts.paced_turns)
+                        .lines()
+                        .map(str::to_owned)
+                        .collect();
+                    match waits::paced_stage(&bin, opts.port, &lines, opts.pause) {
+                        Ok(report) => report.iter().for_each(|l| println!("{l}")),
+                        Err(e) => {
+                            failed += 1;
+                            println!("FAIL  paced stage: {e:#}");
+                        }
+                    }
+                }
+            }
+        }
     }
     drop(server);
     if failed > 0 {
@@ -196,13 +232,8 @@ fn turn_lines(turns: usize) -> String {
         .collect()
 }
 
-fn binary_stage(
-    server_port: u16,
-    turns: usize,
-    transcript: bool,
-    eonyx: Option<&std::path::Path>,
-) -> Result<()> {
-    println!("== binary stage: {turns} batch turns, no context_window in config");
+/// `--eonyx PATH`, else `target/debug/eonyx`, built now.
+fn eonyx_binary(eonyx: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
     let bin = match eonyx {
         Some(path) => path.to_path_buf(),
         None => {
@@ -215,6 +246,16 @@ fn binary_stage(
     if !bin.is_file() {
         bail!("{} is missing after the build", bin.display());
     }
+    Ok(bin)
+}
+
+fn binary_stage(
+    bin: &std::path::Path,
+    server_port: u16,
+    turns: usize,
+    transcript: bool,
+) -> Result<()> {
+    println!("== binary stage: {turns} batch turns, no context_window in config");
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
     let mut config = local_model::config_snippet(proxy_port);
@@ -233,7 +274,7 @@ fn binary_stage(
     let stdout_path = env.home.join("eonyx.stdout");
     let stderr_path = env.home.join("eonyx.stderr");
     let mut child = env
-        .command(&bin)
+        .command(bin)
         .stdin(Stdio::piped())
         .stdout(std::fs::File::create(&stdout_path)?)
         .stderr(std::fs::File::create(&stderr_path)?)

@@ -64,7 +64,7 @@ fn batch(
                     Slash::Failed(e) => return Err(e),
                 }
             }
-            drafts.input_arrived();
+            drafts.input_arrived(&mut s.agent, &mut s.view);
             let (result, done) = drafts
                 .alongside(ui::turn(&mut s.agent, &mut s.view, &s.interrupts, input))
                 .await;

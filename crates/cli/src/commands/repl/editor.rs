@@ -134,6 +134,7 @@ impl LineEditor {
             if let Some(h) = ed.helper_mut() {
                 h.highlight_ctx = highlight;
                 h.plain = plain;
+                h.ready_drawn.store(false, Ordering::SeqCst);
             }
             if let Ok(mut c) = continuations.lock() {
                 c.clear();

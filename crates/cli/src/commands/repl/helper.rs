@@ -29,6 +29,9 @@ pub struct ReplHelper {
     /// Set when a summary written ahead became ready during the read: the
     /// prompt's [`WRITING_MARK`] is drawn as [`READY_MARK`] from then on.
     pub summary_ready: Arc<AtomicBool>,
+    /// The ready mark has been drawn in this read (until then the next key
+    /// asks the editor for a full redraw instead of its fast path).
+    pub ready_drawn: AtomicBool,
 }
 
 /// In `{ctx N% ✓}`: a summary written ahead is ready, the next compaction
@@ -150,6 +153,9 @@ impl Highlighter for ReplHelper {
         let ready = (default && self.summary_ready.load(Ordering::SeqCst))
             .then(|| ready_prompt(prompt))
             .flatten();
+        if ready.is_some() {
+            self.ready_drawn.store(true, Ordering::SeqCst);
+        }
         let prompt: Cow<'b, str> = match ready {
             Some(p) => Cow::Owned(p),
             None => Cow::Borrowed(prompt),
@@ -166,8 +172,10 @@ impl Highlighter for ReplHelper {
         prompt
     }
 
+    /// Only to redraw the prompt once a summary became ready during the
+    /// read (a typed character is otherwise just appended).
     fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        false
+        self.summary_ready.load(Ordering::SeqCst) && !self.ready_drawn.load(Ordering::SeqCst)
     }
 }
 
@@ -260,7 +268,10 @@ mod tests {
         let h = ReplHelper::default();
         assert_eq!(h.highlight_prompt("{ctx 72% …} > ", true), "{ctx 72% …} > ");
         h.summary_ready.store(true, Ordering::SeqCst);
+        // The next key redraws the prompt, once.
+        assert!(h.highlight_char("x", 1, CmdKind::Other));
         assert_eq!(h.highlight_prompt("{ctx 72% …} > ", true), "{ctx 72% ✓} > ");
+        assert!(!h.highlight_char("x", 1, CmdKind::Other));
         // Not in other prompts (reverse search), nor with no mark.
         assert_eq!(
             h.highlight_prompt("{ctx 72% …} > ", false),

@@ -95,7 +95,7 @@ pub fn run(
                 }
                 continue;
             }
-            drafts.input_arrived();
+            drafts.input_arrived(&mut agent, &mut view);
             let (result, done) = drafts
                 .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, input))
                 .await;

@@ -8,6 +8,8 @@
 //! process exits) cancels the job: a draft never holds up exit.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 
 use eonyx_agent::{Agent, AgentEvent, DraftDone, DraftJob};
 
@@ -37,12 +39,19 @@ impl Drafts {
     }
 
     /// New input arrived: cancel the job when it would hold up the user's
-    /// request (a one-slot server).
-    pub fn input_arrived(&mut self) {
-        if self.job.as_ref().is_some_and(DraftJob::yields_to_input)
-            && let Some(job) = self.job.take()
-        {
-            job.cancel();
+    /// request (a one-slot server), unless it has just finished: then its
+    /// summary is kept.
+    pub fn input_arrived(&mut self, agent: &mut Agent, view: &mut View<'_>) {
+        if !self.job.as_ref().is_some_and(DraftJob::yields_to_input) {
+            return;
+        }
+        let Some(mut job) = self.job.take() else {
+            return;
+        };
+        let mut cx = Context::from_waker(Waker::noop());
+        match Pin::new(&mut job).poll(&mut cx) {
+            Poll::Ready(done) => Self::finish(Some(done), agent, view),
+            Poll::Pending => job.cancel(),
         }
     }
 
