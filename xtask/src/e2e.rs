@@ -93,7 +93,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one.\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
-                     checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
+                     checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
                 std::process::exit(0);
             }
@@ -179,7 +179,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 println!("FAIL  binary stage: {e:#}");
             }
             Ok(bin) => {
-                if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
+                if opts.turns == 0 {
+                    println!("== binary stage skipped (--turns 0)");
+                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
                     failed += 1;
                     println!("FAIL  binary stage: {e:#}");
                 }

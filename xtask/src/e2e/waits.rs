@@ -78,6 +78,15 @@ fn paced(
             .filter(|e| e["type"] == "compaction")
             .map(|e| e["mode"].as_str().unwrap_or("?").to_owned())
             .collect();
+        eprintln!(
+            "paced: turn waited {}{}",
+            secs(waited),
+            if modes.is_empty() {
+                String::new()
+            } else {
+                format!(" (compacted: {})", modes.join("+"))
+            }
+        );
         if modes.is_empty() {
             run.steady.push(waited);
         } else {

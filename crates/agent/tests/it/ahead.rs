@@ -216,3 +216,50 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     assert!(!agent.draft_ready());
     assert_eq!(drafts(&env), 0);
 }
+
+#[tokio::test]
+async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordinary_compaction() {
+    let env = env();
+    let p = provider(Arc::new(AtomicBool::new(false)));
+    let mut agent = open(&env, &p).await;
+    let mut events = Vec::new();
+    let mut n = 0;
+    let job = loop {
+        n += 1;
+        turn(&mut agent, n, &mut events).await;
+        if let Some(job) = agent.start_draft() {
+            break job;
+        }
+        assert!(n < 20);
+    };
+    agent.finish_draft(job.await, &mut |e| events.push(e));
+    assert!(agent.draft_ready());
+    // A long message: the turns the draft keeps plus this one are still
+    // past the trigger.
+    let asked = p.requests().iter().filter(|r| is_summarizer(r)).count();
+    let long = format!("the long one: {}", "many more words ".repeat(400));
+    let mut evs = Vec::new();
+    agent
+        .turn(&long, &mut |e| evs.push(e), &CancellationToken::new())
+        .await
+        .unwrap();
+    let modes: Vec<Option<CompactionMode>> = evs
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Compacted(rec) => Some(rec.mode),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            Some(CompactionMode::Ahead),
+            Some(CompactionMode::SharedPrefix)
+        ]
+    );
+    assert_eq!(
+        p.requests().iter().filter(|r| is_summarizer(r)).count(),
+        asked + 1
+    );
+    assert!(agent.context_status().estimate < agent.trigger().tokens.unwrap());
+}
