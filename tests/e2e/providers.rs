@@ -236,6 +236,7 @@ fn refused_temperature_and_max_tokens_are_dropped_renamed_and_remembered() {
         .refuse_parameters(Refuse {
             temperature: true,
             max_tokens: true,
+            ..Default::default()
         })
         .set_summarizer(summary);
     let env = env_with(

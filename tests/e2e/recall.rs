@@ -285,3 +285,49 @@ fn the_provider_key_never_appears_in_a_recall_result() {
     );
     assert!(!result.contains(KEY), "{result}");
 }
+
+#[test]
+fn earlier_recall_results_are_never_returned_and_the_limit_fills_with_real_hits() {
+    let server = FakeServer::start();
+    let args = json!({"query": "ocelot", "scope": "project", "limit": 2});
+    server.set_responder(move |r: &RecordedRequest| {
+        let last = r.messages().last().cloned().unwrap_or_default();
+        Some(if last["role"] == "user" && last["content"] == ASK {
+            Reply::tool_call("recall", args.clone())
+        } else {
+            Reply::text("noted")
+        })
+    });
+    let env = env_for(&server, "");
+    // A session with three facts, then one with two recalls whose results
+    // quote them (and whose calls carry the word in their arguments).
+    let facts: Vec<String> = (1..=3).map(|n| format!("ocelot fact {n}")).collect();
+    let (out, _) = batch(&env, &env.project, &facts, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (out, _) = batch(&env, &env.project, &[ASK.to_owned(), ASK.to_owned()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let earlier = recall_result(&server);
+    assert!(
+        earlier.contains("ocelot fact 3") && earlier.contains("ocelot fact 2"),
+        "{earlier}"
+    );
+
+    // A new session asks: only the facts match, the newest two shown.
+    let (out, _) = batch(&env, &env.project, &[ASK.to_owned()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = recall_result(&server);
+    assert!(
+        result.starts_with("recall: 3 matches") && result.contains("newest 2 shown, 1 more"),
+        "{result}"
+    );
+    assert!(
+        !result.contains(" · tool · "),
+        "a recall result came back:\n{result}"
+    );
+    assert!(!result.contains("recall: 2 matches"), "{result}");
+    let shown: Vec<&str> = result
+        .lines()
+        .filter(|l| l.starts_with("ocelot fact"))
+        .collect();
+    assert_eq!(shown, ["ocelot fact 3", "ocelot fact 2"], "{result}");
+}

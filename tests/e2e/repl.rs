@@ -17,12 +17,12 @@ use serde_json::json;
 /// Wait until the editor shows an empty prompt: keys sent before it would
 /// reach a terminal in cooked mode (where Ctrl-C is a signal and Ctrl-D an
 /// end of file), not the editor.
-fn idle(tmux: &Tmux, what: &str) -> String {
+pub(crate) fn idle(tmux: &Tmux, what: &str) -> String {
     tmux.wait_pane(what, |p| p.lines().last_non_empty().ends_with("%} >"))
 }
 
 /// Type text literally, no Enter.
-fn type_text(tmux: &Tmux, text: &str) {
+pub(crate) fn type_text(tmux: &Tmux, text: &str) {
     let st = tmux
         .cmd()
         .args(["send-keys", "-t", "repl", "-l", text])
@@ -33,7 +33,7 @@ fn type_text(tmux: &Tmux, text: &str) {
 
 /// Neither the requests the fake server got nor the session files hold an
 /// escape character.
-fn assert_no_escapes(fx: &Fx) {
+pub(crate) fn assert_no_escapes(fx: &Fx) {
     for (i, r) in fx.chats().iter().enumerate() {
         assert!(
             !r.raw_body.contains('\u{1b}') && !r.raw_body.contains("\\u001b"),
@@ -373,7 +373,7 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
     assert_no_escapes(&fx);
 }
 
-trait LastNonEmpty<'a> {
+pub(crate) trait LastNonEmpty<'a> {
     fn last_non_empty(self) -> &'a str;
 }
 

@@ -161,6 +161,7 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         allow_write: false,
         approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(instant())),
+        sandbox_helper: None,
     };
 
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -32,18 +32,22 @@ use crate::truncation::TruncationCheck;
 
 mod ahead;
 mod compaction;
+mod input;
 mod memory;
 mod open;
 mod request;
 mod skills;
+mod status;
 mod step;
 mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{SkillSections, next_request, system_prompt, tool_definitions};
+pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,6 +84,10 @@ pub struct AgentOptions {
     pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
+    /// The `eonyx` executable, which runs the Landlock sandbox helper
+    /// (`current_exe()` in the binary). `None` (library tests, which do not
+    /// run inside `eonyx`): the Landlock backend is unavailable.
+    pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
 /// The result of a completed turn.
@@ -98,7 +106,7 @@ pub struct TurnOutcome {
 }
 
 /// The `{ctx N%}` figures.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextStatus {
     pub estimate: u64,
     pub window: u64,
@@ -148,6 +156,10 @@ pub struct Agent {
     approver: Arc<dyn Approver>,
     project: Project,
     cwd: Utf8PathBuf,
+    /// `$HOME`, for `@~/…`.
+    home: Option<String>,
+    /// A user can be asked (the REPL), as opposed to batch runs and `run`.
+    has_user: bool,
     startup_notices: Vec<String>,
     /// `None` when `memory.enabled = false`.
     memory: Option<eonyx_store::memory::MemoryStore>,
@@ -221,6 +233,14 @@ impl Agent {
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
         &self.skills_in_use
+    }
+
+    /// One line on how `shell` commands run: the sandbox backend in use and
+    /// what it allows, or why none works (`eonyx config`, `/status`). The
+    /// first call may block for a few milliseconds (it probes the backends,
+    /// once per process).
+    pub fn sandbox_status(&self) -> String {
+        self.tool_ctx.sandbox.status()
     }
 
     /// Rename the current session (appends a title record).

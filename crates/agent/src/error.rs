@@ -25,6 +25,9 @@ pub enum AgentError {
     Usage(String),
     #[error(transparent)]
     Memory(#[from] eonyx_store::memory::MemoryError),
+    /// An `@path` or `--image` file that cannot be sent; nothing was sent.
+    #[error(transparent)]
+    Attach(#[from] crate::attach::AttachError),
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -49,7 +52,7 @@ impl AgentError {
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
             AgentError::TooLarge { .. } => "context_overflow",
             AgentError::Interrupted => "cancelled",
-            AgentError::Usage(_) => "usage",
+            AgentError::Usage(_) | AgentError::Attach(_) => "usage",
             AgentError::Memory(_) => "memory",
         }
     }

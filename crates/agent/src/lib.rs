@@ -15,6 +15,7 @@
 //!   is saved or sent: a provider key's value is stored as `[redacted: NAME]`.
 
 mod agent;
+pub mod attach;
 mod effective;
 mod error;
 mod events;
@@ -24,7 +25,8 @@ pub mod tools;
 mod truncation;
 
 pub use agent::{
-    Agent, AgentOptions, ContextStatus, DraftDone, DraftJob, SessionChoice, TurnOutcome,
+    Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
+    DraftJob, LastCompaction, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;

@@ -83,6 +83,17 @@ pub enum Command {
     /// Print the man page (roff) to stdout.
     #[command(hide = true)]
     Manpage,
+    /// The Landlock sandbox helper: confine this process, then run the
+    /// command (eonyx runs it itself; README, section "Sandbox").
+    #[command(hide = true, name = eonyx_sandbox::HELPER_SUBCOMMAND)]
+    SandboxExec(SandboxExecArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxExecArgs {
+    /// The helper's spec and command, after `--`.
+    #[arg(raw = true)]
+    pub args: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +102,9 @@ pub struct RunArgs {
     pub session: SessionArgs,
     /// The prompt; read from stdin when absent or `-`.
     pub prompt: Option<String>,
+    /// Attach an image (png, jpeg, gif, webp) to the prompt; repeatable.
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<Utf8PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +236,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),
+        Some(Command::SandboxExec(args)) => commands::sandbox_exec(printer, args),
     }
 }
 

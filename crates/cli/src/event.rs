@@ -5,6 +5,7 @@
 //! Invariant: a JSON event is written only through [`Event`]; no `json!`
 //! builds one.
 
+use eonyx_agent::AgentStatus;
 use eonyx_core::memory::MemoryScope;
 use eonyx_core::{CompactionMode, CompactionRecord, CompactionTrigger, FinishReason, Usage};
 use serde::Serialize;
@@ -105,6 +106,19 @@ pub enum Event<'a> {
         text: &'a str,
         session: Option<&'a str>,
     },
+    /// A `!command` ran; its command and output went into the conversation.
+    Command {
+        command: &'a str,
+        /// `exit status: N`, `timed out after Ns` or `interrupted`.
+        outcome: &'a str,
+        is_error: bool,
+        /// Output bytes the command wrote.
+        bytes: usize,
+        /// Bytes of it left out of the conversation (`tools.output_cap_bytes`).
+        cut: usize,
+    },
+    /// `/status`: where the model, window, tokens and cache stand.
+    Status(Box<StatusEvent<'a>>),
     /// Only with `EONYX_DEBUG` set.
     Debug {
         message: &'a str,
@@ -123,6 +137,95 @@ pub enum Event<'a> {
         class: &'a str,
         message: &'a str,
     },
+}
+
+/// The fields of a `status` event (docs/cli.md#json-events).
+#[derive(Debug, Serialize)]
+pub struct StatusEvent<'a> {
+    /// The model key from the config.
+    pub model: &'a str,
+    /// The model id sent to the API.
+    pub model_name: &'a str,
+    pub provider: &'a str,
+    pub base_url: &'a str,
+    pub window: u64,
+    /// Where the window came from, as `eonyx config` says it.
+    pub window_source: &'a str,
+    /// The `{ctx}` figures: estimated next request, in tokens and percent.
+    pub ctx_tokens: u64,
+    pub ctx_percent: f64,
+    /// Tokens at which automatic compaction runs (`null`: off).
+    pub compaction_at: Option<u64>,
+    pub usage: StatusUsage,
+    pub compactions: u64,
+    pub last_compaction: Option<StatusCompaction>,
+    /// `null` when memory is off.
+    pub memory_entries: Option<usize>,
+    pub skills: &'a [String],
+    /// Parameters this model refused (`temperature`, `max_tokens`, `images`).
+    pub refused: &'a [&'static str],
+    pub session: &'a str,
+    pub title: &'a str,
+    pub path: &'a str,
+    /// How `shell` commands run (the `eonyx config` sandbox line).
+    pub sandbox: &'a str,
+}
+
+impl<'a> StatusEvent<'a> {
+    pub fn new(s: &'a AgentStatus) -> Self {
+        Self {
+            model: &s.model_key,
+            model_name: &s.model_name,
+            provider: s.provider,
+            base_url: &s.base_url,
+            window: s.window,
+            window_source: &s.window_source,
+            ctx_tokens: s.context.estimate,
+            ctx_percent: (s.context.percent * 10.0).round() / 10.0,
+            compaction_at: s.compaction_at,
+            usage: StatusUsage {
+                requests: s.tokens.requests,
+                prompt_tokens: s.tokens.prompt,
+                completion_tokens: s.tokens.completion,
+                cached_tokens: s.tokens.cached,
+                cache_hit_percent: s
+                    .tokens
+                    .cache_hit_percent()
+                    .map(|p| (p * 10.0).round() / 10.0),
+            },
+            compactions: s.compactions,
+            last_compaction: s.last_compaction.map(|c| StatusCompaction {
+                trigger: c.trigger,
+                mode: c.mode,
+            }),
+            memory_entries: s.memory_entries,
+            skills: &s.skills,
+            refused: &s.refused,
+            session: &s.session_id,
+            title: &s.title,
+            path: s.path.as_str(),
+            sandbox: &s.sandbox,
+        }
+    }
+}
+
+/// This session's tokens in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusUsage {
+    /// Model steps that reported usage.
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cached_tokens: u64,
+    /// Cached over prompt tokens, percent (`null` before any usage).
+    pub cache_hit_percent: Option<f64>,
+}
+
+/// The last compaction in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusCompaction {
+    pub trigger: CompactionTrigger,
+    pub mode: Option<CompactionMode>,
 }
 
 /// The `usage` of a `turn_completed` event.

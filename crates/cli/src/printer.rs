@@ -149,6 +149,12 @@ impl Printer {
     pub fn err_raw(&self, s: &str) {
         eprint!("{s}");
     }
+
+    /// Raw bytes on stderr, flushed (a command's output with `--json`).
+    pub fn err_bytes(&self, b: &[u8]) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(b).and_then(|()| err.flush());
+    }
 }
 
 /// Flushes stdout where no `Printer` is at hand (the Ctrl-C handler, just

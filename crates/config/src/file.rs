@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{EditMode, ProviderKind, ShellPolicy, WritePolicy};
+use crate::{EditMode, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy};
 
 /// `[compaction]` as written in a file: every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,6 +66,23 @@ pub struct ToolsFile {
     pub max_edit_bytes: Option<u64>,
     /// Safe for an untrusted project: it can only take a tool away.
     pub recall: Option<bool>,
+    /// How `shell` commands are confined (README, section "Sandbox"). An
+    /// untrusted project may set only `"read-only"`.
+    pub sandbox: Option<SandboxMode>,
+    /// Not from an untrusted project: a backend that does not work here
+    /// would mean running unconfined.
+    pub sandbox_backend: Option<SandboxBackend>,
+    /// More directories commands may write (absolute). Not from an
+    /// untrusted project.
+    pub sandbox_writable: Option<Vec<String>>,
+    /// An untrusted project may only turn the network off.
+    pub sandbox_network: Option<bool>,
+    /// An untrusted project may only turn it on.
+    pub sandbox_required: Option<bool>,
+    /// Images (`@image.png`, `run --image`) larger than this are refused
+    /// before anything is sent. A size limit, not a permission: safe for an
+    /// untrusted project.
+    pub max_image_bytes: Option<u64>,
 }
 
 /// `[memory]` as written in a file (README, section "Memory").

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 pub use eonyx_core::config::{
     CompactionConfig, ContextConfig, FALLBACK_CONTEXT_WINDOW, ModelConfig, ProviderKind,
-    SkillsConfig,
+    SandboxBackend, SandboxConfig, SandboxMode, SkillsConfig,
 };
 
 use crate::paths::Env;
@@ -94,6 +94,10 @@ pub struct ToolsConfig {
     pub max_edit_bytes: u64,
     /// Whether the model gets the `recall` tool.
     pub recall: bool,
+    /// The `tools.sandbox*` keys.
+    pub sandbox: SandboxConfig,
+    /// Images larger than this are refused before they are sent.
+    pub max_image_bytes: u64,
 }
 
 impl Default for ToolsConfig {
@@ -105,6 +109,8 @@ impl Default for ToolsConfig {
             write: WritePolicy::Ask,
             max_edit_bytes: 1024 * 1024,
             recall: true,
+            sandbox: SandboxConfig::default(),
+            max_image_bytes: 5 * 1024 * 1024,
         }
     }
 }

@@ -379,6 +379,73 @@ fn ahead_percent_follows_the_threshold_unless_set_and_an_untrusted_project_may_s
 }
 
 #[test]
+fn an_untrusted_project_may_only_tighten_the_sandbox() {
+    use crate::{SandboxBackend, SandboxMode};
+    let s = Sandbox::new();
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox, crate::SandboxConfig::default());
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::WorkspaceWrite);
+
+    // Loosening is dropped and named.
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox = \"read-only\"\nsandbox_writable = [\"/opt/cache\"]\n"
+    ))
+    .project(
+        r#"{"tools": {"sandbox": "off", "sandbox_network": true, "sandbox_backend": "landlock",
+            "sandbox_writable": ["/"], "sandbox_required": false}}"#,
+    );
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::ReadOnly);
+    assert!(!c.tools.sandbox.network);
+    assert_eq!(c.tools.sandbox.backend, SandboxBackend::Auto);
+    assert_eq!(
+        c.tools.sandbox.writable,
+        vec![Utf8PathBuf::from("/opt/cache")]
+    );
+    let w = c.warnings.join("\n");
+    for key in [
+        "tools.sandbox`",
+        "tools.sandbox_backend",
+        "tools.sandbox_network",
+        "tools.sandbox_required",
+        "tools.sandbox_writable",
+    ] {
+        assert!(w.contains(key), "{key} is named: {w}");
+    }
+
+    // Tightening is kept.
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox = \"off\"\nsandbox_network = true\n"
+    ))
+    .project(
+        r#"{"tools": {"sandbox": "read-only", "sandbox_network": false, "sandbox_required": true}}"#,
+    );
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::ReadOnly);
+    assert!(!c.tools.sandbox.network);
+    assert!(c.tools.sandbox.required);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+    // A trusted project may loosen it.
+    let root = s.proj_root();
+    s.global(&format!("trusted_projects = [\"{root}\"]\n{GLOBAL}"))
+        .project(r#"{"tools": {"sandbox": "off", "sandbox_backend": "bwrap"}}"#);
+    let c = s.load(&[]);
+    assert_eq!(c.tools.sandbox.mode, SandboxMode::Off);
+    assert_eq!(c.tools.sandbox.backend, SandboxBackend::Bwrap);
+
+    s.global(&format!(
+        "{GLOBAL}\n[tools]\nsandbox_writable = [\"cache\"]\n"
+    ))
+    .project("{}");
+    let err = load(&s.opts(&[])).unwrap_err().to_string();
+    assert!(
+        err.contains("tools.sandbox_writable") && err.contains("not an absolute path"),
+        "{err}"
+    );
+}
+
+#[test]
 fn skills_caps_default_and_may_be_set_by_an_untrusted_project() {
     let s = Sandbox::new();
     s.global(&format!("{GLOBAL}\n[skills]\nmax_reloaded_bytes = 2000\n"))

@@ -19,22 +19,59 @@ pub struct MaySet {
     /// Dotted key; `*` stands for one model key (`models.*`) or profile
     /// name (`profiles.*`).
     pub key: &'static str,
-    /// `true`: only the value `false` is accepted (keys that may turn a
-    /// feature off, never on).
-    pub only_false: bool,
+    /// Which values are accepted.
+    pub values: Values,
+}
+
+/// The values an untrusted project may give a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values {
+    /// Any value (limits and tuning).
+    Any,
+    /// Only `false` (keys that may turn a feature off, never on).
+    OnlyFalse,
+    /// Only `true` (keys that may turn a restriction on, never off).
+    OnlyTrue,
+    /// Only these strings (the strictest settings of a key).
+    OnlyStr(&'static [&'static str]),
+}
+
+impl Values {
+    fn accepts(self, value: &Value) -> bool {
+        match self {
+            Values::Any => true,
+            Values::OnlyFalse => *value == Value::Bool(false),
+            Values::OnlyTrue => *value == Value::Bool(true),
+            Values::OnlyStr(allowed) => value.as_str().is_some_and(|v| allowed.contains(&v)),
+        }
+    }
 }
 
 const fn any(key: &'static str) -> MaySet {
     MaySet {
         key,
-        only_false: false,
+        values: Values::Any,
     }
 }
 
 const fn off_only(key: &'static str) -> MaySet {
     MaySet {
         key,
-        only_false: true,
+        values: Values::OnlyFalse,
+    }
+}
+
+const fn on_only(key: &'static str) -> MaySet {
+    MaySet {
+        key,
+        values: Values::OnlyTrue,
+    }
+}
+
+const fn only(key: &'static str, allowed: &'static [&'static str]) -> MaySet {
+    MaySet {
+        key,
+        values: Values::OnlyStr(allowed),
     }
 }
 
@@ -74,6 +111,7 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
+    any("tools.max_image_bytes"),
     // The memory cap (where memory lives has no key at all).
     any("memory.max_bytes"),
     // Skills: prompt sizing only.
@@ -94,6 +132,13 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     off_only("memory.enabled"),
     off_only("tools.recall"),
     off_only("repl.history"),
+    // The sandbox may only be tightened (README, section "Sandbox"):
+    // `read-only` is at least as strict as any other mode, the network
+    // can only be turned off and the sandbox only be made required.
+    // `tools.sandbox_backend` and `tools.sandbox_writable` are not listed.
+    only("tools.sandbox", &["read-only"]),
+    off_only("tools.sandbox_network"),
+    on_only("tools.sandbox_required"),
 ];
 
 /// Whether an untrusted project may set `key` (dotted segments) to `value`.
@@ -112,7 +157,7 @@ fn untrusted_may_set(key: &[String], value: &Value) -> bool {
         let pattern: Vec<&str> = m.key.split('.').collect();
         pattern.len() == key.len()
             && pattern.iter().zip(key).all(|(p, k)| *p == "*" || p == k)
-            && (!m.only_false || *value == Value::Bool(false))
+            && m.values.accepts(value)
     })
 }
 
@@ -441,7 +486,11 @@ mod tests {
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 _ => false,
             };
-            assert!(known || m.only_false, "{} is not a config key", m.key);
+            assert!(
+                known || m.values == crate::trust::Values::OnlyFalse,
+                "{} is not a config key",
+                m.key
+            );
         }
     }
 }

@@ -54,6 +54,25 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if t.max_edit_bytes == Some(0) {
             return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
+        if let Some(bad) = t
+            .sandbox_writable
+            .iter()
+            .flatten()
+            .find(|p| !Utf8Path::new(p.as_str()).is_absolute() && !p.starts_with("~/"))
+        {
+            return Err(invalid(
+                "tools.sandbox_writable".into(),
+                &format!(
+                    "{bad:?} is not an absolute path; give each directory as a full path or under ~/, e.g. \"~/.cache\""
+                ),
+            ));
+        }
+        if t.max_image_bytes == Some(0) {
+            return Err(invalid(
+                "tools.max_image_bytes".into(),
+                "must be at least 1",
+            ));
+        }
     }
     if let Some(m) = &file.memory
         && m.max_bytes == Some(0)

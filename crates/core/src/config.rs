@@ -1,6 +1,7 @@
 //! Resolved configuration values that the lower crates take as plain
 //! values: the model (`provider`), compaction settings (`compact`), the
-//! context-file and skill caps (`prompt`). Reading, merging and validating
+//! context-file and skill caps (`prompt`), the shell sandbox (`sandbox`).
+//! Reading, merging and validating
 //! the config files lives in `eonyx-config`, which resolves these types
 //! (README, section "Configuration reference").
 
@@ -129,6 +130,64 @@ impl Default for SkillsConfig {
             max_reloaded_bytes: 16 * 1024,
         }
     }
+}
+
+/// `tools.sandbox`: what a confined `shell` command may write
+/// (README, section "Sandbox").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Write under the project root, the temp dir and `tools.sandbox_writable`.
+    #[default]
+    WorkspaceWrite,
+    /// Write nowhere.
+    ReadOnly,
+    /// No confinement at all.
+    Off,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+}
+
+/// `tools.sandbox_backend`: which confinement to use on Linux.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxBackend {
+    /// bubblewrap when it works, else Landlock.
+    #[default]
+    Auto,
+    Bwrap,
+    Landlock,
+}
+
+impl SandboxBackend {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxBackend::Auto => "auto",
+            SandboxBackend::Bwrap => "bwrap",
+            SandboxBackend::Landlock => "landlock",
+        }
+    }
+}
+
+/// The resolved `tools.sandbox*` keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SandboxConfig {
+    pub mode: SandboxMode,
+    pub backend: SandboxBackend,
+    /// More directories a command may write (absolute paths).
+    pub writable: Vec<camino::Utf8PathBuf>,
+    /// Let commands reach the network.
+    pub network: bool,
+    /// Refuse to run commands when no backend works (instead of a warning).
+    pub required: bool,
 }
 
 /// A resolved model.

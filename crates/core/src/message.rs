@@ -44,6 +44,51 @@ pub enum Part {
     },
 }
 
+impl Part {
+    /// How an image is shown in transcripts and the REPL:
+    /// `[image png 12 KB]` (subtype of the media type, decoded size), or
+    /// `[image URL]`; `None` for a text part.
+    pub fn image_label(&self) -> Option<String> {
+        let Part::Image {
+            media_type,
+            data,
+            url,
+        } = self
+        else {
+            return None;
+        };
+        let kind = media_type
+            .as_deref()
+            .map(|m| m.strip_prefix("image/").unwrap_or(m))
+            .unwrap_or("image");
+        Some(match (data, url) {
+            (Some(d), _) => format!("[image {kind} {}]", human_bytes(base64_decoded_len(d))),
+            (None, Some(u)) => format!("[image {u}]"),
+            (None, None) => format!("[image {kind}]"),
+        })
+    }
+}
+
+/// Bytes that `data` (standard base64, padded or not) decodes to.
+pub fn base64_decoded_len(data: &str) -> u64 {
+    let body = data.trim_end_matches('=');
+    let n = body.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+    n * 3 / 4
+}
+
+/// `512 B`, `12 KB`, `5.2 MB` (1024-based, as file managers round).
+pub fn human_bytes(n: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = 1024 * 1024;
+    if n < KB {
+        format!("{n} B")
+    } else if n < MB {
+        format!("{} KB", (n + KB / 2) / KB)
+    } else {
+        format!("{:.1} MB", n as f64 / MB as f64)
+    }
+}
+
 /// Message content: a plain string or an array of parts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -104,6 +149,22 @@ impl Content {
                     Part::Image {
                         media_type, url, ..
                     } => image(media_type.as_deref(), url.as_deref()),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    /// Every part as text, joined with a newline, each image shown by its
+    /// [`Part::image_label`] (`sessions show`, the REPL's echo).
+    pub fn transcript(&self) -> String {
+        match self {
+            Content::Text(t) => t.clone(),
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => text.clone(),
+                    image => image.image_label().unwrap_or_default(),
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
@@ -273,6 +334,40 @@ mod tests {
             back,
             r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","media_type":"image/png","data":"AAAA"}]}"#
         );
+    }
+
+    #[test]
+    fn images_are_labelled_with_their_type_and_decoded_size() {
+        let image = |data: &str| Part::Image {
+            media_type: Some("image/png".into()),
+            data: Some(data.into()),
+            url: None,
+        };
+        // 16 base64 characters are 12 bytes; 16 KiB of data is 12 KiB.
+        assert_eq!(
+            image("AAAAAAAAAAAAAAAA").image_label().unwrap(),
+            "[image png 12 B]"
+        );
+        assert_eq!(
+            image(&"A".repeat(16 * 1024)).image_label().unwrap(),
+            "[image png 12 KB]"
+        );
+        assert_eq!(base64_decoded_len("AAA="), 2);
+        assert_eq!(human_bytes(5 * 1024 * 1024 + 200 * 1024), "5.2 MB");
+        let by_url = Part::Image {
+            media_type: None,
+            data: None,
+            url: Some("https://x/y.png".into()),
+        };
+        assert_eq!(by_url.image_label().unwrap(), "[image https://x/y.png]");
+        assert_eq!(Part::Text { text: "t".into() }.image_label(), None);
+        let c = Content::Parts(vec![
+            Part::Text {
+                text: "look".into(),
+            },
+            image("AAAA"),
+        ]);
+        assert_eq!(c.transcript(), "look\n[image png 3 B]");
     }
 
     #[test]

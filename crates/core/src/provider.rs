@@ -260,6 +260,12 @@ pub struct RequestQuirks {
     /// Send the output cap as `max_completion_tokens`, not `max_tokens`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub max_completion_tokens: bool,
+    /// Send no images: the model refused them (a text-only model, a
+    /// llama-server without a multimodal projector). Each image part goes
+    /// as a one-line text note instead; the session file keeps the image
+    /// (docs/providers.md#refused-parameters).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_images: bool,
 }
 
 impl RequestQuirks {

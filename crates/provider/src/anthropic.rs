@@ -150,14 +150,15 @@ fn ephemeral() -> Value {
     json!({"type": "ephemeral"})
 }
 
-/// The Messages body for `request`, without a temperature when the model
-/// refused one.
+/// The Messages body for `request`, without a temperature or images when
+/// the model refused them.
 pub fn request_body_with(
     model: &ModelConfig,
     request: &ChatRequest,
     quirks: RequestQuirks,
 ) -> Value {
-    let mut body = request_body(model, request);
+    let stripped = crate::refusal::without_images(request, quirks);
+    let mut body = request_body(model, stripped.as_ref().unwrap_or(request));
     if quirks.drop_temperature
         && let Some(o) = body.as_object_mut()
     {
@@ -405,6 +406,21 @@ mod tests {
         let results = body["messages"][1]["content"].as_array().unwrap();
         assert_eq!(results[0]["is_error"], true);
         assert!(results[1].get("is_error").is_none());
+    }
+
+    #[test]
+    fn a_model_that_refused_images_gets_a_text_block_in_their_place() {
+        let model = ModelConfig::with_defaults("c", ProviderKind::Anthropic);
+        let quirks = RequestQuirks {
+            no_images: true,
+            ..Default::default()
+        };
+        let body = request_body_with(&model, &crate::openai::tests::rich_request(), quirks);
+        let blocks = body["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(blocks[1]["type"], "text");
+        assert_eq!(blocks[1]["text"], crate::refusal::IMAGE_NOT_SENT);
+        assert!(!body.to_string().contains("\"image\""), "{body}");
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub fn classify_http(
                     limit: None,
                 };
             }
+            // llama-server refuses images with a 500; retrying cannot help.
+            if crate::refusal::names_images(&message) {
+                return ProviderError::Rejected { status, message };
+            }
             if status >= 500 || status == 408 || status == 409 {
                 ProviderError::Transient {
                     message: format!("HTTP {status}: {message}"),
@@ -313,6 +317,17 @@ mod tests {
             figures(&classify_http(400, None, openrouter, None)),
             (Some(140_213), Some(131_072))
         );
+    }
+
+    #[test]
+    fn llama_server_without_mmproj_refuses_images_with_a_500_that_is_not_retried() {
+        let body = r#"{"error":{"code":500,"message":"image input is not supported - hint: if this is unexpected, you may need to provide the mmproj","type":"server_error"}}"#;
+        let e = classify_http(500, None, body, None);
+        assert!(!e.is_retryable(), "{e:?}");
+        assert!(crate::refusal::refuses_images(&e), "{e:?}");
+        // Any other 500 is still transient.
+        let other = classify_http(500, None, r#"{"error":{"message":"boom"}}"#, None);
+        assert!(other.is_retryable());
     }
 
     #[test]

@@ -217,6 +217,8 @@ pub fn request_body_with(
     stream: bool,
     quirks: RequestQuirks,
 ) -> Value {
+    let stripped = crate::refusal::without_images(request, quirks);
+    let request = stripped.as_ref().unwrap_or(request);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     let system = request.system.text();
     if !system.is_empty() {
@@ -514,6 +516,27 @@ pub(crate) mod tests {
         let model = ModelConfig::with_defaults("local", ProviderKind::Openai);
         let body = request_body(&model, &rich_request(), true);
         insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
+    }
+
+    #[test]
+    fn a_model_that_refused_images_gets_a_note_in_their_place() {
+        let model = ModelConfig::with_defaults("local", ProviderKind::Openai);
+        let quirks = RequestQuirks {
+            no_images: true,
+            ..Default::default()
+        };
+        let body = request_body_with(&model, &rich_request(), true, quirks);
+        let content = &body["messages"][1]["content"];
+        assert_eq!(content[0]["text"], "What is in this screenshot?");
+        for i in [1, 2] {
+            assert_eq!(content[i]["type"], "text");
+            assert_eq!(content[i]["text"], crate::refusal::IMAGE_NOT_SENT);
+        }
+        assert!(!body.to_string().contains("image_url"), "{body}");
+        // Everything else is as without the quirk.
+        let plain = request_body(&model, &rich_request(), true);
+        assert_eq!(body["messages"][2], plain["messages"][2]);
+        assert_eq!(body["tools"], plain["tools"]);
     }
 
     #[test]

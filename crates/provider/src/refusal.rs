@@ -3,6 +3,10 @@
 //! `max_tokens` ("Use 'max_completion_tokens' instead"). Such a 400 is
 //! recognised here; the client changes the request shape
 //! ([`RequestQuirks`]) and sends it once more.
+//!
+//! Images are refused the same way by text-only models ([`refuses_images`]):
+//! the agent then sets [`RequestQuirks::no_images`] and sends the turn once
+//! more without them, so it can warn the user before the answer streams.
 
 use eonyx_core::ProviderError;
 use eonyx_core::provider::RequestQuirks;
@@ -49,6 +53,76 @@ pub fn refused_parameter(err: &ProviderError) -> Option<Refused> {
     } else {
         None
     }
+}
+
+/// What servers answer when a request carries images the model cannot
+/// take (lower-case):
+/// - llama-server started without a multimodal projector (`--mmproj`),
+///   on `/v1/chat/completions` and `/v1/messages`, as HTTP 500:
+///   `image input is not supported - hint: if this is unexpected, you may
+///   need to provide the mmproj`;
+/// - Ollama, a model without vision: `this model is missing data required
+///   for image input`;
+/// - OpenAI, a text-only model (400): `Invalid content type. image_url is
+///   only supported by certain models.`;
+/// - OpenRouter (404): `No endpoints found that support image input`;
+/// - vLLM: `… is not a multimodal model`; others: `does not support
+///   images` / `vision`.
+const IMAGE_REFUSALS: &[&str] = &[
+    "image input is not supported",
+    "missing data required for image input",
+    "image_url is only supported by certain models",
+    "support image input",
+    "does not support images",
+    "does not support vision",
+    "not a multimodal model",
+];
+
+/// Whether a server's error message says the model takes no images.
+pub fn names_images(message: &str) -> bool {
+    let m = message.to_lowercase();
+    IMAGE_REFUSALS.iter().any(|w| m.contains(w))
+}
+
+/// Whether `err` refuses the images a request carried (any 4xx or 5xx
+/// whose message says so: llama-server answers 500).
+pub fn refuses_images(err: &ProviderError) -> bool {
+    matches!(err, ProviderError::Rejected { status: 400..=599, message } if names_images(message))
+}
+
+/// The text an image part is sent as once the model refused images
+/// ([`RequestQuirks::no_images`]).
+pub const IMAGE_NOT_SENT: &str = "[image not sent: this model does not accept images]";
+
+/// `request` with every image part sent as [`IMAGE_NOT_SENT`], when the
+/// model refused images (`quirks.no_images`) and the request has any;
+/// `None` when it goes as it is.
+pub fn without_images(
+    request: &eonyx_core::ChatRequest,
+    quirks: RequestQuirks,
+) -> Option<eonyx_core::ChatRequest> {
+    use eonyx_core::{Content, Part};
+    if !quirks.no_images
+        || request
+            .messages
+            .iter()
+            .all(|m| m.content.image_count() == 0)
+    {
+        return None;
+    }
+    let mut out = request.clone();
+    for m in &mut out.messages {
+        if let Content::Parts(parts) = &mut m.content {
+            for p in parts.iter_mut() {
+                if matches!(p, Part::Image { .. }) {
+                    *p = Part::Text {
+                        text: IMAGE_NOT_SENT.to_owned(),
+                    };
+                }
+            }
+        }
+    }
+    Some(out)
 }
 
 /// The quirks after `err`, when it refuses a parameter the request carried
@@ -103,6 +177,34 @@ mod tests {
             }),
             None
         );
+    }
+
+    #[test]
+    fn image_refusals_of_real_servers_are_recognised() {
+        for (status, message) in [
+            (
+                500,
+                "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj",
+            ),
+            (500, "this model is missing data required for image input"),
+            (
+                400,
+                "Invalid content type. image_url is only supported by certain models.",
+            ),
+            (404, "No endpoints found that support image input"),
+        ] {
+            let err = ProviderError::Rejected {
+                status,
+                message: message.into(),
+            };
+            assert!(refuses_images(&err), "{message}");
+            // Never mistaken for a refused parameter.
+            assert_eq!(refused_parameter(&err), None);
+        }
+        assert!(!refuses_images(&rejected("messages: field required")));
+        assert!(!refuses_images(&ProviderError::Transient {
+            message: "image input is not supported".into()
+        }));
     }
 
     #[test]

@@ -488,6 +488,7 @@ mod tests {
         let q = RequestQuirks {
             drop_temperature: true,
             max_completion_tokens: true,
+            no_images: true,
         };
         c.record_quirks("http://h/v1", "o3", q);
         c.save().unwrap();

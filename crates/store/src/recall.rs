@@ -8,15 +8,21 @@
 //! recall costs about what `eonyx sessions --search` costs on the same file
 //! and never holds more than `limit` messages in memory.
 //!
+//! Earlier `recall` calls are never found again: their results are copies
+//! of messages recall already searches (a broad query would otherwise fill
+//! its limit with them, and their quoted hits would count as new ones). A
+//! tool message answering a `recall` call is skipped, and an assistant
+//! message is matched without its `recall` calls' arguments.
+//!
 //! Invariant: recall never writes; it reads complete lines only (a torn tail
 //! is ignored) and never fails on a damaged line.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 
 use camino::Utf8Path;
 use eonyx_core::record::{ParsedLine, Record};
-use eonyx_core::{MessageRecord, SessionId};
+use eonyx_core::{MessageRecord, Role, SessionId, ToolName};
 use regex::bytes::Regex;
 
 use crate::lines::ForwardChunks;
@@ -69,10 +75,14 @@ impl RecallQuery {
     }
 
     /// The searchable text of a message: its text, and for an assistant
-    /// message the names and arguments of its tool calls.
+    /// message the names and arguments of its tool calls, `recall` calls
+    /// left out (their arguments only repeat an earlier query).
     pub fn haystack(record: &MessageRecord) -> String {
         let mut text = record.message.content.text();
         for call in &record.message.tool_calls {
+            if ToolName::parse(&call.name) == Some(ToolName::Recall) {
+                continue;
+            }
             text.push('\n');
             text.push_str(&call.name);
             text.push(' ');
@@ -175,8 +185,9 @@ fn scan_file(
     let file = File::open(path)?;
     let mut kept: VecDeque<MessageRecord> = VecDeque::new();
     let mut count = 0u64;
-    let mut consider = |line: &[u8]| {
-        if let Some(rec) = matching_message(line, query, skip_from) {
+    let mut recalls = RecallCalls::default();
+    let mut consider = |line: &[u8], recalls: &RecallCalls| {
+        if let Some(rec) = matching_message(line, query, skip_from, recalls) {
             count += 1;
             if keep > 0 {
                 if kept.len() == keep {
@@ -187,7 +198,11 @@ fn scan_file(
         }
     };
     let mut chunks = ForwardChunks::new(file, 0);
+    let needle = RecallCalls::needle();
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
     while let Some((_, chunk)) = chunks.next_chunk()? {
+        // The calls first: a result follows its call, maybe in this chunk.
+        recalls.collect(chunk, &finder);
         match prefilter {
             Some(re) => {
                 let mut pos = 0;
@@ -195,7 +210,7 @@ fn scan_file(
                     let ls = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
                     let le = memchr::memchr(b'\n', &chunk[m.end()..])
                         .map_or(chunk.len(), |i| m.end() + i);
-                    consider(&chunk[ls..le]);
+                    consider(&chunk[ls..le], &recalls);
                     pos = le + 1;
                     if pos >= chunk.len() {
                         break;
@@ -205,7 +220,7 @@ fn scan_file(
             None => {
                 for line in chunk.split(|b| *b == b'\n') {
                     if !line.is_empty() {
-                        consider(line);
+                        consider(line, &recalls);
                     }
                 }
             }
@@ -214,17 +229,77 @@ fn scan_file(
     Ok((kept, count))
 }
 
-fn matching_message(line: &[u8], query: &RecallQuery, skip_from: u64) -> Option<MessageRecord> {
+fn matching_message(
+    line: &[u8],
+    query: &RecallQuery,
+    skip_from: u64,
+    recalls: &RecallCalls,
+) -> Option<MessageRecord> {
     match Record::parse_line(line) {
         Ok(ParsedLine::Record(r)) => match *r {
             Record::Message(m)
-                if m.seq < skip_from && query.matches(&RecallQuery::haystack(&m)) =>
+                if m.seq < skip_from
+                    && !recalls.answers(&m)
+                    && query.matches(&RecallQuery::haystack(&m)) =>
             {
                 Some(m)
             }
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// The `recall` calls of one session file seen so far: call id → the seq
+/// of the assistant message that made it and how many calls that message
+/// made. Its results are the next messages (the agent appends them right
+/// after the call, and a compaction never falls inside a tool exchange), so
+/// a tool message answers a recall call when its id matches and its seq is
+/// within that range: a later call that reuses the id is not mistaken for
+/// one.
+#[derive(Debug, Default)]
+struct RecallCalls(HashMap<String, (u64, u64)>);
+
+impl RecallCalls {
+    /// What every line holding a `recall` call contains, as the store
+    /// writes tool calls (`{"id":…,"name":"recall",…}`).
+    fn needle() -> String {
+        format!("\"name\":\"{}\"", ToolName::Recall.as_str())
+    }
+
+    /// Record the recall calls of the assistant messages in `chunk`.
+    fn collect(&mut self, chunk: &[u8], finder: &memchr::memmem::Finder<'_>) {
+        let mut pos = 0;
+        while let Some(i) = finder.find(&chunk[pos..]) {
+            let at = pos + i;
+            let ls = memchr::memrchr(b'\n', &chunk[..at]).map_or(0, |i| i + 1);
+            let le = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+            if let Ok(ParsedLine::Record(r)) = Record::parse_line(&chunk[ls..le])
+                && let Record::Message(m) = *r
+                && m.message.role == Role::Assistant
+            {
+                let n = m.message.tool_calls.len() as u64;
+                for call in &m.message.tool_calls {
+                    if ToolName::parse(&call.name) == Some(ToolName::Recall) {
+                        self.0.insert(call.id.clone(), (m.seq, n));
+                    }
+                }
+            }
+            pos = le + 1;
+            if pos >= chunk.len() {
+                break;
+            }
+        }
+    }
+
+    /// Whether `m` is the result of a recall call.
+    fn answers(&self, m: &MessageRecord) -> bool {
+        m.message.role == Role::Tool
+            && m.message
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| self.0.get(id))
+                .is_some_and(|&(call_seq, calls)| m.seq > call_seq && m.seq <= call_seq + calls)
     }
 }
 

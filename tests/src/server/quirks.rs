@@ -1,6 +1,7 @@
 //! Faults and the imitated servers' peculiarities: the context window and
 //! its overflow body, advertised windows (llama.cpp, `/v1/models`), Ollama's
-//! endpoints and silent truncation, refused parameters, the API key.
+//! endpoints and silent truncation, refused parameters and images, the API
+//! key.
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -27,14 +28,22 @@ pub struct Ollama {
     pub runs_with: u64,
 }
 
-/// Parameters the fake refuses with OpenAI's 400 bodies.
+/// Parameters the fake refuses with OpenAI's 400 bodies, and images as a
+/// llama-server without a multimodal projector does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Refuse {
     /// Any `temperature` other than 1 (`unsupported_value`).
     pub temperature: bool,
     /// `max_tokens` (`unsupported_parameter`, "Use 'max_completion_tokens'").
     pub max_tokens: bool,
+    /// Any image part (OpenAI `image_url`, Anthropic `image`): HTTP 500
+    /// with llama-server's body when it runs without `--mmproj`.
+    pub images: bool,
 }
+
+/// What llama-server answers a request with an image when it was started
+/// without a multimodal projector (on both chat endpoints, as a 500).
+pub const NO_MMPROJ_MESSAGE: &str = "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj";
 
 impl FakeServer {
     /// Reject prompts over `window` tokens (the fake's count) with the
@@ -103,7 +112,7 @@ impl FakeServer {
         self
     }
 
-    /// Chat requests refused for a parameter so far.
+    /// Chat requests refused for a parameter or an image so far.
     pub fn refusals(&self) -> usize {
         self.inner().refusals
     }
@@ -188,9 +197,37 @@ pub(super) fn kept_tokens(body: &Value, window: u64) -> u64 {
     }
 }
 
-/// OpenAI's 400 body when the request carries a refused parameter.
-pub(super) fn refusal(inner: &Inner, record: &RecordedRequest) -> Option<Value> {
+/// Whether a chat body carries an image part (either wire format).
+fn has_image(body: &Value) -> bool {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .any(|p| {
+            matches!(
+                p.get("type").and_then(Value::as_str),
+                Some("image_url" | "image")
+            )
+        })
+}
+
+/// The status and body when the request carries a refused parameter
+/// (OpenAI's 400s) or an image the fake refuses (llama-server's 500).
+pub(super) fn refusal(inner: &Inner, record: &RecordedRequest) -> Option<(StatusCode, Value)> {
     let b = &record.body;
+    if inner.refuse.images && has_image(b) {
+        return Some((
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"code": 500, "message": NO_MMPROJ_MESSAGE, "type": "server_error"}}),
+        ));
+    }
+    refused_parameter(inner, b).map(|v| (StatusCode::BAD_REQUEST, v))
+}
+
+/// OpenAI's 400 body when the request carries a refused parameter.
+fn refused_parameter(inner: &Inner, b: &Value) -> Option<Value> {
     if inner.refuse.temperature
         && let Some(t) = b.get("temperature").and_then(Value::as_f64)
         && (t - 1.0).abs() > f64::EPSILON

@@ -79,9 +79,9 @@ pub(super) async fn handle(
         }
         let refused = chat.then(|| refusal(&inner, &record)).flatten();
         let decision = match refused {
-            Some(body) => {
+            Some((status, body)) => {
                 inner.refusals += 1;
-                Decision::Immediate(json_response(StatusCode::BAD_REQUEST, &body))
+                Decision::Immediate(json_response(status, &body))
             }
             None => {
                 let d = decide(&inner, &record, chat, anthropic);

@@ -104,6 +104,12 @@ impl Agent {
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
         tool_ctx.hidden_env = key_vars;
         tool_ctx.skills = skills.clone();
+        tool_ctx.sandbox = Arc::new(eonyx_sandbox::Sandbox::new(
+            config.tools.sandbox.clone(),
+            &project.root,
+            &opts.env,
+            opts.sandbox_helper.clone(),
+        ));
         let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
@@ -156,6 +162,8 @@ impl Agent {
             approver,
             project,
             cwd: opts.cwd,
+            home: opts.env.get("HOME").map(str::to_owned),
+            has_user: opts.approver.is_some(),
             startup_notices,
             redactor,
             config,

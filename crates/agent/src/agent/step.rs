@@ -1,6 +1,7 @@
 //! One provider step and its recovery: a context overflow (or a silently
 //! truncated prompt) of an uncompacted request is compacted against the
-//! learned window and retried once, never in a loop.
+//! learned window and retried once, never in a loop; a request whose
+//! images the model refuses is sent once more without them.
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{CompactionTrigger, ProviderError, StreamEvent};
@@ -20,6 +21,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<eonyx_core::ChatResponse, AgentError> {
         let mut retried = false;
+        let mut images_dropped = false;
         loop {
             let request = self.build_request(cancel);
             let size =
@@ -108,6 +110,23 @@ impl Agent {
                         }
                         Err(e) => return Err(e),
                     }
+                }
+                Err(e)
+                    if !images_dropped
+                        && eonyx_provider::refusal::refuses_images(&e)
+                        && request.messages.iter().any(|m| m.content.image_count() > 0) =>
+                {
+                    // A model that takes no images: once more without them,
+                    // remembered like a refused parameter (saved after the
+                    // step, docs/providers.md#refused-parameters).
+                    images_dropped = true;
+                    let mut quirks = self.provider.quirks();
+                    quirks.no_images = true;
+                    self.provider.set_quirks(quirks);
+                    sink(AgentEvent::Warning(format!(
+                        "{} does not accept images ({e}); sending the turn again without them, and no images to this model from now on (the session keeps them; `eonyx config --reset-limits` forgets this)",
+                        self.config.model.name
+                    )));
                 }
                 Err(e) => return Err(e.into()),
             }

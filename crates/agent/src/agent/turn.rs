@@ -3,23 +3,44 @@
 //! before the turn continues.
 
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{FinishReason, Message, Role, ToolCall, ToolName};
+use eonyx_core::{Content, FinishReason, Message, Role, ToolCall, ToolName};
 
-use super::{Agent, TurnOutcome};
+use super::{Agent, TurnOutcome, UserInput};
 use crate::error::AgentError;
 use crate::events::AgentEvent;
 use crate::tools;
 
 impl Agent {
-    /// Run one user turn to completion.
+    /// Run one user turn of plain text to completion.
     pub async fn turn(
         &mut self,
         input: &str,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
+        self.turn_input(&UserInput::text(input), sink, cancel).await
+    }
+
+    /// Run one user turn (text with its attachments, see
+    /// [`Agent::prepare_input`]) to completion.
+    pub async fn turn_input(
+        &mut self,
+        input: &UserInput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<TurnOutcome, AgentError> {
         self.refresh_context(sink);
-        self.append(&Message::user(input))?;
+        if input.content.image_count() > 0 && self.provider.quirks().no_images {
+            sink(AgentEvent::Warning(format!(
+                "{} does not accept images (it refused them before): the session keeps them, the model gets a note instead; `eonyx config --reset-limits` tries again",
+                self.config.model.name
+            )));
+        }
+        let message = match &input.content {
+            Content::Text(t) => Message::user(t.as_str()),
+            parts => Message::new(Role::User, parts.clone()),
+        };
+        self.append(&message)?;
 
         let mut outcome = TurnOutcome::default();
         let max_steps = self.config.max_steps.max(1);
@@ -72,7 +93,7 @@ impl Agent {
         }
     }
 
-    fn append(&mut self, message: &Message) -> Result<(), AgentError> {
+    pub(super) fn append(&mut self, message: &Message) -> Result<(), AgentError> {
         let rec = self.writer.append_message(message)?;
         self.message_count += 1;
         self.view.push(rec);
@@ -153,8 +174,10 @@ impl Agent {
         output: tools::ToolOutput,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<(), AgentError> {
-        if let Some(event) = output.event {
-            sink(AgentEvent::Tool(event));
+        match output.event {
+            Some(tools::ToolEvent::Warning(w)) => sink(AgentEvent::Warning(w)),
+            Some(event) => sink(AgentEvent::Tool(event)),
+            None => {}
         }
         let text = self.redactor.scrub(output.text);
         let mut result = Message::tool_result(call.id.clone(), text.clone());

@@ -28,7 +28,14 @@ pub enum ApprovalKind {
         diff: String,
         /// Outside the project root: never allowed without a user.
         outside: bool,
+        /// `.git/` or `eonyx.json` inside the root (they run code outside
+        /// any sandbox and grant tool permissions): never allowed without
+        /// a user either, whatever `--allow-write` and `tools.write` say.
+        protected: bool,
     },
+    /// The user's `@path` names a file outside the project root: only a
+    /// user can allow sending it (batch runs refuse).
+    Attach { path: Utf8PathBuf },
 }
 
 impl ApprovalKind {
@@ -38,8 +45,12 @@ impl ApprovalKind {
         match self {
             ApprovalKind::Shell { .. } => "shell",
             ApprovalKind::OutsideProject { .. } => "outside_project",
+            ApprovalKind::Write {
+                protected: true, ..
+            } => "write_protected",
             ApprovalKind::Write { outside: false, .. } => "write",
             ApprovalKind::Write { outside: true, .. } => "write_outside_project",
+            ApprovalKind::Attach { .. } => "attach_outside_project",
         }
     }
 
@@ -53,6 +64,12 @@ impl ApprovalKind {
             ApprovalKind::Write {
                 tool,
                 shown,
+                protected: true,
+                ..
+            } => format!("{tool} {shown} (git's or eonyx's own configuration)"),
+            ApprovalKind::Write {
+                tool,
+                shown,
                 outside: false,
                 ..
             } => format!("{tool} {shown}"),
@@ -62,6 +79,9 @@ impl ApprovalKind {
                 outside: true,
                 ..
             } => format!("{tool} outside the project: {path}"),
+            ApprovalKind::Attach { path } => {
+                format!("send a file from outside the project: {path}")
+            }
         }
     }
 }
@@ -110,8 +130,9 @@ impl Approver for DenyAll {
 /// there is no one to ask (batch, `run`). Writes inside the root: the same
 /// with `--allow-write` and `tools.write`. Writes outside the root: asked
 /// when there is someone to ask (and `tools.write` is not `"deny"`), else
-/// denied, whatever the flags. A flag given on the command line wins over
-/// the config file.
+/// denied, whatever the flags; so are writes to `.git/` and `eonyx.json`
+/// inside the root. A flag given on the command line wins over the config
+/// file.
 pub struct PolicyApprover {
     pub shell: ShellPolicy,
     pub allow_shell: bool,
@@ -142,7 +163,16 @@ impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
             let (policy, flag) = match kind {
-                ApprovalKind::Write { outside: true, .. } => {
+                ApprovalKind::Attach { .. } => {
+                    return match &self.ask {
+                        Some(ask) => ask.decide(kind).await,
+                        None => Decision::Deny,
+                    };
+                }
+                ApprovalKind::Write { outside: true, .. }
+                | ApprovalKind::Write {
+                    protected: true, ..
+                } => {
                     return match (&self.ask, self.write) {
                         (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
                             ask.decide(kind).await
@@ -233,6 +263,7 @@ mod tests {
             shown: "a".into(),
             diff: String::new(),
             outside,
+            protected: false,
         };
         let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
             shell: ShellPolicy::Allow,
@@ -271,6 +302,61 @@ mod tests {
                 .decide(&write(true))
                 .await,
             Decision::Deny
+        );
+    }
+
+    #[tokio::test]
+    async fn writes_to_git_or_eonyx_json_need_a_user_whatever_the_flags() {
+        use std::sync::Arc;
+        let protected = ApprovalKind::Write {
+            tool: ToolName::EditFile,
+            path: "/p/eonyx.json".into(),
+            shown: "eonyx.json".into(),
+            diff: String::new(),
+            outside: false,
+            protected: true,
+        };
+        assert_eq!(protected.class(), "write_protected");
+        let p = |ask: Option<Arc<dyn Approver>>| PolicyApprover {
+            shell: ShellPolicy::Allow,
+            allow_shell: true,
+            write: ShellPolicy::Allow,
+            allow_write: true,
+            ask,
+        };
+        assert_eq!(p(None).decide(&protected).await, Decision::Deny);
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        assert_eq!(
+            p(Some(rec.clone())).decide(&protected).await,
+            Decision::Allow
+        );
+        assert_eq!(rec.asked(), vec![protected.clone()]);
+        let deny = PolicyApprover {
+            write: ShellPolicy::Deny,
+            ..p(Some(rec))
+        };
+        assert_eq!(deny.decide(&protected).await, Decision::Deny);
+    }
+
+    #[tokio::test]
+    async fn attaching_from_outside_the_root_needs_a_user_whatever_the_flags() {
+        use std::sync::Arc;
+        let kind = ApprovalKind::Attach {
+            path: "/etc/hosts".into(),
+        };
+        let batch = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+        assert_eq!(batch.decide(&kind).await, Decision::Deny);
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let repl = PolicyApprover {
+            ask: Some(rec.clone()),
+            ..PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false)
+        };
+        assert_eq!(repl.decide(&kind).await, Decision::Allow);
+        assert_eq!(rec.asked(), vec![kind.clone()]);
+        assert_eq!(kind.class(), "attach_outside_project");
+        assert_eq!(
+            kind.describe(),
+            "send a file from outside the project: /etc/hosts"
         );
     }
 

@@ -21,8 +21,10 @@
 //!   does every `shell` command. The [`Approver`] (chosen by the frontend)
 //!   decides; a denial is returned to the model as the tool result.
 //! - `write_file` / `edit_file` ask before every change (inside the root:
-//!   `tools.write` / `--allow-write`; outside: only a user can say yes),
-//!   showing the diff, and write atomically.
+//!   `tools.write` / `--allow-write`; outside, and `.git/` or `eonyx.json`
+//!   inside: only a user can say yes), showing the diff, and write atomically.
+//! - Every `shell` command is spawned by `shell::run_command`, confined by
+//!   [`ToolContext::sandbox`] (README, section "Sandbox").
 //! - Output is returned whole (truncation for the model happens in the view
 //!   layer); only absurd sizes are capped, always with a visible note.
 //! - A `shell` result's first line is exactly `exit status: N`,
@@ -52,9 +54,12 @@ pub(crate) use approval::approve;
 pub use approval::{AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover};
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
+pub(crate) use list_dir::walker;
 pub use path::{Resolved, resolve_path};
 pub(crate) use path::{display_path, resolve_approved};
 pub use recall::RecallSource;
+pub use shell::Tee;
+pub(crate) use shell::run_command;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]
@@ -93,13 +98,25 @@ pub struct ToolContext {
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
     pub skills: std::sync::Arc<eonyx_prompt::Skills>,
+    /// How `shell` commands are confined (README, section "Sandbox").
+    pub sandbox: std::sync::Arc<eonyx_sandbox::Sandbox>,
 }
 
 impl ToolContext {
-    /// A context with the config's shell timeout and the default read guard.
+    /// A context with the config's shell timeout, the default read guard
+    /// and the default sandbox (workspace-write; no Landlock helper, so
+    /// bubblewrap or none).
     pub fn new(project_root: impl Into<Utf8PathBuf>, shell_timeout: Duration) -> Self {
+        let project_root = project_root.into();
+        let sandbox = eonyx_sandbox::Sandbox::new(
+            eonyx_config::SandboxConfig::default(),
+            &project_root,
+            &eonyx_config::paths::Env::from_process(),
+            None,
+        );
         Self {
-            project_root: project_root.into(),
+            sandbox: std::sync::Arc::new(sandbox),
+            project_root,
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
             hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
@@ -139,6 +156,9 @@ pub enum ToolEvent {
         /// Matches returned to the model.
         returned: u64,
     },
+    /// A warning for the user (stderr, a `warning` JSON event), e.g. that
+    /// commands run unconfined because no sandbox backend works.
+    Warning(String),
 }
 
 impl ToolOutput {

@@ -1,5 +1,14 @@
 //! `shell`: `sh -c COMMAND` in the project root, with approval, a timeout,
-//! cancellation and a memory cap on the combined output.
+//! cancellation and a memory cap on the combined output, confined by the
+//! sandbox (README, section "Sandbox").
+//!
+//! Invariant: [`run_command`] is the one function that spawns a shell
+//! command: the `shell` tool calls it after approval, the user's `!command`
+//! ([`crate::Agent::run_user_command`]) without (the user typed it); it
+//! always goes through [`eonyx_sandbox::Sandbox::plan`], so both are
+//! confined: unconfined only with `tools.sandbox = "off"` or (warned once)
+//! when no backend works, refused when no backend works and
+//! `tools.sandbox_required = true`.
 
 use std::io::Read;
 use std::process::{ExitStatus, Stdio};
@@ -11,9 +20,11 @@ use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde_json::Value;
 
+use eonyx_sandbox::Plan;
+
 use super::{
     ApprovalKind, CallEnv, CancellationToken, Decision, SHELL_DENIED, ToolContext, ToolError,
-    ToolOutput, approve, parse_args,
+    ToolEvent, ToolOutput, approve, parse_args,
 };
 
 #[derive(Deserialize)]
@@ -52,22 +63,48 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
         return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
     }
-    run_command(&args.command, env.ctx, env.cancel).await
+    run_command(&args.command, env.ctx, env.cancel, None).await
 }
 
-async fn run_command(
+/// Gets the command's output as it arrives (the user's `!command` shows it
+/// while it runs); called on a blocking thread.
+pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Run `sh -c command` in the project root, confined by `ctx.sandbox`,
+/// without the provider key variables, within `tools.shell_timeout_secs`,
+/// killed with its process group on cancel; `tee` also gets the output as
+/// it arrives. The result's first line is the [`ShellOutcome`]. Asks no
+/// one: the caller has approved the command. The one place a command is
+/// spawned.
+pub(crate) async fn run_command(
     command: &str,
     ctx: &ToolContext,
     cancel: &CancellationToken,
+    tee: Option<Tee>,
 ) -> Result<ToolOutput, ToolError> {
+    let sandbox = ctx.sandbox.clone();
+    let plan = tokio::task::spawn_blocking(move || sandbox.plan())
+        .await
+        .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
+    let mut warning = None;
+    if let Plan::Unavailable { reason } = &plan {
+        if ctx.sandbox.config().required {
+            return Err(ToolError::Denied(ctx.sandbox.refusal(reason)));
+        }
+        if eonyx_sandbox::first_unconfined() {
+            warning = Some(ctx.sandbox.unconfined_warning(reason));
+        }
+    }
+    let confined = matches!(plan, Plan::Confined(_));
     let spawn_err = |e| ToolError::io("cannot start `sh -c` in", ctx.project_root.as_str(), e);
     // One pipe for stdout and stderr keeps their interleaving.
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.project_root)
-        .env("PAGER", "cat")
+    let mut cmd = tokio::process::Command::from(ctx.sandbox.command(
+        &plan,
+        command,
+        ctx.project_root.as_std_path(),
+    ));
+    cmd.env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(spawn_err)?)
@@ -77,8 +114,12 @@ async fn run_command(
     for var in &ctx.hidden_env {
         cmd.env_remove(var);
     }
+    // Its own process group, killed as one on a timeout; the Landlock
+    // helper makes itself a new session (and group) instead.
     #[cfg(unix)]
-    cmd.process_group(0);
+    if !plan.starts_session() {
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn().map_err(spawn_err)?;
     // Our copies of the write end must go, or the reader never sees EOF.
     drop(cmd);
@@ -86,7 +127,7 @@ async fn run_command(
 
     let collected = Arc::new(Mutex::new(Collected::default()));
     let sink = Arc::clone(&collected);
-    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink));
+    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink, tee));
 
     let end = tokio::select! {
         biased;
@@ -131,6 +172,17 @@ async fn run_command(
     let mut text = first;
     text.push('\n');
     text.push_str(&output);
+    let failed = matches!(end, End::Exited(status) if !status.success());
+    if confined
+        && failed
+        && let Some(note) = ctx.sandbox.denial_note(&output)
+    {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&note);
+        text.push('\n');
+    }
     if dropped > 0 {
         if !text.ends_with('\n') {
             text.push('\n');
@@ -149,17 +201,22 @@ async fn run_command(
     }
     let mut out = ToolOutput::ok(text);
     out.is_error = is_error;
+    out.event = warning.map(ToolEvent::Warning);
     Ok(out)
 }
 
-/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`].
-fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>) {
+/// Reads the pipe to its end, keeping at most [`OUTPUT_CAP_BYTES`] and
+/// passing everything to `tee`.
+fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>, mut tee: Option<Tee>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if let Some(t) = tee.as_mut() {
+            t(&buf[..n]);
+        }
         let mut c = sink.lock().unwrap_or_else(PoisonError::into_inner);
         let room = OUTPUT_CAP_BYTES.saturating_sub(c.bytes.len());
         let keep = room.min(n);
@@ -398,6 +455,77 @@ mod tests {
         let f = Fixture::new();
         let out = f.run("shell", json!({"command": "kill -9 $$"})).await;
         assert_eq!(out.text, "exit status: 137\n");
+    }
+
+    fn bwrap() -> eonyx_config::SandboxConfig {
+        eonyx_config::SandboxConfig {
+            backend: eonyx_config::SandboxBackend::Bwrap,
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_confined_command_writes_the_project_and_is_told_what_the_sandbox_denied() {
+        let f = Fixture::new().sandboxed(bwrap());
+        std::fs::create_dir(f.root().join(".git")).unwrap();
+        let out = f
+            .run(
+                "shell",
+                json!({"command": "echo a > made.txt && echo hook > .git/hooks-x"}),
+            )
+            .await;
+        assert!(
+            f.root().join("made.txt").exists(),
+            "bubblewrap must work here (apt-get install bubblewrap; .ci/run installs it): {}",
+            out.text
+        );
+        assert!(out.is_error);
+        assert!(!f.root().join(".git/hooks-x").exists());
+        let last = out.text.lines().last().unwrap();
+        assert!(
+            last.starts_with("[sandbox denied writing .git/hooks-x:"),
+            "{}",
+            out.text
+        );
+        assert!(last.contains("tools.sandbox = \"off\""), "{last}");
+        // A failure the sandbox did not cause gets no such line.
+        let out = f.run("shell", json!({"command": "exit 3"})).await;
+        assert_eq!(out.text, "exit status: 3\n");
+    }
+
+    #[tokio::test]
+    async fn without_a_backend_commands_are_refused_when_required_or_run_with_one_warning() {
+        let landlock = eonyx_config::SandboxConfig {
+            backend: eonyx_config::SandboxBackend::Landlock,
+            ..Default::default()
+        };
+        let required = Fixture::new().sandboxed(eonyx_config::SandboxConfig {
+            required: true,
+            ..landlock.clone()
+        });
+        let out = required.run("shell", json!({"command": "touch ran"})).await;
+        assert!(out.is_error);
+        assert!(
+            out.text
+                .starts_with("denied: the sandbox is required (tools.sandbox_required = true)"),
+            "{}",
+            out.text
+        );
+        assert!(!required.root().join("ran").exists());
+
+        let f = Fixture::new().sandboxed(landlock);
+        let first = f.run("shell", json!({"command": "touch ran"})).await;
+        assert!(!first.is_error, "{}", first.text);
+        assert!(f.root().join("ran").exists());
+        let Some(ToolEvent::Warning(w)) = &first.event else {
+            panic!("no warning: {first:?}");
+        };
+        assert!(
+            w.starts_with("no sandbox backend works here (landlock:"),
+            "{w}"
+        );
+        let second = f.run("shell", json!({"command": "true"})).await;
+        assert_eq!(second.event, None, "warned once per process");
     }
 
     #[test]

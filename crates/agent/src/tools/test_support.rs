@@ -20,8 +20,21 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let root = Utf8PathBuf::from_path_buf(dir.path().join("project")).unwrap();
         std::fs::create_dir(&root).unwrap();
-        let ctx = ToolContext::new(root, Duration::from_secs(10));
+        let mut ctx = ToolContext::new(root, Duration::from_secs(10));
+        // Unconfined unless a test says otherwise (shell.rs's sandbox tests).
+        ctx.sandbox = std::sync::Arc::new(eonyx_sandbox::Sandbox::off(&ctx.project_root));
         Self { dir, ctx }
+    }
+
+    /// Confine `shell` as `config` says (no Landlock helper here).
+    pub fn sandboxed(mut self, config: eonyx_config::SandboxConfig) -> Self {
+        self.ctx.sandbox = std::sync::Arc::new(eonyx_sandbox::Sandbox::new(
+            config,
+            &self.ctx.project_root,
+            &eonyx_config::paths::Env::default(),
+            None,
+        ));
+        self
     }
 
     pub fn root(&self) -> &Utf8Path {

@@ -107,6 +107,24 @@ struct EditArgs {
     replace_all: bool,
 }
 
+/// Whether `path` (inside `root`) is `.git/…` or an `eonyx.json` anywhere
+/// under the root: writes there always need the user's yes.
+pub(crate) fn is_protected(root: &Utf8Path, path: &Utf8Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return false;
+    };
+    let mut parts = rel.components().map(|c| c.as_str()).peekable();
+    while let Some(part) = parts.next() {
+        let last = parts.peek().is_none();
+        if part.eq_ignore_ascii_case(".git")
+            || (last && part.eq_ignore_ascii_case(eonyx_core::paths::PROJECT_FILE))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// The text of a denied write.
 pub const WRITE_DENIED: &str = "denied: writing files needs the user's approval; the user can \
      allow it by running eonyx with --allow-write (or tools.write = \"allow\" in config)";
@@ -233,6 +251,8 @@ struct Target {
     path: Utf8PathBuf,
     shown: String,
     inside: bool,
+    /// `.git/` or `eonyx.json` under the root ([`is_protected`]).
+    protected: bool,
     exists: bool,
 }
 
@@ -251,6 +271,7 @@ impl Target {
         Ok(Self {
             tool,
             shown: r.display(),
+            protected: r.inside && is_protected(&r.root, &r.path),
             path: r.path,
             inside: r.inside,
             exists: r.exists,
@@ -322,9 +343,17 @@ impl Target {
             shown: self.shown.clone(),
             diff: change.diff.clone(),
             outside: !self.inside,
+            protected: self.protected,
         };
         if approve(approver, &kind, cancel).await? == Decision::Deny {
-            return Err(ToolError::Denied(if self.inside {
+            return Err(ToolError::Denied(if self.protected {
+                format!(
+                    "denied: {} is git's or eonyx's own configuration (.git/ or eonyx.json); \
+                     changing it always needs the user's yes in the REPL, and --allow-write or \
+                     tools.write = \"allow\" do not cover it. Ask the user to make this change",
+                    self.shown
+                )
+            } else if self.inside {
                 WRITE_DENIED.to_owned()
             } else {
                 format!(

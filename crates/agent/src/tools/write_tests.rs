@@ -234,3 +234,71 @@ async fn a_file_changed_on_disk_since_last_seen_is_flagged() {
         .await;
     assert_eq!(out.text, "changed n.txt (+1 -1 lines)");
 }
+
+#[tokio::test]
+async fn git_and_eonyx_json_are_never_written_without_the_user() {
+    let f = Fixture::new();
+    f.write("eonyx.json", "{}\n");
+    f.write(".git/config", "[core]\n");
+    f.write("sub/eonyx.json", "{}\n");
+    std::os::unix::fs::symlink(f.root().join(".git"), f.root().join("g")).unwrap();
+    let allowed = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+    for (tool, args) in [
+        (
+            "write_file",
+            json!({"path": "eonyx.json", "content": "{\"tools\":{}}\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "sub/eonyx.json", "old_string": "{}", "new_string": "{ }"}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "evil\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "g/config", "content": "evil\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "src/../.GIT/config", "content": "evil\n"}),
+        ),
+    ] {
+        let out = f.run_with(tool, args.clone(), &allowed).await;
+        assert!(out.is_error, "{args}: {}", out.text);
+        assert!(
+            out.text.contains("always needs the user's yes in the REPL"),
+            "{args}: {}",
+            out.text
+        );
+    }
+    assert_eq!(read(&f, "eonyx.json"), "{}\n");
+    assert_eq!(read(&f, "sub/eonyx.json"), "{}\n");
+    assert_eq!(read(&f, ".git/config"), "[core]\n");
+    assert!(!f.root().join(".git/hooks").exists());
+
+    // A user's yes writes it; the question names the file.
+    let rec = Recorder::new(Decision::Allow);
+    let out = f
+        .run_with(
+            "write_file",
+            json!({"path": "eonyx.json", "content": "{ }\n"}),
+            &PolicyApprover {
+                ask: Some(std::sync::Arc::new(rec)),
+                ..PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true)
+            },
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    assert_eq!(read(&f, "eonyx.json"), "{ }\n");
+    // Names merely like them are ordinary files.
+    let out = f
+        .run_with(
+            "write_file",
+            json!({"path": "docs/eonyx.json.md", "content": "x\n"}),
+            &allowed,
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+}

@@ -69,6 +69,7 @@ async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
         allow_write: false,
         approver: None,
         provider: Some(p.clone()),
+        sandbox_helper: None,
     };
     Agent::open(opts, SessionChoice::New).await.unwrap()
 }

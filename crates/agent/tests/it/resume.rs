@@ -51,6 +51,7 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         allow_write: false,
         approver: None,
         provider: Some(Arc::new(two_chars_per_token())),
+        sandbox_helper: None,
     }
 }
 

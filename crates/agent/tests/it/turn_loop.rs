@@ -49,6 +49,7 @@ async fn open_in(env: &TestEnv, provider: &Arc<ScriptedProvider>, choice: Sessio
         allow_write: false,
         approver: None,
         provider: Some(provider.clone()),
+        sandbox_helper: None,
     };
     Agent::open(opts, choice).await.unwrap()
 }

@@ -49,6 +49,19 @@ pub fn run(
         printer.warn(&w);
     }
     let entries = entries(&config, window_entry(&resolved, &configured_src));
+    // How `shell` commands run here (README, section "Sandbox").
+    let sandbox = eonyx_sandbox::Sandbox::new(
+        config.tools.sandbox.clone(),
+        &config.project_root,
+        &env,
+        std::env::current_exe().ok(),
+    );
+    let plan = sandbox.plan();
+    let sandbox_line = sandbox.describe(&plan);
+    let backend = match &plan {
+        eonyx_sandbox::Plan::Confined(b) => Some(b.name()),
+        _ => None,
+    };
 
     if printer.json() {
         let mut values = serde_json::Map::new();
@@ -68,6 +81,7 @@ pub fn run(
                 "project_root": config.project_root,
                 "trusted": config.trusted,
             },
+            "sandbox": { "backend": backend, "status": sandbox_line },
             "warnings": config.warnings,
         });
         printer.outln(&serde_json::to_string_pretty(&out)?)?;
@@ -96,6 +110,7 @@ pub fn run(
         None => out.push_str("# project config: (none)\n"),
     }
     out.push_str(&format!("# project root:   {}\n", config.project_root));
+    out.push_str(&format!("# sandbox:        {sandbox_line}\n"));
     let lines: Vec<(String, &str)> = entries
         .iter()
         .map(|e| {
@@ -160,6 +175,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
     let c = &config.compaction;
     let ck = |f: &str| format!("compaction.{f}");
     let (window, window_source, window_origin) = window;
+    let sb = &config.tools.sandbox;
     vec![
         entry("model".into(), json!(config.model_key)),
         entry("profile".into(), json!(config.profile)),
@@ -238,6 +254,15 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(
             "tools.max_edit_bytes".into(),
             json!(config.tools.max_edit_bytes),
+        ),
+        entry("tools.sandbox".into(), json!(sb.mode)),
+        entry("tools.sandbox_backend".into(), json!(sb.backend)),
+        entry("tools.sandbox_writable".into(), json!(sb.writable)),
+        entry("tools.sandbox_network".into(), json!(sb.network)),
+        entry("tools.sandbox_required".into(), json!(sb.required)),
+        entry(
+            "tools.max_image_bytes".into(),
+            json!(config.tools.max_image_bytes),
         ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),

@@ -1,5 +1,6 @@
 //! `eonyx` with no subcommand: the line-mode REPL on a terminal, a batch run
-//! (one turn per non-empty line) when stdin is piped.
+//! (one turn per non-empty line; `/command`, `!command` and `@path` as in
+//! the REPL) when stdin is piped.
 
 use std::io::IsTerminal;
 
@@ -64,9 +65,35 @@ fn batch(
                     Slash::Failed(e) => return Err(e),
                 }
             }
+            if let Some(command) = input.strip_prefix('!') {
+                // Runs no model request: a summary being written goes on.
+                let (result, done) = drafts
+                    .alongside(ui::user_command(
+                        &mut s.agent,
+                        &mut s.view,
+                        &s.interrupts,
+                        command,
+                    ))
+                    .await;
+                Drafts::finish(done, &mut s.agent, &mut s.view);
+                if let Err(e) = result {
+                    let status = ui::status_for(&e);
+                    s.view.printer.error(&ui::agent_error(e));
+                    return Ok(status);
+                }
+                if let Some(e) = s.view.last_error.take() {
+                    return Err(e.into());
+                }
+                continue;
+            }
             drafts.input_arrived(&mut s.agent, &mut s.view);
             let (result, done) = drafts
-                .alongside(ui::turn(&mut s.agent, &mut s.view, &s.interrupts, input))
+                .alongside(ui::line_turn(
+                    &mut s.agent,
+                    &mut s.view,
+                    &s.interrupts,
+                    input,
+                ))
                 .await;
             Drafts::finish(done, &mut s.agent, &mut s.view);
             // Idle after this turn: the summary starts before the turn is

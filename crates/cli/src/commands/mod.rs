@@ -46,6 +46,18 @@ pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup
     Ok(Setup { cwd, env, config })
 }
 
+/// `eonyx sandbox-exec -- SPEC -- COMMAND…`: the Landlock helper. It only
+/// returns when it could not confine or run the command (or, with
+/// `--probe`, with what it enforced, for the parent to read on stdout).
+pub fn sandbox_exec(
+    printer: &mut Printer,
+    args: crate::cli::SandboxExecArgs,
+) -> anyhow::Result<crate::exit::Status> {
+    let enforced = eonyx_sandbox::run_helper(args.args)?;
+    printer.outln(&enforced)?;
+    Ok(crate::exit::Status::Success)
+}
+
 /// `path` with the home directory shown as `~` (only when `path` lies under it).
 pub fn tilde(path: &str, home: Option<&str>) -> String {
     match home

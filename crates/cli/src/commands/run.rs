@@ -20,7 +20,13 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
     }
     let choice = ui::session_choice(&args.session, true)?;
     ui::with_session(printer, global, choice, true, |mut s| async move {
-        let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &prompt).await;
+        // The prompt goes as written (`@` is a REPL and batch-line
+        // convenience); images only through --image.
+        let input = s
+            .agent
+            .prepare_prompt(&prompt, &args.images)
+            .map_err(ui::agent_error)?;
+        let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
         if let Some(e) = s.view.last_error.take() {
             return Err(e.into());
         }

@@ -153,7 +153,7 @@ fn message_block(m: &MessageRecord) -> String {
 }
 
 /// `[PREFIX ROLE · result of ID SUFFIX]` then the text (images as
-/// `[image TYPE URL]`) and one `→ NAME ARGS (call ID)` line per tool call.
+/// `[image png 12 KB]`) and one `→ NAME ARGS (call ID)` line per tool call.
 fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     let mut out = format!("[{prefix}{}", m.role.as_str());
     if let Some(id) = &m.tool_call_id {
@@ -161,10 +161,7 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     }
     out.push_str(suffix);
     out.push(']');
-    let text = m.content.text_with_images(|media_type, url| {
-        let field = |f: Option<&str>| f.map(|v| format!(" {v}")).unwrap_or_default();
-        format!("[image{}{}]", field(media_type), field(url))
-    });
+    let text = m.content.transcript();
     if !text.is_empty() {
         out.push('\n');
         out.push_str(&text);

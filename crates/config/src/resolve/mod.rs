@@ -366,6 +366,31 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.tools.recall = v;
                 set("tools.recall");
             }
+            let sb = &mut cfg.tools.sandbox;
+            if let Some(v) = t.sandbox {
+                sb.mode = v;
+                set("tools.sandbox");
+            }
+            if let Some(v) = t.sandbox_backend {
+                sb.backend = v;
+                set("tools.sandbox_backend");
+            }
+            if let Some(v) = &t.sandbox_writable {
+                sb.writable = v.iter().map(Utf8PathBuf::from).collect();
+                set("tools.sandbox_writable");
+            }
+            if let Some(v) = t.sandbox_network {
+                sb.network = v;
+                set("tools.sandbox_network");
+            }
+            if let Some(v) = t.sandbox_required {
+                sb.required = v;
+                set("tools.sandbox_required");
+            }
+            if let Some(v) = t.max_image_bytes {
+                cfg.tools.max_image_bytes = v;
+                set("tools.max_image_bytes");
+            }
         }
         if let Some(m) = &f.memory {
             if let Some(v) = m.enabled {

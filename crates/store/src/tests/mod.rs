@@ -12,6 +12,7 @@ mod durability;
 mod indexing;
 mod listing;
 mod reading;
+mod recall;
 mod titles;
 mod writing;
 

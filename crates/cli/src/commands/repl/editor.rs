@@ -74,8 +74,15 @@ impl LineEditor {
             .map_err(|_| anyhow::anyhow!("the line editor failed in another thread"))
     }
 
-    /// Apply `[repl]` and give completion its session list.
-    pub fn configure(&self, repl: &ReplConfig, store: Store) -> anyhow::Result<()> {
+    /// Apply `[repl]`, give completion its session list and the directory
+    /// `@` paths are relative to (and `$HOME` for `@~/`).
+    pub fn configure(
+        &self,
+        repl: &ReplConfig,
+        store: Store,
+        cwd: camino::Utf8PathBuf,
+        home: Option<String>,
+    ) -> anyhow::Result<()> {
         let mut ed = self.lock()?;
         ed.set_edit_mode(match repl.edit_mode {
             EditMode::Emacs => rustyline::EditMode::Emacs,
@@ -85,6 +92,8 @@ impl LineEditor {
             .context("cannot size the REPL history")?;
         if let Some(h) = ed.helper_mut() {
             h.store = Some(store);
+            h.cwd = Some(cwd);
+            h.home = home;
         }
         Ok(())
     }
@@ -108,15 +117,18 @@ impl LineEditor {
         self.summary_ready.store(true, Ordering::SeqCst);
     }
 
-    /// Read one input at `prompt`; `highlight` colours its `{ctx N%}`.
+    /// Read one input at `prompt`, the line starting as `initial` (a line
+    /// that could not be sent comes back for editing); `highlight` colours
+    /// its `{ctx N%}`.
     pub fn read(
         &self,
         prompt: String,
         highlight: bool,
+        initial: String,
     ) -> impl Future<Output = anyhow::Result<Input>> + '_ {
         // The prompt was built from what is known now.
         self.summary_ready.store(false, Ordering::SeqCst);
-        self.read_with(prompt, highlight, false)
+        self.read_with(prompt, highlight, false, initial)
     }
 
     async fn read_with(
@@ -124,6 +136,7 @@ impl LineEditor {
         prompt: String,
         highlight: bool,
         plain: bool,
+        initial: String,
     ) -> anyhow::Result<Input> {
         let inner = self.inner.clone();
         let continuations = self.continuations.clone();
@@ -139,7 +152,11 @@ impl LineEditor {
             if let Ok(mut c) = continuations.lock() {
                 c.clear();
             }
-            let line = ed.readline(&prompt)?;
+            let line = if initial.is_empty() {
+                ed.readline(&prompt)?
+            } else {
+                ed.readline_with_initial(&prompt, (&initial, ""))?
+            };
             let at = continuations.lock().map(|c| c.clone()).unwrap_or_default();
             Ok(strip_continuations(&line, &at))
         })
@@ -184,7 +201,7 @@ impl Asker {
     pub async fn ask(&self, question: &str) -> Option<String> {
         match self
             .editor
-            .read_with(question.to_owned(), false, true)
+            .read_with(question.to_owned(), false, true, String::new())
             .await
         {
             Ok(Input::Line(answer)) => Some(answer),

@@ -1,5 +1,6 @@
-//! What the line editor asks of the REPL: Tab completion, the "N lines"
-//! marker, the highlighted `{ctx N%}`, and the keys eonyx binds itself.
+//! What the line editor asks of the REPL: Tab completion (slash commands,
+//! session ids, `@` paths), the "N lines" marker, the highlighted
+//! `{ctx N%}`, and the keys eonyx binds itself.
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +23,10 @@ use crate::commands::ui::slash::COMMANDS;
 pub struct ReplHelper {
     /// Where `/resume` finds session ids; none before the agent is open.
     pub store: Option<Store>,
+    /// What `@` paths are relative to; none before the agent is open.
+    pub cwd: Option<camino::Utf8PathBuf>,
+    /// `$HOME`, for `@~/`.
+    pub home: Option<String>,
     /// Colour the `{ctx N%}` label of the current prompt.
     pub highlight_ctx: bool,
     /// Completion off (approval questions).
@@ -66,6 +71,11 @@ impl Completer for ReplHelper {
         if self.plain {
             return Ok((0, Vec::new()));
         }
+        let before = &line[..pos];
+        if let (Some((start, typed)), Some(cwd)) = (at_word(before), &self.cwd) {
+            let found = eonyx_agent::attach::complete(typed, cwd, self.home.as_deref());
+            return Ok((start, path_pairs(found)));
+        }
         let ids = || {
             self.store
                 .as_ref()
@@ -77,6 +87,50 @@ impl Completer for ReplHelper {
         };
         Ok(complete(&line[..pos], ids))
     }
+}
+
+/// The `@` word the cursor ends: where its `@` is and the path typed after
+/// it (an opening `"` dropped). `None` when the word does not start with `@`
+/// (an email, `\@`).
+pub fn at_word(before: &str) -> Option<(usize, &str)> {
+    // An open `@"…` (its path may hold spaces).
+    if let Some(q) = before.rfind("@\"")
+        && !before[q + 2..].contains('"')
+        && before[..q]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace)
+    {
+        return Some((q, &before[q + 2..]));
+    }
+    let start = before.rfind(char::is_whitespace).map_or(0, |i| {
+        i + before[i..].chars().next().map_or(1, char::len_utf8)
+    });
+    let word = &before[start..];
+    let typed = word.strip_prefix('@')?;
+    Some((start, typed.strip_prefix('"').unwrap_or(typed)))
+}
+
+/// Completions of an `@` path as the editor inserts them: `@src/` for a
+/// directory (Tab again goes on), `@main.rs ` for a file, and `@"…"` for a
+/// path with spaces.
+pub fn path_pairs(found: Vec<eonyx_agent::attach::Candidate>) -> Vec<Pair> {
+    found
+        .into_iter()
+        .map(|c| {
+            let quoted = c.path.contains(char::is_whitespace);
+            let replacement = match (quoted, c.is_dir) {
+                (false, true) => format!("@{}", c.path),
+                (false, false) => format!("@{} ", c.path),
+                (true, true) => format!("@\"{}", c.path),
+                (true, false) => format!("@\"{}\" ", c.path),
+            };
+            Pair {
+                display: c.name,
+                replacement,
+            }
+        })
+        .collect()
 }
 
 /// Candidates for the text before the cursor: slash commands while the
@@ -289,7 +343,7 @@ mod tests {
         );
         assert_eq!(
             names(complete("/s", none)).1,
-            ["/summarize", "/sessions", "/skills"]
+            ["/summarize", "/sessions", "/skills", "/status"]
         );
         assert!(complete("hello /comp", none).1.is_empty());
         assert!(complete("/compact fo", none).1.is_empty());
@@ -304,6 +358,38 @@ mod tests {
             (8, vec!["20260102-bbbb".to_owned()])
         );
         assert_eq!(names(complete("/resume ", ids)).1.len(), 2);
+    }
+
+    #[test]
+    fn tab_after_at_completes_paths_emails_are_left_alone() {
+        assert_eq!(at_word("look at @src/ma"), Some((8, "src/ma")));
+        assert_eq!(at_word("@"), Some((0, "")));
+        assert_eq!(at_word("see @\"my no"), Some((4, "my no")));
+        assert_eq!(at_word("mail bob@exa"), None);
+        assert_eq!(at_word("\\@lit"), None);
+        assert_eq!(at_word("é @x"), Some((3, "x")));
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = camino::Utf8Path::from_path(dir.path()).unwrap();
+        std::fs::create_dir(cwd.join("src")).unwrap();
+        std::fs::write(cwd.join("src/main.rs"), "").unwrap();
+        std::fs::write(cwd.join("my notes.md"), "").unwrap();
+        let h = ReplHelper {
+            cwd: Some(cwd.to_path_buf()),
+            ..Default::default()
+        };
+        let history = rustyline::history::MemHistory::new();
+        let ctx = rustyline::Context::new(&history);
+        let got = |line: &str| {
+            let (start, pairs) = h.complete(line, line.len(), &ctx).unwrap();
+            (
+                start,
+                pairs.into_iter().map(|p| p.replacement).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(got("read @sr"), (5, vec!["@src/".to_owned()]));
+        assert_eq!(got("read @src/"), (5, vec!["@src/main.rs ".to_owned()]));
+        assert_eq!(got("@my"), (0, vec!["@\"my notes.md\" ".to_owned()]));
+        assert_eq!(got("mail bob@s").1, Vec::<String>::new());
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The line-mode REPL on a terminal: reads inputs through the line editor
-//! ([`editor`]), keeps the shared input history ([`history`]), runs turns
-//! and slash commands through [`super::ui`].
+//! ([`editor`]), keeps the shared input history ([`history`]), runs turns,
+//! slash commands and `!command`s through [`super::ui`]. A line whose
+//! `@path` cannot be attached is not sent and comes back in the editor.
 //!
-//! Invariant: what is sent to the model is the accepted text, trimmed;
-//! editing keys never reach it (the editor consumes them).
+//! Invariant: what is sent to the model is the accepted text, trimmed (its
+//! `@path` files after it); editing keys never reach it (the editor
+//! consumes them).
 
 pub mod editor;
 pub mod helper;
@@ -12,7 +14,7 @@ pub mod quiet;
 
 use std::sync::Arc;
 
-use eonyx_agent::{Agent, AgentEvent, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
@@ -32,6 +34,7 @@ pub fn run(
     let asker = Asker::new(editor.clone(), interrupts.clone());
     let opts = ui::options(global, Some(Arc::new(TerminalApprover::new(asker))))?;
     let env = opts.env.clone();
+    let env_cwd = opts.cwd.clone();
     let mode = ui::mode(global, Mode::Stream);
     ui::runtime()?.block_on(async move {
         let ui::Session {
@@ -40,10 +43,17 @@ pub fn run(
             interrupts,
         } = ui::start_with(printer, opts, choice, mode, true, interrupts).await?;
         let repl = agent.config().repl.clone();
-        editor.configure(&repl, agent.store().clone())?;
+        editor.configure(
+            &repl,
+            agent.store().clone(),
+            env_cwd.clone(),
+            env.get("HOME").map(str::to_owned),
+        )?;
         let mut history = History::new(HistoryFile::from_settings(&env, &repl)?);
         history.load(&editor, view.printer);
         view.printer.info("type /help for commands, /exit to leave");
+        // A line that could not be sent (a missing `@` file), to edit.
+        let mut unsent = String::new();
         // A summary written ahead while the prompt waits
         // (docs/compaction.md#ahead-of-time-summaries).
         let mut drafts = Drafts::default();
@@ -51,7 +61,8 @@ pub fn run(
         loop {
             drafts.start_if_due(&mut agent, &mut view);
             let (prompt, highlight) = ctx_prompt(&agent, view.printer.color(), drafts.running());
-            let read = editor.read(prompt, highlight);
+            let initial = std::mem::take(&mut unsent);
+            let read = editor.read(prompt, highlight, initial);
             // The editor owns the terminal until the read ends: events wait.
             let input = {
                 let mut sink = |ev: AgentEvent| {
@@ -95,13 +106,36 @@ pub fn run(
                 }
                 continue;
             }
+            if let Some(command) = input.strip_prefix('!') {
+                // Runs no model request: a summary being written goes on.
+                let (result, done) = drafts
+                    .alongside(ui::user_command(
+                        &mut agent,
+                        &mut view,
+                        &interrupts,
+                        command,
+                    ))
+                    .await;
+                Drafts::finish(done, &mut agent, &mut view);
+                if let Err(e) = result {
+                    view.printer.error(&ui::agent_error(e));
+                }
+                if let Some(e) = view.last_error.take() {
+                    return Err(e.into());
+                }
+                continue;
+            }
             drafts.input_arrived(&mut agent, &mut view);
             let (result, done) = drafts
-                .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, input))
+                .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
                 .await;
             Drafts::finish(done, &mut agent, &mut view);
             match result {
                 TurnResult::Ok => {}
+                TurnResult::Failed(e @ AgentError::Attach(_)) => {
+                    view.printer.error(&ui::agent_error(e));
+                    unsent = input.to_owned();
+                }
                 TurnResult::Failed(e) => {
                     if e.is_interrupted() {
                         view.printer.info("interrupted");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use eonyx_agent::tools::Approver;
-use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
 
@@ -17,6 +17,7 @@ use crate::printer::Printer;
 pub mod ahead;
 pub mod interrupts;
 pub mod slash;
+pub mod status;
 pub mod view;
 
 pub use ahead::Drafts;
@@ -62,6 +63,7 @@ pub fn options(
         allow_write: global.allow_write,
         approver: ask,
         provider: None,
+        sandbox_helper: std::env::current_exe().ok(),
     })
 }
 
@@ -74,6 +76,7 @@ pub fn agent_error(e: AgentError) -> anyhow::Error {
             anyhow::Error::new(m)
         }
         AgentError::Memory(m) => usage(m.to_string()),
+        AgentError::Attach(a) => usage(a.to_string()),
         // A provider that cannot be built from the config is a config error.
         AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
             anyhow::Error::new(crate::exit::SetupError(message))
@@ -163,7 +166,7 @@ pub async fn run_turn(
     agent: &mut Agent,
     view: &mut View<'_>,
     interrupts: &Interrupts,
-    input: &str,
+    input: &UserInput,
 ) -> TurnResult {
     let result = turn(agent, view, interrupts, input).await;
     report(view, result)
@@ -175,13 +178,13 @@ pub async fn turn(
     agent: &mut Agent,
     view: &mut View<'_>,
     interrupts: &Interrupts,
-    input: &str,
+    input: &UserInput,
 ) -> Result<eonyx_agent::TurnOutcome, AgentError> {
     view.turn_started(input);
     let cancel = interrupts.begin();
     let result = {
         let mut sink = |ev: AgentEvent| view.event(ev);
-        agent.turn(input, &mut sink, &cancel).await
+        agent.turn_input(input, &mut sink, &cancel).await
     };
     interrupts.end();
     result
@@ -204,11 +207,66 @@ pub fn report(
     }
 }
 
+/// A REPL or batch line with its `@path` files read, then its turn. A
+/// file that cannot be attached fails before anything is sent (an
+/// [`AgentError::Attach`]).
+pub async fn send_line(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    line: &str,
+) -> TurnResult {
+    let result = line_turn(agent, view, interrupts, line).await;
+    report(view, result)
+}
+
+/// [`send_line`] up to the turn's end, which [`report`] shows.
+pub async fn line_turn(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    line: &str,
+) -> Result<eonyx_agent::TurnOutcome, AgentError> {
+    let input = agent.prepare_input(line).await?;
+    turn(agent, view, interrupts, &input).await
+}
+
+/// `!command` (README, section "The REPL"): run it, its output shown as it
+/// arrives, and put it in the conversation; `!` alone does nothing.
+pub async fn user_command(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    command: &str,
+) -> Result<(), AgentError> {
+    let command = command.trim();
+    if command.is_empty() {
+        return Ok(());
+    }
+    let cancel = interrupts.begin();
+    let (tee, ended) = view.command_tee();
+    let result = agent.run_user_command(command, tee, &cancel).await;
+    interrupts.end();
+    match result {
+        Ok(run) => {
+            view.command_finished(command, &run, &ended);
+            Ok(())
+        }
+        Err(e) => {
+            view.failed(&e);
+            Err(e)
+        }
+    }
+}
+
 /// Final status for a failed turn.
 pub fn status_for(err: &AgentError) -> Status {
     if err.is_interrupted() {
         Status::Interrupted
-    } else if matches!(err, AgentError::Config(_) | AgentError::Usage(_)) {
+    } else if matches!(
+        err,
+        AgentError::Config(_) | AgentError::Usage(_) | AgentError::Attach(_)
+    ) {
         Status::Usage
     } else {
         Status::Failed

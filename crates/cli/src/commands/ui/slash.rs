@@ -68,6 +68,11 @@ pub const COMMANDS: &[Command] = &[
         help: "list the skills the model can load",
     },
     Command {
+        name: "/status",
+        args: "",
+        help: "model, window, {ctx}, this session's tokens and cache hits, compactions",
+    },
+    Command {
         name: "/help",
         args: "",
         help: "this help",
@@ -245,6 +250,13 @@ pub async fn slash(
                 Err(e) => Slash::Failed(agent_error(e)),
             }
         }
+        "/status" => match agent.status() {
+            Ok(st) => {
+                super::status::show(view, &st, std::env::var("HOME").ok().as_deref());
+                Slash::Continue
+            }
+            Err(e) => Slash::Failed(agent_error(e)),
+        },
         "/skills" => {
             crate::commands::skills::print_for_repl(
                 view.printer,
@@ -296,6 +308,7 @@ mod tests {
 /memory           list memory entries
 /remember TEXT    remember TEXT in this project's memory (sent from the next session on)
 /skills           list the skills the model can load
+/status           model, window, {ctx}, this session's tokens and cache hits, compactions
 /help             this help
 /exit             leave"
         );

@@ -1,11 +1,13 @@
 //! Shows agent events: streamed text, tool calls, progress, JSON events.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
-use eonyx_agent::tools::ToolEvent;
-use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome};
+use eonyx_agent::tools::{Tee, ToolEvent};
+use eonyx_agent::{Agent, AgentError, AgentEvent, CommandRun, TurnOutcome, UserInput};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// How answers are shown.
@@ -255,6 +257,12 @@ impl<'p> View<'p> {
                     });
                 }
             }
+            // The agent turns tool warnings into `AgentEvent::Warning`.
+            AgentEvent::Tool(ToolEvent::Warning(m)) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                self.printer.warn(&m);
+            }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
         }
     }
@@ -301,9 +309,71 @@ impl<'p> View<'p> {
         }
     }
 
-    pub fn turn_started(&mut self, input: &str) {
+    /// A turn starts: what was attached (stderr), the `turn_started` event.
+    pub fn turn_started(&mut self, input: &UserInput) {
+        for a in &input.attached {
+            self.printer.info(&format!("attached {a}"));
+        }
         if self.mode == Mode::Json {
-            self.json(&Event::TurnStarted { input });
+            self.json(&Event::TurnStarted { input: &input.text });
+        }
+    }
+
+    /// Where a `!command`'s output goes as it arrives: stdout (it is what
+    /// the user asked to see), stderr with `--json` (stdout holds only
+    /// events). The flag says whether the output so far ends a line.
+    pub fn command_tee(&mut self) -> (Tee, Arc<AtomicBool>) {
+        let ended = Arc::new(AtomicBool::new(true));
+        let seen = ended.clone();
+        let json = self.mode == Mode::Json;
+        let mut printer = Printer::new();
+        let tee: Tee = Box::new(move |bytes: &[u8]| {
+            if let Some(last) = bytes.last() {
+                seen.store(*last == b'\n', Ordering::Relaxed);
+            }
+            if json {
+                printer.err_bytes(bytes);
+            } else {
+                let _ = printer.out_bytes(bytes).and_then(|()| printer.flush());
+            }
+        });
+        (tee, ended)
+    }
+
+    /// After a `!command`: its outcome on stderr (and a `command` event).
+    pub fn command_finished(&mut self, command: &str, run: &CommandRun, ended: &AtomicBool) {
+        if !ended.load(Ordering::Relaxed) {
+            if self.mode == Mode::Json {
+                self.printer.err_raw("\n");
+            } else {
+                let r = self.printer.out("\n").and_then(|()| self.printer.flush());
+                self.out(r);
+            }
+        }
+        if let Some(w) = &run.warning {
+            self.event(AgentEvent::Warning(w.clone()));
+        }
+        let cut = if run.cut > 0 {
+            format!(
+                " ({} of its {} bytes, past tools.output_cap_bytes)",
+                run.bytes - run.cut,
+                run.bytes
+            )
+        } else {
+            String::new()
+        };
+        self.printer.info(&format!(
+            "{}; the model gets the command and its output{cut} with your next message",
+            run.outcome
+        ));
+        if self.mode == Mode::Json {
+            self.json(&Event::Command {
+                command,
+                outcome: &run.outcome,
+                is_error: run.is_error,
+                bytes: run.bytes,
+                cut: run.cut,
+            });
         }
     }
 

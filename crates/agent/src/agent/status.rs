@@ -1,0 +1,156 @@
+//! `/status` (README, section "The REPL"): where the model, the window,
+//! the tokens and the cache stand for the current session.
+
+use camino::Utf8PathBuf;
+use eonyx_core::{CompactionMode, CompactionTrigger, Record, Role};
+
+use super::{Agent, ContextStatus};
+use crate::error::AgentError;
+use crate::limits as window;
+
+/// Token usage the session's model steps reported, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionTokens {
+    /// Model steps that reported usage.
+    pub requests: u64,
+    pub prompt: u64,
+    pub completion: u64,
+    /// Prompt tokens served from the provider's cache.
+    pub cached: u64,
+}
+
+impl SessionTokens {
+    /// Cached over prompt tokens, in percent; `None` before any usage.
+    pub fn cache_hit_percent(&self) -> Option<f64> {
+        (self.prompt > 0).then(|| self.cached as f64 * 100.0 / self.prompt as f64)
+    }
+}
+
+/// The last compaction of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LastCompaction {
+    pub trigger: CompactionTrigger,
+    /// Absent in records written before cache-aware compaction.
+    pub mode: Option<CompactionMode>,
+}
+
+/// Everything `/status` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentStatus {
+    pub model_key: String,
+    pub model_name: String,
+    /// `openai` or `anthropic`.
+    pub provider: &'static str,
+    pub base_url: String,
+    /// The effective context window and where it came from (as `eonyx
+    /// config` says it).
+    pub window: u64,
+    pub window_source: String,
+    /// The `{ctx N%}` figures now.
+    pub context: ContextStatus,
+    /// Tokens at which an automatic compaction runs, when on.
+    pub compaction_at: Option<u64>,
+    pub tokens: SessionTokens,
+    pub compactions: u64,
+    pub last_compaction: Option<LastCompaction>,
+    /// `None` when memory is off.
+    pub memory_entries: Option<usize>,
+    /// The skills the model can load, by name.
+    pub skills: Vec<String>,
+    /// Parameters this model refused and no longer gets (`temperature`,
+    /// `max_tokens`, `images`).
+    pub refused: Vec<&'static str>,
+    pub session_id: String,
+    pub title: String,
+    /// The session file (it exists once the session has a message).
+    pub path: Utf8PathBuf,
+    /// How `shell` commands run: the sandbox backend and what it allows,
+    /// or why none works ([`Agent::sandbox_status`]).
+    pub sandbox: String,
+    // MCP servers are added here when those exist (their states on `Agent`).
+}
+
+impl Agent {
+    /// What `/status` shows. Reads the session file for its token and
+    /// compaction totals (the model-facing view holds only what came after
+    /// the last compaction) and the limits cache for the window's source.
+    pub fn status(&self) -> Result<AgentStatus, AgentError> {
+        let id = self.session_id();
+        let mut tokens = SessionTokens::default();
+        let mut compactions = 0;
+        let mut last_compaction = None;
+        match self.store.read_all(id) {
+            Ok(log) => {
+                for r in &log.records {
+                    match r {
+                        Record::Message(m) if m.message.role == Role::Assistant => {
+                            if let Some(u) = m.message.usage {
+                                tokens.requests += 1;
+                                tokens.prompt += u.prompt_tokens;
+                                tokens.completion += u.completion_tokens;
+                                tokens.cached += u.cached_tokens;
+                            }
+                        }
+                        Record::Compaction(c) => {
+                            compactions += 1;
+                            last_compaction = Some(LastCompaction {
+                                trigger: c.trigger,
+                                mode: c.mode,
+                            });
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // Not born yet: no message, nothing to count.
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+        let model = &self.config.model;
+        let mut notices = Vec::new();
+        let cache = window::open_cache(self.store.data_dir(), &mut notices);
+        let resolved = window::resolve_cached(model, Some(&cache));
+        let context = self.context_status();
+        let window_source = if resolved.tokens == context.window {
+            resolved.describe(&window::configured_source(
+                &self.config,
+                &self.config.model_key,
+            ))
+        } else {
+            "learned during this run".to_owned()
+        };
+        let quirks = self.provider.quirks();
+        let refused = [
+            (quirks.drop_temperature, "temperature"),
+            (quirks.max_completion_tokens, "max_tokens"),
+            (quirks.no_images, "images"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+        Ok(AgentStatus {
+            model_key: self.config.model_key.clone(),
+            model_name: model.name.clone(),
+            provider: model.provider.as_str(),
+            base_url: model.base_url.clone(),
+            window: context.window,
+            window_source,
+            context,
+            compaction_at: self.trigger.tokens,
+            tokens,
+            compactions,
+            last_compaction,
+            memory_entries: self
+                .memory
+                .as_ref()
+                .map(|m| m.list().map(|e| e.len()))
+                .transpose()?,
+            skills: self.skills.skills.iter().map(|s| s.name.clone()).collect(),
+            refused,
+            session_id: id.to_string(),
+            title: self.title().to_owned(),
+            path: self.store.session_path(id),
+            sandbox: self.sandbox_status(),
+        })
+    }
+}

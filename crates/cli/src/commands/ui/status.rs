@@ -1,0 +1,157 @@
+//! `/status` as lines on stderr, or one `status` event with `--json`
+//! (README, section "The REPL").
+
+use eonyx_agent::AgentStatus;
+
+use super::{Mode, View};
+use crate::event::{Event, StatusEvent};
+
+/// Show `st`: one `status` event with `--json`, else lines on stderr.
+pub fn show(view: &mut View<'_>, st: &AgentStatus, home: Option<&str>) {
+    if view.mode == Mode::Json {
+        view.json(&Event::Status(Box::new(StatusEvent::new(st))));
+        return;
+    }
+    view.printer.info(&lines(st, home).join("\n"));
+}
+
+/// The `/status` lines, aligned.
+pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
+    let t = &st.tokens;
+    let cache = t
+        .cache_hit_percent()
+        .map_or(String::new(), |p| format!(" ({p:.0}% cache hits)"));
+    let compactions = match st.last_compaction {
+        None => "none yet".to_owned(),
+        Some(c) => format!(
+            "{} (last: {}{})",
+            st.compactions,
+            c.trigger.as_str(),
+            c.mode
+                .map(|m| format!(", {}", m.as_str()))
+                .unwrap_or_default()
+        ),
+    };
+    let skills = if st.skills.is_empty() {
+        "none".to_owned()
+    } else {
+        format!("{} ({})", st.skills.len(), st.skills.join(", "))
+    };
+    let mut rows: Vec<(&str, String)> = vec![
+        (
+            "model",
+            format!(
+                "{} ({}) · {} · {}",
+                st.model_key, st.model_name, st.provider, st.base_url
+            ),
+        ),
+        (
+            "window",
+            format!("{} tokens ({})", st.window, st.window_source),
+        ),
+        (
+            "context",
+            format!(
+                "{{ctx {:.0}%}} ~{} tokens next request; compaction at {}{}",
+                st.context.percent,
+                st.context.estimate,
+                st.compaction_at
+                    .map_or("off".to_owned(), |t| format!("~{t} tokens")),
+                if st.context.summary_ready {
+                    " (a summary written ahead is ready)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (
+            "tokens",
+            format!(
+                "prompt {} · completion {} · cached {}{cache} over {} requests",
+                t.prompt, t.completion, t.cached, t.requests
+            ),
+        ),
+        ("compactions", compactions),
+        (
+            "memory",
+            st.memory_entries
+                .map_or("off".to_owned(), |n| format!("{n} entries")),
+        ),
+        ("skills", skills),
+    ];
+    if !st.refused.is_empty() {
+        rows.push((
+            "refused",
+            format!(
+                "{} (not sent to this model; `eonyx config --reset-limits` forgets)",
+                st.refused.join(", ")
+            ),
+        ));
+    }
+    rows.push(("sandbox", st.sandbox.clone()));
+    // MCP servers get their row here once they exist (their states).
+    rows.push(("session", format!("{} \"{}\"", st.session_id, st.title)));
+    rows.push(("file", crate::commands::tilde(st.path.as_str(), home)));
+    rows.into_iter()
+        .map(|(k, v)| format!("{:<12} {v}", format!("{k}:")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use eonyx_agent::{ContextStatus, LastCompaction, SessionTokens};
+    use eonyx_core::{CompactionMode, CompactionTrigger};
+
+    use super::*;
+
+    #[test]
+    fn status_lines_show_window_tokens_cache_and_session() {
+        let st = AgentStatus {
+            model_key: "default".into(),
+            model_name: "gpt-x".into(),
+            provider: "openai",
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            window: 8192,
+            window_source: "detected from /props at 2026-07-05T09:15:00Z".into(),
+            context: ContextStatus {
+                estimate: 2048,
+                window: 8192,
+                percent: 25.0,
+                over_threshold: false,
+                summary_ready: false,
+            },
+            compaction_at: Some(6000),
+            tokens: SessionTokens {
+                requests: 3,
+                prompt: 4000,
+                completion: 120,
+                cached: 3000,
+            },
+            compactions: 2,
+            last_compaction: Some(LastCompaction {
+                trigger: CompactionTrigger::Auto,
+                mode: Some(CompactionMode::SharedPrefix),
+            }),
+            memory_entries: Some(4),
+            skills: vec!["deploy".into()],
+            refused: vec!["images"],
+            session_id: "20260705T091500-1a2b3c4d".into(),
+            title: "7".into(),
+            path: "/home/u/.local/share/eonyx/sessions/20260705T091500-1a2b3c4d.jsonl".into(),
+            sandbox: "bwrap, workspace-write, no network".into(),
+        };
+        insta::assert_snapshot!(lines(&st, Some("/home/u")).join("\n"), @r#"
+        model:       default (gpt-x) · openai · http://127.0.0.1:8080/v1
+        window:      8192 tokens (detected from /props at 2026-07-05T09:15:00Z)
+        context:     {ctx 25%} ~2048 tokens next request; compaction at ~6000 tokens
+        tokens:      prompt 4000 · completion 120 · cached 3000 (75% cache hits) over 3 requests
+        compactions: 2 (last: auto, shared-prefix)
+        memory:      4 entries
+        skills:      1 (deploy)
+        refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
+        sandbox:     bwrap, workspace-write, no network
+        session:     20260705T091500-1a2b3c4d "7"
+        file:        ~/.local/share/eonyx/sessions/20260705T091500-1a2b3c4d.jsonl
+        "#);
+    }
+}
