@@ -27,4 +27,8 @@ mod sandbox;
 mod session_order;
 mod sessions;
 mod skills;
+mod tasks;
+mod tasks_limits;
+mod tasks_memory;
+mod tasks_sessions;
 mod util;

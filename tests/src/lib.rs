@@ -49,7 +49,7 @@ pub use config::{
 };
 pub use paced::Paced;
 pub use recorded::RecordedRequest;
-pub use reply::{FakeToolCall, Reply, UsageOverride};
+pub use reply::{FakeToolCall, HOLD_LIMIT, Reply, UsageOverride};
 pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};
 pub use scripted::{ResponderFn, ScriptedProvider, Step, StepFn};
 pub use server::{FakeServer, Moment, Ollama, Refuse, Responder, Span};

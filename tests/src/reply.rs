@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+/// The longest [`Reply::hold_until`] waits for the other requests.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(15);
+
 /// Token figures that replace the fake's own count in a reply's usage.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UsageOverride {
@@ -53,6 +56,7 @@ pub struct Reply {
     pub(crate) delay: Duration,
     pub(crate) chunk_delay: Duration,
     pub(crate) reset_after: Option<usize>,
+    pub(crate) hold_until: Option<usize>,
     pub(crate) finish_reason: Option<String>,
     pub(crate) headers: Vec<(String, String)>,
 }
@@ -66,6 +70,7 @@ impl Reply {
             delay: Duration::ZERO,
             chunk_delay: Duration::ZERO,
             reset_after: None,
+            hold_until: None,
             finish_reason: None,
             headers: Vec::new(),
         }
@@ -169,6 +174,17 @@ impl Reply {
     /// and then drop the connection without finishing the response.
     pub fn reset_after(mut self, events: usize) -> Self {
         self.reset_after = Some(events);
+        self
+    }
+
+    /// Hold this reply until the server has received `chat_requests` chat
+    /// requests in all (this one included), so a test can see that a
+    /// client sent several requests without waiting for each answer:
+    /// concurrency asserted on order, not time. A client that never sends
+    /// them gets the reply after [`HOLD_LIMIT`] anyway (and the test's
+    /// order assertion fails instead of hanging).
+    pub fn hold_until(mut self, chat_requests: usize) -> Self {
+        self.hold_until = Some(chat_requests);
         self
     }
 

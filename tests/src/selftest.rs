@@ -92,6 +92,31 @@ fn scripted_replies_come_in_order_then_the_default() {
 }
 
 #[test]
+fn a_held_reply_waits_for_the_other_requests_it_names() {
+    let server = FakeServer::start();
+    server.set_responder(|r| {
+        let user = r.last_user_text().unwrap_or_default();
+        Some(Reply::text(format!("answer to {user}")).hold_until(2))
+    });
+    let url = format!("{}/chat/completions", server.base_url());
+    let first = {
+        let url = url.clone();
+        std::thread::spawn(move || post_json(&url, &openai_body(false, "one"), &[]).unwrap())
+    };
+    // The first request is held: nothing has answered it while only one
+    // request has arrived.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.chat_requests().is_empty() {
+        assert!(Instant::now() < deadline, "the first request never arrived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(!first.is_finished(), "answered before the second request");
+    let second = post_json(&url, &openai_body(false, "two"), &[]).unwrap();
+    assert_eq!(content(&second)["content"], "answer to two");
+    assert_eq!(content(&first.join().unwrap())["content"], "answer to one");
+}
+
+#[test]
 fn openai_stream_carries_text_tool_deltas_and_usage_in_the_last_chunk() {
     let server = FakeServer::start();
     server.push(Reply::text("hello streaming world"));

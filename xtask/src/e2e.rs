@@ -14,6 +14,9 @@
 //!    and the next line, with summaries written ahead and with
 //!    `ahead_percent = 0`; the wait of each compacting turn against a
 //!    steady turn (`waits.rs`).
+//! 4. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//!    main agent and delegated to one `explore` task, against a second
+//!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -28,6 +31,7 @@ use crate::util;
 mod http;
 mod proxy;
 mod report;
+mod task;
 mod waits;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
@@ -60,6 +64,10 @@ struct Options {
     paced_turns: usize,
     /// The pause between an answer and the next line in the paced stage.
     pause: Duration,
+    /// Only the task stage (`--tasks-only`).
+    tasks_only: bool,
+    /// Skip the task stage (`--no-tasks`).
+    no_tasks: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -72,6 +80,8 @@ fn parse(args: &[String]) -> Result<Options> {
         eonyx: None,
         paced_turns: 30,
         pause: Duration::from_millis(8000),
+        tasks_only: false,
+        no_tasks: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -81,6 +91,8 @@ fn parse(args: &[String]) -> Result<Options> {
             "--http-only" => o.http_only = true,
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--transcript-summaries" => o.transcript = true,
+            "--tasks-only" => o.tasks_only = true,
+            "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
             "--pause-ms" => {
@@ -88,10 +100,11 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--eonyx PATH] [--paced-turns N] [--pause-ms MS]\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one.\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
+                     --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -115,6 +128,13 @@ impl Drop for ServerGuard {
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
+    if opts.tasks_only {
+        let failed = run_task_stage(&opts)?;
+        if failed > 0 {
+            bail!("{failed} task check(s) failed");
+        }
+        return Ok(());
+    }
     let server = local_model::start(&local_model::Options {
         ctx: opts.ctx,
         port: opts.port,
@@ -202,10 +222,60 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     drop(server);
+    if !opts.http_only && !opts.no_tasks {
+        match run_task_stage(&opts) {
+            Ok(n) => failed += n,
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  task stage: {e:#}");
+            }
+        }
+    }
     if failed > 0 {
         bail!("{failed} e2e check(s) failed");
     }
     Ok(())
+}
+
+/// The task stage on its own llama-server (n_ctx [`task::TASK_CTX`], port
+/// P+1); returns the failed checks.
+fn run_task_stage(opts: &Options) -> Result<usize> {
+    let port = opts.port + 1;
+    let server = local_model::start(&local_model::Options {
+        ctx: task::TASK_CTX,
+        port,
+        detach: false,
+        write_config: false,
+    })?;
+    let server = ServerGuard(server);
+    match local_model::served_ctx(port) {
+        Some(n) if n == u64::from(task::TASK_CTX) => {}
+        other => bail!(
+            "the llama-server on port {port} has n_ctx {other:?}, not {}; stop it or pass another --port",
+            task::TASK_CTX
+        ),
+    }
+    let bin = eonyx_binary(opts.eonyx.as_deref())?;
+    let failed = task::task_stage(&bin, &server.0.root_url())?;
+    drop(server);
+    Ok(failed)
+}
+
+/// The binary to drive: `--eonyx PATH`, or `target/debug/eonyx` built now.
+fn eonyx_binary(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
+    let bin = match given {
+        Some(path) => path.to_path_buf(),
+        None => {
+            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
+                "the eonyx binary does not build yet (the HTTP checks above still stand)",
+            )?;
+            util::target_dir().join("debug").join("eonyx")
+        }
+    };
+    if !bin.is_file() {
+        bail!("{} is missing after the build", bin.display());
+    }
+    Ok(bin)
 }
 
 // ---------------------------------------------------------------- binary stage
@@ -232,23 +302,6 @@ fn turn_lines(turns: usize) -> String {
             )
         })
         .collect()
-}
-
-/// `--eonyx PATH`, else `target/debug/eonyx`, built now.
-fn eonyx_binary(eonyx: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
-    let bin = match eonyx {
-        Some(path) => path.to_path_buf(),
-        None => {
-            util::run(util::cargo().args(["build", "-q", "-p", "eonyx-cli"])).context(
-                "the eonyx binary does not build yet (the HTTP checks above still stand)",
-            )?;
-            util::target_dir().join("debug").join("eonyx")
-        }
-    };
-    if !bin.is_file() {
-        bail!("{} is missing after the build", bin.display());
-    }
-    Ok(bin)
 }
 
 fn binary_stage(

@@ -87,6 +87,9 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
         cwd: project.to_string(),
         project: project.to_string(),
         model: Some("bench".into()),
+        parent: None,
+        parent_call: None,
+        profile: None,
     });
     let mut out = header.to_line();
     out.push('\n');

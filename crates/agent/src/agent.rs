@@ -12,7 +12,9 @@
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
-//! - `window_steps`: quirks, Ollama re-probe and the output-cap notice.
+//! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
+//! - `task`: the `task` tool: child agents in child sessions, built from
+//!   this one and run concurrently (docs/tools.md#task).
 
 use std::sync::Arc;
 
@@ -39,6 +41,7 @@ mod request;
 mod skills;
 mod status;
 mod step;
+mod task;
 mod turn;
 mod window_steps;
 
@@ -46,7 +49,9 @@ pub use ahead::{DraftDone, DraftJob};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
-pub(crate) use request::{SkillSections, next_request, system_prompt, tool_definitions};
+pub(crate) use request::{
+    SkillSections, next_request, system_prompt, task_section, tool_definitions,
+};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.
@@ -177,6 +182,29 @@ pub struct Agent {
     /// last compaction record lists, and that section as rendered then.
     skills_in_use: Vec<String>,
     skills_in_use_section: String,
+    /// How deep in a tree of tasks this agent runs (0: the user's own
+    /// session); from `tasks.max_depth` on it gets no `task` tool.
+    depth: u32,
+    /// For a task's child: the `# Task` section its stable prefix ends
+    /// with (the parent's prefix comes first, byte for byte); empty for
+    /// the user's session.
+    task_section: String,
+    /// What a child agent inherits from this one.
+    inherit: Inherit,
+}
+
+/// What a task's child inherits: the run's environment and flags, the
+/// user to ask, a test's provider. A child never gets more than this.
+#[derive(Clone)]
+pub(crate) struct Inherit {
+    env: Env,
+    /// `--model`, as given.
+    model_flag: Option<String>,
+    allow_shell: bool,
+    allow_write: bool,
+    /// The user (REPL), already labelled for a child; `None` in batch runs.
+    ask: Option<Arc<dyn Approver>>,
+    provider: Option<Arc<dyn Provider>>,
 }
 
 impl Agent {
@@ -195,6 +223,11 @@ impl Agent {
 
     pub fn message_count(&self) -> u64 {
         self.message_count
+    }
+
+    /// How deep in a tree of tasks this agent runs (0: the user's session).
+    pub fn depth(&self) -> u32 {
+        self.depth
     }
 
     /// Whether the current session was resumed (as opposed to new).

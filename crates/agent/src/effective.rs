@@ -1,6 +1,9 @@
 //! `eonyx sessions show --effective`: the request the agent would send next
 //! for a session, built read-only (no lock, nothing appended, no network)
-//! with the same [`crate::agent::next_request`] the turn loop uses.
+//! with the same [`crate::agent::next_request`] the turn loop uses. A task's
+//! child session is shown with its profile: its `# Task` section and its
+//! tools (as far as config decides them; a parent started with a narrower
+//! `--profile` would have narrowed them further).
 
 use camino::Utf8PathBuf;
 use eonyx_compact::ContextView;
@@ -11,7 +14,7 @@ use eonyx_prompt::ContextLoader;
 use eonyx_store::Store;
 
 use crate::agent::{
-    RESUME_INTERRUPTED, SkillSections, next_request, system_prompt, tool_definitions,
+    RESUME_INTERRUPTED, SkillSections, next_request, system_prompt, task_section, tool_definitions,
     unanswered_calls,
 };
 use crate::error::AgentError;
@@ -49,12 +52,19 @@ pub fn effective_request(
             "the session's directory {cwd} no longer exists; its context files and project config are missing from this request"
         ));
     }
+    let child = effective.header.is_child();
+    let profile = profile.or_else(|| effective.header.profile.clone().filter(|_| child));
     let config = eonyx_config::load(&LoadOptions {
         cwd: cwd.clone(),
         env: env.clone(),
         model,
         profile,
     })?;
+    let depth = if child { store.depth(id)? } else { 0 };
+    let task = match config.active_profile() {
+        Some(p) if child => task_section(p),
+        _ => String::new(),
+    };
     warnings.extend(config.warnings.iter().cloned());
     let project = eonyx_config::paths::find_project(&cwd);
     let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
@@ -115,10 +125,12 @@ pub fn effective_request(
         SkillSections {
             listing: &skills.section,
             in_use: &in_use.section,
+            task: &task,
         },
         &eonyx_core::time::today_utc(),
     );
-    let request = next_request(&config, system, &view, &tool_definitions(&config, &skills));
+    let tools = tool_definitions(&config, &skills, depth);
+    let request = next_request(&config, system, &view, &tools);
     // Shaped by the parameters this model refused before, as the client sends it.
     let quirks = eonyx_store::limits::LimitsCache::open(&data_dir)
         .map(|c| c.quirks(&config.model.base_url, &config.model.name))

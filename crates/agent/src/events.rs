@@ -1,5 +1,5 @@
 use eonyx_core::memory::MemoryEntry;
-use eonyx_core::{CompactionRecord, SummaryDraftRecord, ToolCall, Usage};
+use eonyx_core::{CompactionRecord, SessionId, SummaryDraftRecord, ToolCall, Usage};
 
 /// What the agent reports while it works; the frontend decides how to show
 /// it (stream to stdout, JSON events, spinners on stderr).
@@ -47,4 +47,25 @@ pub enum AgentEvent {
     Debug(String),
     /// A tool did something the user is told about directly.
     Tool(crate::tools::ToolEvent),
+    /// A `task` call started (or continued) a child session.
+    TaskStarted {
+        /// The `task` tool call's id.
+        call_id: String,
+        session: SessionId,
+        profile: String,
+        description: String,
+    },
+    /// An event of the child agent running the task `call_id` (its steps,
+    /// tool calls, notices…; nested for a child's own tasks).
+    Task {
+        call_id: String,
+        event: Box<AgentEvent>,
+    },
+    /// A task's child finished (answered, failed or was interrupted).
+    TaskCompleted {
+        call_id: String,
+        session: SessionId,
+        steps: u32,
+        is_error: bool,
+    },
 }

@@ -115,13 +115,16 @@ pub struct SessionsArgs {
     /// Show at most N sessions.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// List the child sessions of tasks too.
+    #[arg(long)]
+    pub all: bool,
     #[command(subcommand)]
     pub command: Option<SessionsCommand>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsCommand {
-    /// Delete sessions.
+    /// Delete sessions (and their tasks' child sessions).
     Delete {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,

@@ -123,6 +123,23 @@ pub enum Event<'a> {
     Debug {
         message: &'a str,
     },
+    /// A `task` call started (or continued) a child session.
+    TaskStarted {
+        /// The `task` tool call's id (the `task` field of the child's
+        /// own events).
+        id: &'a str,
+        session: &'a str,
+        profile: &'a str,
+        description: &'a str,
+    },
+    /// A task's child finished: answered, or `is_error` (failed or
+    /// interrupted).
+    TaskCompleted {
+        id: &'a str,
+        session: &'a str,
+        steps: u32,
+        is_error: bool,
+    },
     TurnCompleted {
         /// The final answer.
         text: &'a str,
@@ -246,6 +263,15 @@ impl From<&Usage> for EventUsage {
     }
 }
 
+/// An event of a task's child agent: the event's own fields plus `task`,
+/// the id of the `task` call that runs the child.
+#[derive(Debug, Serialize)]
+struct ChildEvent<'e, 'a> {
+    #[serde(flatten)]
+    event: &'e Event<'a>,
+    task: &'e str,
+}
+
 impl Event<'_> {
     /// The event as one line of JSON (no newline). It goes through
     /// [`serde_json::Value`], whose object keys are sorted, so every
@@ -253,6 +279,11 @@ impl Event<'_> {
     /// the output these events have always had.
     pub fn to_line(&self) -> serde_json::Result<String> {
         Ok(serde_json::to_value(self)?.to_string())
+    }
+
+    /// The event of a task's child, with `task` = the task call's id.
+    pub fn to_child_line(&self, task: &str) -> serde_json::Result<String> {
+        Ok(serde_json::to_value(ChildEvent { event: self, task })?.to_string())
     }
 }
 
@@ -361,6 +392,28 @@ mod tests {
                 message: "no prompt"
             }),
             r#"{"class":"usage","message":"no prompt","type":"error"}"#
+        );
+        assert_eq!(
+            line(Event::TaskStarted {
+                id: "call_1",
+                session: "20260705T091500-1a2b3c4d",
+                profile: "explore",
+                description: "find the parser"
+            }),
+            r#"{"description":"find the parser","id":"call_1","profile":"explore","session":"20260705T091500-1a2b3c4d","type":"task_started"}"#
+        );
+        assert_eq!(
+            line(Event::TaskCompleted {
+                id: "call_1",
+                session: "20260705T091500-1a2b3c4d",
+                steps: 3,
+                is_error: false
+            }),
+            r#"{"id":"call_1","is_error":false,"session":"20260705T091500-1a2b3c4d","steps":3,"type":"task_completed"}"#
+        );
+        assert_eq!(
+            Event::Text { delta: "hi" }.to_child_line("call_1").unwrap(),
+            r#"{"delta":"hi","task":"call_1","type":"text"}"#
         );
     }
 }

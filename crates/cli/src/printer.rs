@@ -82,6 +82,12 @@ impl Printer {
         self.outln(&line)
     }
 
+    /// One JSON event of a task's child (with `task` = the task call's id).
+    pub fn child_event(&mut self, ev: &Event<'_>, task: &str) -> std::io::Result<()> {
+        let line = ev.to_child_line(task).map_err(std::io::Error::other)?;
+        self.outln(&line)
+    }
+
     /// The `error` event on stdout (`--json`); at most one reaches the exit
     /// path's fallback.
     pub fn json_error(&mut self, class: &str, message: &str) -> std::io::Result<()> {

@@ -1,10 +1,14 @@
-//! Exact facts: paths and commands gathered mechanically from the compacted
-//! tool calls, merged across compactions and rendered after the model's
-//! summary. Never paraphrased by a model.
+//! Exact facts: paths, commands and tasks gathered mechanically from the
+//! compacted tool calls, merged across compactions and rendered after the
+//! model's summary. Never paraphrased by a model.
+//!
+//! Tasks (child sessions started with the `task` tool) are never dropped:
+//! no cap, no trimming, so however often the parent compacts its requests
+//! name every child it started (docs/compaction.md#exact-facts).
 
 use std::collections::HashMap;
 
-use eonyx_core::tool::{ShellOutcome, ToolName, arg as key, is_file_changed};
+use eonyx_core::tool::{ShellOutcome, TaskHeader, ToolName, arg as key, is_file_changed};
 use eonyx_core::{MessageRecord, Role};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,6 +36,19 @@ pub struct CommandFact {
     pub status: String,
 }
 
+/// One child session a `task` call started (or continued).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFact {
+    /// The child session's id.
+    pub session: String,
+    pub profile: String,
+    /// The call's `description` (the first one given for this child).
+    pub description: String,
+}
+
+/// Longer task descriptions are shortened (visibly).
+const MAX_DESCRIPTION_CHARS: usize = 200;
+
 /// The `facts` value of a compaction record.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Facts {
@@ -45,6 +62,10 @@ pub struct Facts {
     pub written: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandFact>,
+    /// Every child session started by a `task` call; never capped or
+    /// trimmed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskFact>,
     /// Entries dropped because a list passed `MAX_ENTRIES` (200).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
@@ -104,11 +125,23 @@ impl Facts {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.read.is_empty()
+        self.tasks.is_empty() && !self.has_trimmable()
+    }
+
+    /// Whether a list that may be trimmed has entries (all but `tasks`).
+    fn has_trimmable(&self) -> bool {
+        !(self.read.is_empty()
             && self.listed.is_empty()
             && self.searched.is_empty()
             && self.written.is_empty()
-            && self.commands.is_empty()
+            && self.commands.is_empty())
+    }
+
+    /// Add a child session once (a continuation keeps the first entry).
+    fn add_task(&mut self, t: TaskFact) {
+        if !self.tasks.iter().any(|o| o.session == t.session) {
+            self.tasks.push(t);
+        }
     }
 
     /// Gather the facts of the tool calls in `records` (calls and results
@@ -162,6 +195,23 @@ impl Facts {
                             });
                         }
                     }
+                    ToolName::Task => {
+                        // Only calls that started (or continued) a child.
+                        let header = results
+                            .get(c.id.as_str())
+                            .and_then(|r| TaskHeader::from_result(r));
+                        if let Some(h) = header {
+                            let description = arg(a, key::DESCRIPTION).unwrap_or_default();
+                            f.add_task(TaskFact {
+                                session: h.session,
+                                profile: h.profile,
+                                description: eonyx_core::text::ellipsize(
+                                    description.trim(),
+                                    MAX_DESCRIPTION_CHARS,
+                                ),
+                            });
+                        }
+                    }
                     ToolName::WriteFile | ToolName::EditFile => {
                         // Only writes that happened: not denied, not failed.
                         let changed = results
@@ -202,6 +252,9 @@ impl Facts {
         for c in newer.commands {
             self.add_command(c);
         }
+        for t in newer.tasks {
+            self.add_task(t);
+        }
         self.omitted += newer.omitted;
         self.omitted += cap(&mut self.read)
             + cap(&mut self.listed)
@@ -214,9 +267,9 @@ impl Facts {
 
     /// Drop the oldest entries (longest list first) until the rendered
     /// section has at most `max_chars` characters; dropped entries are
-    /// counted in `omitted`.
+    /// counted in `omitted`. Tasks are never dropped.
     pub fn trim_to(&mut self, max_chars: usize) {
-        while self.render().chars().count() > max_chars && !self.is_empty() {
+        while self.render().chars().count() > max_chars && self.has_trimmable() {
             let lens = [
                 self.read.len(),
                 self.listed.len(),
@@ -274,6 +327,20 @@ impl Facts {
             self.commands
                 .iter()
                 .map(|c| format!("`{}` → {}", one_line(&c.command), c.status))
+                .collect(),
+        );
+        list(
+            "Tasks (child sessions; continue one with the task tool's `session`, or `recall` what it said)",
+            self.tasks
+                .iter()
+                .map(|t| {
+                    format!(
+                        "`{}` ({}): {}",
+                        t.session,
+                        one_line(&t.profile),
+                        t.description.replace('\n', " ")
+                    )
+                })
                 .collect(),
         );
         if self.omitted > 0 {
@@ -447,6 +514,74 @@ mod tests {
         assert!(r.contains("src/file_99.rs") && !r.contains("src/file_0.rs"));
         assert!(r.contains("`make`"));
         assert!(r.contains("older entries omitted"));
+    }
+
+    #[test]
+    fn tasks_are_listed_exactly_merged_once_per_child_and_never_trimmed() {
+        let task = |seq, id: &str, desc: &str| {
+            call(
+                seq,
+                id,
+                "task",
+                json!({"prompt": "p", "description": desc, "profile": "explore"}),
+            )
+        };
+        let first = Facts::from_records(&[
+            task(1, "a", "find the retry policy"),
+            result(
+                2,
+                "a",
+                "task session 20260705T091500-1a2b3c4d · profile explore · 3 steps\n\nIn src/retry.rs.",
+            ),
+            // Refused before any child existed: nothing to list.
+            task(3, "b", "bad"),
+            result(4, "b", "unknown profile `nope`; profiles: explore, general"),
+        ]);
+        assert_eq!(
+            first.tasks,
+            vec![TaskFact {
+                session: "20260705T091500-1a2b3c4d".into(),
+                profile: "explore".into(),
+                description: "find the retry policy".into()
+            }]
+        );
+        let second = Facts::from_records(&[
+            task(5, "c", "look again"),
+            result(
+                6,
+                "c",
+                "task session 20260705T091500-1a2b3c4d · profile explore · 1 step · interrupted",
+            ),
+            task(7, "d", "write the fix"),
+            result(
+                8,
+                "d",
+                "task session 20260705T091600-00000002 · profile general · 2 steps\n\ndone",
+            ),
+        ]);
+        let mut merged = Facts::from_value(Some(&first.to_value())).merge(second);
+        assert_eq!(merged.tasks.len(), 2, "the continued child once");
+        assert_eq!(merged.tasks[0].description, "find the retry policy");
+        merged.read = (0..300).map(|i| format!("src/f{i}.rs")).collect();
+        merged.trim_to(400);
+        assert!(merged.read.is_empty() || merged.read.len() < 300);
+        let text = merged.render();
+        assert!(
+            text.contains("- `20260705T091500-1a2b3c4d` (explore): find the retry policy"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- `20260705T091600-00000002` (general): write the fix"),
+            "{text}"
+        );
+        // Only tasks left, over the limit: still every one, and no panic.
+        let mut only = Facts {
+            tasks: merged.tasks.clone(),
+            ..Facts::default()
+        };
+        only.trim_to(10);
+        assert_eq!(only.tasks.len(), 2);
+        assert!(!only.is_empty());
     }
 
     #[test]

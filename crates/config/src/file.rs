@@ -83,6 +83,22 @@ pub struct ToolsFile {
     /// before anything is sent. A size limit, not a permission: safe for an
     /// untrusted project.
     pub max_image_bytes: Option<u64>,
+    /// The `task` tool (README, section "Tasks"). An untrusted project may
+    /// only turn it off.
+    pub task: Option<bool>,
+}
+
+/// `[tasks]` as written in a file (README, section "Tasks").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TasksFile {
+    /// How deep tasks may nest: 1 = the main agent may start tasks, its
+    /// children may not. Not from an untrusted project (a deeper tree
+    /// gives children a tool they would not have).
+    pub max_depth: Option<u32>,
+    /// `task` calls of one step that run at once. Safe for an untrusted
+    /// project: a limit, like `max_steps`.
+    pub max_parallel: Option<u32>,
 }
 
 /// `[memory]` as written in a file (README, section "Memory").
@@ -130,10 +146,20 @@ pub struct ModelFile {
     pub compaction: Option<CompactionFile>,
 }
 
-/// `[profiles.<name>]` as written in a file.
+/// `[profiles.<name>]` as written in a file: what `--profile NAME` and a
+/// `task` with `profile: NAME` run with. A profile of a built-in name
+/// (`explore`, `general`) is merged over the built-in field by field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProfileFile {
+    /// One line for the `task` tool's description (which profile to pick).
+    pub description: Option<String>,
+    /// Instructions added to a task child's system prompt.
+    pub instructions: Option<String>,
+    /// Allow-list of tool names (unset: every tool the parent has). Only
+    /// ever narrows; not from an untrusted project, which could otherwise
+    /// hand `explore` the shell.
+    pub tools: Option<Vec<String>>,
     pub model: Option<String>,
     pub compaction: Option<CompactionFile>,
 }
@@ -155,6 +181,7 @@ pub struct ConfigFile {
     pub memory: Option<MemoryFile>,
     pub repl: Option<ReplFile>,
     pub skills: Option<SkillsFile>,
+    pub tasks: Option<TasksFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

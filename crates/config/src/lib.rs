@@ -54,16 +54,18 @@ pub mod file;
 pub mod load;
 pub mod parse;
 pub mod paths;
+pub mod profiles;
 mod resolve;
 pub mod secrets;
 pub mod trust;
 pub mod validate;
 pub use file::{
     CompactionFile, ConfigFile, ContextFile, MemoryFile, ModelFile, ProfileFile, ReplFile,
-    SkillsFile, ToolsFile,
+    SkillsFile, TasksFile, ToolsFile,
 };
 pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};
+pub use profiles::Profile;
 pub use trust::{TrustChange, trust_project};
 
 /// Policy for the `shell` tool (and for paths outside the project root).
@@ -98,6 +100,9 @@ pub struct ToolsConfig {
     pub sandbox: SandboxConfig,
     /// Images larger than this are refused before they are sent.
     pub max_image_bytes: u64,
+    /// Whether the model gets the `task` tool (also bounded by
+    /// `tasks.max_depth`).
+    pub task: bool,
 }
 
 impl Default for ToolsConfig {
@@ -111,6 +116,25 @@ impl Default for ToolsConfig {
             recall: true,
             sandbox: SandboxConfig::default(),
             max_image_bytes: 5 * 1024 * 1024,
+            task: true,
+        }
+    }
+}
+
+/// Resolved `[tasks]` settings (README, section "Tasks").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TasksConfig {
+    /// Sessions this deep (the main one is 0) get no `task` tool.
+    pub max_depth: u32,
+    /// `task` calls of one step that run at once.
+    pub max_parallel: u32,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        Self {
+            max_depth: 1,
+            max_parallel: 4,
         }
     }
 }
@@ -193,6 +217,10 @@ pub enum Source {
     Detected {
         how: String,
     },
+    /// A built-in profile's setting (`explore`, `general`).
+    Builtin {
+        profile: String,
+    },
 }
 
 impl std::fmt::Display for Source {
@@ -206,6 +234,7 @@ impl std::fmt::Display for Source {
             Source::Env { var } => write!(f, "${var}"),
             Source::Flag { flag } => write!(f, "{flag}"),
             Source::Detected { how } => f.write_str(how),
+            Source::Builtin { profile } => write!(f, "built-in profile {profile}"),
         }
     }
 }
@@ -228,6 +257,10 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub repl: ReplConfig,
     pub skills: SkillsConfig,
+    pub tasks: TasksConfig,
+    /// Every profile by name: the built-ins with the configured ones merged
+    /// over them (docs: README, section "Tasks").
+    pub profiles: BTreeMap<String, Profile>,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.
     pub sources: BTreeMap<String, Source>,
@@ -256,6 +289,8 @@ impl Config {
             memory: MemoryConfig::default(),
             repl: ReplConfig::default(),
             skills: SkillsConfig::default(),
+            tasks: TasksConfig::default(),
+            profiles: profiles::builtins(),
             max_steps: 50,
             sources: BTreeMap::new(),
             warnings: Vec::new(),
@@ -270,6 +305,11 @@ impl Config {
     /// Source of a dotted key; `Default` when not recorded.
     pub fn source(&self, key: &str) -> Source {
         self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    /// The active profile (`--profile`, or the one a task child runs with).
+    pub fn active_profile(&self) -> Option<&Profile> {
+        self.profiles.get(self.profile.as_deref()?)
     }
 
     /// Resolve a model key (for `compaction.model`).
@@ -336,9 +376,10 @@ pub enum ConfigError {
         /// What the server lists, when it lists several (` ; the server lists: a, b`).
         listed: String,
     },
-    #[error("unknown profile `{name}`; add [profiles.{name}] to {config_file}")]
+    #[error("unknown profile `{name}`; profiles: {known}. Add [profiles.{name}] to {config_file}")]
     UnknownProfile {
         name: String,
+        known: String,
         config_file: Utf8PathBuf,
     },
     #[error("cannot write config file {path}: {source}")]

@@ -11,7 +11,7 @@ use camino::Utf8Path;
 use crate::validate::validate;
 use crate::{
     CompactionFile, ConfigError, ConfigFile, ContextFile, MemoryFile, ModelFile, ProfileFile,
-    ReplFile, SkillsFile, ToolsFile,
+    ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
@@ -163,6 +163,7 @@ enum Section {
     Memory,
     Repl,
     Skills,
+    Tasks,
     Leaf,
 }
 
@@ -178,6 +179,7 @@ impl Section {
             Section::Memory => Some(field_names::<MemoryFile>()),
             Section::Repl => Some(field_names::<ReplFile>()),
             Section::Skills => Some(field_names::<SkillsFile>()),
+            Section::Tasks => Some(field_names::<TasksFile>()),
             Section::Models | Section::Profiles | Section::Leaf => None,
         }
     }
@@ -192,6 +194,7 @@ impl Section {
             (Section::Root, "memory") => Section::Memory,
             (Section::Root, "repl") => Section::Repl,
             (Section::Root, "skills") => Section::Skills,
+            (Section::Root, "tasks") => Section::Tasks,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -243,13 +246,14 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 6] = [
+    let sections: [(&str, Vec<String>); 7] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
         ("memory", field_names::<MemoryFile>()),
         ("repl", field_names::<ReplFile>()),
         ("skills", field_names::<SkillsFile>()),
+        ("tasks", field_names::<TasksFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {

@@ -125,12 +125,19 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("models.*.retries"),
     any("models.*.connect_timeout_secs"),
     any("models.*.idle_timeout_secs"),
+    // Tasks: how many run at once is a limit; a profile's words are
+    // prompt text like a context file. Not `tasks.max_depth` (deeper trees
+    // give children the task tool), nor a profile's `tools` or `model`.
+    any("tasks.max_parallel"),
+    any("profiles.*.description"),
+    any("profiles.*.instructions"),
     // The REPL's key bindings (not `repl.history_size`: the history is
     // shared by every project, so a project may not bound it).
     any("repl.edit_mode"),
     // Features a project may only turn off.
     off_only("memory.enabled"),
     off_only("tools.recall"),
+    off_only("tools.task"),
     off_only("repl.history"),
     // The sandbox may only be tightened (README, section "Sandbox"):
     // `read-only` is at least as strict as any other mode, the network
@@ -393,6 +400,14 @@ mod tests {
             &yes
         ));
         assert!(untrusted_may_set(&k("profiles.p.compaction.prune"), &no));
+        assert!(untrusted_may_set(&k("profiles.p.instructions"), &yes));
+        // A profile's tools could hand a read-only profile the shell.
+        assert!(!untrusted_may_set(&k("profiles.explore.tools"), &yes));
+        assert!(!untrusted_may_set(&k("profiles.p.model"), &yes));
+        assert!(untrusted_may_set(&k("tasks.max_parallel"), &yes));
+        assert!(!untrusted_may_set(&k("tasks.max_depth"), &yes));
+        assert!(untrusted_may_set(&k("tools.task"), &no));
+        assert!(!untrusted_may_set(&k("tools.task"), &yes));
         assert!(untrusted_may_set(&k("models.m.context_window"), &yes));
         assert!(!untrusted_may_set(&k("compaction.model"), &yes));
         assert!(!untrusted_may_set(&k("models.m.provider"), &yes));
@@ -484,6 +499,10 @@ mod tests {
                 ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
                 ["skills", k] => field_names::<crate::SkillsFile>().contains(&(*k).to_owned()),
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
+                ["profiles", "*", k] => {
+                    field_names::<crate::ProfileFile>().contains(&(*k).to_owned())
+                }
+                ["tasks", k] => field_names::<crate::TasksFile>().contains(&(*k).to_owned()),
                 _ => false,
             };
             assert!(

@@ -150,6 +150,26 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if let Some(c) = &p.compaction {
             validate_compaction(c, &format!("profiles.{name}.compaction"), path)?;
         }
+        for tool in p.tools.iter().flatten() {
+            if eonyx_core::ToolName::parse(tool).is_none() {
+                let known: Vec<&str> = eonyx_core::ToolName::ALL
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect();
+                return Err(invalid(
+                    format!("profiles.{name}.tools"),
+                    &format!("unknown tool `{tool}`; tools: {}", known.join(", ")),
+                ));
+            }
+        }
+    }
+    if let Some(t) = &file.tasks
+        && t.max_parallel == Some(0)
+    {
+        return Err(invalid(
+            "tasks.max_parallel".into(),
+            "must be at least 1; to turn tasks off set `tools.task = false`",
+        ));
     }
     if file.trusted_projects.iter().any(|p| p.trim().is_empty()) {
         return Err(invalid(

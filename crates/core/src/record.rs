@@ -24,6 +24,23 @@ pub struct SessionHeader {
     pub project: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// For a child session (a `task`, docs/session-format.md#child-sessions):
+    /// the session that started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<SessionId>,
+    /// For a child session: the id of the parent's `task` tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call: Option<String>,
+    /// For a child session: the profile it runs with (`explore`, `general`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+}
+
+impl SessionHeader {
+    /// Whether this is a child session (started by a `task` call).
+    pub fn is_child(&self) -> bool {
+        self.parent.is_some()
+    }
 }
 
 /// A conversation message with its position and time.
@@ -298,6 +315,38 @@ mod tests {
             c.to_line(),
             r#"{"type":"compaction","seq":42,"ts":"2026-07-05T11:00:00Z","summary":"…","first_kept_seq":37,"trigger":"auto","tokens_before":91000,"tokens_after":12000,"mode":"ahead","draft_seq":40}"#
         );
+    }
+
+    #[test]
+    fn child_headers_carry_parent_call_and_profile_and_old_headers_still_read() {
+        let old = r#"{"type":"session","version":1,"id":"20260705T091500-1a2b3c4d","title":"1","created":"2026-07-05T09:15:00Z","cwd":"/p","project":"/p"}"#;
+        let ParsedLine::Record(r) = Record::parse_line(old.as_bytes()).unwrap() else {
+            panic!("unknown")
+        };
+        let Record::Session(mut h) = *r else {
+            panic!("not a header")
+        };
+        assert!(!h.is_child());
+        assert_eq!(
+            Record::Session(h.clone()).to_line(),
+            old,
+            "no new fields written"
+        );
+        h.title = "1.1".into();
+        h.parent = Some(SessionId::parse("20260705T091400-00000000").unwrap());
+        h.parent_call = Some("call_1".into());
+        h.profile = Some("explore".into());
+        let line = Record::Session(h.clone()).to_line();
+        assert!(
+            line.ends_with(
+                r#""parent":"20260705T091400-00000000","parent_call":"call_1","profile":"explore"}"#
+            ),
+            "{line}"
+        );
+        match Record::parse_line(line.as_bytes()).unwrap() {
+            ParsedLine::Record(r) => assert_eq!(*r, Record::Session(h)),
+            ParsedLine::Unknown(t) => panic!("unknown {t}"),
+        }
     }
 
     #[test]

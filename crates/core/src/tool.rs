@@ -19,11 +19,15 @@ pub enum ToolName {
     /// Offered only when `memory.enabled` (README, section "Memory"); the
     /// agent runs it, since it needs the session's memory store.
     Memory,
+    /// Delegates work to a child agent in a child session (docs/tools.md#task);
+    /// offered while `tools.task` is on and the session is shallower than
+    /// `tasks.max_depth`. The agent runs it.
+    Task,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order the model is offered them.
-    pub const ALL: [ToolName; 9] = [
+    pub const ALL: [ToolName; 10] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -33,6 +37,7 @@ impl ToolName {
         ToolName::Recall,
         ToolName::Skill,
         ToolName::Memory,
+        ToolName::Task,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -46,6 +51,7 @@ impl ToolName {
             ToolName::Recall => "recall",
             ToolName::Skill => "skill",
             ToolName::Memory => "memory",
+            ToolName::Task => "task",
         }
     }
 
@@ -78,6 +84,8 @@ pub mod arg {
     pub const COMMAND: &str = "command";
     /// The regular expression of `grep`.
     pub const PATTERN: &str = "pattern";
+    /// The short description of a `task` (listed in the compaction facts).
+    pub const DESCRIPTION: &str = "description";
 }
 
 impl fmt::Display for ToolName {
@@ -149,6 +157,81 @@ pub fn is_file_changed(result: &str) -> bool {
         .is_some_and(|rest| rest.starts_with(' '))
 }
 
+/// The first line of a `task` result (docs/tools.md#task): the child
+/// session, its profile and how many steps it took, then ` · interrupted`
+/// or ` · failed` when it did not reach a final answer:
+/// `task session 20260705T091500-1a2b3c4d · profile explore · 3 steps`.
+/// The compaction facts read it to list every child exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskHeader {
+    pub session: String,
+    pub profile: String,
+    pub steps: u32,
+    pub end: TaskEnd,
+}
+
+/// How a child's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskEnd {
+    /// It gave its final answer (or stopped at `max_steps`).
+    Answered,
+    /// The user cancelled it (Ctrl-C).
+    Interrupted,
+    /// A provider or store error stopped it.
+    Failed,
+}
+
+/// The first words of a `task` result.
+const TASK_PREFIX: &str = "task session ";
+
+impl TaskHeader {
+    /// The header a `task` result starts with, if it has one (a call that
+    /// never started a child, such as one naming an unknown profile, has
+    /// none).
+    pub fn from_result(text: &str) -> Option<Self> {
+        let line = text.lines().next()?.strip_prefix(TASK_PREFIX)?;
+        let mut parts = line.split(" · ");
+        let session = parts.next()?.trim().to_owned();
+        let profile = parts.next()?.strip_prefix("profile ")?.trim().to_owned();
+        let steps = parts
+            .next()?
+            .trim()
+            .trim_end_matches("steps")
+            .trim_end_matches("step")
+            .trim()
+            .parse()
+            .ok()?;
+        let end = match parts.next().map(str::trim) {
+            None => TaskEnd::Answered,
+            Some(INTERRUPTED) => TaskEnd::Interrupted,
+            Some("failed") => TaskEnd::Failed,
+            Some(_) => return None,
+        };
+        (!session.is_empty()).then_some(TaskHeader {
+            session,
+            profile,
+            steps,
+            end,
+        })
+    }
+}
+
+impl fmt::Display for TaskHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let noun = if self.steps == 1 { "step" } else { "steps" };
+        write!(
+            f,
+            "{TASK_PREFIX}{} · profile {} · {} {noun}",
+            self.session, self.profile, self.steps
+        )?;
+        match self.end {
+            TaskEnd::Answered => Ok(()),
+            TaskEnd::Interrupted => write!(f, " · {INTERRUPTED}"),
+            TaskEnd::Failed => f.write_str(" · failed"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +262,32 @@ mod tests {
             Some(ShellOutcome::Denied)
         );
         assert_eq!(ShellOutcome::from_result("hello"), None);
+    }
+
+    #[test]
+    fn task_headers_round_trip_through_their_first_line() {
+        for (steps, end) in [
+            (1, TaskEnd::Answered),
+            (3, TaskEnd::Answered),
+            (0, TaskEnd::Interrupted),
+            (2, TaskEnd::Failed),
+        ] {
+            let h = TaskHeader {
+                session: "20260705T091500-1a2b3c4d".into(),
+                profile: "explore".into(),
+                steps,
+                end,
+            };
+            let text = format!("{h}\n\nthe answer\n");
+            assert_eq!(TaskHeader::from_result(&text), Some(h));
+        }
+        let h = TaskHeader::from_result(
+            "task session 20260705T091500-1a2b3c4d · profile general · 1 step",
+        )
+        .unwrap();
+        assert_eq!((h.profile.as_str(), h.steps), ("general", 1));
+        assert_eq!(TaskHeader::from_result("unknown profile `x`"), None);
+        assert_eq!(TaskHeader::from_result(""), None);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! index is rebuilt from the session files.
 //!
 //! Format (`<data dir>/index`, tab-separated, `\\`, `\t`, `\n`, `\r` escaped):
-//! a first line `eonyx-index 1 <journal epoch> <journal offset> <dir mtime>`,
-//! then one line per session.
+//! a first line `eonyx-index 2 <journal epoch> <journal offset> <dir mtime>`,
+//! then one line per session (version 2 added a child session's `parent`,
+//! `parent_call` and `profile`; an index of another version is rebuilt).
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -19,7 +20,10 @@ use eonyx_core::record::{ParsedLine, Record, SessionHeader};
 use crate::SessionSummary;
 use crate::lines::for_each_line;
 
-const MAGIC: &str = "eonyx-index 1";
+const MAGIC: &str = "eonyx-index 2";
+
+/// Tab-separated fields of an entry line.
+const FIELDS: usize = 18;
 
 /// What the index knows about one session file.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +120,14 @@ impl Entry {
         out.push_str(&fields.join("\t"));
         out.push('\t');
         out.push_str(&escape(&self.last_activity));
+        for extra in [
+            h.and_then(|h| h.parent.as_ref()).map_or("", |p| p.as_str()),
+            h.and_then(|h| h.parent_call.as_deref()).unwrap_or(""),
+            h.and_then(|h| h.profile.as_deref()).unwrap_or(""),
+        ] {
+            out.push('\t');
+            out.push_str(&escape(extra));
+        }
         out.push('\n');
     }
 
@@ -127,6 +139,7 @@ impl Entry {
             None => None,
             Some(version) => {
                 let model = unescape(f[12]);
+                let link = Link::parse(&f)?;
                 Some(SessionHeader {
                     version,
                     id: id.clone(),
@@ -135,6 +148,9 @@ impl Entry {
                     cwd: unescape(f[10]),
                     project: unescape(f[11]),
                     model: (!model.is_empty()).then_some(model),
+                    parent: link.parent,
+                    parent_call: link.parent_call,
+                    profile: link.profile,
                 })
             }
         };
@@ -153,9 +169,32 @@ impl Entry {
     }
 }
 
-/// The 15 fields of an entry line, split without allocating.
-fn split_fields(line: &str) -> Option<[&str; 15]> {
-    let mut f = [""; 15];
+/// A child session's link to its parent (fields 15–17; empty when none).
+struct Link {
+    parent: Option<SessionId>,
+    parent_call: Option<String>,
+    profile: Option<String>,
+}
+
+impl Link {
+    /// `None` when the parent field is not a session id.
+    fn parse(f: &[&str; FIELDS]) -> Option<Link> {
+        let opt = |s: &str| (!s.is_empty()).then(|| unescape(s));
+        let parent = match f[15] {
+            "" => None,
+            p => Some(SessionId::parse(p).ok()?),
+        };
+        Some(Link {
+            parent,
+            parent_call: opt(f[16]),
+            profile: opt(f[17]),
+        })
+    }
+}
+
+/// The fields of an entry line, split without allocating.
+fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
+    let mut f = [""; FIELDS];
     let mut start = 0;
     let mut n = 0;
     for tab in memchr::memchr_iter(b'\t', line.as_bytes()).chain([line.len()]) {
@@ -179,7 +218,7 @@ struct Numbers {
 }
 
 impl Numbers {
-    fn parse(f: &[&str; 15]) -> Option<Numbers> {
+    fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
         Some(Numbers {
             len: f[1].parse().ok()?,
             message_count: f[2].parse().ok()?,
@@ -307,6 +346,7 @@ pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
         prev = f[0];
         let id = SessionId::parse(f[0]).ok()?;
         if n.version.is_some() {
+            let link = Link::parse(&f)?;
             out.push(SessionSummary {
                 id,
                 title: unescape(f[13]),
@@ -315,6 +355,9 @@ pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
                 message_count: n.message_count,
                 project: unescape(f[11]),
                 cwd: unescape(f[10]),
+                parent: link.parent,
+                profile: link.profile,
+                children: 0,
             });
         }
     }
@@ -458,14 +501,45 @@ mod tests {
     }
 
     #[test]
+    fn a_child_sessions_link_round_trips_and_reaches_the_listing() {
+        let id = SessionId::parse("20260705T091600-00000001").unwrap();
+        let mut e = Entry::empty(id.clone());
+        e.apply(
+            0,
+            br#"{"type":"session","version":1,"id":"20260705T091600-00000001","title":"1.1","created":"2026-07-05T09:16:00Z","cwd":"/w","project":"/w","parent":"20260705T091500-1a2b3c4d","parent_call":"call\tA","profile":"explore"}"#,
+        );
+        e.len = 300;
+        let text = text_of(&[&e]);
+        let back = Index::parse(text.as_bytes()).unwrap();
+        assert_eq!(back.entries.get(&id), Some(&e));
+        let h = e.header.as_ref().unwrap();
+        assert_eq!(h.parent_call.as_deref(), Some("call\tA"));
+        let (_, body) = Head::parse(text.as_bytes()).unwrap();
+        let listed = summaries(body).unwrap();
+        assert_eq!(
+            listed[0].parent.as_ref().map(SessionId::as_str),
+            Some("20260705T091500-1a2b3c4d")
+        );
+        assert_eq!(listed[0].profile.as_deref(), Some("explore"));
+        // A top-level session has none.
+        let top = summaries(text_of(&[&sample()]).split_once('\n').unwrap().1).unwrap();
+        assert_eq!(
+            (top[0].parent.as_ref(), top[0].profile.as_ref()),
+            (None, None)
+        );
+    }
+
+    #[test]
     fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
         assert!(Index::parse(b"nonsense\n").is_none());
         assert!(Index::parse(&[0xff, 0xfe]).is_none());
-        let idx = Index::parse(b"eonyx-index 1\te\t0\t0\nnot\tan\tentry\n").unwrap();
+        // An index of the previous version is not read (it is rebuilt).
+        assert!(Index::parse(b"eonyx-index 1\te\t0\t0\n").is_none());
+        let idx = Index::parse(b"eonyx-index 2\te\t0\t0\nnot\tan\tentry\n").unwrap();
         assert!(idx.entries.is_empty());
         assert!(idx.dirty);
         assert!(summaries("not\tan\tentry\n").is_none());
-        let idx = Index::parse(b"eonyx-index 1\te\t0\t0").unwrap();
+        let idx = Index::parse(b"eonyx-index 2\te\t0\t0").unwrap();
         assert!(idx.entries.is_empty() && !idx.dirty);
     }
 

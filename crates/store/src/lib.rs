@@ -66,6 +66,7 @@ pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
 pub use read::{Effective, ReadStats, SessionLog};
 pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
+pub use writer::ChildSpec;
 pub use writer::SessionWriter;
 
 use lock::SessionLock;
@@ -131,17 +132,7 @@ impl Store {
         project: &Utf8Path,
         model: Option<&str>,
     ) -> Result<SessionWriter, StoreError> {
-        let (id, lock) = loop {
-            let id = SessionId::generate();
-            if self.session_path(&id).exists() {
-                continue;
-            }
-            match SessionLock::acquire(&self.dirs.locks, &id) {
-                Ok(lock) => break (id, lock),
-                Err(StoreError::InUse { .. }) => continue,
-                Err(e) => return Err(e),
-            }
-        };
+        let (id, lock) = self.new_id()?;
         let title = match self.peek_title() {
             Ok(t) => t,
             Err(e) => {
@@ -157,8 +148,67 @@ impl Store {
             cwd: cwd.to_string(),
             project: project.to_string(),
             model: model.map(str::to_owned),
+            parent: None,
+            parent_call: None,
+            profile: None,
         };
         Ok(SessionWriter::new_session(self.dirs.clone(), header, lock))
+    }
+
+    /// A fresh id with its lock taken.
+    fn new_id(&self) -> Result<(SessionId, SessionLock), StoreError> {
+        loop {
+            let id = SessionId::generate();
+            if self.session_path(&id).exists() {
+                continue;
+            }
+            match SessionLock::acquire(&self.dirs.locks, &id) {
+                Ok(lock) => return Ok((id, lock)),
+                Err(StoreError::InUse { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A new child session (a `task`'s, docs/session-format.md#child-sessions):
+    /// like [`Store::create`], but its header names the parent, the call
+    /// and the profile, and its title is `spec.title` (see
+    /// [`Store::next_child_number`]); it takes no number from the main
+    /// sequence. Born with its first message, like every session.
+    pub fn create_child(&self, spec: ChildSpec<'_>) -> Result<SessionWriter, StoreError> {
+        let title = writer::validate_title(&spec.title)?;
+        let (id, lock) = self.new_id()?;
+        let header = SessionHeader {
+            version: FORMAT_VERSION,
+            id,
+            title,
+            created: eonyx_core::time::now_rfc3339(),
+            cwd: spec.cwd.to_string(),
+            project: spec.project.to_string(),
+            model: spec.model.map(str::to_owned),
+            parent: Some(spec.parent.clone()),
+            parent_call: Some(spec.parent_call.to_owned()),
+            profile: Some(spec.profile.to_owned()),
+        };
+        Ok(SessionWriter::new_child(self.dirs.clone(), header, lock))
+    }
+
+    /// The `k` of the next child of `parent` (titled `<parent title>.<k>`):
+    /// one past the highest `k` its children were created with (their
+    /// header titles, which renames never change) and past their count, so
+    /// a number is not handed out twice while its child exists.
+    pub fn next_child_number(&self, parent: &SessionId) -> Result<u64, StoreError> {
+        let idx = self.refresh_all(false)?;
+        let mut count = 0;
+        let mut highest = 0;
+        for h in idx.entries.values().filter_map(|e| e.header.as_ref()) {
+            if h.parent.as_ref() == Some(parent) {
+                count += 1;
+                let k = h.title.rsplit('.').next().and_then(|k| k.parse().ok());
+                highest = highest.max(k.unwrap_or(0));
+            }
+        }
+        Ok(highest.max(count) + 1)
     }
 
     /// Open an existing session for appending. Takes the lock; a torn tail

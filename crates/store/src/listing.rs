@@ -24,6 +24,12 @@ pub struct SessionSummary {
     pub message_count: u64,
     pub project: String,
     pub cwd: String,
+    /// For a child session (a `task`): the session that started it.
+    pub parent: Option<SessionId>,
+    /// For a child session: the profile it ran with.
+    pub profile: Option<String>,
+    /// Child sessions this session started (direct ones).
+    pub children: u64,
 }
 
 /// Seconds within which a directory mtime may still change unseen.
@@ -49,7 +55,44 @@ impl Store {
             // repairs and saves it.
             None => summaries(self.refresh_all(false)?),
         };
-        Ok(sort_newest_first(out))
+        Ok(sort_newest_first(count_children(out)))
+    }
+
+    /// The direct children of `parent` (newest activity first).
+    pub fn children_of(&self, parent: &SessionId) -> Result<Vec<SessionSummary>, StoreError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|s| s.parent.as_ref() == Some(parent))
+            .collect())
+    }
+
+    /// How many tasks deep `id` is: 0 for a top-level session, 1 for its
+    /// child… (a damaged tree with a cycle stops at 64).
+    pub fn depth(&self, id: &SessionId) -> Result<u32, StoreError> {
+        let all = self.list()?;
+        let parent_of = |id: &SessionId| {
+            all.iter()
+                .find(|s| &s.id == id)
+                .and_then(|s| s.parent.clone())
+        };
+        let mut depth = 0;
+        let mut at = parent_of(id);
+        while let Some(p) = at {
+            depth += 1;
+            if depth >= 64 {
+                break;
+            }
+            at = parent_of(&p);
+        }
+        Ok(depth)
+    }
+
+    /// Every session below `root` (children, their children…), each
+    /// generation newest first; `root` itself is not included. A damaged
+    /// tree with a cycle is walked once.
+    pub fn descendants(&self, root: &SessionId) -> Result<Vec<SessionSummary>, StoreError> {
+        Ok(descendants_in(self.list()?, root))
     }
 
     /// Sessions whose current title or any message text contains `text`
@@ -68,7 +111,8 @@ impl Store {
     }
 
     /// Most recent session (by last activity) whose header `project` equals
-    /// `project`.
+    /// `project`, never a child session (a `task`'s): `-c` and the REPL
+    /// continue the conversation the user had, not a delegated one.
     pub fn latest_for_project(
         &self,
         project: &Utf8Path,
@@ -76,7 +120,7 @@ impl Store {
         Ok(self
             .list()?
             .into_iter()
-            .find(|s| s.project == project.as_str()))
+            .find(|s| s.parent.is_none() && s.project == project.as_str()))
     }
 
     /// The up-to-date index entry of one session and its open file.
@@ -336,7 +380,46 @@ pub(crate) fn summary(e: Entry) -> Option<SessionSummary> {
         message_count: e.message_count,
         project: h.project,
         cwd: h.cwd,
+        parent: h.parent,
+        profile: h.profile,
+        children: 0,
     })
+}
+
+/// Fill in each session's count of direct children.
+fn count_children(mut sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
+    let mut counts: std::collections::HashMap<SessionId, u64> = Default::default();
+    for s in &sessions {
+        if let Some(p) = &s.parent {
+            *counts.entry(p.clone()).or_default() += 1;
+        }
+    }
+    if !counts.is_empty() {
+        for s in &mut sessions {
+            s.children = counts.get(&s.id).copied().unwrap_or(0);
+        }
+    }
+    sessions
+}
+
+/// The sessions below `root` in `all` (sorted newest first), breadth first.
+pub(crate) fn descendants_in(all: Vec<SessionSummary>, root: &SessionId) -> Vec<SessionSummary> {
+    let mut out: Vec<SessionSummary> = Vec::new();
+    let mut seen: BTreeSet<SessionId> = BTreeSet::from([root.clone()]);
+    let mut frontier = vec![root.clone()];
+    let mut rest = all;
+    while !frontier.is_empty() {
+        let (next, others): (Vec<_>, Vec<_>) = rest.into_iter().partition(|s| {
+            s.parent
+                .as_ref()
+                .is_some_and(|p| frontier.contains(p) && !seen.contains(&s.id))
+        });
+        rest = others;
+        frontier = next.iter().map(|s| s.id.clone()).collect();
+        seen.extend(frontier.iter().cloned());
+        out.extend(next);
+    }
+    out
 }
 
 fn byte_at(file: &mut File, pos: u64) -> Option<u8> {

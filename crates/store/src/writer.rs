@@ -11,8 +11,23 @@ use crate::fsutil::{private_options, sync_dir};
 use crate::lock::SessionLock;
 use crate::{Dirs, StoreError, journal};
 
+/// What [`crate::Store::create_child`] needs besides the store.
+#[derive(Debug, Clone)]
+pub struct ChildSpec<'a> {
+    pub cwd: &'a camino::Utf8Path,
+    pub project: &'a camino::Utf8Path,
+    pub model: Option<&'a str>,
+    /// The session whose `task` call starts this one.
+    pub parent: &'a SessionId,
+    /// The id of that `task` call.
+    pub parent_call: &'a str,
+    pub profile: &'a str,
+    /// `<parent title>.<k>`.
+    pub title: String,
+}
+
 /// Where the writer's bytes go. A trait so that tests can inject failures.
-pub(crate) trait SessionFile: Send {
+pub(crate) trait SessionFile: Send + Sync {
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     fn sync(&mut self) -> io::Result<()>;
     fn truncate(&mut self, len: u64) -> io::Result<()>;
@@ -81,6 +96,13 @@ impl SessionWriter {
             #[cfg(test)]
             wrap: None,
         }
+    }
+
+    /// A new child session: its title is set, no number is taken.
+    pub(crate) fn new_child(dirs: Dirs, header: SessionHeader, lock: SessionLock) -> Self {
+        let mut w = Self::new_session(dirs, header, lock);
+        w.title_pending = false;
+        w
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -108,6 +108,7 @@ pub(super) async fn handle(
         Decision::Consult(responder) => responder,
     };
     let scripted = responder.and_then(|f| f(&record));
+
     let (reply, id, figures, model, flavor) = {
         let mut inner = lock(&shared);
         let mut reply = match scripted {
@@ -139,6 +140,19 @@ pub(super) async fn handle(
             .map_or_else(|| inner.model_id.clone(), str::to_owned);
         (reply, id, figures, model, inner.flavor)
     };
+    if let Some(n) = reply.hold_until {
+        let deadline = tokio::time::Instant::now() + crate::reply::HOLD_LIMIT;
+        while tokio::time::Instant::now() < deadline
+            && lock(&shared)
+                .requests
+                .iter()
+                .filter(|r| r.is_chat())
+                .count()
+                < n
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
     let response = render(reply, &record, anthropic, id, figures, model, flavor).await;
     match guard {
         Some(g) => g.watch(response),

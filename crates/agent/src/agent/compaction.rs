@@ -143,11 +143,7 @@ impl Agent {
     /// prompt without the summary, tool definitions (for the planner's
     /// budget).
     pub(super) fn overhead_tokens(&self) -> u64 {
-        let mut bare_system =
-            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
-        self.memory_section.append_to(&mut bare_system);
-        let skills = self.skill_sections();
-        eonyx_prompt::skills::add_to_prompt(&mut bare_system, skills.listing, skills.in_use);
+        let bare_system = self.bare_system_prompt();
         self.estimator.tokens_for(eonyx_compact::request_size(
             &bare_system,
             &[],

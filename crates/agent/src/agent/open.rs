@@ -12,7 +12,7 @@ use eonyx_core::{Message, Provider, Role, SessionId};
 use eonyx_prompt::{ContextLoader, MemorySection};
 use eonyx_store::{SessionWriter, Store};
 
-use super::{Agent, AgentOptions, SessionChoice, tool_definitions};
+use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
@@ -23,59 +23,47 @@ impl Agent {
     /// Load config, open the store and the session, detect the model's
     /// window when it is not configured.
     pub async fn open(opts: AgentOptions, choice: SessionChoice) -> Result<Self, AgentError> {
+        let data_dir = eonyx_config::paths::data_dir(&opts.env)
+            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
+        let store = Store::open(&data_dir)?;
+        // A task's child session opened directly (`-s ID`) runs as the
+        // task it is: its profile, its `# Task` section, its depth.
+        let child = match &choice {
+            SessionChoice::Id(id) => store
+                .list()?
+                .into_iter()
+                .find(|s| &s.id == id && s.parent.is_some()),
+            _ => None,
+        };
         let mut config = eonyx_config::load(&LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
-            profile: opts.profile.clone(),
+            profile: opts
+                .profile
+                .clone()
+                .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
-        let data_dir = eonyx_config::paths::data_dir(&opts.env)
-            .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
-        let store = Store::open(&data_dir)?;
+        let depth = match &child {
+            Some(c) => store.depth(&c.id)?,
+            None => 0,
+        };
+        let task_section = match config.active_profile() {
+            Some(p) if child.is_some() => task_section(p),
+            _ => String::new(),
+        };
         let project = eonyx_config::paths::find_project(&opts.cwd);
 
-        let provider: Arc<dyn Provider> = match &opts.provider {
-            Some(p) => p.clone(),
-            None => Arc::from(eonyx_provider::from_config(&config.model, &opts.env)?),
-        };
         let mut startup_notices = Vec::new();
-        window::ensure_model_name(&mut config, provider.as_ref(), &mut startup_notices).await?;
-        let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
-            || config.compaction.model == config.model_key
-        {
-            (provider.clone(), config.model.clone())
-        } else {
-            match config.model_by_key(&config.compaction.model) {
-                Some(m) if opts.provider.is_none() => (
-                    Arc::from(eonyx_provider::from_config(m, &opts.env)?),
-                    m.clone(),
-                ),
-                Some(m) => (provider.clone(), m.clone()),
-                None => {
-                    return Err(AgentError::Usage(format!(
-                        "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
-                        config.compaction.model, config.compaction.model
-                    )));
-                }
-            }
-        };
-
-        let summarizer_model = summarizer_config.name.clone();
-        let started = window::start(
-            &config,
-            &summarizer_config,
-            provider.as_ref(),
-            summarizer.as_ref(),
+        let models = connect(
+            &mut config,
+            opts.provider.as_ref(),
+            &opts.env,
             store.data_dir(),
             &mut startup_notices,
         )
-        .await;
-        let limits = started.window.limits(&config.model);
-        let reprobe_after_step = window::is_ollama_default(&started.window);
-        let same_summarizer = summarizer_config.base_url == config.model.base_url
-            && summarizer_config.name == config.model.name;
-        let summarizer_window = (!same_summarizer).then_some(started.summarizer_window);
-        let saved_quirks = (provider.quirks(), summarizer.quirks());
+        .await?;
+        let limits = models.limits;
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
@@ -133,7 +121,6 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
-        let total_slots = started.total_slots;
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -143,23 +130,33 @@ impl Agent {
             estimator,
             loader,
             loaded,
-            provider,
-            summarizer,
-            summarizer_model,
-            summarizer_config,
-            summarizer_window,
-            saved_quirks,
-            reprobe_after_step,
+            provider: models.provider,
+            summarizer: models.summarizer,
+            summarizer_model: models.summarizer_model,
+            summarizer_config: models.summarizer_config,
+            summarizer_window: models.summarizer_window,
+            saved_quirks: models.saved_quirks,
+            reprobe_after_step: models.reprobe_after_step,
             truncation: TruncationCheck::default(),
             limits,
             trigger,
             guard,
             base_seq: (compaction_seq > 0).then_some(compaction_seq),
             draft: opened.draft,
-            total_slots,
+            total_slots: models.total_slots,
             tool_ctx,
-            tool_defs: tool_definitions(&config, &skills),
+            tool_defs: tool_definitions(&config, &skills, depth),
             approver,
+            depth,
+            task_section,
+            inherit: Inherit {
+                env: opts.env.clone(),
+                model_flag: opts.model.clone(),
+                allow_shell: opts.allow_shell,
+                allow_write: opts.allow_write,
+                ask: opts.approver.clone(),
+                provider: opts.provider.clone(),
+            },
             project,
             cwd: opts.cwd,
             home: opts.env.get("HOME").map(str::to_owned),
@@ -186,7 +183,7 @@ impl Agent {
     /// Seed the estimator from the last usage the session recorded after its
     /// last compaction, so a resumed session's first estimate (and trigger
     /// check) follows the server's count instead of the configured guess.
-    fn calibrate_from_history(&mut self, compaction_seq: u64) {
+    pub(super) fn calibrate_from_history(&mut self, compaction_seq: u64) {
         self.estimator.reset_anchor();
         let records = self.view.records();
         let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
@@ -223,8 +220,22 @@ impl Agent {
         Ok(())
     }
 
-    /// Switch to another session.
+    /// Switch to another session of the user's (a task's child session
+    /// runs with its own profile: `eonyx -s ID` opens it, or the model
+    /// continues the task).
     pub fn resume(&mut self, id: &SessionId) -> Result<(), AgentError> {
+        if let Some(s) = self
+            .store
+            .list()?
+            .into_iter()
+            .find(|s| &s.id == id && s.parent.is_some())
+        {
+            return Err(AgentError::Usage(format!(
+                "{id} is a task session of {} (profile {}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued",
+                s.parent.map(|p| p.to_string()).unwrap_or_default(),
+                s.profile.unwrap_or_default()
+            )));
+        }
         let opened = open_session(
             &self.store,
             &self.config,
@@ -236,7 +247,7 @@ impl Agent {
         Ok(())
     }
 
-    fn replace_session(&mut self, opened: Opened) {
+    pub(super) fn replace_session(&mut self, opened: Opened) {
         let compaction_seq = opened.compaction_seq;
         let notes = self.reattach_skills(opened.skills_in_use.clone());
         self.startup_notices.extend(notes);
@@ -257,26 +268,116 @@ impl Agent {
     }
 }
 
+/// The providers of a session's model and summarizer, and the windows the
+/// servers answered.
+pub(super) struct Models {
+    pub provider: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
+    pub summarizer_model: String,
+    pub summarizer_config: eonyx_core::ModelConfig,
+    pub summarizer_window: Option<u64>,
+    pub saved_quirks: (
+        eonyx_core::provider::RequestQuirks,
+        eonyx_core::provider::RequestQuirks,
+    ),
+    pub reprobe_after_step: bool,
+    pub limits: eonyx_compact::Limits,
+    /// Requests the session's server computes at once, when it said.
+    pub total_slots: Option<u64>,
+}
+
+/// Build the providers for `config`'s model and summarizer (or use
+/// `given`, a test's provider, for both), fill in a model name the server
+/// must supply, and ask the servers for their windows.
+pub(super) async fn connect(
+    config: &mut Config,
+    given: Option<&Arc<dyn Provider>>,
+    env: &eonyx_config::paths::Env,
+    data_dir: &Utf8Path,
+    notices: &mut Vec<String>,
+) -> Result<Models, AgentError> {
+    let provider: Arc<dyn Provider> = match given {
+        Some(p) => p.clone(),
+        None => Arc::from(eonyx_provider::from_config(&config.model, env)?),
+    };
+    window::ensure_model_name(config, provider.as_ref(), notices).await?;
+    let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
+        || config.compaction.model == config.model_key
+    {
+        (provider.clone(), config.model.clone())
+    } else {
+        match config.model_by_key(&config.compaction.model) {
+            Some(m) if given.is_none() => {
+                (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+            }
+            Some(m) => (provider.clone(), m.clone()),
+            None => {
+                return Err(AgentError::Usage(format!(
+                    "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
+                    config.compaction.model, config.compaction.model
+                )));
+            }
+        }
+    };
+    let started = window::start(
+        config,
+        &summarizer_config,
+        provider.as_ref(),
+        summarizer.as_ref(),
+        data_dir,
+        notices,
+    )
+    .await;
+    let same_summarizer = summarizer_config.base_url == config.model.base_url
+        && summarizer_config.name == config.model.name;
+    Ok(Models {
+        limits: started.window.limits(&config.model),
+        reprobe_after_step: window::is_ollama_default(&started.window),
+        summarizer_window: (!same_summarizer).then_some(started.summarizer_window),
+        saved_quirks: (provider.quirks(), summarizer.quirks()),
+        summarizer_model: summarizer_config.name.clone(),
+        total_slots: started.total_slots,
+        provider,
+        summarizer,
+        summarizer_config,
+    })
+}
+
 /// The result given, on resume, to a tool call that never got one.
 pub(crate) const RESUME_INTERRUPTED: &str =
     "interrupted: eonyx stopped before this tool call finished";
 
 /// A session ready for turns.
-struct Opened {
-    writer: SessionWriter,
-    view: ContextView,
-    message_count: u64,
-    resumed: bool,
+pub(super) struct Opened {
+    pub writer: SessionWriter,
+    pub view: ContextView,
+    pub message_count: u64,
+    pub resumed: bool,
     /// Seq of the last compaction record (0 when none).
-    compaction_seq: u64,
+    pub compaction_seq: u64,
     /// The skills the last compaction record lists.
-    skills_in_use: Vec<String>,
+    pub skills_in_use: Vec<String>,
     /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
-    draft: Option<eonyx_core::SummaryDraftRecord>,
+    pub draft: Option<eonyx_core::SummaryDraftRecord>,
+}
+
+impl Opened {
+    /// A new session that has no message yet.
+    pub(super) fn fresh(writer: SessionWriter, config: &Config) -> Self {
+        Opened {
+            writer,
+            view: ContextView::new(&config.compaction, config.tools.output_cap_bytes),
+            message_count: 0,
+            resumed: false,
+            compaction_seq: 0,
+            skills_in_use: Vec::new(),
+            draft: None,
+        }
+    }
 }
 
 /// Open or create the chosen session and build its model-facing view.
-fn open_session(
+pub(super) fn open_session(
     store: &Store,
     config: &Config,
     cwd: &Utf8Path,
@@ -303,16 +404,7 @@ fn open_session(
     match id {
         None => {
             let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
-            let view = ContextView::new(&config.compaction, cap);
-            Ok(Opened {
-                writer,
-                view,
-                message_count: 0,
-                resumed: false,
-                compaction_seq: 0,
-                skills_in_use: Vec::new(),
-                draft: None,
-            })
+            Ok(Opened::fresh(writer, config))
         }
         Some(id) => {
             let effective = store.load_effective(&id)?;

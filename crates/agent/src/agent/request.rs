@@ -24,10 +24,23 @@ impl Agent {
         )
     }
 
+    /// The stable prefix without the summary: what compaction budgets as
+    /// overhead.
+    pub(super) fn bare_system_prompt(&self) -> SystemPrompt {
+        let mut bare =
+            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
+        self.memory_section.append_to(&mut bare);
+        let skills = self.skill_sections();
+        eonyx_prompt::skills::add_to_prompt(&mut bare, skills.listing, skills.in_use);
+        add_task_section(&mut bare, skills.task);
+        bare
+    }
+
     pub(super) fn skill_sections(&self) -> SkillSections<'_> {
         SkillSections {
             listing: &self.skills.section,
             in_use: &self.skills_in_use_section,
+            task: &self.task_section,
         }
     }
 
@@ -74,9 +87,12 @@ impl Agent {
     }
 }
 
-/// The tools offered to the model under `config` (the agent and
-/// [`crate::effective_request`] both take them from here).
-pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef> {
+/// The tools offered to the model under `config` in a session `depth`
+/// tasks deep (the agent and [`crate::effective_request`] both take them
+/// from here): the built-ins in `ToolName` order, `task` last while
+/// `tools.task` is on and `depth < tasks.max_depth`, all narrowed by the
+/// active profile's `tools` allow-list.
+pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> Vec<ToolDef> {
     let mut defs = tools::enabled_definitions(&config.tools);
     if config.memory.enabled {
         defs.push(tools::memory::definition());
@@ -84,16 +100,45 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills) -> Vec<ToolDef>
     if skills.is_empty() {
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
+    if config.tools.task && depth < config.tasks.max_depth {
+        defs.push(tools::task::definition(&config.profiles));
+    }
+    if let Some(profile) = config.active_profile() {
+        defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));
+    }
     defs
+}
+
+/// The `# Task` section at the end of a task child's stable prefix: what
+/// it is, then its profile's `instructions`.
+pub(crate) fn task_section(profile: &eonyx_config::Profile) -> String {
+    let mut s = format!(
+        "# Task\n\nYou are a sub-agent of eonyx (profile {}), started by the main agent to do one task, which is the user message below. The main agent sees only your final answer, not your tool calls or their output, so make that answer complete on its own. Nobody can answer questions before you finish: decide for yourself and say what you assumed.",
+        profile.name
+    );
+    if !profile.instructions.trim().is_empty() {
+        s.push_str("\n\n");
+        s.push_str(profile.instructions.trim());
+    }
+    s
+}
+
+fn add_task_section(prompt: &mut SystemPrompt, section: &str) {
+    if !section.is_empty() {
+        prompt.stable.push_str("\n\n");
+        prompt.stable.push_str(section);
+    }
 }
 
 /// The skill parts of the system prompt: the `# Skills` listing (end of the
 /// stable prefix) and, after a compaction, `# Skills in use` (after the
-/// summary, in the part that changes at compaction anyway).
+/// summary, in the part that changes at compaction anyway); and for a
+/// task's child, its `# Task` section after the listing.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SkillSections<'a> {
     pub listing: &'a str,
     pub in_use: &'a str,
+    pub task: &'a str,
 }
 
 /// The system prompt of the next request (the agent's estimates, its
@@ -114,6 +159,7 @@ pub(crate) fn system_prompt(
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
     eonyx_prompt::skills::add_to_prompt(&mut prompt, skills.listing, skills.in_use);
+    add_task_section(&mut prompt, skills.task);
     prompt
 }
 

@@ -117,6 +117,9 @@ impl Agent {
         self.loaded = loaded;
     }
 
+    /// Run a step's tool calls in order and append each result. The
+    /// `task` calls run together, concurrently, when the first of them is
+    /// reached (docs/tools.md#task); their results still go in call order.
     async fn run_tools(
         &mut self,
         calls: &[ToolCall],
@@ -126,13 +129,38 @@ impl Agent {
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
         self.tool_ctx.recall = self.recall_source();
-        for call in calls {
-            sink(AgentEvent::ToolCall(call.clone()));
-            let output = if interrupted || cancel.is_cancelled() {
+        let is_task: Vec<bool> = calls
+            .iter()
+            .map(|c| {
+                ToolName::parse(&c.name) == Some(ToolName::Task)
+                    && cut_call != Some(c.id.as_str())
+                    && self.offers(&c.name)
+            })
+            .collect();
+        let mut task_outputs: Vec<Option<tools::ToolOutput>> = vec![None; calls.len()];
+        for (i, call) in calls.iter().enumerate() {
+            if is_task[i] && task_outputs[i].is_none() && !interrupted && !cancel.is_cancelled() {
+                let group: Vec<usize> = (i..calls.len()).filter(|&j| is_task[j]).collect();
+                for &j in &group {
+                    sink(AgentEvent::ToolCall(calls[j].clone()));
+                }
+                let refs: Vec<&ToolCall> = group.iter().map(|&j| &calls[j]).collect();
+                let outputs = self.run_tasks(&refs, sink, cancel).await;
+                for (j, out) in group.into_iter().zip(outputs) {
+                    task_outputs[j] = Some(out);
+                }
+            } else if task_outputs[i].is_none() {
+                sink(AgentEvent::ToolCall(call.clone()));
+            }
+            let output = if let Some(out) = task_outputs[i].take() {
+                out
+            } else if interrupted || cancel.is_cancelled() {
                 interrupted = true;
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
+            } else if !self.offers(&call.name) {
+                self.not_offered(call)
             } else if cut_call == Some(call.id.as_str()) {
                 tools::ToolOutput::error(format!(
                     "error: this {} call was cut by the output cap ({}) before its arguments were complete, so it was not run. Make the call again, with shorter arguments if they were long.",
@@ -154,6 +182,26 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         Ok(())
+    }
+
+    /// Whether the model was offered the tool `name` in this session.
+    fn offers(&self, name: &str) -> bool {
+        self.tool_defs.iter().any(|d| d.name == name)
+    }
+
+    /// The result of a call to a tool this session does not offer (a
+    /// profile left it out, or it is turned off): never run.
+    fn not_offered(&self, call: &ToolCall) -> tools::ToolOutput {
+        let offered: Vec<&str> = self.tool_defs.iter().map(|d| d.name.as_str()).collect();
+        let whose = match self.config.active_profile() {
+            Some(p) => format!("profile {}", p.name),
+            None => "this session".to_owned(),
+        };
+        tools::ToolOutput::error(format!(
+            "unknown tool `{}`: it is not available to {whose}; available tools: {}",
+            call.name,
+            offered.join(", ")
+        ))
     }
 
     /// Where `recall` searches now, unless `tools.recall = false`.

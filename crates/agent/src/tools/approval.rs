@@ -36,6 +36,12 @@ pub enum ApprovalKind {
     /// The user's `@path` names a file outside the project root: only a
     /// user can allow sending it (batch runs refuse).
     Attach { path: Utf8PathBuf },
+    /// What a task's child agent asks, labelled with the task's
+    /// description (the same user answers, docs/tools.md#task).
+    Task {
+        task: String,
+        kind: Box<ApprovalKind>,
+    },
 }
 
 impl ApprovalKind {
@@ -43,6 +49,7 @@ impl ApprovalKind {
     /// the same class for the rest of the session.
     pub fn class(&self) -> &'static str {
         match self {
+            ApprovalKind::Task { kind, .. } => kind.class(),
             ApprovalKind::Shell { .. } => "shell",
             ApprovalKind::OutsideProject { .. } => "outside_project",
             ApprovalKind::Write {
@@ -57,6 +64,7 @@ impl ApprovalKind {
     /// One line for an approval prompt, e.g. `run shell command: ls -la`.
     pub fn describe(&self) -> String {
         match self {
+            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe()),
             ApprovalKind::Shell { command } => format!("run shell command: {command}"),
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
@@ -82,6 +90,16 @@ impl ApprovalKind {
             ApprovalKind::Attach { path } => {
                 format!("send a file from outside the project: {path}")
             }
+        }
+    }
+}
+
+impl ApprovalKind {
+    /// What is asked, without the task labels around it.
+    pub fn innermost(&self) -> &ApprovalKind {
+        match self {
+            ApprovalKind::Task { kind, .. } => kind.innermost(),
+            other => other,
         }
     }
 }
@@ -162,7 +180,10 @@ impl PolicyApprover {
 impl Approver for PolicyApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let (policy, flag) = match kind {
+            // A labelled question is decided as what it asks; the label
+            // goes to the user with it.
+            let (policy, flag) = match kind.innermost() {
+                ApprovalKind::Task { .. } => (ShellPolicy::Deny, false),
                 ApprovalKind::Attach { .. } => {
                     return match &self.ask {
                         Some(ask) => ask.decide(kind).await,
@@ -193,6 +214,28 @@ impl Approver for PolicyApprover {
                 (ShellPolicy::Deny, _) | (ShellPolicy::Ask, None) => Decision::Deny,
                 (ShellPolicy::Ask, Some(ask)) => ask.decide(kind).await,
             }
+        })
+    }
+}
+
+/// The user's approver as a task's child sees it: every question is
+/// labelled with the task ([`ApprovalKind::Task`]) before it is asked.
+pub struct TaskLabel {
+    pub task: String,
+    pub inner: std::sync::Arc<dyn Approver>,
+}
+
+impl Approver for TaskLabel {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            // Let the parent show the child's progress (the call being
+            // asked about) before the question is drawn.
+            tokio::task::yield_now().await;
+            let labelled = ApprovalKind::Task {
+                task: self.task.clone(),
+                kind: Box::new(kind.clone()),
+            };
+            self.inner.decide(&labelled).await
         })
     }
 }
@@ -373,5 +416,47 @@ mod tests {
         };
         assert_eq!(k.class(), "shell");
         assert_eq!(k.describe(), "run shell command: cargo test");
+        let t = ApprovalKind::Task {
+            task: "run the tests".into(),
+            kind: Box::new(k.clone()),
+        };
+        assert_eq!(t.class(), "shell", "\"always\" covers the same kind");
+        assert_eq!(
+            t.describe(),
+            "[task: run the tests] run shell command: cargo test"
+        );
+        assert_eq!(t.innermost(), &k);
+    }
+
+    #[tokio::test]
+    async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
+        use std::sync::Arc;
+        let rec = Arc::new(Recorder::new(Decision::Allow));
+        let child = PolicyApprover {
+            shell: ShellPolicy::Ask,
+            allow_shell: false,
+            write: ShellPolicy::Deny,
+            allow_write: false,
+            ask: Some(Arc::new(TaskLabel {
+                task: "explore".into(),
+                inner: rec.clone(),
+            })),
+        };
+        let shell = ApprovalKind::Shell {
+            command: "ls".into(),
+        };
+        assert_eq!(child.decide(&shell).await, Decision::Allow);
+        let write = ApprovalKind::Write {
+            tool: ToolName::WriteFile,
+            path: "/p/a".into(),
+            shown: "a".into(),
+            diff: String::new(),
+            outside: false,
+            protected: false,
+        };
+        assert_eq!(child.decide(&write).await, Decision::Deny, "never asked");
+        let asked = rec.asked();
+        assert_eq!(asked.len(), 1);
+        assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
     }
 }

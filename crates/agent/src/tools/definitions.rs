@@ -11,17 +11,16 @@ pub fn definitions() -> Vec<ToolDef> {
     vec![
         ToolDef {
             name: ToolName::ReadFile.as_str().into(),
-            description: "Read a text file. Output lines are prefixed with their line number \
-                          and a tab. Use offset and limit to read part of a large file; a note \
-                          at the end says how to continue. Binary files are refused. Relative \
-                          paths are relative to the project root."
+            description: "Read a text file; each line is prefixed with its number and a tab. \
+                          offset and limit read part of a large file (a note at the end says \
+                          how to go on). Binary files are refused."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": { "type": "string", "description": "File to read, relative to the project root or absolute." },
-                    "offset": { "type": "integer", "minimum": 1, "description": "First line to show (1-based, default 1)." },
-                    "limit": { "type": "integer", "minimum": 1, "description": "Maximum number of lines to show (default: to the end of the file)." }
+                    "path": { "type": "string", "description": "Relative to the project root, or absolute." },
+                    "offset": { "type": "integer", "minimum": 1, "description": "First line (1-based, default 1)." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Lines to show (default: to the end)." }
                 },
                 "required": ["path"],
                 "additionalProperties": false
@@ -29,33 +28,33 @@ pub fn definitions() -> Vec<ToolDef> {
         },
         ToolDef {
             name: ToolName::ListDir.as_str().into(),
-            description: "List a directory, sorted by name; directories end with `/`. Files \
-                          ignored by .gitignore and the .git directory are left out. With depth \
-                          > 1, entries of subdirectories are listed under them as relative paths."
+            description: "List a directory sorted by name; directories end with `/`; files \
+                          .gitignore ignores and .git are left out. With depth > 1, entries of \
+                          subdirectories follow as relative paths."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": { "type": "string", "description": "Directory to list, relative to the project root or absolute (default: the project root)." },
-                    "depth": { "type": "integer", "minimum": 1, "maximum": list_dir::MAX_DEPTH, "description": "How many levels to descend (default 1: only direct entries)." }
+                    "path": { "type": "string", "description": "Relative to the project root, or absolute (default: the root)." },
+                    "depth": { "type": "integer", "minimum": 1, "maximum": list_dir::MAX_DEPTH, "description": "Levels to descend (default 1)." }
                 },
                 "additionalProperties": false
             }),
         },
         ToolDef {
             name: ToolName::Grep.as_str().into(),
-            description: "Search file contents with a regular expression (Rust regex syntax). \
-                          Respects .gitignore and skips binary files. Prints one line per match \
-                          as `path:line: text`, paths relative to the project root. Stops after \
-                          a fixed number of matches with a note; narrow the path or glob then."
+            description: "Search file contents with a Rust regex, respecting .gitignore and \
+                          skipping binary files: one line per match as `path:line: text` (paths \
+                          relative to the project root). Stops after a fixed number of matches \
+                          with a note; then narrow path or glob."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "pattern": { "type": "string", "description": "Regular expression to search for, e.g. `fn \\w+_test`." },
-                    "path": { "type": "string", "description": "File or directory to search (default: the project root)." },
-                    "glob": { "type": "string", "description": "Only search files whose path matches this glob, e.g. `*.rs` or `src/**/*.toml`." },
-                    "case_insensitive": { "type": "boolean", "description": "Match without regard to case (default false)." }
+                    "pattern": { "type": "string", "description": "e.g. `fn \\w+_test`" },
+                    "path": { "type": "string", "description": "File or directory (default: the project root)." },
+                    "glob": { "type": "string", "description": "Only paths matching it, e.g. `src/**/*.rs`." },
+                    "case_insensitive": { "type": "boolean", "description": "Default false." }
                 },
                 "required": ["pattern"],
                 "additionalProperties": false
@@ -120,7 +119,7 @@ pub fn definitions() -> Vec<ToolDef> {
                 "type": "object",
                 "properties": {
                     "query": { "type": "string" },
-                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session; project: every session of this project." },
+                    "scope": { "type": "string", "enum": ["session", "project"], "description": "session (default): this session and its tasks; project: every session of this project." },
                     "limit": { "type": "integer", "minimum": 1, "description": "Messages to return (default 5)." }
                 },
                 "required": ["query"],
@@ -166,6 +165,7 @@ mod tests {
                 ToolName::Grep => &[arg::PATTERN, arg::PATH],
                 ToolName::Shell => &[arg::COMMAND],
                 ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
+                ToolName::Task => unreachable!("task is not among TOOLS"),
             };
             for key in read {
                 assert!(

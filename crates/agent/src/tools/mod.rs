@@ -1,6 +1,6 @@
 //! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`,
-//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definition of
-//! `memory`, which the agent runs itself. Every tool is named by
+//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definitions of
+//! `memory` and `task`, which the agent runs itself. Every tool is named by
 //! [`eonyx_core::ToolName`], never by a string of its own.
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
@@ -42,6 +42,7 @@ mod read_file;
 mod recall;
 mod shell;
 pub mod skill;
+pub mod task;
 mod write;
 
 use std::time::Duration;
@@ -51,7 +52,9 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{ToolCall, ToolName};
 
 pub(crate) use approval::approve;
-pub use approval::{AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover};
+pub use approval::{
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, PolicyApprover, TaskLabel,
+};
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
 pub(crate) use list_dir::walker;
@@ -63,10 +66,11 @@ pub(crate) use shell::run_command;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]
-/// (`memory` needs the session's memory store: the agent runs it).
+/// (`memory` needs the session's memory store and `task` the whole agent:
+/// the agent runs those two).
 pub const TOOLS: [ToolName; 8] = match ToolName::ALL.first_chunk() {
     Some(tools) => *tools,
-    None => panic!("ToolName::ALL lists memory after these"),
+    None => panic!("ToolName::ALL lists memory and task after these"),
 };
 
 /// The result text of a denied `shell` call.
@@ -250,8 +254,9 @@ pub async fn execute(
         Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
-        // Offered only with memory on, and then run by the agent.
-        Some(ToolName::Memory) | None => Err(ToolError::Usage(format!(
+        // Offered only with memory on (or tasks allowed), and then run by
+        // the agent.
+        Some(ToolName::Memory | ToolName::Task) | None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,
             TOOLS.map(ToolName::as_str).join(", ")

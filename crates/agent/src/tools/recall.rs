@@ -1,8 +1,9 @@
 //! `recall`: exact earlier messages from the session file (docs/tools.md#recall).
 //!
 //! The model gets back, verbatim, what compaction summarized away (scope
-//! `session`, the default) or what earlier sessions of this project said
-//! (scope `project`). Messages the current request already carries are
+//! `session`, the default, which includes the session's child sessions:
+//! what its tasks read and said) or what earlier sessions of this project
+//! and their children said (scope `project`). Messages the current request already carries are
 //! left out. A short message is shown whole; a long one as windows of lines
 //! around each hit, so one result never floods the context.
 
@@ -103,7 +104,15 @@ fn search(
     limit: usize,
 ) -> Result<ToolOutput, ToolError> {
     let sessions: Vec<SessionId> = match scope {
-        Scope::Session => vec![source.session.clone()],
+        Scope::Session => {
+            let below = source
+                .store
+                .descendants(&source.session)
+                .map_err(|e| ToolError::Usage(format!("cannot list sessions: {e}")))?;
+            std::iter::once(source.session.clone())
+                .chain(below.into_iter().map(|s| s.id))
+                .collect()
+        }
         Scope::Project => {
             let listed = source
                 .store
@@ -139,8 +148,8 @@ fn search(
             "matches"
         },
         match scope {
-            Scope::Session => "this session's earlier messages",
-            Scope::Project => "this project's sessions",
+            Scope::Session => "this session's earlier messages and its tasks",
+            Scope::Project => "this project's sessions and their tasks",
         }
     );
     if more > 0 {

@@ -41,7 +41,7 @@ pub enum Answer {
 /// always through the line editor. The one place the REPL asks a question.
 /// Ctrl-C or Ctrl-D at the question is "no" (Ctrl-C also stops the turn).
 pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answer {
-    if let ApprovalKind::Write { diff, .. } = kind {
+    if let ApprovalKind::Write { diff, .. } = kind.innermost() {
         printer.diff(diff);
         remember_shown(diff);
     }

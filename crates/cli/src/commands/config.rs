@@ -133,12 +133,26 @@ pub fn run(
     Ok(Status::Success)
 }
 
+/// A value for the text listing: long text (a profile's instructions) is
+/// cut to keep the columns readable; `--json` has it whole.
 fn render(v: &Value) -> String {
     match v {
         Value::Null => "(unset)".to_owned(),
+        Value::String(s) if s.chars().count() > MAX_SHOWN_CHARS => format!(
+            "{}… ({} chars)",
+            Value::String(
+                eonyx_core::text::cut_chars(s, MAX_SHOWN_CHARS)
+                    .unwrap_or(s)
+                    .to_owned()
+            ),
+            s.chars().count()
+        ),
         other => other.to_string(),
     }
 }
+
+/// Longest text value shown whole in the text listing.
+const MAX_SHOWN_CHARS: usize = 48;
 
 /// The effective `context_window`: value, where it came from, origin tag.
 fn window_entry(w: &Window, configured_src: &str) -> (u64, String, &'static str) {
@@ -176,7 +190,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
     let ck = |f: &str| format!("compaction.{f}");
     let (window, window_source, window_origin) = window;
     let sb = &config.tools.sandbox;
-    vec![
+    let mut out = vec![
         entry("model".into(), json!(config.model_key)),
         entry("profile".into(), json!(config.profile)),
         entry(k("provider"), json!(m.provider.as_str())),
@@ -264,13 +278,35 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.max_image_bytes".into(),
             json!(config.tools.max_image_bytes),
         ),
+        entry("tools.recall".into(), json!(config.tools.recall)),
+        entry("tools.task".into(), json!(config.tools.task)),
+        entry("tasks.max_depth".into(), json!(config.tasks.max_depth)),
+        entry(
+            "tasks.max_parallel".into(),
+            json!(config.tasks.max_parallel),
+        ),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),
         entry("repl.history".into(), json!(config.repl.history)),
         entry("repl.history_size".into(), json!(config.repl.history_size)),
         entry("max_steps".into(), json!(config.max_steps)),
-    ]
+    ];
+    // Every profile a task may name (README, section "Tasks").
+    for (name, p) in &config.profiles {
+        let key = |f: &str| format!("profiles.{name}.{f}");
+        let tools = p
+            .tools
+            .as_ref()
+            .map(|t| t.iter().map(|t| t.as_str()).collect::<Vec<_>>());
+        out.push(entry(key("description"), json!(p.description)));
+        out.push(entry(key("instructions"), json!(p.instructions)));
+        out.push(entry(key("tools"), json!(tools)));
+        if let Some(m) = &p.model {
+            out.push(entry(key("model"), json!(m)));
+        }
+    }
+    out
 }
 
 pub fn trust(

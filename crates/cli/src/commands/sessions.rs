@@ -18,11 +18,19 @@ pub fn run(
 ) -> anyhow::Result<Status> {
     let json = global.json;
     match &args.command {
-        None => list(printer, json, args.search.as_deref(), args.limit),
+        None => list(
+            printer,
+            json,
+            &Listing {
+                search: args.search.as_deref(),
+                limit: args.limit,
+                all: args.all,
+            },
+        ),
         Some(cmd) => {
-            if args.search.is_some() || args.limit.is_some() {
+            if args.search.is_some() || args.limit.is_some() || args.all {
                 return Err(crate::exit::usage(
-                    "--search and --limit apply to the listing; put them before no subcommand, e.g. `eonyx sessions --search TEXT`",
+                    "--search, --limit and --all apply to the listing; put them before no subcommand, e.g. `eonyx sessions --search TEXT`",
                 ));
             }
             match cmd {
@@ -74,21 +82,31 @@ fn summary_json(s: &SessionSummary) -> serde_json::Value {
         "message_count": s.message_count,
         "project": s.project,
         "cwd": s.cwd,
+        "parent": s.parent,
+        "profile": s.profile,
+        "children": s.children,
     })
 }
 
-fn list(
-    printer: &mut Printer,
-    json: bool,
-    search: Option<&str>,
+/// What the listing shows.
+struct Listing<'a> {
+    search: Option<&'a str>,
     limit: Option<usize>,
-) -> anyhow::Result<Status> {
+    /// Child sessions too (`--all`).
+    all: bool,
+}
+
+fn list(printer: &mut Printer, json: bool, what: &Listing<'_>) -> anyhow::Result<Status> {
     let store = open_store()?;
+    let search = what.search;
     let mut sessions = match search {
         Some(text) => store.search(text)?,
         None => store.list()?,
     };
-    if let Some(n) = limit {
+    if !what.all {
+        sessions.retain(|s| s.parent.is_none());
+    }
+    if let Some(n) = what.limit {
         sessions.truncate(n);
     }
     if json {
@@ -110,21 +128,28 @@ fn list(
         .unwrap_or(0)
         .max(4);
     printer.outln(&format!(
-        "{:<24}  {:<16}  {:>w$}  TITLE",
-        "ID", "DATE", "MSGS"
+        "{:<24}  {:<16}  {:>w$}  {:>5}  TITLE",
+        "ID", "DATE", "MSGS", "TASKS"
     ))?;
     for s in &sessions {
+        let title = match &s.profile {
+            Some(p) if s.parent.is_some() => format!("{} (task, {p})", s.title),
+            _ => s.title.clone(),
+        };
         printer.outln(&format!(
-            "{:<24}  {:<16}  {:>w$}  {}",
+            "{:<24}  {:<16}  {:>w$}  {:>5}  {title}",
             s.id.as_str(),
             short_date(&s.last_activity),
             s.message_count,
-            s.title
+            s.children,
         ))?;
     }
     Ok(Status::Success)
 }
 
+/// Delete the sessions named and, with each, the child sessions of its
+/// tasks (named on stderr as they go): a child is part of its parent's
+/// history.
 fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     // Validate every id before touching anything.
     let ids = ids
@@ -138,9 +163,31 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
                 .context("nothing was deleted");
         }
     }
+    let mut deleted: Vec<SessionId> = Vec::new();
     for id in &ids {
+        if deleted.contains(id) {
+            continue;
+        }
+        let below = store.descendants(id)?;
+        // Children first: a failure then leaves the parent (with what is
+        // left of its tasks), never a child without its parent.
+        for child in below.iter().rev() {
+            if deleted.contains(&child.id) {
+                continue;
+            }
+            store.delete(&child.id)?;
+            printer.info(&format!(
+                "deleted {} \"{}\" (a task of {id})",
+                child.id, child.title
+            ));
+            deleted.push(child.id.clone());
+        }
         store.delete(id)?;
-        printer.info(&format!("deleted {id}"));
+        printer.info(&match below.len() {
+            0 => format!("deleted {id}"),
+            n => format!("deleted {id} and its {n} task session(s)"),
+        });
+        deleted.push(id.clone());
     }
     Ok(Status::Success)
 }
@@ -192,6 +239,7 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
         printer.outln(&serde_json::to_string_pretty(&log.records)?)?;
         return Ok(Status::Success);
     }
+    let children = store.children_of(id)?;
     let mut blocks = Vec::new();
     for r in &log.records {
         blocks.push(match r {
@@ -206,6 +254,22 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                 );
                 if let Some(m) = &h.model {
                     s.push_str(&format!(" · model {m}"));
+                }
+                if let Some(p) = &h.parent {
+                    s.push_str(&format!(
+                        "\na task of session {p} (call {}) · profile {}",
+                        h.parent_call.as_deref().unwrap_or("?"),
+                        h.profile.as_deref().unwrap_or("?")
+                    ));
+                }
+                for c in &children {
+                    s.push_str(&format!(
+                        "\ntask session {} \"{}\" · profile {} · {} messages",
+                        c.id,
+                        c.title,
+                        c.profile.as_deref().unwrap_or("?"),
+                        c.message_count
+                    ));
                 }
                 s.push('\n');
                 s

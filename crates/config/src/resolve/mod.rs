@@ -42,7 +42,11 @@ pub(crate) fn resolve(
     let global_path = global_config_path(config_dir);
     let layers = trusted_layers(&mut cfg, project_root, global, project);
     let zero_config = model::resolve_models(&mut cfg, &layers, env);
-    let profile = resolve_profile(&mut cfg, &layers, opts, &global_path)?;
+    cfg.profiles = crate::profiles::resolve(
+        layers.iter().map(|l| (&l.file, &l.source)),
+        &mut cfg.sources,
+    );
+    let profile = resolve_profile(&mut cfg, opts, &global_path)?;
     let model_key =
         model::choose_active_model(&mut cfg, &layers, opts, &profile, zero_config, &global_path)?;
     resolve_compaction(&mut cfg, &layers, &model_key, &profile, env, &global_path)?;
@@ -124,19 +128,19 @@ fn apply_trust(
     }
 }
 
-/// `--profile NAME`, which must be defined in some layer.
+/// `--profile NAME` (or a task's profile), which must be built in or
+/// defined in some layer.
 fn resolve_profile(
     cfg: &mut Config,
-    layers: &[Layer],
     opts: &LoadOptions,
     global_path: &Utf8Path,
 ) -> Result<Option<String>, ConfigError> {
     let profile = match &opts.profile {
         Some(name) => {
-            let found = layers.iter().any(|l| l.file.profiles.contains_key(name));
-            if !found {
+            if !cfg.profiles.contains_key(name) {
                 return Err(ConfigError::UnknownProfile {
                     name: name.clone(),
+                    known: cfg.profiles.keys().cloned().collect::<Vec<_>>().join(", "),
                     config_file: global_path.to_path_buf(),
                 });
             }
@@ -184,6 +188,10 @@ fn resolve_compaction(
         }
     }
     if let Some(p) = profile {
+        if let Some(c) = crate::profiles::builtin_compaction(p) {
+            let src = Source::Builtin { profile: p.clone() };
+            apply_compaction(cfg, &c, &src);
+        }
         for l in layers {
             if let Some(c) = l.file.profiles.get(p).and_then(|pf| pf.compaction.as_ref()) {
                 let src = Source::Profile {
@@ -324,7 +332,8 @@ fn apply_compaction_env(cfg: &mut Config, env: &Env) -> Result<(), ConfigError> 
     Ok(())
 }
 
-/// context, tools, memory, repl, max_steps, skills: project over global.
+/// context, tools, tasks, memory, repl, max_steps, skills: project over
+/// global.
 fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
     for l in layers {
         let f = &l.file;
@@ -390,6 +399,20 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
             if let Some(v) = t.max_image_bytes {
                 cfg.tools.max_image_bytes = v;
                 set("tools.max_image_bytes");
+            }
+            if let Some(v) = t.task {
+                cfg.tools.task = v;
+                set("tools.task");
+            }
+        }
+        if let Some(t) = &f.tasks {
+            if let Some(v) = t.max_depth {
+                cfg.tasks.max_depth = v;
+                set("tasks.max_depth");
+            }
+            if let Some(v) = t.max_parallel {
+                cfg.tasks.max_parallel = v;
+                set("tasks.max_parallel");
             }
         }
         if let Some(m) = &f.memory {

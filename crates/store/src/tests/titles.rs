@@ -123,3 +123,50 @@ fn titles_follow_birth_order_not_creation_order() {
     assert_eq!(h.title, "2");
     assert_eq!(titles_on_disk(&t.store), vec![1, 2]);
 }
+
+#[test]
+fn child_sessions_take_their_parents_title_and_no_number_and_are_never_most_recent() {
+    let t = t();
+    let parent = session_with(&t.store, "main work");
+    assert_eq!(parent.title(), "1");
+    let child = |k: u64, call: &str| {
+        let spec = ChildSpec {
+            cwd: Utf8Path::new("/w/sub"),
+            project: Utf8Path::new("/w"),
+            model: Some("m"),
+            parent: parent.id(),
+            parent_call: call,
+            profile: "explore",
+            title: format!("{}.{k}", parent.title()),
+        };
+        t.store.create_child(spec).unwrap()
+    };
+    assert_eq!(t.store.next_child_number(parent.id()).unwrap(), 1);
+    let mut a = child(1, "call_a");
+    a.append_message(&Message::user("look around")).unwrap();
+    assert_eq!(t.store.next_child_number(parent.id()).unwrap(), 2);
+    let mut b = child(2, "call_b");
+    b.append_message(&Message::user("look elsewhere")).unwrap();
+    // Renaming a child does not make its number free again.
+    b.rename("renamed").unwrap();
+    assert_eq!(t.store.next_child_number(parent.id()).unwrap(), 3);
+    assert_eq!(a.header().parent.as_ref(), Some(parent.id()));
+    assert_eq!(a.header().parent_call.as_deref(), Some("call_a"));
+    assert_eq!(a.title(), "1.1");
+
+    // The main sequence goes on as if no child existed.
+    assert_eq!(new_writer(&t.store).title(), "2");
+    // The children are newer, but "most recent" is the parent.
+    let latest = t.store.latest_for_project(Utf8Path::new("/w")).unwrap();
+    assert_eq!(latest.map(|s| s.id), Some(parent.id().clone()));
+    let listed = t.store.list().unwrap();
+    let p = listed.iter().find(|s| &s.id == parent.id()).unwrap();
+    assert_eq!(p.children, 2);
+    let below = t.store.descendants(parent.id()).unwrap();
+    let mut ids: Vec<_> = below.iter().map(|s| s.id.clone()).collect();
+    ids.sort();
+    let mut want = vec![a.id().clone(), b.id().clone()];
+    want.sort();
+    assert_eq!(ids, want);
+    assert_eq!(t.store.children_of(a.id()).unwrap(), Vec::new());
+}

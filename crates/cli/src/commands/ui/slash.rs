@@ -169,14 +169,20 @@ pub async fn slash(
         }
         "/sessions" => match agent.store().list() {
             Ok(list) => {
-                for s in list.iter().take(20) {
+                // Task sessions are listed under their parent's count, as
+                // `eonyx sessions` does (`--all` there lists them).
+                for s in list.iter().filter(|s| s.parent.is_none()).take(20) {
                     let marker = if &s.id == agent.session_id() {
                         "*"
                     } else {
                         " "
                     };
+                    let tasks = match s.children {
+                        0 => String::new(),
+                        n => format!("  ({n} task{})", if n == 1 { "" } else { "s" }),
+                    };
                     view.printer.info(&format!(
-                        "{marker} {}  {}  {:>5}  {}",
+                        "{marker} {}  {}  {:>5}  {}{tasks}",
                         s.id, s.last_activity, s.message_count, s.title
                     ));
                 }

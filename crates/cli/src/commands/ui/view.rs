@@ -28,6 +28,11 @@ pub struct View<'p> {
     spinner: Option<ProgressBar>,
     streamed_any: bool,
     pub last_error: Option<std::io::Error>,
+    /// While a task's child event is shown: the task's call id (JSON
+    /// events get it as `task`).
+    task: Option<String>,
+    /// Each running task's description, by call id.
+    tasks: std::collections::HashMap<String, String>,
 }
 
 impl<'p> View<'p> {
@@ -38,6 +43,8 @@ impl<'p> View<'p> {
             spinner: None,
             streamed_any: false,
             last_error: None,
+            task: None,
+            tasks: Default::default(),
         }
     }
 
@@ -70,9 +77,12 @@ impl<'p> View<'p> {
         }
     }
 
-    /// Write one JSON event (`--json`).
+    /// Write one JSON event (`--json`); a task child's carries `task`.
     pub fn json(&mut self, ev: &Event<'_>) {
-        let r = self.printer.event(ev);
+        let r = match &self.task {
+            Some(task) => self.printer.child_event(ev, task),
+            None => self.printer.event(ev),
+        };
         self.out(r);
     }
 
@@ -264,7 +274,108 @@ impl<'p> View<'p> {
                 self.printer.warn(&m);
             }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
+            AgentEvent::TaskStarted {
+                call_id,
+                session,
+                profile,
+                description,
+            } => {
+                self.stop_spinner();
+                if self.mode == Mode::Json {
+                    self.json(&Event::TaskStarted {
+                        id: &call_id,
+                        session: session.as_str(),
+                        profile: &profile,
+                        description: &description,
+                    });
+                } else {
+                    self.end_stream_line();
+                    self.printer.info(&format!(
+                        "task ({profile}): {description} · session {session}"
+                    ));
+                }
+                self.tasks.insert(call_id, description);
+            }
+            AgentEvent::TaskCompleted {
+                call_id,
+                session,
+                steps,
+                is_error,
+            } => {
+                self.tasks.remove(&call_id);
+                if self.mode == Mode::Json {
+                    self.json(&Event::TaskCompleted {
+                        id: &call_id,
+                        session: session.as_str(),
+                        steps,
+                        is_error,
+                    });
+                }
+            }
+            AgentEvent::Task { call_id, event } => self.child_event(call_id, *event),
         }
+    }
+
+    /// An event of a task's child. With `--json` it is the event itself,
+    /// with `task` set; otherwise one indented line for each tool call
+    /// and notice of the child, never its text or tool output.
+    fn child_event(&mut self, call_id: String, event: AgentEvent) {
+        // A child's own task: shown under the innermost task.
+        if let AgentEvent::Task { call_id, event } = event {
+            return self.child_event(call_id, *event);
+        }
+        if self.mode == Mode::Json {
+            let outer = self.task.replace(call_id);
+            self.event(event);
+            self.task = outer;
+            return;
+        }
+        if let AgentEvent::TaskStarted {
+            call_id: inner,
+            description,
+            ..
+        } = &event
+        {
+            self.tasks.insert(inner.clone(), description.clone());
+        }
+        let line = match &event {
+            AgentEvent::ToolCall(call) => {
+                format!("→ {} {}", call.name, preview(&call.arguments_json(), 100))
+            }
+            AgentEvent::Notice(m) => m.clone(),
+            AgentEvent::Warning(m) => format!("warning: {m}"),
+            AgentEvent::Compacted(rec) => format!(
+                "compacted ({}): ~{} → ~{} tokens",
+                rec.trigger.as_str(),
+                rec.tokens_before,
+                rec.tokens_after
+            ),
+            AgentEvent::FileChanged(c) => {
+                format!("changed {} (+{} -{} lines)", c.path, c.added, c.removed)
+            }
+            AgentEvent::MemoryChanged { action, entry } => format!(
+                "memory: {action} [{}]: {}",
+                entry.id.as_deref().unwrap_or_default(),
+                entry.text
+            ),
+            AgentEvent::TaskStarted {
+                session,
+                profile,
+                description,
+                ..
+            } => format!("task ({profile}): {description} · session {session}"),
+            _ => return,
+        };
+        self.stop_spinner();
+        self.end_stream_line();
+        let label = self
+            .tasks
+            .get(&call_id)
+            .map_or(call_id.as_str(), String::as_str);
+        // No spinner while tasks run: a child's approval question may be
+        // drawn at any moment, and a spinner would draw over it.
+        self.printer
+            .info(&format!("  │ {}: {line}", preview(label, 40)));
     }
 
     /// One stderr line per memory change (JSON mode too) and a

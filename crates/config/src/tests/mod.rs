@@ -8,6 +8,8 @@ use crate::{
     CompactionConfig, Config, LoadOptions, ProviderKind, ShellPolicy, Source, load, parse_global,
 };
 
+mod profiles;
+
 struct Sandbox {
     _tmp: tempfile::TempDir,
     root: Utf8PathBuf,
@@ -290,7 +292,7 @@ fn profile_model_selects_unless_model_flag() {
     let err = load(&o).unwrap_err();
     assert_eq!(
         s.scrub(&err.to_string()),
-        "unknown profile `nope`; add [profiles.nope] to [TMP]/cfg/config.toml"
+        "unknown profile `nope`; profiles: cloud, explore, general. Add [profiles.nope] to [TMP]/cfg/config.toml"
     );
     let mut o = s.opts(&[]);
     o.model = Some("gpt".into());
@@ -563,6 +565,12 @@ fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
             "profiles.explore.model",
         ),
         (r#"{"tools": {"shell": "allow"}}"#, "tools.shell"),
+        (
+            r#"{"profiles": {"explore": {"tools": ["read_file", "shell"]}}}"#,
+            "profiles.explore.tools",
+        ),
+        (r#"{"tasks": {"max_depth": 3}}"#, "tasks.max_depth"),
+        (r#"{"tools": {"task": true}}"#, "tools.task"),
     ];
     for (project, key) in cases {
         s.project(project);
@@ -577,6 +585,8 @@ fn untrusted_project_refuses_each_key_that_moves_a_request_or_a_key() {
         assert_eq!(c.models, baseline.models, "{project}");
         assert_eq!(c.tools, baseline.tools, "{project}");
         assert_eq!(c.compaction, baseline.compaction, "{project}");
+        assert_eq!(c.profiles, baseline.profiles, "{project}");
+        assert_eq!(c.tasks, baseline.tasks, "{project}");
         let mut o = s.opts(&[]);
         o.profile = Some("explore".into());
         assert_eq!(load(&o).unwrap().model_key, "local", "{project}");

@@ -1,0 +1,286 @@
+//! Building a task's child agent from its parent: which session (new, or
+//! a child of this session to continue), which profile, the child's
+//! config, providers, tools, approvals and prompt.
+
+use std::sync::Arc;
+
+use eonyx_compact::{AutoGuard, Estimator};
+use eonyx_config::{Config, LoadOptions, Profile};
+use eonyx_core::{SessionId, ToolCall};
+use eonyx_prompt::ContextLoader;
+use eonyx_store::ChildSpec;
+
+use super::super::open::{Models, Opened, connect, open_session};
+use super::super::{Agent, Inherit, SessionChoice, task_section, tool_definitions};
+use crate::tools::task::{DEFAULT_PROFILE, TaskCall};
+use crate::tools::{Approver, PolicyApprover, TaskLabel};
+use crate::truncation::TruncationCheck;
+
+/// The part of a parent's title kept in a child's (`<title>.<k>`), so the
+/// child's title stays under the store's 200-byte limit.
+const MAX_PARENT_TITLE_CHARS: usize = 60;
+
+/// A child agent ready to run its task.
+pub(super) struct Child {
+    pub agent: Agent,
+    pub call_id: String,
+    pub profile: String,
+    pub description: String,
+    pub prompt: String,
+}
+
+impl Agent {
+    /// Build the child for `call`. `next_number` is the `k` of the next new
+    /// child's title (`<parent title>.<k>`), taken from the store once per
+    /// step and advanced here. An `Err` is the tool result to give the
+    /// model (nothing was started).
+    pub(super) async fn prepare_child(
+        &self,
+        call: &ToolCall,
+        task: TaskCall,
+        next_number: &mut Option<u64>,
+    ) -> Result<Child, String> {
+        let continued = match &task.session {
+            Some(id) => Some(self.continuable(id, task.profile.as_deref())?),
+            None => None,
+        };
+        let name = continued
+            .clone()
+            .or(task.profile.clone())
+            .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+        let Some(profile) = self.config.profiles.get(&name).cloned() else {
+            return Err(format!(
+                "unknown profile `{name}`; profiles: {}",
+                names(&self.config.profiles)
+            ));
+        };
+        let mut config = eonyx_config::load(&LoadOptions {
+            cwd: self.cwd.clone(),
+            env: self.inherit.env.clone(),
+            model: profile.model.clone().or(self.inherit.model_flag.clone()),
+            profile: Some(name.clone()),
+        })
+        .map_err(|e| format!("cannot load the configuration of profile {name}: {e}"))?;
+        let mut notices = Vec::new();
+        let models = self.child_models(&mut config, &mut notices).await?;
+        let tool_defs = self.child_tools(&config);
+        let inherit = self.child_inherit(&task.description);
+        let approver: Arc<dyn Approver> = Arc::new(PolicyApprover {
+            shell: self.config.tools.shell,
+            allow_shell: inherit.allow_shell,
+            write: self.config.tools.write,
+            allow_write: inherit.allow_write,
+            ask: inherit.ask.clone(),
+        });
+
+        let opened = match &task.session {
+            Some(id) => open_session(
+                &self.store,
+                &config,
+                &self.cwd,
+                &self.project,
+                &SessionChoice::Id(id.clone()),
+            ),
+            None => self.create_child_session(&config, call, &name, next_number),
+        }
+        .map_err(|e| format!("cannot open the task's session: {e}"))?;
+
+        let mut tool_ctx = self.tool_ctx.clone();
+        tool_ctx.seen = Default::default();
+        tool_ctx.recall = None;
+        let loader = ContextLoader::new(
+            &self.cwd,
+            &self.project,
+            &config.config_dir,
+            config.context.clone(),
+        );
+        let compaction_seq = opened.compaction_seq;
+        let skills_in_use = opened.skills_in_use.clone();
+        let trigger = eonyx_compact::trigger(&config.compaction, &models.limits);
+        let mut agent = Agent {
+            estimator: Estimator::new(
+                config.compaction.chars_per_token,
+                config.compaction.image_tokens,
+            ),
+            guard: AutoGuard::new(config.compaction.max_consecutive),
+            store: self.store.clone(),
+            writer: opened.writer,
+            message_count: opened.message_count,
+            resumed: opened.resumed,
+            view: opened.view,
+            loader,
+            // The parent's files as read this turn: the child's prefix
+            // starts byte for byte like the parent's.
+            loaded: self.loaded.clone(),
+            provider: models.provider,
+            summarizer: models.summarizer,
+            summarizer_model: models.summarizer_model,
+            summarizer_config: models.summarizer_config,
+            summarizer_window: models.summarizer_window,
+            saved_quirks: models.saved_quirks,
+            reprobe_after_step: models.reprobe_after_step,
+            truncation: TruncationCheck::default(),
+            limits: models.limits,
+            trigger,
+            base_seq: (compaction_seq > 0).then_some(compaction_seq),
+            // A child never writes a summary ahead: it runs inside its
+            // parent's turn and is never idle, so it compacts at the trigger
+            // (docs/compaction.md#ahead-of-time-summaries). A draft already
+            // in a continued child's file still applies.
+            draft: opened.draft,
+            total_slots: models.total_slots,
+            tool_ctx,
+            tool_defs,
+            approver,
+            project: self.project.clone(),
+            cwd: self.cwd.clone(),
+            home: self.home.clone(),
+            has_user: self.has_user,
+            startup_notices: notices,
+            memory: self.memory.clone(),
+            memory_section: self.memory_section.clone(),
+            secrets: self.secrets.clone(),
+            redactor: self.redactor.clone(),
+            skills: self.skills.clone(),
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
+            depth: self.depth + 1,
+            task_section: task_section(&profile),
+            inherit,
+            config,
+        };
+        let notes = agent.reattach_skills(skills_in_use);
+        agent.startup_notices.extend(notes);
+        agent.calibrate_from_history(compaction_seq);
+        Ok(Child {
+            agent,
+            call_id: call.id.clone(),
+            profile: name,
+            description: task.description,
+            prompt: task.prompt,
+        })
+    }
+
+    /// The profile of `id` when it is a child of this session that may be
+    /// continued (`asked`: the profile the call named, if any).
+    fn continuable(&self, id: &SessionId, asked: Option<&str>) -> Result<String, String> {
+        let listed = self
+            .store
+            .list()
+            .map_err(|e| format!("cannot list sessions: {e}"))?;
+        let Some(s) = listed.into_iter().find(|s| &s.id == id) else {
+            return Err(format!(
+                "no session {id}; `session` continues a task this conversation started (its id is on the first line of that task's result)"
+            ));
+        };
+        if s.parent.as_ref() != Some(self.session_id()) {
+            return Err(format!(
+                "session {id} is not a task of this session, so it cannot be continued here; start a new task instead"
+            ));
+        }
+        let profile = s.profile.unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
+        match asked {
+            Some(p) if p != profile => Err(format!(
+                "session {id} runs with profile {profile}; leave `profile` out (or give {profile}) to continue it"
+            )),
+            _ => Ok(profile),
+        }
+    }
+
+    /// The child's providers and window: the parent's when the child
+    /// keeps the parent's model and summarizer, else built and asked anew.
+    async fn child_models(
+        &self,
+        config: &mut Config,
+        notices: &mut Vec<String>,
+    ) -> Result<Models, String> {
+        let same_model = config.model_key == self.config.model_key;
+        if same_model && config.compaction.model == self.config.compaction.model {
+            // The parent's model as it runs (a name the server supplied
+            // included).
+            config.model = self.config.model.clone();
+            return Ok(Models {
+                provider: self.provider.clone(),
+                summarizer: self.summarizer.clone(),
+                summarizer_model: self.summarizer_model.clone(),
+                summarizer_config: self.summarizer_config.clone(),
+                summarizer_window: self.summarizer_window,
+                saved_quirks: (self.provider.quirks(), self.summarizer.quirks()),
+                reprobe_after_step: false,
+                limits: self.limits,
+                total_slots: self.total_slots,
+            });
+        }
+        if same_model {
+            config.model = self.config.model.clone();
+        }
+        connect(
+            config,
+            self.inherit.provider.as_ref(),
+            &self.inherit.env,
+            self.store.data_dir(),
+            notices,
+        )
+        .await
+        .map_err(|e| format!("cannot set up the task's model: {e}"))
+    }
+
+    /// The child's tools: what its profile allows of the parent's own
+    /// (`task` only while the tree may grow deeper).
+    fn child_tools(&self, config: &Config) -> Vec<eonyx_core::ToolDef> {
+        let parent: Vec<&str> = self.tool_defs.iter().map(|d| d.name.as_str()).collect();
+        tool_definitions(config, &self.skills, self.depth + 1)
+            .into_iter()
+            .filter(|d| parent.contains(&d.name.as_str()))
+            .collect()
+    }
+
+    /// What the child passes on: the same flags and environment, and the
+    /// same user, whose questions now name the task.
+    fn child_inherit(&self, description: &str) -> Inherit {
+        let ask = self.inherit.ask.clone().map(|inner| {
+            Arc::new(TaskLabel {
+                task: description.to_owned(),
+                inner,
+            }) as Arc<dyn Approver>
+        });
+        Inherit {
+            ask,
+            ..self.inherit.clone()
+        }
+    }
+
+    /// A new child session titled `<parent title>.<k>`.
+    fn create_child_session(
+        &self,
+        config: &Config,
+        call: &ToolCall,
+        profile: &str,
+        next_number: &mut Option<u64>,
+    ) -> Result<Opened, crate::AgentError> {
+        let k = match *next_number {
+            Some(k) => k,
+            None => self.store.next_child_number(self.session_id())?,
+        };
+        *next_number = Some(k + 1);
+        let title = format!(
+            "{}.{k}",
+            eonyx_core::text::ellipsize(self.title(), MAX_PARENT_TITLE_CHARS)
+        );
+        let writer = self.store.create_child(ChildSpec {
+            cwd: &self.cwd,
+            project: &self.project.root,
+            model: Some(&config.model.key),
+            parent: self.session_id(),
+            parent_call: &call.id,
+            profile,
+            title,
+        })?;
+        Ok(Opened::fresh(writer, config))
+    }
+}
+
+/// The profiles a `task` call may name, for its error messages.
+fn names(profiles: &std::collections::BTreeMap<String, Profile>) -> String {
+    profiles.keys().cloned().collect::<Vec<_>>().join(", ")
+}
