@@ -24,7 +24,7 @@ fn input<'a>(
     }
 }
 
-/// Two turns with file and command facts, then a third being kept.
+/// Two turns with file, command and task facts, then a third being kept.
 fn history() -> Hist {
     let mut h = Hist::new();
     h.user("first: read the notes");
@@ -42,6 +42,11 @@ fn history() -> Hist {
         &eonyx_core::tool::file_changed_line("src/lib.rs", 1, 0),
     );
     h.tool("grep", json!({"pattern": "TODO", "path": "src"}), "none");
+    h.tool(
+        "task",
+        json!({"prompt": "p", "description": "check the callers", "profile": "explore"}),
+        "task session 20260705T091500-1a2b3c4d · profile explore · 2 steps\n\nnone left",
+    );
     h.say("fixed");
     h.user("third: kept");
     h.say("ok");
@@ -58,7 +63,7 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
     let mut h = history();
     let v = view_of(&h, &c, 0);
     let pl = plan(&v, &c, &e, u64::MAX).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(pl.first_kept_seq, 13);
+    assert_eq!(pl.first_kept_seq, 15);
 
     // The draft, written in the background from an owned copy.
     let p: Arc<dyn Provider> = Arc::new(scripted(vec![Ok(SUMMARY)]));
@@ -78,12 +83,12 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
         CancellationToken::new(),
     );
     let mut draft = job.await.result.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(draft.first_kept_seq, 13);
+    assert_eq!(draft.first_kept_seq, 15);
     assert_eq!(draft.base_seq, None);
     assert!(draft.summary.starts_with(SUMMARY), "{}", draft.summary);
     assert!(draft.summary.contains("`make test` → exit status: 2"));
     assert!(draft.tokens > 0);
-    draft.seq = 15;
+    draft.seq = 17;
 
     // Meanwhile the conversation went on: two more turns.
     h.seq += 1; // the draft's own seq
@@ -97,12 +102,12 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
 
     let at = draft_applies(&draft, &grown, None, now.first_kept_seq)
         .unwrap_or_else(|| panic!("the draft applies"));
-    assert_eq!(at.first_kept_seq, 13);
+    assert_eq!(at.first_kept_seq, 15);
     let applied =
         record_from_draft(&draft, input(&grown, &at, &c, &e)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(applied.mode, Some(eonyx_core::CompactionMode::Ahead));
-    assert_eq!(applied.draft_seq, Some(15));
-    assert_eq!(applied.first_kept_seq, 13);
+    assert_eq!(applied.draft_seq, Some(17));
+    assert_eq!(applied.first_kept_seq, 15);
 
     // A synchronous compaction of the grown view with the same boundary.
     let sync_p = scripted(vec![Ok(SUMMARY)]);
@@ -122,6 +127,8 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
     let facts = Facts::from_value(applied.facts.as_ref());
     assert_eq!(facts.read, vec!["notes.txt"]);
     assert_eq!(facts.written, vec!["src/lib.rs"]);
+    assert_eq!(facts.tasks.len(), 1);
+    assert_eq!(facts.tasks[0].description, "check the callers");
     // The turns after the draft's boundary stay verbatim.
     let mut after = grown.clone();
     after.apply(&applied);
