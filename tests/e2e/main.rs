@@ -23,6 +23,7 @@ mod recall;
 mod release;
 mod repl;
 mod repl_input;
+mod rewind;
 mod sandbox;
 mod session_order;
 mod sessions;

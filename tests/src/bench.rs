@@ -1,13 +1,19 @@
 //! The bench harness: timing (median, best-of, a time budget), the
-//! `EONYX_BENCH_SCALE` knob, and the one `BENCH|measure|ours|baseline|ratio|goal`
-//! line format that `cargo xtask bench` gathers ([`Line::parse`] reads it back).
+//! `EONYX_BENCH_SCALE` knob, the one `BENCH|measure|ours|baseline|ratio|goal`
+//! line format that `cargo xtask bench` gathers ([`Line::parse`] reads it back),
+//! and the synthetic session files the store and listing benches share
+//! ([`write_session`], with [`read_every_byte`] as their baseline).
 //!
 //! Benches are `harness = false` binaries; they print [`Line`]s to stdout
 //! (this library never prints).
 
 use std::fmt;
 use std::hint::black_box;
+use std::io::{BufWriter, Write};
 use std::time::{Duration, Instant};
+
+use camino::Utf8Path;
+use eonyx_core::SessionId;
 
 /// `EONYX_BENCH_SCALE` as a whole multiplier (default 1, at least 1).
 pub fn scale() -> usize {
@@ -193,6 +199,83 @@ impl fmt::Display for Line {
             clean(&self.goal)
         )
     }
+}
+
+/// The `i`-th synthetic session id (one second apart, so ids sort by `i`).
+pub fn session_id(i: u64) -> SessionId {
+    let secs = 1_750_000_000 + i64::try_from(i).unwrap_or(i64::MAX / 2);
+    let ts = jiff::Timestamp::from_second(secs).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    SessionId::from_parts(ts, i as u32)
+}
+
+/// What [`write_session`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct SyntheticSession<'a> {
+    /// Messages (user and assistant in turn).
+    pub messages: u64,
+    /// Bytes of text per message.
+    pub text_len: usize,
+    /// `needle` inside message number `at` (0-based).
+    pub needle: Option<(u64, &'a str)>,
+    /// A compaction record this many messages before the end.
+    pub compaction_from_end: Option<u64>,
+}
+
+/// Write `<data_dir>/sessions/<id>.jsonl` as eonyx would have.
+pub fn write_session(
+    data_dir: &Utf8Path,
+    id: &SessionId,
+    s: SyntheticSession<'_>,
+) -> std::io::Result<()> {
+    let f = std::fs::File::create(data_dir.join("sessions").join(id.file_name()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    writeln!(
+        w,
+        r#"{{"type":"session","version":1,"id":"{id}","title":"1","created":"2025-06-15T12:00:00Z","cwd":"/home/u/project/src","project":"/home/u/project"}}"#
+    )?;
+    let filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod ";
+    let mut text = String::new();
+    while text.len() < s.text_len {
+        text.push_str(filler);
+    }
+    text.truncate(s.text_len);
+    let mut seq: u64 = 0;
+    for i in 0..s.messages {
+        seq += 1;
+        if Some(s.messages - i) == s.compaction_from_end {
+            writeln!(
+                w,
+                r#"{{"type":"compaction","seq":{seq},"ts":"2025-06-15T12:00:00Z","summary":"goal: keep going","first_kept_seq":{},"trigger":"auto","tokens_before":90000,"tokens_after":3000}}"#,
+                seq.saturating_sub(20)
+            )?;
+            seq += 1;
+        }
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let body = match s.needle {
+            Some((at, n)) if at == i => {
+                let half = s.text_len / 2;
+                format!("{} {n} {}", &text[..half], &text[half..])
+            }
+            _ => text.clone(),
+        };
+        writeln!(
+            w,
+            r#"{{"type":"message","seq":{seq},"ts":"2025-06-15T12:{:02}:00Z","role":"{role}","content":"{body}"}}"#,
+            i % 60
+        )?;
+    }
+    w.flush()
+}
+
+/// The baseline of the listing benches: read every session file of
+/// `data_dir` whole and count its lines. Returns the line count.
+pub fn read_every_byte(data_dir: &Utf8Path) -> std::io::Result<usize> {
+    let mut lines = 0;
+    for e in std::fs::read_dir(data_dir.join("sessions"))? {
+        let bytes = std::fs::read(e?.path())?;
+        lines += memchr::memchr_iter(b'\n', &bytes).count();
+    }
+    Ok(lines)
 }
 
 #[cfg(test)]

@@ -87,6 +87,7 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
         cwd: project.to_string(),
         project: project.to_string(),
         model: Some("bench".into()),
+        forked_from: None,
         parent: None,
         parent_call: None,
         profile: None,

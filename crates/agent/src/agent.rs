@@ -11,6 +11,8 @@
 //!   frontend waits for the user;
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
+//! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
+//!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `task`: the `task` tool: child agents in child sessions, built from
@@ -38,6 +40,7 @@ mod input;
 mod memory;
 mod open;
 mod request;
+mod rewind;
 mod skills;
 mod status;
 mod step;
@@ -52,6 +55,7 @@ pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{
     SkillSections, next_request, system_prompt, task_section, tool_definitions,
 };
+pub use rewind::RewindOptions;
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.

@@ -45,6 +45,7 @@ impl AgentError {
     pub fn class(&self) -> &'static str {
         match self {
             AgentError::Config(_) => "config",
+            AgentError::Store(e) if e.is_usage() => "usage",
             AgentError::Store(e) if e.is_in_use() => "session_in_use",
             AgentError::Store(e) if e.is_not_found() => "not_found",
             AgentError::Store(_) => "store",

@@ -20,13 +20,14 @@ mod effective;
 mod error;
 mod events;
 pub mod limits;
+pub mod rewind;
 pub mod secrets;
 pub mod tools;
 mod truncation;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, LastCompaction, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;

@@ -142,6 +142,13 @@ pub enum SessionsCommand {
     },
     /// Print the session file, byte for byte.
     Export { id: String },
+    /// Copy a session's history into a new session (the original is untouched).
+    Fork {
+        id: String,
+        /// Copy the history as of this seq (see `sessions show`; default: all of it).
+        #[arg(long, value_name = "SEQ")]
+        at: Option<u64>,
+    },
     /// Check every session file and repair torn tails.
     Doctor,
 }

@@ -106,6 +106,31 @@ pub enum Event<'a> {
         text: &'a str,
         session: Option<&'a str>,
     },
+    /// `/rewind` (REPL and batch): what it did.
+    Rewind {
+        /// The conversation is the one as of this seq.
+        to_seq: u64,
+        /// User turns rewound.
+        turns: usize,
+        /// Files put back as they were before those turns.
+        restored: &'a [String],
+        /// Files those turns created, removed.
+        removed: &'a [String],
+        /// Files not touched, and why (changed since eonyx wrote them…).
+        left_alone: Vec<PathReason<'a>>,
+        /// Files restored to a later version than the turns', and why.
+        notes: Vec<PathReason<'a>>,
+        /// Shell commands of those turns: not undone.
+        not_undone: &'a [String],
+        /// `--keep-files`: files were left as they are.
+        keep_files: bool,
+    },
+    /// `/fork`: the session now in use is a fork.
+    Fork {
+        id: &'a str,
+        title: &'a str,
+        forked_from: ForkPoint<'a>,
+    },
     /// A `!command` ran; its command and output went into the conversation.
     Command {
         command: &'a str,
@@ -154,6 +179,20 @@ pub enum Event<'a> {
         class: &'a str,
         message: &'a str,
     },
+}
+
+/// A file and why (in a `rewind` event).
+#[derive(Debug, Serialize)]
+pub struct PathReason<'a> {
+    pub path: &'a str,
+    pub reason: &'a str,
+}
+
+/// Where a fork was copied from (in a `fork` event).
+#[derive(Debug, Serialize)]
+pub struct ForkPoint<'a> {
+    pub id: &'a str,
+    pub seq: u64,
 }
 
 /// The fields of a `status` event (docs/cli.md#json-events).
@@ -385,6 +424,35 @@ mod tests {
                 })
             }),
             r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10}}"#
+        );
+        let restored = ["src/a.rs".to_owned()];
+        let none: [String; 0] = [];
+        assert_eq!(
+            line(Event::Rewind {
+                to_seq: 12,
+                turns: 2,
+                restored: &restored,
+                removed: &none,
+                left_alone: vec![PathReason {
+                    path: "b.txt",
+                    reason: "it was changed since eonyx wrote it"
+                }],
+                notes: Vec::new(),
+                not_undone: &["cargo build".to_owned()],
+                keep_files: false,
+            }),
+            r#"{"keep_files":false,"left_alone":[{"path":"b.txt","reason":"it was changed since eonyx wrote it"}],"not_undone":["cargo build"],"notes":[],"removed":[],"restored":["src/a.rs"],"to_seq":12,"turns":2,"type":"rewind"}"#
+        );
+        assert_eq!(
+            line(Event::Fork {
+                id: "20260705T091500-1a2b3c4d",
+                title: "4",
+                forked_from: ForkPoint {
+                    id: "20260705T080000-00000001",
+                    seq: 9
+                }
+            }),
+            r#"{"forked_from":{"id":"20260705T080000-00000001","seq":9},"id":"20260705T091500-1a2b3c4d","title":"4","type":"fork"}"#
         );
         assert_eq!(
             line(Event::Error {

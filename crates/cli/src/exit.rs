@@ -75,7 +75,9 @@ pub fn class_for(err: &anyhow::Error) -> &'static str {
             return "config";
         }
         if let Some(e) = cause.downcast_ref::<eonyx_store::StoreError>() {
-            return if e.is_in_use() {
+            return if e.is_usage() {
+                "usage"
+            } else if e.is_in_use() {
                 "session_in_use"
             } else if e.is_not_found() {
                 "not_found"
@@ -101,6 +103,12 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
             || cause.is::<SetupError>()
             || cause.is::<eonyx_config::ConfigError>()
             || cause.is::<eonyx_core::SessionIdError>()
+        {
+            return 2;
+        }
+        if cause
+            .downcast_ref::<eonyx_store::StoreError>()
+            .is_some_and(eonyx_store::StoreError::is_usage)
         {
             return 2;
         }

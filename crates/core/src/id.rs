@@ -30,6 +30,12 @@ impl SessionId {
         SessionId(format!("{}-{:08x}", ts.strftime("%Y%m%dT%H%M%S"), random))
     }
 
+    /// Whether `s` is a valid id (what [`SessionId::parse`] accepts),
+    /// without allocating.
+    pub fn is_valid(s: &str) -> bool {
+        is_valid(s)
+    }
+
     pub fn parse(s: &str) -> Result<Self, SessionIdError> {
         if is_valid(s) {
             Ok(SessionId(s.to_owned()))

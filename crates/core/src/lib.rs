@@ -21,18 +21,19 @@ pub mod provider;
 pub mod record;
 pub mod text;
 pub mod time;
+pub mod timeline;
 pub mod tokens;
 pub mod tool;
 
 pub use config::{CompactionConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
-pub use message::{Content, Message, Part, Role, ToolCall, Usage};
+pub use message::{Content, Message, Part, Role, ToolCall, Undo, Usage};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,
 };
 pub use record::{
-    CompactionMode, CompactionRecord, CompactionTrigger, MessageRecord, Record, SessionHeader,
-    SummaryDraftRecord, TitleRecord,
+    CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, Record,
+    RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

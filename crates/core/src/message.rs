@@ -261,6 +261,38 @@ pub struct Message {
     /// A tool result that reports a failure (Anthropic's `is_error`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// On the result of a `write_file` / `edit_file` call that changed a
+    /// file: what `/rewind` needs to undo it (docs/session-format.md#undo).
+    /// Never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<Box<Undo>>,
+}
+
+/// How to undo one file change: the file, its content's sha256 before the
+/// change (`None`: the change created it) and after it. The content
+/// before is kept under `<data dir>/file-history/<session id>/<sha256>`
+/// unless `kept` is false (it held a configured API key value, so no copy
+/// was made and the change cannot be undone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Undo {
+    /// Absolute path of the file written.
+    pub path: String,
+    /// Lowercase hex sha256 of the content before; `null` for a created file.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Lowercase hex sha256 of the content eonyx wrote.
+    pub after: String,
+    /// Whether the content before is in the file history.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub kept: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl Message {
@@ -293,6 +325,7 @@ impl Message {
             tool_call_id: None,
             usage: None,
             is_error: false,
+            undo: None,
         }
     }
 

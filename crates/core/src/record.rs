@@ -24,6 +24,10 @@ pub struct SessionHeader {
     pub project: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Set on a fork (docs/session-format.md#forks): the session and the
+    /// `seq` it was copied from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
     /// For a child session (a `task`, docs/session-format.md#child-sessions):
     /// the session that started it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,6 +45,29 @@ impl SessionHeader {
     pub fn is_child(&self) -> bool {
         self.parent.is_some()
     }
+
+    /// The id every request of this session carries as its prompt-cache
+    /// key: the first session of its chain of forks, so that a fork shares
+    /// the original's prompt cache (docs/session-format.md#forks).
+    pub fn cache_key(&self) -> &SessionId {
+        match &self.forked_from {
+            Some(f) => f.root.as_ref().unwrap_or(&f.id),
+            None => &self.id,
+        }
+    }
+}
+
+/// Where a fork was copied from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    /// The session forked.
+    pub id: SessionId,
+    /// The last record copied: the fork's history is that session's as of
+    /// this `seq`.
+    pub seq: u64,
+    /// The first session of the chain when `id` was itself a fork.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<SessionId>,
 }
 
 /// A conversation message with its position and time.
@@ -175,6 +202,26 @@ impl CompactionMode {
     }
 }
 
+/// A rewind (docs/session-format.md#rewind-records): from this record on,
+/// the model-facing view is the view as of `to_seq` (the view right after
+/// the record with that `seq` was written). Nothing is removed from the
+/// file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindRecord {
+    pub seq: u64,
+    pub ts: String,
+    /// 0 rewinds to before the first message. A record whose `to_seq` is
+    /// not below its own `seq` changes nothing.
+    pub to_seq: u64,
+}
+
+impl RewindRecord {
+    /// Whether this record changes the view (its target lies before it).
+    pub fn is_effective(&self) -> bool {
+        self.to_seq < self.seq
+    }
+}
+
 /// One parsed line of a session file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
@@ -185,6 +232,21 @@ pub enum Record {
     Compaction(CompactionRecord),
     #[serde(rename = "summary_draft")]
     SummaryDraft(SummaryDraftRecord),
+    Rewind(RewindRecord),
+}
+
+impl Record {
+    /// The record's `seq`, for the types that have one (message,
+    /// compaction, rewind, summary draft: they share one sequence).
+    pub fn seq(&self) -> Option<u64> {
+        match self {
+            Record::Message(m) => Some(m.seq),
+            Record::Compaction(c) => Some(c.seq),
+            Record::Rewind(r) => Some(r.seq),
+            Record::SummaryDraft(d) => Some(d.seq),
+            Record::Session(_) | Record::Title(_) => None,
+        }
+    }
 }
 
 /// What parsing one line produced.
@@ -212,7 +274,8 @@ impl Record {
                     serde_json::from_slice(line).map_err(|_| RecordError(e.to_string()))?;
                 match v.get("type").and_then(Value::as_str) {
                     Some(
-                        t @ ("session" | "message" | "title" | "compaction" | "summary_draft"),
+                        t @ ("session" | "message" | "title" | "compaction" | "rewind"
+                        | "summary_draft"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),

@@ -12,25 +12,19 @@
     clippy::expect_used
 )]
 
-use std::io::{BufWriter, Write};
 use std::time::Duration;
 
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::SessionId;
 use eonyx_store::Store;
-use eonyx_tests::bench::{self, Line, best_of, runs};
+use eonyx_tests::bench::{self, Line, SyntheticSession, best_of, runs, session_id};
 
 fn bench_line(measure: &str, ours: Duration, base: Duration, goal: &str) {
     println!("{}", Line::timed(measure, ours, base, goal));
 }
 
-fn session_id(i: u64) -> SessionId {
-    let ts = jiff::Timestamp::from_second(1_750_000_000 + i as i64).unwrap();
-    SessionId::from_parts(ts, i as u32)
-}
-
-/// Write a session file of about `bytes` bytes (or `messages` messages),
-/// with `needle` in one message when given, a compaction record
+/// Write a session file of `messages` messages of `text_len` bytes, with
+/// `needle` in one message when given, a compaction record
 /// `compaction_from_end` messages before the end when given.
 fn write_session(
     dir: &Utf8Path,
@@ -40,55 +34,17 @@ fn write_session(
     needle: Option<(u64, &str)>,
     compaction_from_end: Option<u64>,
 ) {
-    let f = std::fs::File::create(dir.join("sessions").join(id.file_name())).unwrap();
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    writeln!(
-        w,
-        r#"{{"type":"session","version":1,"id":"{id}","title":"1","created":"2025-06-15T12:00:00Z","cwd":"/home/u/project/src","project":"/home/u/project"}}"#
-    )
-    .unwrap();
-    let filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod ";
-    let mut text = String::new();
-    while text.len() < text_len {
-        text.push_str(filler);
-    }
-    text.truncate(text_len);
-    let mut seq = 0;
-    for i in 0..messages {
-        seq += 1;
-        if Some(messages - i) == compaction_from_end {
-            writeln!(
-                w,
-                r#"{{"type":"compaction","seq":{seq},"ts":"2025-06-15T12:00:00Z","summary":"goal: keep going","first_kept_seq":{},"trigger":"auto","tokens_before":90000,"tokens_after":3000}}"#,
-                seq - 20
-            )
-            .unwrap();
-            seq += 1;
-        }
-        let role = if i % 2 == 0 { "user" } else { "assistant" };
-        let body = match needle {
-            Some((at, n)) if at == i => {
-                format!("{} {n} {}", &text[..text_len / 2], &text[text_len / 2..])
-            }
-            _ => text.clone(),
-        };
-        writeln!(
-            w,
-            r#"{{"type":"message","seq":{seq},"ts":"2025-06-15T12:{:02}:00Z","role":"{role}","content":"{body}"}}"#,
-            i % 60
-        )
-        .unwrap();
-    }
-    w.flush().unwrap();
+    let s = SyntheticSession {
+        messages,
+        text_len,
+        needle,
+        compaction_from_end,
+    };
+    bench::write_session(dir, id, s).unwrap();
 }
 
 fn read_every_byte(dir: &Utf8Path) -> usize {
-    let mut lines = 0;
-    for e in std::fs::read_dir(dir.join("sessions")).unwrap() {
-        let bytes = std::fs::read(e.unwrap().path()).unwrap();
-        lines += memchr::memchr_iter(b'\n', &bytes).count();
-    }
-    lines
+    bench::read_every_byte(dir).unwrap()
 }
 
 fn tempdir() -> (tempfile::TempDir, Utf8PathBuf) {
@@ -189,6 +145,32 @@ fn bench_resume(s: f64) {
     let base = best_of(7, || load(&small));
     bench_line(
         &format!("resume_{big_n}_msgs_vs_1000_msgs"),
+        ours,
+        base,
+        "<= 2.0x",
+    );
+    // The same long session rewound to its 1,000th message: the reader
+    // jumps from the rewind record to its target (a binary search) and
+    // reads those 1,000 messages, never the rewound rest.
+    let rewound = session_id(3);
+    write_session(&dir, &rewound, big_n, 200, None, None);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(store.session_path(&rewound))
+        .unwrap();
+    use std::io::Write as _;
+    writeln!(
+        f,
+        r#"{{"type":"rewind","seq":{},"ts":"2025-06-15T13:00:00Z","to_seq":1000}}"#,
+        big_n + 1
+    )
+    .unwrap();
+    drop(f);
+    store.list().unwrap();
+    assert_eq!(store.load_effective(&rewound).unwrap().messages.len(), 1000);
+    let ours = best_of(7, || load(&rewound));
+    bench_line(
+        &format!("resume_{big_n}_msgs_rewound_to_1000_vs_1000_msgs"),
         ours,
         base,
         "<= 2.0x",

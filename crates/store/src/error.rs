@@ -33,6 +33,27 @@ pub enum StoreError {
         source: std::io::Error,
     },
 
+    #[error(
+        "cannot rewind session {id} to #{to_seq}: its last record is #{last_seq}; give a seq from `eonyx sessions show {id}`"
+    )]
+    InvalidRewind {
+        id: SessionId,
+        to_seq: u64,
+        last_seq: u64,
+    },
+
+    #[error(
+        "cannot fork session {id} at #{at}: {reason}; give a seq from `eonyx sessions show {id}`"
+    )]
+    InvalidFork {
+        id: SessionId,
+        at: u64,
+        reason: &'static str,
+    },
+
+    #[error("{0:?} is not a file-history name (64 lowercase hex digits of a sha256)")]
+    BadHash(String),
+
     #[error("{path} is not a valid UTF-8 path; eonyx needs UTF-8 paths")]
     NotUtf8 { path: String },
 }
@@ -60,6 +81,15 @@ impl StoreError {
     /// True for [`StoreError::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, StoreError::NotFound { .. })
+    }
+
+    /// True for a request that cannot be met as asked (a rewind or fork
+    /// point that does not exist): the user's to correct.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            StoreError::InvalidRewind { .. } | StoreError::InvalidFork { .. }
+        )
     }
 
     /// True for [`StoreError::InUse`].

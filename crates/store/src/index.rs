@@ -1,29 +1,32 @@
 //! The listing index: one small line per session with what `eonyx sessions`
-//! shows and what resuming needs (title, message count, last seq, offset of
-//! the last compaction record). It is a cache: every entry describes exactly
-//! the first `len` bytes of its session file, so an entry is brought up to
-//! date by reading only the bytes appended since, and a lost or damaged
-//! index is rebuilt from the session files.
+//! shows and what resuming needs (title, message count, last seq, the
+//! header). It is a cache: every entry describes exactly the first `len`
+//! bytes of its session file, so an entry is brought up to date by reading
+//! only the bytes appended since, and a lost or damaged index is rebuilt
+//! from the session files.
 //!
 //! Format (`<data dir>/index`, tab-separated, `\\`, `\t`, `\n`, `\r` escaped):
-//! a first line `eonyx-index 2 <journal epoch> <journal offset> <dir mtime>`,
-//! then one line per session (version 2 added a child session's `parent`,
-//! `parent_call` and `profile`; an index of another version is rebuilt).
+//! a first line `eonyx-index 3 <journal epoch> <journal offset> <dir mtime>`,
+//! then one line per session. The last activity is kept twice: as written
+//! (shown) and as nanoseconds since the epoch (sorted on), so a listing
+//! parses no timestamp. Fields 16–18 are a child session's `parent`,
+//! `parent_call` and `profile`. An index of another version is not read:
+//! it is rebuilt (version 1 knew no child sessions, version 2 no forks,
+//! rewinds or sort key).
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
 
 use eonyx_core::SessionId;
-use eonyx_core::record::{ParsedLine, Record, SessionHeader};
+use eonyx_core::record::{ForkedFrom, ParsedLine, Record, SessionHeader};
 
-use crate::SessionSummary;
 use crate::lines::for_each_line;
 
-const MAGIC: &str = "eonyx-index 2";
+const MAGIC: &str = "eonyx-index 3";
 
-/// Tab-separated fields of an entry line.
-const FIELDS: usize = 18;
+/// Fields of an entry line.
+pub(crate) const FIELDS: usize = 19;
 
 /// What the index knows about one session file.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +39,8 @@ pub(crate) struct Entry {
     pub message_count: u64,
     pub last_seq: u64,
     pub last_activity: String,
-    pub compaction_offset: Option<u64>,
+    /// `last_activity` in nanoseconds since the epoch (`None`: not RFC 3339).
+    pub activity_ns: Option<i128>,
     pub bad_lines: u64,
     pub unknown_lines: u64,
 }
@@ -51,7 +55,7 @@ impl Entry {
             message_count: 0,
             last_seq: 0,
             last_activity: String::new(),
-            compaction_offset: None,
+            activity_ns: None,
             bad_lines: 0,
             unknown_lines: 0,
         }
@@ -63,20 +67,23 @@ impl Entry {
             Ok(ParsedLine::Record(r)) => match *r {
                 Record::Session(h) if offset == 0 => {
                     self.title = h.title.clone();
-                    self.last_activity = h.created.clone();
+                    self.set_activity(h.created.clone());
                     self.header = Some(h);
                 }
                 Record::Session(_) => self.unknown_lines += 1,
                 Record::Message(m) => {
                     self.message_count += 1;
                     self.last_seq = self.last_seq.max(m.seq);
-                    self.last_activity = m.ts;
+                    self.set_activity(m.ts);
                 }
                 Record::Title(t) => self.title = t.title,
                 Record::Compaction(c) => {
-                    self.compaction_offset = Some(offset);
                     self.last_seq = self.last_seq.max(c.seq);
-                    self.last_activity = c.ts;
+                    self.set_activity(c.ts);
+                }
+                Record::Rewind(r) => {
+                    self.last_seq = self.last_seq.max(r.seq);
+                    self.set_activity(r.ts);
                 }
                 // A draft takes a seq but is no activity of the user's: it
                 // is written while the session sits idle.
@@ -85,6 +92,11 @@ impl Entry {
             Ok(ParsedLine::Unknown(_)) => self.unknown_lines += 1,
             Err(_) => self.bad_lines += 1,
         }
+    }
+
+    fn set_activity(&mut self, ts: String) {
+        self.activity_ns = eonyx_core::time::parse_rfc3339(&ts).map(|t| t.as_nanosecond());
+        self.last_activity = ts;
     }
 
     /// Read the file from `self.len` on and account for every complete
@@ -101,12 +113,13 @@ impl Entry {
 
     fn encode(&self, out: &mut String) {
         let h = self.header.as_ref();
-        let fields: [String; 14] = [
+        let fields: [String; 15] = [
             self.id.to_string(),
             self.len.to_string(),
             self.message_count.to_string(),
             self.last_seq.to_string(),
-            opt_num(self.compaction_offset),
+            self.activity_ns
+                .map_or_else(|| "-".to_owned(), |n| n.to_string()),
             self.bad_lines.to_string(),
             self.unknown_lines.to_string(),
             h.map_or_else(|| "-".to_owned(), |h| h.version.to_string()),
@@ -115,6 +128,8 @@ impl Entry {
             escape(h.map_or("", |h| &h.cwd)),
             escape(h.map_or("", |h| &h.project)),
             escape(h.and_then(|h| h.model.as_deref()).unwrap_or("")),
+            h.and_then(|h| h.forked_from.as_ref())
+                .map_or_else(|| "-".to_owned(), encode_fork),
             escape(&self.title),
         ];
         out.push_str(&fields.join("\t"));
@@ -148,6 +163,7 @@ impl Entry {
                     cwd: unescape(f[10]),
                     project: unescape(f[11]),
                     model: (!model.is_empty()).then_some(model),
+                    forked_from: decode_fork(f[13])?,
                     parent: link.parent,
                     parent_call: link.parent_call,
                     profile: link.profile,
@@ -159,17 +175,43 @@ impl Entry {
             len: n.len,
             message_count: n.message_count,
             last_seq: n.last_seq,
-            compaction_offset: n.compaction_offset,
+            activity_ns: n.activity_ns,
             bad_lines: n.bad_lines,
             unknown_lines: n.unknown_lines,
             header,
-            title: unescape(f[13]),
-            last_activity: unescape(f[14]),
+            title: unescape(f[14]),
+            last_activity: unescape(f[15]),
         })
     }
 }
 
-/// A child session's link to its parent (fields 15–17; empty when none).
+/// `id:seq` or `id:seq:root`.
+fn encode_fork(f: &ForkedFrom) -> String {
+    match &f.root {
+        Some(root) => format!("{}:{}:{root}", f.id, f.seq),
+        None => format!("{}:{}", f.id, f.seq),
+    }
+}
+
+/// `Some(None)` for `-`; `None` when damaged.
+fn decode_fork(s: &str) -> Option<Option<ForkedFrom>> {
+    if s == "-" {
+        return Some(None);
+    }
+    let mut parts = s.split(':');
+    let id = SessionId::parse(parts.next()?).ok()?;
+    let seq = parts.next()?.parse().ok()?;
+    let root = match parts.next() {
+        Some(r) => Some(SessionId::parse(r).ok()?),
+        None => None,
+    };
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Some(ForkedFrom { id, seq, root }))
+}
+
+/// A child session's link to its parent (fields 16–18; empty when none).
 struct Link {
     parent: Option<SessionId>,
     parent_call: Option<String>,
@@ -180,20 +222,20 @@ impl Link {
     /// `None` when the parent field is not a session id.
     fn parse(f: &[&str; FIELDS]) -> Option<Link> {
         let opt = |s: &str| (!s.is_empty()).then(|| unescape(s));
-        let parent = match f[15] {
+        let parent = match f[16] {
             "" => None,
             p => Some(SessionId::parse(p).ok()?),
         };
         Some(Link {
             parent,
-            parent_call: opt(f[16]),
-            profile: opt(f[17]),
+            parent_call: opt(f[17]),
+            profile: opt(f[18]),
         })
     }
 }
 
 /// The fields of an entry line, split without allocating.
-fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
+pub(crate) fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
     let mut f = [""; FIELDS];
     let mut start = 0;
     let mut n = 0;
@@ -206,24 +248,24 @@ fn split_fields(line: &str) -> Option<[&str; FIELDS]> {
 }
 
 /// The numeric fields of an entry line; `None` when any is damaged.
-struct Numbers {
+pub(crate) struct Numbers {
     len: u64,
-    message_count: u64,
+    pub message_count: u64,
     last_seq: u64,
-    compaction_offset: Option<u64>,
+    pub activity_ns: Option<i128>,
     bad_lines: u64,
     unknown_lines: u64,
     /// `None`: the file has no session header.
-    version: Option<u32>,
+    pub version: Option<u32>,
 }
 
 impl Numbers {
-    fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
+    pub(crate) fn parse(f: &[&str; FIELDS]) -> Option<Numbers> {
         Some(Numbers {
             len: f[1].parse().ok()?,
             message_count: f[2].parse().ok()?,
             last_seq: f[3].parse().ok()?,
-            compaction_offset: parse_opt_num(f[4])?,
+            activity_ns: parse_opt_num(f[4])?,
             bad_lines: f[5].parse().ok()?,
             unknown_lines: f[6].parse().ok()?,
             version: if f[7] == "-" {
@@ -235,11 +277,7 @@ impl Numbers {
     }
 }
 
-fn opt_num(n: Option<u64>) -> String {
-    n.map_or_else(|| "-".to_owned(), |n| n.to_string())
-}
-
-fn parse_opt_num(s: &str) -> Option<Option<u64>> {
+fn parse_opt_num<N: std::str::FromStr>(s: &str) -> Option<Option<N>> {
     if s == "-" {
         Some(None)
     } else {
@@ -264,7 +302,7 @@ fn escape(s: &str) -> String {
     o
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     if memchr::memchr(b'\\', s.as_bytes()).is_none() {
         return s.to_owned();
     }
@@ -286,7 +324,9 @@ fn unescape(s: &str) -> String {
     o
 }
 
-/// The whole index in memory.
+/// The whole index in memory. Entry lines are kept as read and decoded
+/// only when asked for, so bringing a large index up to date costs about
+/// the lines that changed, not a decode and encode of every entry.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {
     /// Journal epoch the offset refers to (empty: none).
@@ -295,10 +335,19 @@ pub(crate) struct Index {
     /// mtime of the sessions directory (ns) when it was last listed; 0
     /// means "list it again".
     pub dir_mtime: u128,
-    pub entries: BTreeMap<SessionId, Entry>,
+    /// The entry lines as read (slots point into it).
+    body: String,
+    entries: BTreeMap<SessionId, Slot>,
     /// Read from a file with damaged, duplicate or out-of-order lines:
     /// check the directory and save it again. Not stored.
     pub dirty: bool,
+}
+
+/// One entry: a checked line of `Index::body`, or decoded (changed).
+#[derive(Debug, Clone)]
+enum Slot {
+    Line(std::ops::Range<usize>),
+    Entry(Box<Entry>),
 }
 
 /// The first line of an index file.
@@ -329,41 +378,6 @@ impl<'a> Head<'a> {
     }
 }
 
-/// The listing straight from index text whose head was found current:
-/// what `Index::parse` then `summary` would give, without building the
-/// entries. `None` when the index is dirty (see [`Index::dirty`]), so the
-/// caller takes the full path, which repairs it.
-pub(crate) fn summaries(body: &str) -> Option<Vec<SessionSummary>> {
-    let mut out = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
-    let mut prev = "";
-    for line in body.split_terminator('\n') {
-        let f = split_fields(line)?;
-        let n = Numbers::parse(&f)?;
-        // Strictly increasing ids: no duplicates, nothing out of order.
-        if f[0] <= prev {
-            return None;
-        }
-        prev = f[0];
-        let id = SessionId::parse(f[0]).ok()?;
-        if n.version.is_some() {
-            let link = Link::parse(&f)?;
-            out.push(SessionSummary {
-                id,
-                title: unescape(f[13]),
-                created: unescape(f[9]),
-                last_activity: unescape(f[14]),
-                message_count: n.message_count,
-                project: unescape(f[11]),
-                cwd: unescape(f[10]),
-                parent: link.parent,
-                profile: link.profile,
-                children: 0,
-            });
-        }
-    }
-    Some(out)
-}
-
 impl Index {
     /// Parse an index file. Damaged, duplicate or out-of-order lines are
     /// dropped (a later line wins) and mark the index `dirty`, so that it
@@ -374,16 +388,21 @@ impl Index {
             epoch: head.epoch.to_owned(),
             journal_offset: head.journal_offset,
             dir_mtime: head.dir_mtime,
+            body: body.to_owned(),
             entries: BTreeMap::new(),
             dirty: false,
         };
-        let mut entries = Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+        let mut entries: Vec<(SessionId, Slot)> =
+            Vec::with_capacity(memchr::memchr_iter(b'\n', body.as_bytes()).count());
+        let mut start = 0;
         for line in body.split_terminator('\n') {
-            match Entry::decode(line) {
-                Some(e) => {
-                    let in_order = entries.last().is_none_or(|(prev, _)| *prev < e.id);
+            let range = start..start + line.len();
+            start = range.end + 1;
+            match check(line) {
+                Some(id) => {
+                    let in_order = entries.last().is_none_or(|(prev, _)| *prev < id);
                     idx.dirty |= !in_order;
-                    entries.push((e.id.clone(), e));
+                    entries.push((id, Slot::Line(range)));
                 }
                 None => idx.dirty = true,
             }
@@ -394,17 +413,72 @@ impl Index {
         Some(idx)
     }
 
+    /// The entry of `id`, decoded.
+    pub fn get(&self, id: &SessionId) -> Option<Entry> {
+        self.decode(self.entries.get(id)?)
+    }
+
+    fn decode(&self, slot: &Slot) -> Option<Entry> {
+        match slot {
+            Slot::Line(r) => Entry::decode(self.body.get(r.clone())?),
+            Slot::Entry(e) => Some((**e).clone()),
+        }
+    }
+
+    pub fn insert(&mut self, e: Entry) {
+        self.entries.insert(e.id.clone(), Slot::Entry(Box::new(e)));
+    }
+
+    /// Whether there was an entry to remove.
+    pub fn remove(&mut self, id: &SessionId) -> bool {
+        self.entries.remove(id).is_some()
+    }
+
+    pub fn contains(&self, id: &SessionId) -> bool {
+        self.entries.contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Keep only the entries whose id passes `keep`.
+    pub fn retain(&mut self, mut keep: impl FnMut(&SessionId) -> bool) {
+        self.entries.retain(|id, _| keep(id));
+    }
+
+    /// Every entry, decoded, in id order.
+    pub fn all(&self) -> impl Iterator<Item = Entry> + '_ {
+        self.entries.values().filter_map(|s| self.decode(s))
+    }
+
     pub fn encode(&self) -> String {
-        let mut out = String::with_capacity(64 + self.entries.len() * 256);
-        out.push_str(&format!(
-            "{MAGIC}\t{}\t{}\t{}\n",
-            self.epoch, self.journal_offset, self.dir_mtime
-        ));
-        for e in self.entries.values() {
-            e.encode(&mut out);
+        let mut out = String::with_capacity(64 + self.body.len() + self.entries.len() * 16);
+        out.push_str(&head_line(&self.epoch, self.journal_offset, self.dir_mtime));
+        for slot in self.entries.values() {
+            match slot {
+                Slot::Line(r) => {
+                    out.push_str(self.body.get(r.clone()).unwrap_or_default());
+                    out.push('\n');
+                }
+                Slot::Entry(e) => e.encode(&mut out),
+            }
         }
         out
     }
+}
+
+/// The first line of an index file, with its newline.
+pub(crate) fn head_line(epoch: &str, journal_offset: u64, dir_mtime: u128) -> String {
+    format!("{MAGIC}\t{epoch}\t{journal_offset}\t{dir_mtime}\n")
+}
+
+/// The id of an entry line that decodes, checked without decoding it.
+fn check(line: &str) -> Option<SessionId> {
+    let f = split_fields(line)?;
+    Numbers::parse(&f)?;
+    decode_fork(f[13])?;
+    SessionId::parse(f[0]).ok()
 }
 
 /// One entry from raw index bytes, without parsing the rest.
@@ -421,186 +495,90 @@ fn entry_span(bytes: &[u8], id: &SessionId) -> Option<(usize, usize)> {
     Some((at, end))
 }
 
-/// Raw index bytes with `id`'s line replaced by `entry` (or removed).
+/// Raw index bytes with `id`'s line replaced by `entry` (or removed), in
+/// place, so the lines stay in id order.
 pub(crate) fn upsert_raw(bytes: &[u8], id: &SessionId, entry: Option<&Entry>) -> Option<Vec<u8>> {
     // Only edit an index whose first line we recognise.
     if !bytes.starts_with(MAGIC.as_bytes()) {
         return None;
     }
-    let mut out = Vec::with_capacity(bytes.len() + 256);
-    match entry_span(bytes, id) {
-        Some((s, e)) => {
-            out.extend_from_slice(&bytes[..s]);
-            out.extend_from_slice(bytes.get(e + 1..).unwrap_or_default());
-        }
-        None => out.extend_from_slice(bytes),
+    let mut line = String::new();
+    if let Some(e) = entry {
+        e.encode(&mut line);
     }
+    let mut out = Vec::with_capacity(bytes.len() + line.len());
+    let (before, after) = match entry_span(bytes, id) {
+        Some((s, e)) => (&bytes[..s], bytes.get(e + 1..).unwrap_or_default()),
+        None => bytes.split_at(insertion_point(bytes, id)),
+    };
+    out.extend_from_slice(before);
     if !out.ends_with(b"\n") {
         out.push(b'\n');
     }
-    if let Some(e) = entry {
-        let mut line = String::new();
-        e.encode(&mut line);
-        out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(after);
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
     }
     Some(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Entry {
-        let id = SessionId::parse("20260705T091500-1a2b3c4d").unwrap();
-        let mut e = Entry::empty(id.clone());
-        e.apply(
-            0,
-            br#"{"type":"session","version":1,"id":"20260705T091500-1a2b3c4d","title":"1","created":"2026-07-05T09:15:00Z","cwd":"/w\tx","project":"/w"}"#,
-        );
-        e.apply(200, br#"{"type":"message","seq":1,"ts":"2026-07-05T09:16:00Z","role":"user","content":"hi"}"#);
-        e.apply(
-            300,
-            br#"{"type":"title","title":"a\\b\nc","ts":"2026-07-05T09:17:00Z"}"#,
-        );
-        e.apply(400, br#"{"type":"compaction","seq":2,"ts":"2026-07-05T09:18:00Z","summary":"s","first_kept_seq":1,"trigger":"manual","tokens_before":1,"tokens_after":1}"#);
-        e.apply(500, b"garbage");
-        e.apply(600, br#"{"type":"future"}"#);
-        e.len = 700;
-        e
-    }
-
-    #[test]
-    fn entry_accounts_records_and_round_trips() {
-        let e = sample();
-        assert_eq!(e.message_count, 1);
-        assert_eq!(e.last_seq, 2);
-        assert_eq!(e.title, "a\\b\nc");
-        assert_eq!(e.compaction_offset, Some(400));
-        assert_eq!(e.last_activity, "2026-07-05T09:18:00Z");
-        assert_eq!((e.bad_lines, e.unknown_lines), (1, 1));
-        let mut idx = Index {
-            epoch: "e1".into(),
-            journal_offset: 17,
-            dir_mtime: 5,
-            ..Index::default()
-        };
-        idx.entries.insert(e.id.clone(), e.clone());
-        let text = idx.encode();
-        let back = Index::parse(text.as_bytes()).unwrap();
-        assert_eq!(back.entries.get(&e.id), Some(&e));
-        assert_eq!((back.epoch.as_str(), back.journal_offset), ("e1", 17));
-        assert_eq!(find_entry(text.as_bytes(), &e.id), Some(e.clone()));
-
-        let mut changed = e.clone();
-        changed.message_count = 9;
-        let raw = upsert_raw(text.as_bytes(), &e.id, Some(&changed)).unwrap();
-        assert_eq!(find_entry(&raw, &e.id).unwrap().message_count, 9);
-        let removed = upsert_raw(&raw, &e.id, None).unwrap();
-        assert_eq!(find_entry(&removed, &e.id), None);
-        assert!(Index::parse(&removed).unwrap().entries.is_empty());
-    }
-
-    #[test]
-    fn a_child_sessions_link_round_trips_and_reaches_the_listing() {
-        let id = SessionId::parse("20260705T091600-00000001").unwrap();
-        let mut e = Entry::empty(id.clone());
-        e.apply(
-            0,
-            br#"{"type":"session","version":1,"id":"20260705T091600-00000001","title":"1.1","created":"2026-07-05T09:16:00Z","cwd":"/w","project":"/w","parent":"20260705T091500-1a2b3c4d","parent_call":"call\tA","profile":"explore"}"#,
-        );
-        e.len = 300;
-        let text = text_of(&[&e]);
-        let back = Index::parse(text.as_bytes()).unwrap();
-        assert_eq!(back.entries.get(&id), Some(&e));
-        let h = e.header.as_ref().unwrap();
-        assert_eq!(h.parent_call.as_deref(), Some("call\tA"));
-        let (_, body) = Head::parse(text.as_bytes()).unwrap();
-        let listed = summaries(body).unwrap();
-        assert_eq!(
-            listed[0].parent.as_ref().map(SessionId::as_str),
-            Some("20260705T091500-1a2b3c4d")
-        );
-        assert_eq!(listed[0].profile.as_deref(), Some("explore"));
-        // A top-level session has none.
-        let top = summaries(text_of(&[&sample()]).split_once('\n').unwrap().1).unwrap();
-        assert_eq!(
-            (top[0].parent.as_ref(), top[0].profile.as_ref()),
-            (None, None)
-        );
-    }
-
-    #[test]
-    fn damaged_index_is_rejected_or_its_bad_lines_dropped() {
-        assert!(Index::parse(b"nonsense\n").is_none());
-        assert!(Index::parse(&[0xff, 0xfe]).is_none());
-        // An index of the previous version is not read (it is rebuilt).
-        assert!(Index::parse(b"eonyx-index 1\te\t0\t0\n").is_none());
-        let idx = Index::parse(b"eonyx-index 2\te\t0\t0\nnot\tan\tentry\n").unwrap();
-        assert!(idx.entries.is_empty());
-        assert!(idx.dirty);
-        assert!(summaries("not\tan\tentry\n").is_none());
-        let idx = Index::parse(b"eonyx-index 2\te\t0\t0").unwrap();
-        assert!(idx.entries.is_empty() && !idx.dirty);
-    }
-
-    /// Three entries: with a header (escapes in the strings), with a
-    /// header and no model, without a header.
-    fn three() -> Vec<Entry> {
-        let mut a = sample();
-        a.header.as_mut().unwrap().cwd = "/w\\x\ty".into();
-        let mut b = Entry::empty(SessionId::parse("20260706T000000-00000000").unwrap());
-        b.apply(
-            0,
-            br#"{"type":"session","version":1,"id":"20260706T000000-00000000","title":"2","created":"2026-07-06T00:00:00Z","cwd":"/v","project":"/v"}"#,
-        );
-        b.len = 150;
-        let c = Entry::empty(SessionId::parse("20260707T000000-00000000").unwrap());
-        vec![a, b, c]
-    }
-
-    fn text_of(entries: &[&Entry]) -> String {
-        let mut out = format!("{MAGIC}\te1\t17\t5\n");
-        for e in entries {
-            e.encode(&mut out);
+/// The entry lines of `body` with the lines of the ids in `changes`
+/// replaced (`None`: removed; an id not there yet goes in its place), in
+/// one pass. `None` when the body's lines are not in strictly increasing
+/// id order (the caller repairs the index instead).
+pub(crate) fn patch_lines(
+    body: &str,
+    changes: &BTreeMap<SessionId, Option<Entry>>,
+) -> Option<String> {
+    let mut out = String::with_capacity(body.len() + changes.len() * 160);
+    let mut pending = changes.iter().peekable();
+    let put = |out: &mut String, e: &Option<Entry>| {
+        if let Some(e) = e {
+            e.encode(out);
         }
-        out
-    }
-
-    #[test]
-    fn summaries_from_text_equal_those_from_parsed_entries() {
-        let e = three();
-        let text = text_of(&[&e[0], &e[1], &e[2]]);
-        let idx = Index::parse(text.as_bytes()).unwrap();
-        assert!(!idx.dirty);
-        let want: Vec<SessionSummary> = idx
-            .entries
-            .into_values()
-            .filter_map(crate::summary)
-            .collect();
-        assert_eq!(want.len(), 2);
-        assert_eq!(want[0].cwd, "/w\\x\ty");
-        let (head, body) = Head::parse(text.as_bytes()).unwrap();
-        assert_eq!(
-            (head.epoch, head.journal_offset, head.dir_mtime),
-            ("e1", 17, 5)
-        );
-        assert_eq!(summaries(body), Some(want));
-    }
-
-    #[test]
-    fn unordered_or_duplicate_lines_mark_the_index_dirty_and_the_last_wins() {
-        let e = three();
-        let mut newer = e[1].clone();
-        newer.message_count = 7;
-        for order in [vec![&e[1], &e[0], &e[2]], vec![&e[0], &e[1], &e[2], &newer]] {
-            let text = text_of(&order);
-            let idx = Index::parse(text.as_bytes()).unwrap();
-            assert!(idx.dirty);
-            assert_eq!(idx.entries.len(), 3);
-            let (_, body) = Head::parse(text.as_bytes()).unwrap();
-            assert_eq!(summaries(body), None);
+    };
+    let mut prev = "";
+    for line in body.split_terminator('\n') {
+        let id = line.split('\t').next().unwrap_or("");
+        if id <= prev {
+            return None;
         }
-        let idx = Index::parse(text_of(&[&e[0], &e[1], &e[2], &newer]).as_bytes()).unwrap();
-        assert_eq!(idx.entries[&e[1].id].message_count, 7);
+        prev = id;
+        while let Some((_, e)) = pending.next_if(|(k, _)| k.as_str() < id) {
+            put(&mut out, e);
+        }
+        match pending.next_if(|(k, _)| k.as_str() == id) {
+            Some((_, e)) => put(&mut out, e),
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
     }
+    for (_, e) in pending {
+        put(&mut out, e);
+    }
+    Some(out)
 }
+
+/// Where a line for `id` goes among the entry lines of `bytes`: before the
+/// first line with a greater id (the end when there is none).
+fn insertion_point(bytes: &[u8], id: &SessionId) -> usize {
+    let id = id.as_str().as_bytes();
+    let mut at = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+    while at < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let line_id = &bytes[at..end];
+        let line_id = &line_id[..memchr::memchr(b'\t', line_id).unwrap_or(line_id.len())];
+        if line_id > id {
+            return at;
+        }
+        at = end + 1;
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+#[path = "index_tests.rs"]
+mod tests;

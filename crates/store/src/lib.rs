@@ -30,11 +30,12 @@
 //!   index is warm, and when nothing was noted in the journal and the
 //!   directory is unchanged it reads only the index (no per-file stat,
 //!   no rewrite); an index with damaged, duplicate or unordered lines is
-//!   checked against the directory and saved clean. Resuming reads from
-//!   the last compaction record (plus the retained messages just before
-//!   it), not the whole file; an entry an open had to compute is saved
+//!   checked against the directory and saved clean. An entry an open had to compute is saved
 //!   (in a new index if there is none), so only the first open of a
 //!   never-indexed session reads it all.
+//! - Resuming reads back from the end of the file, jumping over what a
+//!   rewind left out (`timeline`), down to the first message the last
+//!   compaction in force retained: not the whole history.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
 
 // Store's methods live next to what they do: `listing` (list, search and
@@ -42,6 +43,8 @@
 // creating, opening for append, delete, rename and titles stay here.
 mod doctor;
 mod error;
+mod file_history;
+mod fork;
 mod fsutil;
 mod index;
 mod journal;
@@ -52,7 +55,9 @@ mod lock;
 pub mod memory;
 mod read;
 mod recall;
+mod rows;
 mod search;
+mod timeline;
 mod writer;
 
 use camino::{Utf8Path, Utf8PathBuf};
@@ -61,11 +66,14 @@ use eonyx_core::record::{FORMAT_VERSION, SessionHeader};
 
 pub use doctor::{DoctorFile, DoctorReport, DoctorStatus};
 pub use error::StoreError;
+pub use file_history::{FileHistory, PendingRewind, sha256_hex};
+pub use fork::Forked;
 /// Private (0700 / 0600) directories and files, also for the cli's REPL history.
 pub use fsutil::{create_private_dir, private_options};
 pub use listing::SessionSummary;
 pub use read::{Effective, ReadStats, SessionLog};
 pub use recall::{RecallHit, RecallOptions, RecallQuery, RecallResult};
+pub use rows::{Listing, SessionRow};
 pub use writer::ChildSpec;
 pub use writer::SessionWriter;
 
@@ -75,7 +83,7 @@ use lock::SessionLock;
 #[cfg(test)]
 use index::Index;
 #[cfg(test)]
-use listing::{Refreshed, summary};
+use listing::Refreshed;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Dirs {
@@ -148,6 +156,7 @@ impl Store {
             cwd: cwd.to_string(),
             project: project.to_string(),
             model: model.map(str::to_owned),
+            forked_from: None,
             parent: None,
             parent_call: None,
             profile: None,
@@ -186,6 +195,7 @@ impl Store {
             cwd: spec.cwd.to_string(),
             project: spec.project.to_string(),
             model: spec.model.map(str::to_owned),
+            forked_from: None,
             parent: Some(spec.parent.clone()),
             parent_call: Some(spec.parent_call.to_owned()),
             profile: Some(spec.profile.to_owned()),
@@ -201,7 +211,7 @@ impl Store {
         let idx = self.refresh_all(false)?;
         let mut count = 0;
         let mut highest = 0;
-        for h in idx.entries.values().filter_map(|e| e.header.as_ref()) {
+        for h in idx.all().filter_map(|e| e.header) {
             if h.parent.as_ref() == Some(parent) {
                 count += 1;
                 let k = h.title.rsplit('.').next().and_then(|k| k.parse().ok());
@@ -244,7 +254,8 @@ impl Store {
         ))
     }
 
-    /// Delete a session; refused while another process has it open.
+    /// Delete a session and its file history; refused while another
+    /// process has it open.
     pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
         let path = self.session_path(id);
         if !path.exists() {
@@ -265,7 +276,8 @@ impl Store {
         }
         self.save_entry(id, None);
         lock.remove();
-        Ok(())
+        // The session is gone; its kept file contents go with it.
+        self.file_history(id).remove()
     }
 
     /// Rename (appends a `title` record) under the session's lock.
@@ -294,8 +306,7 @@ impl Store {
             Some(n) => n,
             None => self
                 .refresh_all(false)?
-                .entries
-                .values()
+                .all()
                 .flat_map(|e| {
                     [
                         e.title.parse::<u64>().ok(),

@@ -1,7 +1,7 @@
 //! Listing and the index: `list`, `search`, `latest_for_project`, and
 //! bringing the index cache up to date (whole, or one entry at a time).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -9,6 +9,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::SessionId;
 
 use crate::index::{self, Entry, Index};
+use crate::rows::Listing;
 use crate::{Store, StoreError, fsutil, journal, search};
 
 /// A session as listed.
@@ -30,6 +31,10 @@ pub struct SessionSummary {
     pub profile: Option<String>,
     /// Child sessions this session started (direct ones).
     pub children: u64,
+    /// `last_activity` in nanoseconds since the epoch, the sort key
+    /// (`None` when it is not RFC 3339).
+    #[serde(skip)]
+    pub activity_ns: Option<i128>,
 }
 
 /// Seconds within which a directory mtime may still change unseen.
@@ -37,25 +42,38 @@ const RACY_MTIME_NS: u128 = 2_000_000_000;
 
 impl Store {
     /// Every readable session, newest activity first: by the time of the
-    /// last message or compaction (nanosecond precision, see
-    /// `sort_newest_first`). `latest_for_project` (`run -c`) and
-    /// `search` use this same order.
+    /// last record (nanosecond precision, compared as a time; equal times,
+    /// only between whole-second records of older versions, by id, newest
+    /// first). `latest_for_project` (`run -c`) and `search` use this same
+    /// order.
     pub fn list(&self) -> Result<Vec<SessionSummary>, StoreError> {
-        let current = match self.refresh(false, true)? {
-            // Nothing changed since the index was saved: summaries straight
+        Ok(self.listing()?.into_summaries())
+    }
+
+    /// [`Store::list`] as rows borrowed from the index text: nothing is
+    /// allocated per session (`eonyx sessions` renders from it).
+    pub fn listing(&self) -> Result<Listing, StoreError> {
+        let current = match self.refresh(RefreshMode::AllowCurrent)? {
+            // Nothing changed since the index was saved: rows straight
             // from its text.
-            Refreshed::Current(raw) => {
-                index::Head::parse(&raw).and_then(|(_, body)| index::summaries(body))
-            }
-            Refreshed::Updated(idx) => Some(summaries(idx)),
+            Refreshed::Current(raw) => String::from_utf8(raw).ok().and_then(Listing::parse),
+            Refreshed::Patched(text) | Refreshed::Updated(_, text) => Listing::parse(text),
         };
-        let out = match current {
-            Some(out) => out,
+        Ok(match current {
+            Some(l) => l,
             // The index has damaged or unordered lines: the full path
-            // repairs and saves it.
-            None => summaries(self.refresh_all(false)?),
-        };
-        Ok(sort_newest_first(count_children(out)))
+            // repairs and saves it. Its text, encoded from a clean index,
+            // always parses.
+            None => match self.refresh(RefreshMode::Repair)? {
+                Refreshed::Patched(text) | Refreshed::Updated(_, text) => {
+                    Listing::parse(text).unwrap_or_default()
+                }
+                Refreshed::Current(raw) => String::from_utf8(raw)
+                    .ok()
+                    .and_then(Listing::parse)
+                    .unwrap_or_default(),
+            },
+        })
     }
 
     /// The direct children of `parent` (newest activity first).
@@ -117,10 +135,11 @@ impl Store {
         &self,
         project: &Utf8Path,
     ) -> Result<Option<SessionSummary>, StoreError> {
-        Ok(self
-            .list()?
-            .into_iter()
-            .find(|s| s.parent.is_none() && s.project == project.as_str()))
+        let listing = self.listing()?;
+        Ok(listing
+            .rows()
+            .find(|r| r.parent.is_none() && r.project == project.as_str())
+            .and_then(|r| SessionSummary::from_row(&r)))
     }
 
     /// The up-to-date index entry of one session and its open file.
@@ -153,7 +172,7 @@ impl Store {
             None => {
                 let Some(e) = entry else { return };
                 let mut idx = Index::default();
-                idx.entries.insert(id.clone(), e.clone());
+                idx.insert(e.clone());
                 idx.encode().into_bytes()
             }
         };
@@ -207,6 +226,100 @@ impl Store {
         self.refresh_entry(id, cached, &mut file).map(Some)
     }
 
+    /// The index text brought up to date by replacing only the lines of
+    /// the sessions that changed (noted in the journal, or appeared in or
+    /// went from the directory), in place, and saved. `None` when that is
+    /// not the way here (too many changes, lines out of order): the caller
+    /// takes the full path. `head` belongs to `raw` and the journal `j`
+    /// was read from its offset, in its epoch.
+    fn patch(
+        &self,
+        raw: &[u8],
+        head: index::Head<'_>,
+        j: &journal::JournalRead,
+        dir_mtime: u128,
+    ) -> Result<Option<String>, StoreError> {
+        let Some((_, body)) = index::Head::parse(raw) else {
+            return Ok(None);
+        };
+        let head_len = raw.len() - body.len();
+        let mut stale: BTreeSet<SessionId> = j.changed.clone();
+        let mut gone = Vec::new();
+        if dir_mtime == 0 || dir_mtime != head.dir_mtime {
+            let (present, _) = self.scan_sessions_dir()?;
+            let mut indexed = Vec::with_capacity(present.len());
+            for line in body.split_terminator('\n') {
+                let id = line.split('\t').next().unwrap_or("");
+                if indexed.last().is_some_and(|prev| *prev >= id) {
+                    return Ok(None);
+                }
+                indexed.push(id);
+            }
+            // Both sorted: one merge finds the new and the gone.
+            let mut it = indexed.iter().peekable();
+            for id in &present {
+                while let Some(x) = it.next_if(|x| **x < id.as_str()) {
+                    gone.push(*x);
+                }
+                if it.next_if(|x| **x == id.as_str()).is_none() {
+                    stale.insert(id.clone());
+                }
+            }
+            gone.extend(it);
+        }
+        if stale.len() + gone.len() > PATCH_MAX {
+            return Ok(None);
+        }
+        // The new lines of the changed sessions (`None`: remove).
+        let mut changes: BTreeMap<SessionId, Option<Entry>> = BTreeMap::new();
+        for id in gone {
+            match SessionId::parse(id) {
+                Ok(id) => {
+                    changes.insert(id, None);
+                }
+                Err(_) => return Ok(None),
+            }
+        }
+        for id in stale {
+            let cached = index::find_entry(raw, &id);
+            let was_there = cached.is_some();
+            match self.refresh_one(&id, cached) {
+                Ok(Some((_, false))) => {}
+                Ok(Some((e, true))) => {
+                    changes.insert(id, Some(e));
+                }
+                Ok(None) if was_there => {
+                    changes.insert(id, None);
+                }
+                Ok(None) => {}
+                // An unreadable file keeps its old entry (if any) and is
+                // reported by `doctor`.
+                Err(_) => {}
+            }
+        }
+        let (mut epoch, mut offset) = (j.epoch.clone(), j.end);
+        if (epoch.is_empty() || offset > journal::ROTATE_BYTES)
+            && let Some((e, o)) = journal::rotate(&self.dirs.data, j.end)
+        {
+            (epoch, offset) = (e, o);
+        }
+        let new_head = index::head_line(&epoch, offset, settled_mtime(dir_mtime));
+        let changed = !changes.is_empty() || raw.get(..head_len) != Some(new_head.as_bytes());
+        let text = if changes.is_empty() {
+            new_head + body
+        } else {
+            match index::patch_lines(body, &changes) {
+                Some(lines) => new_head + &lines,
+                None => return Ok(None),
+            }
+        };
+        if changed {
+            // A cache: failing to save only costs time on the next listing.
+            let _ = fsutil::atomic_write(&self.dirs.index, text.as_bytes(), false);
+        }
+        Ok(Some(text))
+    }
+
     /// Session ids present in `sessions/`, and files there that are not
     /// session files.
     pub(crate) fn scan_sessions_dir(
@@ -233,24 +346,25 @@ impl Store {
         Ok((ids, ignored))
     }
 
-    /// Bring the whole index up to date and save it when it changed.
+    /// Bring the whole index up to date and save it when it changed
+    /// (`force_full`: ignore the saved index, read every session file).
     pub(crate) fn refresh_all(&self, force_full: bool) -> Result<Index, StoreError> {
-        match self.refresh(force_full, false)? {
-            Refreshed::Updated(idx) => Ok(idx),
+        let mode = if force_full {
+            RefreshMode::Rebuild
+        } else {
+            RefreshMode::Update
+        };
+        match self.refresh(mode)? {
+            Refreshed::Updated(idx, _) => Ok(idx),
+            Refreshed::Patched(text) => Ok(Index::parse(text.as_bytes()).unwrap_or_default()),
             Refreshed::Current(raw) => Ok(Index::parse(&raw).unwrap_or_default()),
         }
     }
 
-    /// Bring the whole index up to date and save it when it changed. With
-    /// `allow_current`, an index that needs no change (its journal epoch
-    /// and offset and directory mtime are current, no session was noted
-    /// since) is returned as its raw bytes, unparsed.
-    pub(crate) fn refresh(
-        &self,
-        force_full: bool,
-        allow_current: bool,
-    ) -> Result<Refreshed, StoreError> {
-        let raw = if force_full {
+    /// Bring the whole index up to date and save it when it changed; see
+    /// [`RefreshMode`] for how.
+    pub(crate) fn refresh(&self, mode: RefreshMode) -> Result<Refreshed, StoreError> {
+        let raw = if mode == RefreshMode::Rebuild {
             Vec::new()
         } else {
             std::fs::read(&self.dirs.index).unwrap_or_default()
@@ -261,18 +375,25 @@ impl Store {
         let j = journal::read(&self.dirs.data, head.map_or(0, |h| h.journal_offset))
             .map_err(StoreError::io("read", journal::path(&self.dirs.data)))?;
         let dir_mtime = mtime_ns(&self.dirs.sessions);
-        if allow_current
-            && let Some(h) = head
+        if let Some(h) = head
             && j.offset_ok
             && j.epoch == h.epoch
-            && j.changed.is_empty()
-            && j.end == h.journal_offset
-            && j.end <= journal::ROTATE_BYTES
-            && dir_mtime != 0
-            && dir_mtime == h.dir_mtime
-            && settled_mtime(dir_mtime) == dir_mtime
         {
-            return Ok(Refreshed::Current(raw));
+            if mode == RefreshMode::AllowCurrent
+                && j.changed.is_empty()
+                && j.end == h.journal_offset
+                && j.end <= journal::ROTATE_BYTES
+                && dir_mtime != 0
+                && dir_mtime == h.dir_mtime
+                && settled_mtime(dir_mtime) == dir_mtime
+            {
+                return Ok(Refreshed::Current(raw));
+            }
+            if matches!(mode, RefreshMode::AllowCurrent | RefreshMode::Update)
+                && let Some(text) = self.patch(&raw, h, &j, dir_mtime)?
+            {
+                return Ok(Refreshed::Patched(text));
+            }
         }
         let old = head.and_then(|_| Index::parse(&raw));
         let had_index = old.is_some();
@@ -281,14 +402,16 @@ impl Store {
         let mut changed = !had_index;
 
         let refresh = |idx: &mut Index, id: &SessionId, changed: &mut bool| {
-            let cached = idx.entries.get(id).cloned();
+            let cached = idx.get(id);
             match self.refresh_one(id, cached) {
-                Ok(Some((e, c))) => {
-                    *changed |= c;
-                    idx.entries.insert(id.clone(), e);
+                // Unchanged entries stay as the lines they were read as.
+                Ok(Some((_, false))) => {}
+                Ok(Some((e, true))) => {
+                    *changed = true;
+                    idx.insert(e);
                 }
                 Ok(None) => {
-                    *changed |= idx.entries.remove(id).is_some();
+                    *changed |= idx.remove(id);
                 }
                 // An unreadable file keeps its old entry (if any) and is
                 // reported by `doctor`.
@@ -301,11 +424,11 @@ impl Store {
         changed |= idx.dirty;
         if !trusted || idx.dirty || dir_mtime == 0 || dir_mtime != idx.dir_mtime {
             let (present, _) = self.scan_sessions_dir()?;
-            let before = idx.entries.len();
-            idx.entries.retain(|id, _| present.contains(id));
-            changed |= idx.entries.len() != before;
+            let before = idx.len();
+            idx.retain(|id| present.contains(id));
+            changed |= idx.len() != before;
             for id in &present {
-                if !trusted || !idx.entries.contains_key(id) {
+                if !trusted || !idx.contains(id) {
                     refresh(&mut idx, id, &mut changed);
                 }
             }
@@ -328,78 +451,47 @@ impl Store {
         idx.epoch = epoch;
         idx.journal_offset = offset;
         idx.dir_mtime = new_mtime;
+        let text = idx.encode();
         if changed {
             // A cache: failing to save only costs time on the next listing.
-            let _ = fsutil::atomic_write(&self.dirs.index, idx.encode().as_bytes(), false);
+            let _ = fsutil::atomic_write(&self.dirs.index, text.as_bytes(), false);
         }
         idx.dirty = false;
-        Ok(Refreshed::Updated(idx))
+        Ok(Refreshed::Updated(idx, text))
     }
 }
+
+/// How [`Store::refresh`] brings the index up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RefreshMode {
+    /// As `Update`, but an index that needs no change is returned as its
+    /// bytes, unparsed (its journal epoch and offset and the directory
+    /// mtime are current, no session was noted since).
+    AllowCurrent,
+    /// Replace only the lines of the sessions that changed when the
+    /// journal can be trusted (`patch`), else the full path.
+    Update,
+    /// The full path: every entry checked, the directory listed; repairs
+    /// damaged, duplicate and unordered lines.
+    Repair,
+    /// Ignore the saved index: read every session file.
+    Rebuild,
+}
+
+/// At most this many changed sessions are patched into the index text;
+/// more take the full path.
+const PATCH_MAX: usize = 64;
 
 /// Result of [`Store::refresh`].
 pub(crate) enum Refreshed {
     /// The index file needed no change: its bytes.
     Current(Vec<u8>),
-    /// The index as brought up to date (and saved if it changed).
-    Updated(Index),
-}
-
-/// Sort newest activity first. `last_activity` is compared as a point in
-/// time, not as text: records are written with nanosecond precision
-/// (`…:00.123456789Z`), older files have whole seconds (`…:00Z`), and text
-/// order would put `…:00Z` after `…:00.5Z`. Equal times (only possible
-/// between whole-second records of older versions) fall back to the id,
-/// newest first, so the order is total; unparsable times sort last.
-fn sort_newest_first(sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
-    let mut keyed: Vec<(i128, SessionSummary)> = sessions
-        .into_iter()
-        .map(|s| {
-            let t = eonyx_core::time::parse_rfc3339(&s.last_activity);
-            (t.map_or(i128::MIN, |t| t.as_nanosecond()), s)
-        })
-        .collect();
-    // Ids are unique, so the order is total and an unstable sort gives
-    // the same result every time.
-    keyed.sort_unstable_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| b.id.cmp(&a.id)));
-    keyed.into_iter().map(|(_, s)| s).collect()
-}
-
-/// The listed sessions of an index, in id order.
-fn summaries(idx: Index) -> Vec<SessionSummary> {
-    idx.entries.into_values().filter_map(summary).collect()
-}
-
-pub(crate) fn summary(e: Entry) -> Option<SessionSummary> {
-    let h = e.header?;
-    Some(SessionSummary {
-        id: e.id,
-        title: e.title,
-        created: h.created,
-        last_activity: e.last_activity,
-        message_count: e.message_count,
-        project: h.project,
-        cwd: h.cwd,
-        parent: h.parent,
-        profile: h.profile,
-        children: 0,
-    })
-}
-
-/// Fill in each session's count of direct children.
-fn count_children(mut sessions: Vec<SessionSummary>) -> Vec<SessionSummary> {
-    let mut counts: std::collections::HashMap<SessionId, u64> = Default::default();
-    for s in &sessions {
-        if let Some(p) = &s.parent {
-            *counts.entry(p.clone()).or_default() += 1;
-        }
-    }
-    if !counts.is_empty() {
-        for s in &mut sessions {
-            s.children = counts.get(&s.id).copied().unwrap_or(0);
-        }
-    }
-    sessions
+    /// The index text with the changed sessions' lines replaced (and saved
+    /// if anything changed).
+    Patched(String),
+    /// The index as brought up to date (and saved if it changed), and its
+    /// text.
+    Updated(Index, String),
 }
 
 /// The sessions below `root` in `all` (sorted newest first), breadth first.

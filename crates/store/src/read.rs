@@ -2,13 +2,14 @@
 //! (`load_effective`) and the raw bytes (`export`).
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::Read;
 
 use eonyx_core::record::{ParsedLine, Record, SessionHeader};
-use eonyx_core::{CompactionRecord, MessageRecord, SessionId, SummaryDraftRecord};
+use eonyx_core::timeline::Timeline;
+use eonyx_core::{CompactionRecord, MessageRecord, Role, SessionId, SummaryDraftRecord};
 
-use crate::index::Entry;
-use crate::lines::{BackwardLines, for_each_line};
+use crate::lines::for_each_line;
+use crate::timeline::{self, Item};
 use crate::{Store, StoreError};
 
 /// What the model sees now, plus counters.
@@ -16,13 +17,16 @@ use crate::{Store, StoreError};
 pub struct Effective {
     pub header: SessionHeader,
     pub title: String,
+    /// The compaction record in force (the last one of the timeline).
     pub compaction: Option<CompactionRecord>,
-    /// The newest summary draft after the last compaction record (drafts
-    /// before it cannot apply any more), whatever it builds on: the agent
-    /// checks that (docs/compaction.md#ahead-of-time-summaries).
+    /// The newest summary draft after the compaction record in force
+    /// (drafts before it cannot apply any more), whatever it builds on: the
+    /// agent checks that (docs/compaction.md#ahead-of-time-summaries).
+    /// Never one a rewind left out.
     pub draft: Option<SummaryDraftRecord>,
-    /// Messages with seq >= the compaction's `first_kept_seq` (all when
-    /// there is no compaction), in file order.
+    /// The timeline's messages with seq >= the compaction's
+    /// `first_kept_seq` (all of them when there is none), oldest first;
+    /// nothing a rewind left out.
     pub messages: Vec<MessageRecord>,
     pub next_seq: u64,
     pub message_count: u64,
@@ -69,6 +73,14 @@ impl SessionLog {
         log
     }
 
+    /// Which records rewinds left out (docs/session-format.md#rewind-records).
+    pub fn timeline(&self) -> Timeline {
+        Timeline::from_rewinds(self.records.iter().filter_map(|r| match r {
+            Record::Rewind(r) => Some(r),
+            _ => None,
+        }))
+    }
+
     fn push_line(&mut self, off: u64, line: &[u8]) {
         match Record::parse_line(line) {
             Ok(ParsedLine::Record(r)) => match *r {
@@ -104,29 +116,121 @@ impl Store {
         Ok(log)
     }
 
-    /// Effective history: header, current title, last compaction record,
-    /// the newest summary draft after it and the messages with seq >= its
-    /// `first_kept_seq`. Reads only from the first retained message on,
-    /// not the whole file.
+    /// Effective history: header, current title, the compaction record in
+    /// force, the newest summary draft after it and the messages of the
+    /// timeline from its `first_kept_seq` on
+    /// (docs/session-format.md#reading-efficiently). Reads back from the
+    /// end, jumping over what rewinds left out, down to the first retained
+    /// message: never the whole history when it was compacted.
     pub fn load_effective(&self, id: &SessionId) -> Result<Effective, StoreError> {
         let (entry, mut file) = self.entry_for(id)?;
-        match self.effective_from(&entry, &mut file)? {
-            Some(e) => Ok(e),
-            None => {
-                // The index pointed at something that is not a compaction
-                // record: rebuild this entry from the whole file.
-                let mut fresh = Entry::empty(id.clone());
-                fresh
-                    .update_from(&mut file)
-                    .map_err(StoreError::io("read session file", self.session_path(id)))?;
-                self.save_entry(id, Some(&fresh));
-                self.effective_from(&fresh, &mut file)?
-                    .ok_or_else(|| StoreError::Unreadable {
-                        id: id.clone(),
-                        reason: "its compaction record cannot be read back".into(),
-                    })
+        let header = entry.header.clone().ok_or_else(|| StoreError::Unreadable {
+            id: id.clone(),
+            reason: "its first line is not a session header".into(),
+        })?;
+        let mut compaction: Option<CompactionRecord> = None;
+        let mut draft: Option<SummaryDraftRecord> = None;
+        let mut messages = Vec::new();
+        timeline::walk_back(&mut file, entry.len, |item| match item {
+            // The newest one, newer than the compaction in force.
+            Item::Draft(d) => {
+                if compaction.is_none() && draft.is_none() {
+                    draft = Some(d);
+                }
+                true
             }
+            Item::Message(m) => {
+                if compaction
+                    .as_ref()
+                    .is_some_and(|c| m.seq < c.first_kept_seq)
+                {
+                    return false;
+                }
+                messages.push(m);
+                true
+            }
+            Item::Compaction(c) => match &compaction {
+                None => {
+                    compaction = Some(c);
+                    true
+                }
+                // An older compaction inside the retained messages.
+                Some(kept) => c.seq >= kept.first_kept_seq,
+            },
+        })
+        .map_err(StoreError::io("read session file", self.session_path(id)))?;
+        messages.reverse();
+        Ok(Effective {
+            header,
+            title: entry.title.clone(),
+            compaction,
+            draft,
+            messages,
+            next_seq: entry.last_seq + 1,
+            message_count: entry.message_count,
+        })
+    }
+
+    /// The messages of the last `turns` user turns of the session's
+    /// timeline, oldest first; all of it when the timeline has fewer. A
+    /// turn starts at a user message that does not come right after another
+    /// user message (`eonyx_core::timeline::count_turns` counts the same
+    /// way). Reads back from the end only as far as that.
+    pub fn last_turns(
+        &self,
+        id: &SessionId,
+        turns: usize,
+    ) -> Result<Vec<MessageRecord>, StoreError> {
+        let (entry, mut file) = self.entry_for(id)?;
+        let mut out = Vec::new();
+        let (mut seen, mut in_user_run) = (0, false);
+        if turns > 0 {
+            timeline::walk_back(&mut file, entry.len, |item| {
+                let Item::Message(m) = item else {
+                    return true;
+                };
+                if m.message.role == Role::User {
+                    seen += usize::from(!in_user_run);
+                    in_user_run = true;
+                } else {
+                    // The run of user messages before this one started the
+                    // last turn wanted.
+                    if in_user_run && seen == turns {
+                        return false;
+                    }
+                    in_user_run = false;
+                }
+                out.push(m);
+                true
+            })
+            .map_err(StoreError::io("read session file", self.session_path(id)))?;
         }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The messages of the session's timeline after `seq`, oldest first:
+    /// what a rewind to `seq` leaves out. Reads back from the end only as
+    /// far as that.
+    pub fn messages_after(
+        &self,
+        id: &SessionId,
+        seq: u64,
+    ) -> Result<Vec<MessageRecord>, StoreError> {
+        let (entry, mut file) = self.entry_for(id)?;
+        let mut out = Vec::new();
+        timeline::walk_back(&mut file, entry.len, |item| match item {
+            Item::Message(m) if m.seq > seq => {
+                out.push(m);
+                true
+            }
+            Item::Message(_) => false,
+            Item::Compaction(c) => c.seq > seq,
+            Item::Draft(d) => d.seq > seq,
+        })
+        .map_err(StoreError::io("read session file", self.session_path(id)))?;
+        out.reverse();
+        Ok(out)
     }
 
     /// Write the session file, byte for byte, to `out`.
@@ -157,86 +261,5 @@ impl Store {
                 StoreError::io("open session file", &path)(e)
             }
         })
-    }
-
-    fn effective_from(
-        &self,
-        entry: &Entry,
-        file: &mut File,
-    ) -> Result<Option<Effective>, StoreError> {
-        let path = self.session_path(&entry.id);
-        let header = entry.header.clone().ok_or_else(|| StoreError::Unreadable {
-            id: entry.id.clone(),
-            reason: "its first line is not a session header".into(),
-        })?;
-        let start = entry.compaction_offset.unwrap_or(0);
-        let mut compaction = None;
-        let mut draft = None;
-        let mut after = Vec::new();
-        let mut ok = true;
-        file.seek(SeekFrom::Start(start))
-            .map_err(StoreError::io("read session file", &path))?;
-        for_each_line(
-            (&mut *file).take(entry.len.saturating_sub(start)),
-            start,
-            |off, line| {
-                let rec = match Record::parse_line(line) {
-                    Ok(ParsedLine::Record(r)) => Some(*r),
-                    _ => None,
-                };
-                if entry.compaction_offset == Some(off) {
-                    match rec {
-                        Some(Record::Compaction(c)) => compaction = Some(c),
-                        _ => {
-                            ok = false;
-                            return false;
-                        }
-                    }
-                } else {
-                    match rec {
-                        Some(Record::Message(m)) => after.push(m),
-                        Some(Record::SummaryDraft(d)) => draft = Some(d),
-                        _ => {}
-                    }
-                }
-                true
-            },
-        )
-        .map_err(StoreError::io("read session file", &path))?;
-        if !ok || (entry.compaction_offset.is_some() && compaction.is_none()) {
-            return Ok(None);
-        }
-        let mut messages = Vec::new();
-        if let Some(c) = &compaction {
-            // Retained messages precede the compaction record: walk back.
-            let mut back = BackwardLines::new(&mut *file, start);
-            while let Some((off, line)) = back
-                .prev_line()
-                .map_err(StoreError::io("read session file", &path))?
-            {
-                if off == 0 {
-                    break;
-                }
-                if let Ok(ParsedLine::Record(r)) = Record::parse_line(line)
-                    && let Record::Message(m) = *r
-                {
-                    if m.seq < c.first_kept_seq {
-                        break;
-                    }
-                    messages.push(m);
-                }
-            }
-            messages.reverse();
-        }
-        messages.extend(after);
-        Ok(Some(Effective {
-            header,
-            title: entry.title.clone(),
-            compaction,
-            draft,
-            messages,
-            next_seq: entry.last_seq + 1,
-            message_count: entry.message_count,
-        }))
     }
 }

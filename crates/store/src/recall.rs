@@ -21,7 +21,8 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 
 use camino::Utf8Path;
-use eonyx_core::record::{ParsedLine, Record};
+use eonyx_core::record::{ParsedLine, Record, RewindRecord};
+use eonyx_core::timeline::Timeline;
 use eonyx_core::{MessageRecord, Role, SessionId, ToolName};
 use regex::bytes::Regex;
 
@@ -115,6 +116,9 @@ impl RecallQuery {
 pub struct RecallHit {
     pub session: SessionId,
     pub record: MessageRecord,
+    /// A rewind left it out of the session's history
+    /// (docs/session-format.md#rewind-records).
+    pub rewound: bool,
 }
 
 /// What [`Store::recall`] found.
@@ -133,7 +137,8 @@ pub struct RecallOptions<'a> {
     /// first).
     pub sessions: &'a [SessionId],
     /// Messages of this session from this `seq` on are left out (the model
-    /// has them in its current request).
+    /// has them in its current request), unless a rewind left them out of
+    /// the history (they are not in the request then).
     pub exclude_from: Option<(&'a SessionId, u64)>,
     pub limit: usize,
 }
@@ -164,30 +169,40 @@ impl Store {
             };
             out.total += count;
             out.hits
-                .extend(found.into_iter().rev().map(|record| RecallHit {
+                .extend(found.into_iter().rev().map(|(record, rewound)| RecallHit {
                     session: id.clone(),
                     record,
+                    rewound,
                 }));
         }
         Ok(out)
     }
 }
 
-/// The last `keep` matching messages of a file (file order) and the number
-/// of all matches.
+/// The last `keep` matching messages of a file (file order, each with
+/// whether it is rewound) and the number of all matches.
 fn scan_file(
     path: &Utf8Path,
     query: &RecallQuery,
     prefilter: Option<&Regex>,
     skip_from: u64,
     keep: usize,
-) -> std::io::Result<(VecDeque<MessageRecord>, u64)> {
+) -> std::io::Result<(VecDeque<(MessageRecord, bool)>, u64)> {
     let file = File::open(path)?;
+    // Matches before `skip_from` (the last `keep`), and from it on: those
+    // are left out unless a rewind (found later in the file) left them
+    // out of the history, so they wait for the end of the file.
     let mut kept: VecDeque<MessageRecord> = VecDeque::new();
     let mut count = 0u64;
+    let mut pending: Vec<MessageRecord> = Vec::new();
+    let mut rewinds: Vec<RewindRecord> = Vec::new();
     let mut recalls = RecallCalls::default();
     let mut consider = |line: &[u8], recalls: &RecallCalls| {
-        if let Some(rec) = matching_message(line, query, skip_from, recalls) {
+        if let Some(rec) = matching_message(line, query, recalls) {
+            if rec.seq >= skip_from {
+                pending.push(rec);
+                return;
+            }
             count += 1;
             if keep > 0 {
                 if kept.len() == keep {
@@ -197,10 +212,21 @@ fn scan_file(
             }
         }
     };
+    let rewind_line = memchr::memmem::Finder::new(br#"{"type":"rewind""#);
     let mut chunks = ForwardChunks::new(file, 0);
     let needle = RecallCalls::needle();
     let finder = memchr::memmem::Finder::new(needle.as_bytes());
     while let Some((_, chunk)) = chunks.next_chunk()? {
+        for at in rewind_line.find_iter(chunk) {
+            if at == 0 || chunk[at - 1] == b'\n' {
+                let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+                if let Ok(ParsedLine::Record(r)) = Record::parse_line(&chunk[at..end])
+                    && let Record::Rewind(r) = *r
+                {
+                    rewinds.push(r);
+                }
+            }
+        }
         // The calls first: a result follows its call, maybe in this chunk.
         recalls.collect(chunk, &finder);
         match prefilter {
@@ -226,21 +252,37 @@ fn scan_file(
             }
         }
     }
-    Ok((kept, count))
+    let timeline = Timeline::from_rewinds(&rewinds);
+    let mut out: VecDeque<(MessageRecord, bool)> = kept
+        .into_iter()
+        .map(|m| {
+            let rewound = timeline.is_rewound(m.seq);
+            (m, rewound)
+        })
+        .collect();
+    for m in pending {
+        if timeline.is_rewound(m.seq) {
+            count += 1;
+            if keep > 0 {
+                if out.len() == keep {
+                    out.pop_front();
+                }
+                out.push_back((m, true));
+            }
+        }
+    }
+    Ok((out, count))
 }
 
 fn matching_message(
     line: &[u8],
     query: &RecallQuery,
-    skip_from: u64,
     recalls: &RecallCalls,
 ) -> Option<MessageRecord> {
     match Record::parse_line(line) {
         Ok(ParsedLine::Record(r)) => match *r {
             Record::Message(m)
-                if m.seq < skip_from
-                    && !recalls.answers(&m)
-                    && query.matches(&RecallQuery::haystack(&m)) =>
+                if !recalls.answers(&m) && query.matches(&RecallQuery::haystack(&m)) =>
             {
                 Some(m)
             }

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, Write};
 
 use camino::Utf8PathBuf;
-use eonyx_core::record::{Record, SessionHeader, TitleRecord};
+use eonyx_core::record::{Record, RewindRecord, SessionHeader, TitleRecord};
 use eonyx_core::{CompactionRecord, Message, MessageRecord, SessionId, SummaryDraftRecord};
 
 use crate::fsutil::{private_options, sync_dir};
@@ -194,6 +194,27 @@ impl SessionWriter {
         record.seq = self.next_seq;
         record.ts = eonyx_core::time::now_rfc3339_nanos();
         self.append_line(Record::SummaryDraft(record.clone()).to_line())?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+
+    /// Append a rewind record to `to_seq` (below the next seq); the writer
+    /// assigns `seq` and `ts`. From it on the session's view is the view
+    /// as of `to_seq` (docs/session-format.md#rewind-records).
+    pub fn append_rewind(&mut self, to_seq: u64) -> Result<RewindRecord, StoreError> {
+        if to_seq >= self.next_seq {
+            return Err(StoreError::InvalidRewind {
+                id: self.header.id.clone(),
+                to_seq,
+                last_seq: self.next_seq.saturating_sub(1),
+            });
+        }
+        let record = RewindRecord {
+            seq: self.next_seq,
+            ts: eonyx_core::time::now_rfc3339_nanos(),
+            to_seq,
+        };
+        self.append_line(Record::Rewind(record.clone()).to_line())?;
         self.next_seq += 1;
         Ok(record)
     }

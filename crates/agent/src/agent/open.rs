@@ -106,7 +106,7 @@ impl Agent {
             ask: opts.approver.clone(),
         });
 
-        let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
+        let mut opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
             config.compaction.chars_per_token,
             config.compaction.image_tokens,
@@ -121,6 +121,7 @@ impl Agent {
 
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
+        let opened_notices = std::mem::take(&mut opened.notices);
         let mut agent = Self {
             store,
             writer: opened.writer,
@@ -171,6 +172,8 @@ impl Agent {
             skills_in_use: Vec::new(),
             skills_in_use_section: String::new(),
         };
+        agent.tool_ctx.undo = Some(agent.undo_store());
+        agent.startup_notices.extend(opened_notices);
         let notes = agent.reattach_skills(skills_in_use);
         agent.startup_notices.extend(notes);
         if let Some(w) = agent.refresh_memory() {
@@ -178,6 +181,15 @@ impl Agent {
         }
         agent.calibrate_from_history(compaction_seq);
         Ok(agent)
+    }
+
+    /// Where the editing tools of the current session keep what `/rewind`
+    /// needs.
+    fn undo_store(&self) -> tools::UndoStore {
+        tools::UndoStore {
+            history: self.store.file_history(self.session_id()),
+            secrets: Arc::new(self.secrets.clone()),
+        }
     }
 
     /// Seed the estimator from the last usage the session recorded after its
@@ -216,7 +228,7 @@ impl Agent {
             &self.project,
             &SessionChoice::New,
         )?;
-        self.replace_session(opened);
+        self.replace_session(opened, Memory::Reread);
         Ok(())
     }
 
@@ -243,12 +255,13 @@ impl Agent {
             &self.project,
             &SessionChoice::Id(id.clone()),
         )?;
-        self.replace_session(opened);
+        self.replace_session(opened, Memory::Reread);
         Ok(())
     }
 
-    pub(super) fn replace_session(&mut self, opened: Opened) {
+    pub(super) fn replace_session(&mut self, mut opened: Opened, memory: Memory) {
         let compaction_seq = opened.compaction_seq;
+        self.startup_notices.append(&mut opened.notices);
         let notes = self.reattach_skills(opened.skills_in_use.clone());
         self.startup_notices.extend(notes);
         self.writer = opened.writer;
@@ -257,15 +270,60 @@ impl Agent {
         self.draft = opened.draft;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
-        self.tool_ctx.seen.clear();
-        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
-        self.truncation.forget();
-        // A session starts: read memory again.
-        if let Some(w) = self.refresh_memory() {
+        self.tool_ctx.undo = Some(self.undo_store());
+        self.forget_step_state();
+        if memory == Memory::Reread
+            && let Some(w) = self.refresh_memory()
+        {
             self.startup_notices.push(w);
         }
         self.calibrate_from_history(compaction_seq);
     }
+
+    /// What the agent remembers of the requests sent so far: files the
+    /// model saw, the loop breaker, the truncation check.
+    pub(super) fn forget_step_state(&mut self) {
+        self.tool_ctx.seen.clear();
+        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.truncation.forget();
+    }
+
+    /// Rebuild the view of the current session from its file, as a resume
+    /// would (after a rewind): the same bytes a resumed session sends.
+    pub(super) fn reload_view(&mut self) -> Result<(), AgentError> {
+        let effective = self.store.load_effective(self.session_id())?;
+        let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
+        let skills_in_use = effective
+            .compaction
+            .as_ref()
+            .map(|c| c.skills.clone())
+            .unwrap_or_default();
+        self.view = ContextView::from_effective(
+            &self.config.compaction,
+            self.config.tools.output_cap_bytes,
+            effective.compaction.as_ref(),
+            effective.messages,
+        );
+        // The compaction in force and the draft after it as of the rewind
+        // target: a draft for a boundary the rewind left out no longer
+        // fits the view (docs/compaction.md#ahead-of-time-summaries).
+        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.draft = effective.draft;
+        let notes = self.reattach_skills(skills_in_use);
+        self.startup_notices.extend(notes);
+        self.forget_step_state();
+        self.calibrate_from_history(compaction_seq);
+        Ok(())
+    }
+}
+
+/// Whether switching sessions reads the `# Memory` section again (a new
+/// or resumed session) or keeps it (a fork: its first request must be the
+/// original's, byte for byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Memory {
+    Reread,
+    Keep,
 }
 
 /// The providers of a session's model and summarizer, and the windows the
@@ -359,6 +417,8 @@ pub(super) struct Opened {
     pub skills_in_use: Vec<String>,
     /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
     pub draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// What opening it did that the user is told (a rewind finished).
+    pub notices: Vec<String>,
 }
 
 impl Opened {
@@ -372,6 +432,7 @@ impl Opened {
             compaction_seq: 0,
             skills_in_use: Vec::new(),
             draft: None,
+            notices: Vec::new(),
         }
     }
 }
@@ -407,8 +468,14 @@ pub(super) fn open_session(
             Ok(Opened::fresh(writer, config))
         }
         Some(id) => {
-            let effective = store.load_effective(&id)?;
             let mut writer = store.open_writer(&id)?;
+            // A rewind a crash stopped while it restored files is finished
+            // first (docs/cli.md#rewind-and-fork).
+            let notices = crate::agent::rewind::finish_pending(store, &project.root, &mut writer)?
+                .map(|r| crate::agent::rewind::finished_notice(&r))
+                .into_iter()
+                .collect();
+            let effective = store.load_effective(&id)?;
             let dangling = unanswered_calls(&effective.messages);
             let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
             let skills_in_use = effective
@@ -439,6 +506,7 @@ pub(super) fn open_session(
                 compaction_seq,
                 skills_in_use,
                 draft: effective.draft,
+                notices,
             })
         }
     }

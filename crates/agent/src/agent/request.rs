@@ -82,7 +82,8 @@ impl Agent {
             &self.tool_defs,
         );
         req.cancel = cancel.clone();
-        req.cache_key = Some(self.session_id().to_string());
+        // A fork shares its original's key (docs/session-format.md#forks).
+        req.cache_key = Some(self.writer.header().cache_key().to_string());
         req
     }
 }

@@ -230,6 +230,7 @@ impl Agent {
         let text = self.redactor.scrub(output.text);
         let mut result = Message::tool_result(call.id.clone(), text.clone());
         result.is_error = output.is_error;
+        result.undo = output.undo.map(Box::new);
         self.append(&result)?;
         if let Some(change) = output.change {
             sink(AgentEvent::FileChanged(change));

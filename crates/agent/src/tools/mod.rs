@@ -104,6 +104,19 @@ pub struct ToolContext {
     pub skills: std::sync::Arc<eonyx_prompt::Skills>,
     /// How `shell` commands are confined (README, section "Sandbox").
     pub sandbox: std::sync::Arc<eonyx_sandbox::Sandbox>,
+    /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
+    /// records no `undo` (unit tests).
+    pub undo: Option<UndoStore>,
+}
+
+/// The session's file history and what must never go into it
+/// (docs/session-format.md#file-history).
+#[derive(Debug, Clone)]
+pub struct UndoStore {
+    pub history: eonyx_store::FileHistory,
+    /// Values of the configured API keys: a content holding one is not
+    /// kept, and its change is marked as not undoable.
+    pub secrets: std::sync::Arc<Vec<String>>,
 }
 
 impl ToolContext {
@@ -131,6 +144,7 @@ impl ToolContext {
             seen: SeenFiles::default(),
             recall: None,
             skills: Default::default(),
+            undo: None,
         }
     }
 }
@@ -146,6 +160,8 @@ pub struct ToolOutput {
     /// Something else the frontend reports on its own (a stderr line, a
     /// JSON event), besides the result.
     pub event: Option<ToolEvent>,
+    /// How to undo the file change this call made (stored on its result).
+    pub undo: Option<eonyx_core::Undo>,
 }
 
 /// What a tool did that the user is told about directly.
@@ -172,6 +188,7 @@ impl ToolOutput {
             is_error: false,
             change: None,
             event: None,
+            undo: None,
         }
     }
 
@@ -181,6 +198,7 @@ impl ToolOutput {
             is_error: true,
             change: None,
             event: None,
+            undo: None,
         }
     }
 

@@ -176,11 +176,16 @@ fn render_hit(out: &mut String, hit: &RecallHit, query: &RecallQuery) {
     let rec = &hit.record;
     let msg_text = RecallQuery::haystack(rec);
     out.push_str(&format!(
-        "[session {} · seq {} · {} · {}]\n",
+        "[session {} · seq {} · {} · {}{}]\n",
         hit.session,
         rec.seq,
         rec.message.role.as_str(),
-        rec.ts
+        rec.ts,
+        if hit.rewound {
+            " · rewound: left out of the conversation by /rewind"
+        } else {
+            ""
+        }
     ));
     if msg_text.chars().count() <= WHOLE_MAX_CHARS {
         out.push_str(&msg_text);
@@ -244,6 +249,7 @@ mod tests {
                 ts: "2026-07-05T09:15:00Z".into(),
                 message: Message::tool_result("call_1", text),
             },
+            rewound: false,
         }
     }
 

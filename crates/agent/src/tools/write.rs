@@ -6,6 +6,10 @@
 //! Invariants:
 //! - A failed call (no match, several matches, denial, limit) changes
 //!   nothing on disk.
+//! - A change is made only after the content before it is kept in the
+//!   session's file history (or found to hold a key value, and marked not
+//!   undoable); its result carries the `undo`
+//!   (docs/session-format.md#undo).
 //! - A successful call's result starts with
 //!   [`eonyx_core::tool::file_changed_line`]; the compaction facts count only
 //!   those as "files changed".
@@ -15,15 +19,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::ToolName;
 use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_core::tool::file_changed_line;
+use eonyx_core::{ToolName, Undo};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    ApprovalKind, CallEnv, Decision, ToolContext, ToolError, ToolOutput, approve, looks_binary,
-    parse_args, resolve_path,
+    ApprovalKind, CallEnv, Decision, ToolContext, ToolError, ToolOutput, UndoStore, approve,
+    looks_binary, parse_args, resolve_path,
 };
 
 /// A file change, for the diff on stderr and the `file_changed` event.
@@ -367,6 +371,12 @@ impl Target {
         if cancel.is_cancelled() {
             return Err(ToolError::Interrupted);
         }
+        // The content before goes into the file history first, so a change
+        // on disk always has its undo (docs/session-format.md#file-history).
+        let undo = match &ctx.undo {
+            Some(store) => Some(self.keep_before(store, old.as_deref())?),
+            None => None,
+        };
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| ToolError::io("cannot create the directory", dir.as_str(), e))?;
@@ -387,7 +397,40 @@ impl Target {
         }
         let mut out = ToolOutput::ok(text);
         out.change = Some(change);
+        out.undo = undo.map(|mut u| {
+            u.after = eonyx_store::sha256_hex(new.as_bytes());
+            u
+        });
         Ok(out)
+    }
+
+    /// Keep the content before the change (unless it holds a configured
+    /// key value) and start its `undo`; `after` is filled in once written.
+    fn keep_before(&self, store: &UndoStore, old: Option<&str>) -> Result<Undo, ToolError> {
+        let mut undo = Undo {
+            path: self.path.to_string(),
+            before: None,
+            after: String::new(),
+            kept: true,
+        };
+        if let Some(text) = old {
+            undo.before = Some(eonyx_store::sha256_hex(text.as_bytes()));
+            if store
+                .secrets
+                .iter()
+                .any(|s| !s.is_empty() && text.contains(s.as_str()))
+            {
+                undo.kept = false;
+            } else {
+                store.history.keep(text.as_bytes()).map_err(|e| {
+                    ToolError::Usage(format!(
+                        "{}: cannot keep its current content for /rewind ({e}); nothing written",
+                        self.shown
+                    ))
+                })?;
+            }
+        }
+        Ok(undo)
     }
 }
 

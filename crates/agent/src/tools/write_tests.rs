@@ -235,6 +235,74 @@ async fn a_file_changed_on_disk_since_last_seen_is_flagged() {
     assert_eq!(out.text, "changed n.txt (+1 -1 lines)");
 }
 
+/// A fixture whose writes keep their undo in a file history.
+fn with_history(secrets: &[&str]) -> (Fixture, eonyx_store::FileHistory) {
+    let mut f = Fixture::new();
+    let store = eonyx_store::Store::open(&f.outside().join("data")).unwrap();
+    let id = eonyx_core::SessionId::parse("20260101T000000-00000001").unwrap();
+    let history = store.file_history(&id);
+    f.ctx.undo = Some(UndoStore {
+        history: history.clone(),
+        secrets: std::sync::Arc::new(secrets.iter().map(|s| (*s).to_owned()).collect()),
+    });
+    (f, history)
+}
+
+#[tokio::test]
+async fn every_change_keeps_the_content_before_and_records_its_undo() {
+    let (f, history) = with_history(&[]);
+    f.write("a.txt", "before\n");
+    let out = f
+        .run(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "before", "new_string": "after"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    let undo = out.undo.unwrap();
+    let sha = eonyx_store::sha256_hex;
+    assert_eq!(
+        undo.path,
+        f.root().canonicalize_utf8().unwrap().join("a.txt").as_str()
+    );
+    assert_eq!(undo.before.as_deref(), Some(sha(b"before\n").as_str()));
+    assert_eq!(undo.after, sha(b"after\n"));
+    assert!(undo.kept);
+    assert_eq!(
+        history.get(&sha(b"before\n")).unwrap().as_deref(),
+        Some(&b"before\n"[..])
+    );
+    // A created file has no content before.
+    let out = f
+        .run("write_file", json!({"path": "new.txt", "content": "x"}))
+        .await;
+    let undo = out.undo.unwrap();
+    assert_eq!((undo.before, undo.after), (None, sha(b"x")));
+    // A failed call records nothing.
+    let out = f
+        .run(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "missing", "new_string": "y"}),
+        )
+        .await;
+    assert!(out.is_error && out.undo.is_none());
+}
+
+#[tokio::test]
+async fn a_content_holding_a_key_value_is_not_kept() {
+    let (f, history) = with_history(&["sk-secret-12345678"]);
+    f.write(".env", "KEY=sk-secret-12345678\n");
+    let out = f
+        .run("write_file", json!({"path": ".env", "content": "KEY=\n"}))
+        .await;
+    assert!(!out.is_error, "{}", out.text);
+    let undo = out.undo.unwrap();
+    assert!(!undo.kept);
+    let before = undo.before.unwrap();
+    assert_eq!(history.get(&before).unwrap(), None, "no copy was made");
+    assert!(!history.dir().exists());
+}
+
 #[tokio::test]
 async fn git_and_eonyx_json_are_never_written_without_the_user() {
     let f = Fixture::new();

@@ -122,7 +122,7 @@ fn apply_trust(
     if !refused.is_empty() {
         let keys: Vec<String> = refused.iter().map(|k| format!("`{k}`")).collect();
         warnings.push(format!(
-            "{path}: ignoring {} because the project is not trusted (an untrusted project may only tune compaction, context caps and limits); to allow them, trust the project with `eonyx trust {root}`",
+            "{path}: ignoring {} because the project is not trusted (an untrusted project may only tune compaction, context caps and limits, turn features off and tighten the sandbox); to allow them, trust the project with `eonyx trust {root}`",
             keys.join(", ")
         ));
     }

@@ -495,7 +495,7 @@ fn untrusted_project_cannot_redirect_keys_or_allow_shell() {
         w,
         vec![
             "[TMP]/proj/eonyx.json: ignoring `trusted_projects`: only the global config.toml can trust projects",
-            "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env`, `models.local.base_url`, `models.local.name`, `tools.shell`, `tools.write` because the project is not trusted (an untrusted project may only tune compaction, context caps and limits); to allow them, trust the project with `eonyx trust [TMP]/proj`",
+            "[TMP]/proj/eonyx.json: ignoring `models.local.api_key_env`, `models.local.base_url`, `models.local.name`, `tools.shell`, `tools.write` because the project is not trusted (an untrusted project may only tune compaction, context caps and limits, turn features off and tighten the sandbox); to allow them, trust the project with `eonyx trust [TMP]/proj`",
         ]
     );
 

@@ -14,7 +14,11 @@ fn settle(t: &T) {
 }
 
 fn is_current(s: &Store) -> bool {
-    matches!(s.refresh(false, true).unwrap(), Refreshed::Current(_))
+    matches!(
+        s.refresh(crate::listing::RefreshMode::AllowCurrent)
+            .unwrap(),
+        Refreshed::Current(_)
+    )
 }
 
 #[test]
@@ -138,7 +142,7 @@ fn the_first_open_of_an_unindexed_session_saves_its_entry() {
     );
     let saved = std::fs::read(t.root.join("data/index")).unwrap();
     let entry = index::find_entry(&saved, &sid).expect("the entry was saved");
-    assert!(entry.compaction_offset.is_some());
+    assert_eq!((entry.last_seq, entry.message_count), (8, 7));
     // Later opens read only the tail: damage the start of the history
     // (same length) and they still see the same effective view.
     let path = store.session_path(&sid);
@@ -151,4 +155,39 @@ fn the_first_open_of_an_unindexed_session_saves_its_entry() {
     let l = store.list().unwrap();
     assert_eq!((l.len(), l[0].message_count), (1, 7));
     assert!(Index::parse(&std::fs::read(t.root.join("data/index")).unwrap()).is_some());
+}
+
+#[test]
+fn patching_the_changed_lines_gives_the_index_a_rebuild_gives() {
+    use crate::listing::RefreshMode;
+    let t = t();
+    let ids: Vec<SessionId> = (0..5)
+        .map(|i| session_with(&t.store, &format!("s{i}")).id().clone())
+        .collect();
+    settle(&t);
+    t.store.list().unwrap();
+    // A rename (noted in the journal), a file removed and one added behind
+    // the store's back (the directory changed).
+    t.store.rename(&ids[2], "two").unwrap();
+    std::fs::remove_file(t.store.session_path(&ids[4])).unwrap();
+    let c = write_file(
+        &t.store,
+        "20260102T000000-cccccccc",
+        format!("{}\n", header_line("20260102T000000-cccccccc", "9")).as_bytes(),
+    );
+    let body = |text: &str| text.split_once('\n').unwrap().1.to_owned();
+    let patched = match t.store.refresh(RefreshMode::Update).unwrap() {
+        Refreshed::Patched(text) => text,
+        _ => panic!("a trusted index is patched"),
+    };
+    let rebuilt = match t.store.refresh(RefreshMode::Rebuild).unwrap() {
+        Refreshed::Updated(_, text) => text,
+        _ => panic!("a rebuild reads every file"),
+    };
+    assert_eq!(body(&patched), body(&rebuilt));
+    let l = t.store.list().unwrap();
+    assert_eq!(l.len(), 5);
+    assert!(l.iter().any(|s| s.id == c));
+    assert!(!l.iter().any(|s| s.id == ids[4]));
+    assert_eq!(l.iter().find(|s| s.id == ids[2]).unwrap().title, "two");
 }

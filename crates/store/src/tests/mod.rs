@@ -13,6 +13,7 @@ mod indexing;
 mod listing;
 mod reading;
 mod recall;
+mod rewinding;
 mod titles;
 mod writing;
 

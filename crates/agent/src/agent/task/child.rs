@@ -88,6 +88,13 @@ impl Agent {
         let mut tool_ctx = self.tool_ctx.clone();
         tool_ctx.seen = Default::default();
         tool_ctx.recall = None;
+        // The child's edits keep their earlier contents in its own file
+        // history (its undos are in its own file); a rewind of the parent's
+        // turn undoes them too (docs/cli.md#rewind-and-fork).
+        tool_ctx.undo = Some(crate::tools::UndoStore {
+            history: self.store.file_history(opened.writer.id()),
+            secrets: Arc::new(self.secrets.clone()),
+        });
         let loader = ContextLoader::new(
             &self.cwd,
             &self.project,

@@ -32,6 +32,7 @@ pub fn run(
     let editor = LineEditor::new()?;
     let interrupts = Interrupts::new();
     let asker = Asker::new(editor.clone(), interrupts.clone());
+    let slash_asker = Asker::new(editor.clone(), interrupts.clone());
     let opts = ui::options(global, Some(Arc::new(TerminalApprover::new(asker))))?;
     let env = opts.env.clone();
     let env_cwd = opts.cwd.clone();
@@ -42,6 +43,7 @@ pub fn run(
             mut view,
             interrupts,
         } = ui::start_with(printer, opts, choice, mode, true, interrupts).await?;
+        view.asker = Some(slash_asker);
         let repl = agent.config().repl.clone();
         editor.configure(
             &repl,

@@ -16,6 +16,7 @@ use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod rewind;
 pub mod slash;
 pub mod status;
 pub mod view;

@@ -48,6 +48,16 @@ pub const COMMANDS: &[Command] = &[
         help: "rename this session",
     },
     Command {
+        name: "/rewind",
+        args: "[N] [--keep-files]",
+        help: "go back N user turns (default 1), restoring the files they changed",
+    },
+    Command {
+        name: "/fork",
+        args: "[N]",
+        help: "continue in a copy of this session (before the last N turns)",
+    },
+    Command {
         name: "/context",
         args: "",
         help: "show the context files and the {ctx} estimate",
@@ -84,18 +94,23 @@ pub const COMMANDS: &[Command] = &[
     },
 ];
 
-/// The `/help` text: one line per command.
+/// The `/help` text: one line per command, the help texts aligned.
 pub fn help() -> String {
+    let usage = |c: &Command| {
+        if c.args.is_empty() {
+            c.name.to_owned()
+        } else {
+            format!("{} {}", c.name, c.args)
+        }
+    };
+    let w = COMMANDS
+        .iter()
+        .map(|c| usage(c).chars().count())
+        .max()
+        .unwrap_or(0);
     COMMANDS
         .iter()
-        .map(|c| {
-            let usage = if c.args.is_empty() {
-                c.name.to_owned()
-            } else {
-                format!("{} {}", c.name, c.args)
-            };
-            format!("{usage:<17} {}", c.help)
-        })
+        .map(|c| format!("{:<w$}  {}", usage(c), c.help))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -140,6 +155,8 @@ pub async fn slash(
                 }
             }
         }
+        "/rewind" => super::rewind::rewind(agent, view, rest).await,
+        "/fork" => super::rewind::fork(agent, view, rest),
         "/new" => {
             let switch = agent.new_session();
             switched(view, agent, switch)
@@ -304,19 +321,21 @@ mod tests {
         assert_eq!(
             help(),
             "\
-/compact [focus]  compact the conversation now (optionally focused)
-/summarize        same as /compact
-/new              start a new session
-/sessions         list sessions
-/resume ID        switch to another session
-/rename TITLE     rename this session
-/context          show the context files and the {ctx} estimate
-/memory           list memory entries
-/remember TEXT    remember TEXT in this project's memory (sent from the next session on)
-/skills           list the skills the model can load
-/status           model, window, {ctx}, this session's tokens and cache hits, compactions
-/help             this help
-/exit             leave"
+/compact [focus]            compact the conversation now (optionally focused)
+/summarize                  same as /compact
+/new                        start a new session
+/sessions                   list sessions
+/resume ID                  switch to another session
+/rename TITLE               rename this session
+/rewind [N] [--keep-files]  go back N user turns (default 1), restoring the files they changed
+/fork [N]                   continue in a copy of this session (before the last N turns)
+/context                    show the context files and the {ctx} estimate
+/memory                     list memory entries
+/remember TEXT              remember TEXT in this project's memory (sent from the next session on)
+/skills                     list the skills the model can load
+/status                     model, window, {ctx}, this session's tokens and cache hits, compactions
+/help                       this help
+/exit                       leave"
         );
     }
 }

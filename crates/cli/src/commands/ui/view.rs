@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::commands::repl::editor::Asker;
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
 use eonyx_agent::tools::{Tee, ToolEvent};
@@ -28,6 +29,9 @@ pub struct View<'p> {
     spinner: Option<ProgressBar>,
     streamed_any: bool,
     pub last_error: Option<std::io::Error>,
+    /// The user to ask before a slash command acts (the REPL); `None` in
+    /// batch runs, which just act.
+    pub asker: Option<Asker>,
     /// While a task's child event is shown: the task's call id (JSON
     /// events get it as `task`).
     task: Option<String>,
@@ -43,6 +47,7 @@ impl<'p> View<'p> {
             spinner: None,
             streamed_any: false,
             last_error: None,
+            asker: None,
             task: None,
             tasks: Default::default(),
         }

@@ -1,0 +1,232 @@
+//! `/rewind` and `/fork` (docs/cli.md#rewind-and-fork): plan a rewind of the
+//! last user turns, carry it out (files, then the rewind record, then the
+//! view rebuilt from the file as a resume would), finish one a crash
+//! interrupted, and fork the session.
+//!
+//! Invariant: the rewind record is appended only after every file of the
+//! plan was restored or left alone, and a note in the file history says a
+//! restore is under way until then; a session opened with that note still
+//! there (the process was killed) finishes the rewind first. Restoring is
+//! idempotent (a file holding its earlier content counts as restored), so
+//! finishing it again is safe.
+
+use std::time::Duration;
+
+use camino::Utf8Path;
+use eonyx_store::{Forked, PendingRewind, SessionWriter, Store};
+
+use super::open::{Memory, open_session};
+use super::{Agent, SessionChoice};
+use crate::error::AgentError;
+use crate::rewind::{self, FileAction, RewindPlan, RewindReport};
+
+/// What `/rewind` is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RewindOptions {
+    /// User turns to go back (at least 1).
+    pub turns: usize,
+    /// `--keep-files`: leave every file alone.
+    pub keep_files: bool,
+}
+
+/// The test hook that waits after each restored file, so that a test can
+/// kill the process in the middle of a restore.
+const PAUSE_VAR: &str = "EONYX_TEST_REWIND_PAUSE_MS";
+
+fn pause() -> Option<Duration> {
+    std::env::var(PAUSE_VAR)
+        .ok()?
+        .parse()
+        .ok()
+        .map(Duration::from_millis)
+}
+
+impl Agent {
+    /// What rewinding the last `opts.turns` user turns would do; nothing
+    /// is changed.
+    pub fn plan_rewind(&self, opts: RewindOptions) -> Result<RewindPlan, AgentError> {
+        let (records, to_seq) = self.last_turns(opts.turns, "rewind")?;
+        let tasks = task_changes(&self.store, self.session_id(), &records)?;
+        Ok(rewind::plan(
+            &records,
+            to_seq,
+            &self.project.root,
+            &self.store.file_history(self.session_id()),
+            &tasks,
+            opts.keep_files,
+        ))
+    }
+
+    /// Carry out `plan`: restore the files (each one at most once,
+    /// atomically, only when it still holds what eonyx wrote), append the
+    /// rewind record, and rebuild the view from the file.
+    pub fn rewind(&mut self, plan: &RewindPlan) -> Result<RewindReport, AgentError> {
+        let history = self.store.file_history(self.session_id());
+        let touches = plan
+            .files
+            .iter()
+            .any(|f| matches!(f.action, FileAction::Restore | FileAction::Remove));
+        if touches {
+            history.set_pending(&PendingRewind {
+                to_seq: plan.to_seq,
+                at_seq: self.writer.next_seq(),
+            })?;
+        }
+        let report = rewind::restore(plan, pause());
+        self.writer.append_rewind(plan.to_seq)?;
+        if touches {
+            // The record is written: a note left behind is cleared by the
+            // next open (the session's next seq is past it).
+            let _ = history.clear_pending();
+        }
+        self.reload_view()?;
+        Ok(report)
+    }
+
+    /// Fork the session before its last `turns` user turns (0: as it is
+    /// now) and continue in the fork. The `# Memory` section is kept, so
+    /// the fork's first request is what this session's would be.
+    pub fn fork(&mut self, turns: usize) -> Result<Forked, AgentError> {
+        let at = if turns == 0 {
+            if !self.writer.is_on_disk() {
+                return Err(AgentError::Usage(
+                    "nothing to fork yet: this session has no messages".into(),
+                ));
+            }
+            self.writer.next_seq() - 1
+        } else {
+            self.last_turns(turns, "fork")?.1
+        };
+        if at == 0 {
+            return Err(AgentError::Usage(
+                "a fork before the first turn would be empty: use /new for a new session".into(),
+            ));
+        }
+        let forked = self.store.fork(self.session_id(), Some(at))?;
+        let opened = open_session(
+            &self.store,
+            &self.config,
+            &self.cwd,
+            &self.project,
+            &SessionChoice::Id(forked.id.clone()),
+        )?;
+        self.replace_session(opened, Memory::Keep);
+        Ok(forked)
+    }
+
+    /// The messages of the last `turns` user turns and the seq just before
+    /// them; a usage error when the session has fewer.
+    fn last_turns(
+        &self,
+        turns: usize,
+        what: &str,
+    ) -> Result<(Vec<eonyx_core::MessageRecord>, u64), AgentError> {
+        if turns == 0 {
+            return Err(AgentError::Usage(format!(
+                "/{what} N: N is how many user turns to go back, at least 1"
+            )));
+        }
+        let records = if self.writer.is_on_disk() {
+            self.store.last_turns(self.session_id(), turns)?
+        } else {
+            Vec::new()
+        };
+        let users = eonyx_core::timeline::count_turns(&records);
+        if users < turns {
+            return Err(AgentError::Usage(match users {
+                0 => format!("nothing to {what}: this session has no turns yet"),
+                n => format!("this session has only {n} user turn(s) to {what}"),
+            }));
+        }
+        let to_seq = records.first().map_or(0, |r| r.seq - 1);
+        Ok((records, to_seq))
+    }
+}
+
+/// Finish a rewind whose file restore a crash interrupted (its note is
+/// still in the file history and its record was not written): restore
+/// again (what is restored already counts as such), then append the
+/// record. `None` when there was nothing to finish.
+pub(super) fn finish_pending(
+    store: &Store,
+    root: &Utf8Path,
+    writer: &mut SessionWriter,
+) -> Result<Option<RewindReport>, AgentError> {
+    let history = store.file_history(writer.id());
+    let Some(pending) = history.pending() else {
+        return Ok(None);
+    };
+    if writer.next_seq() != pending.at_seq {
+        // The record was written before the note could be cleared.
+        history.clear_pending()?;
+        return Ok(None);
+    }
+    let records = store.messages_after(writer.id(), pending.to_seq)?;
+    let tasks = task_changes(store, writer.id(), &records)?;
+    let plan = rewind::plan(&records, pending.to_seq, root, &history, &tasks, false);
+    let mut report = rewind::restore(&plan, None);
+    writer.append_rewind(pending.to_seq)?;
+    history.clear_pending()?;
+    report.resumed = true;
+    Ok(Some(report))
+}
+
+/// What the tasks run in the rewound `records` changed: the messages of
+/// this session's child sessions (and theirs) from the first rewound
+/// message's time on, each with the child's file history. Their changes are
+/// undone with the turns that started them.
+fn task_changes(
+    store: &Store,
+    id: &eonyx_core::SessionId,
+    records: &[eonyx_core::MessageRecord],
+) -> Result<Vec<rewind::Changes>, AgentError> {
+    let ran_tasks = records.iter().any(|r| {
+        r.message
+            .tool_calls
+            .iter()
+            .any(|c| eonyx_core::ToolName::parse(&c.name) == Some(eonyx_core::ToolName::Task))
+    });
+    let Some(first) = records.first().filter(|_| ran_tasks) else {
+        return Ok(Vec::new());
+    };
+    let time = |ts: &str| eonyx_core::time::parse_rfc3339(ts).map(|t| t.as_nanosecond());
+    let since = time(&first.ts).unwrap_or(i128::MIN);
+    let mut out = Vec::new();
+    for child in store.descendants(id)? {
+        let log = store.read_all(&child.id)?;
+        let timeline = log.timeline();
+        let records: Vec<eonyx_core::MessageRecord> = log
+            .records
+            .into_iter()
+            .filter_map(|r| match r {
+                eonyx_core::Record::Message(m)
+                    if !timeline.is_rewound(m.seq) && time(&m.ts).is_some_and(|t| t >= since) =>
+                {
+                    Some(m)
+                }
+                _ => None,
+            })
+            .collect();
+        if !records.is_empty() {
+            out.push(rewind::Changes {
+                records,
+                history: store.file_history(&child.id),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The notice for a rewind finished on open.
+pub(super) fn finished_notice(r: &RewindReport) -> String {
+    let mut s = format!(
+        "finished a rewind to #{} that was interrupted while restoring files: {} restored, {} removed",
+        r.to_seq,
+        r.restored.len(),
+        r.removed.len()
+    );
+    for (path, why) in &r.left_alone {
+        s.push_str(&format!("; left alone {path} ({why})"));
+    }
+    s
+}
