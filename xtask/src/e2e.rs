@@ -13,7 +13,8 @@
 //!    the binary fed one line at a time with that pause between an answer
 //!    and the next line, with summaries written ahead and with
 //!    `ahead_percent = 0`; the wait of each compacting turn against a
-//!    steady turn (`waits.rs`).
+//!    steady turn (`waits.rs`; `--paced-max-tokens N`, `--paced-threshold
+//!    PCT` for a slow machine).
 //! 4. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
@@ -64,6 +65,8 @@ struct Options {
     paced_turns: usize,
     /// The pause between an answer and the next line in the paced stage.
     pause: Duration,
+    /// The paced stage's output caps and threshold (`waits::Tuning`).
+    paced_tuning: waits::Tuning,
     /// Only the task stage (`--tasks-only`).
     tasks_only: bool,
     /// Skip the task stage (`--no-tasks`).
@@ -80,6 +83,7 @@ fn parse(args: &[String]) -> Result<Options> {
         eonyx: None,
         paced_turns: 30,
         pause: Duration::from_millis(8000),
+        paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         no_tasks: false,
     };
@@ -95,14 +99,24 @@ fn parse(args: &[String]) -> Result<Options> {
             "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
+            "--paced-max-tokens" => {
+                o.paced_tuning.max_tokens =
+                    Some(local_model::value(&mut it, "--paced-max-tokens")?);
+            }
+            "--paced-threshold" => {
+                o.paced_tuning.threshold_percent =
+                    Some(local_model::value(&mut it, "--paced-threshold")?);
+            }
             "--pause-ms" => {
                 o.pause = Duration::from_millis(local_model::value(&mut it, "--pause-ms")?);
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--eonyx PATH] [--paced-turns N] [--pause-ms MS]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
-                     with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one.\n\
+                     with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
+                     --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
+                     (a slow or loaded machine: a summary must fit in the pause to be written ahead on a one-slot server).\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
@@ -210,7 +224,7 @@ pub fn run(args: &[String]) -> Result<()> {
                         .lines()
                         .map(str::to_owned)
                         .collect();
-                    match waits::paced_stage(&bin, opts.port, &lines, opts.pause) {
+                    match waits::paced_stage(&bin, opts.port, &lines, opts.pause, &opts.paced_tuning) {
                         Ok(report) => report.iter().for_each(|l| println!("{l}")),
                         Err(e) => {
                             failed += 1;

@@ -15,6 +15,47 @@ use serde_json::Value;
 
 use crate::local_model;
 
+/// The paced stage's config beyond the e2e one: on a slow or loaded
+/// machine, shorter answers and summaries (a summary written ahead on a
+/// one-slot server must finish within the pause) and an earlier trigger
+/// (fewer turns to a compaction).
+#[derive(Debug, Default, Clone)]
+pub(super) struct Tuning {
+    /// Answers capped at N tokens, summaries at 2N.
+    pub max_tokens: Option<u32>,
+    /// `compaction.threshold_percent` (`ahead_percent` follows it).
+    pub threshold_percent: Option<f64>,
+}
+
+impl Tuning {
+    /// The config with these caps and `ahead_percent = 0` when `ahead_off`.
+    fn config(&self, server_port: u16, ahead_off: bool) -> String {
+        let mut config = local_model::config_snippet(server_port);
+        if let Some(n) = self.max_tokens {
+            config = config.replace(
+                "max_output_tokens = 128",
+                &format!("max_output_tokens = {n}"),
+            );
+        }
+        config.push_str("
+
+[compaction]");
+        if let Some(n) = self.max_tokens {
+            config.push_str(&format!("
+summary_max_tokens = {}", 2 * n));
+        }
+        if let Some(p) = self.threshold_percent {
+            config.push_str(&format!("
+threshold_percent = {p}"));
+        }
+        if ahead_off {
+            config.push_str("
+ahead_percent = 0");
+        }
+        config
+    }
+}
+
 /// What one paced run saw.
 struct Run {
     steady: Vec<Duration>,
@@ -39,13 +80,11 @@ fn paced(
     server_port: u16,
     lines: &[String],
     pause: Duration,
+    tuning: &Tuning,
     ahead_off: bool,
 ) -> Result<Run> {
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
-    let mut config = local_model::config_snippet(server_port);
-    if ahead_off {
-        config.push_str("\n\n[compaction]\nahead_percent = 0");
-    }
+    let config = tuning.config(server_port, ahead_off);
     std::fs::create_dir_all(&env.config_dir)?;
     std::fs::write(env.config_dir.join("config.toml"), format!("{config}\n"))
         .context("writing the paced-stage config")?;
@@ -119,17 +158,19 @@ pub(super) fn paced_stage(
     server_port: u16,
     lines: &[String],
     pause: Duration,
+    tuning: &Tuning,
 ) -> Result<Vec<String>> {
     let mut out = vec![format!(
-        "== paced stage: {} turns, {} pause between an answer and the next line",
+        "== paced stage: {} turns, {} pause between an answer and the next line; {:?}",
         lines.len(),
-        secs(pause)
+        secs(pause),
+        tuning
     )];
     for (label, off) in [
         ("summaries written ahead", false),
         ("ahead_percent = 0", true),
     ] {
-        let run = paced(bin, server_port, lines, pause, off)?;
+        let run = paced(bin, server_port, lines, pause, tuning, off)?;
         let steady = median(&run.steady);
         let waits: Vec<String> = run
             .compacting
