@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, SessionChoice};
+use eonyx_agent::{Agent, AgentEvent, AgentOptions, RewindOptions, SessionChoice};
 use eonyx_core::paths::Env;
 use eonyx_core::provider::{
     CancellationToken, SUMMARIZER_INSTRUCTION_PREFIX, SUMMARIZER_SYSTEM_PREFIX,
@@ -268,4 +268,96 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
     // alone, kept verbatim as the newest turn, is past it.)
     assert!(records[1].first_kept_seq > records[0].first_kept_seq);
     assert!(records[1].tokens_after < records[0].tokens_after);
+}
+
+#[tokio::test]
+async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out() {
+    let env = env();
+    let p = provider(Arc::new(AtomicBool::new(false)));
+    let mut agent = open(&env, &p).await;
+    let mut events = Vec::new();
+    let mut n = 0;
+    let job = loop {
+        n += 1;
+        turn(&mut agent, n, &mut events).await;
+        if let Some(job) = agent.start_draft() {
+            break job;
+        }
+        assert!(n < 20);
+    };
+    agent.finish_draft(job.await, &mut |e| events.push(e));
+    assert!(agent.draft_ready());
+    // One more turn (still under the trigger), then rewound: the draft and
+    // its boundary are before the rewind target, so it still applies.
+    let mut evs = Vec::new();
+    turn(&mut agent, n + 1, &mut evs).await;
+    assert!(!evs.iter().any(|e| matches!(e, AgentEvent::Compacted(_))));
+    let rewind = |turns| RewindOptions {
+        turns,
+        keep_files: false,
+    };
+    let plan = agent.plan_rewind(rewind(1)).unwrap();
+    agent.rewind(&plan).unwrap();
+    assert!(agent.draft_ready());
+    // Back past the turn the draft keeps as its boundary: that message is
+    // no longer in the view, so the draft no longer applies.
+    let plan = agent.plan_rewind(rewind(1)).unwrap();
+    agent.rewind(&plan).unwrap();
+    assert!(!agent.draft_ready());
+}
+
+#[tokio::test]
+async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one() {
+    let env = env();
+    let p = provider(Arc::new(AtomicBool::new(false)));
+    let mut agent = open(&env, &p).await;
+    let mut events = Vec::new();
+    let mut n = 0;
+    let job = loop {
+        n += 1;
+        turn(&mut agent, n, &mut events).await;
+        if let Some(job) = agent.start_draft() {
+            break job;
+        }
+        assert!(n < 20);
+    };
+    agent.finish_draft(job.await, &mut |e| events.push(e));
+    let compacted = |evs: &[AgentEvent]| {
+        evs.iter()
+            .filter_map(|e| match e {
+                AgentEvent::Compacted(rec) => rec.mode,
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // The turns go on without another draft until the trigger applies it.
+    loop {
+        n += 1;
+        let mut evs = Vec::new();
+        turn(&mut agent, n, &mut evs).await;
+        match compacted(&evs)[..] {
+            [] => assert!(n < 20),
+            [CompactionMode::Ahead] => break,
+            ref other => panic!("{other:?}"),
+        }
+    }
+    assert!(!agent.draft_ready());
+    let asked = p.requests().iter().filter(|r| is_summarizer(r)).count();
+    // Rewinding the turn that compacted: the compaction is no longer in
+    // force, so the draft it applied fits again.
+    let plan = agent
+        .plan_rewind(RewindOptions {
+            turns: 1,
+            keep_files: false,
+        })
+        .unwrap();
+    agent.rewind(&plan).unwrap();
+    assert!(agent.draft_ready());
+    let mut evs = Vec::new();
+    turn(&mut agent, n + 1, &mut evs).await;
+    assert_eq!(compacted(&evs), [CompactionMode::Ahead]);
+    assert_eq!(
+        p.requests().iter().filter(|r| is_summarizer(r)).count(),
+        asked
+    );
 }
