@@ -224,7 +224,13 @@ pub fn run(args: &[String]) -> Result<()> {
                         .lines()
                         .map(str::to_owned)
                         .collect();
-                    match waits::paced_stage(&bin, opts.port, &lines, opts.pause, &opts.paced_tuning) {
+                    match waits::paced_stage(
+                        &bin,
+                        opts.port,
+                        &lines,
+                        opts.pause,
+                        &opts.paced_tuning,
+                    ) {
                         Ok(report) => report.iter().for_each(|l| println!("{l}")),
                         Err(e) => {
                             failed += 1;

@@ -37,20 +37,29 @@ impl Tuning {
                 &format!("max_output_tokens = {n}"),
             );
         }
-        config.push_str("
+        config.push_str(
+            "
 
-[compaction]");
+[compaction]",
+        );
         if let Some(n) = self.max_tokens {
-            config.push_str(&format!("
-summary_max_tokens = {}", 2 * n));
+            config.push_str(&format!(
+                "
+summary_max_tokens = {}",
+                2 * n
+            ));
         }
         if let Some(p) = self.threshold_percent {
-            config.push_str(&format!("
-threshold_percent = {p}"));
+            config.push_str(&format!(
+                "
+threshold_percent = {p}"
+            ));
         }
         if ahead_off {
-            config.push_str("
-ahead_percent = 0");
+            config.push_str(
+                "
+ahead_percent = 0",
+            );
         }
         config
     }
