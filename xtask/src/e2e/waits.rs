@@ -37,29 +37,15 @@ impl Tuning {
                 &format!("max_output_tokens = {n}"),
             );
         }
-        config.push_str(
-            "
-
-[compaction]",
-        );
+        config.push_str("\n\n[compaction]");
         if let Some(n) = self.max_tokens {
-            config.push_str(&format!(
-                "
-summary_max_tokens = {}",
-                2 * n
-            ));
+            config.push_str(&format!("\nsummary_max_tokens = {}", 2 * n));
         }
         if let Some(p) = self.threshold_percent {
-            config.push_str(&format!(
-                "
-threshold_percent = {p}"
-            ));
+            config.push_str(&format!("\nthreshold_percent = {p}"));
         }
         if ahead_off {
-            config.push_str(
-                "
-ahead_percent = 0",
-            );
+            config.push_str("\nahead_percent = 0");
         }
         config
     }
@@ -214,4 +200,29 @@ pub(super) fn paced_stage(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuning_caps_answers_and_summaries_and_sets_the_threshold() {
+        let t = Tuning {
+            max_tokens: Some(24),
+            threshold_percent: Some(50.0),
+        };
+        let c = t.config(8089, true);
+        assert!(c.contains("max_output_tokens = 24"), "{c}");
+        assert!(!c.contains("max_output_tokens = 128"), "{c}");
+        assert!(
+            c.ends_with(
+                "[compaction]\nsummary_max_tokens = 48\nthreshold_percent = 50\nahead_percent = 0"
+            ),
+            "{c}"
+        );
+        let plain = Tuning::default().config(8089, false);
+        assert!(plain.contains("max_output_tokens = 128"), "{plain}");
+        assert!(plain.ends_with("[compaction]"), "{plain}");
+    }
 }
