@@ -6,6 +6,7 @@ mod agent_run;
 mod agent_tools;
 mod attach;
 mod compaction;
+mod compaction_ahead;
 mod compaction_collapse;
 mod compaction_failures;
 mod compaction_shared_prefix;

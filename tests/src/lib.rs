@@ -35,6 +35,7 @@ pub mod bench;
 mod config;
 pub mod http;
 pub mod mcp_server;
+mod paced;
 mod recorded;
 mod reply;
 mod sandbox;
@@ -47,11 +48,12 @@ pub use config::{
     ConfigWriteError, FAKE_CONTEXT_WINDOW, FAKE_MODEL_KEY, FAKE_MODEL_NAME, FakeConfig,
     write_anthropic_config, write_config,
 };
+pub use paced::Paced;
 pub use recorded::RecordedRequest;
 pub use reply::{FakeToolCall, HOLD_LIMIT, Reply, UsageOverride};
 pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};
 pub use scripted::{ResponderFn, ScriptedProvider, Step, StepFn};
-pub use server::{FakeServer, Ollama, Refuse, Responder};
+pub use server::{FakeServer, Moment, Ollama, Refuse, Responder, Span};
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };

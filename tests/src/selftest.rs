@@ -565,3 +565,72 @@ async fn starts_and_stops_inside_an_async_test() {
         "port must be closed after drop"
     );
 }
+
+/// Poll `f` until it holds (the fake's other threads get there soon).
+fn eventually(what: &str, f: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < until, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn the_timeline_orders_requests_and_marks_and_only_summaries_are_slow() {
+    let server = FakeServer::start();
+    server
+        .set_summarizer(|_| Reply::text("SUMMARY"))
+        .set_summarizer_delay(Duration::from_millis(300))
+        .set_total_slots(4)
+        .advertise_props(Some(2048));
+    let props = get(&format!("{}/props", server.root_url()))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(props["total_slots"], 4);
+    let summarize = json!({
+        "model": "fake-model",
+        "messages": [
+            {"role": "system", "content": format!("{} Write a handoff.", eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX)},
+            {"role": "user", "content": "facts"},
+        ],
+    });
+    let url = format!("{}/chat/completions", server.base_url());
+    let slow = {
+        let (url, body) = (url.clone(), summarize.clone());
+        std::thread::spawn(move || post_json(&url, &body, &[]).unwrap())
+    };
+    eventually("the summary started", || !server.spans().is_empty());
+    let between = server.mark("between");
+    // The agent's own request is answered while the summary waits.
+    assert_eq!(
+        content(&chat(&server, &openai_body(false, "hi")))["content"],
+        "ok"
+    );
+    assert_eq!(content(&slow.join().unwrap())["content"], "SUMMARY");
+    let spans = server.spans();
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    let (s, a) = (&spans[0], &spans[1]);
+    assert!(s.summarizer && !a.summarizer);
+    assert!(s.completed && a.completed);
+    assert!(s.started < between && between < a.started);
+    assert!(s.in_flight_at(between) && !a.in_flight_at(between));
+    assert!(a.ended < s.ended, "{spans:?}");
+    assert_eq!(
+        server.timeline()[between],
+        crate::Moment::Mark("between".into())
+    );
+    // A client that goes away: the request ends unfinished.
+    let r = crate::http::request(
+        "POST",
+        &url,
+        &[],
+        Some(&summarize.to_string()),
+        Duration::from_millis(30),
+    );
+    assert!(r.is_err(), "{r:?}");
+    eventually("the dropped request ended", || {
+        server.spans().get(2).is_some_and(|s| s.ended.is_some())
+    });
+    assert!(!server.spans()[2].completed, "{:?}", server.spans());
+}

@@ -9,12 +9,18 @@
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
 //!    the compactions found in the session file.
-//! 3. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
+//! 3. Paced (`--pause-ms MS`, default 8000; `--paced-turns N`, 0 skips it):
+//!    the binary fed one line at a time with that pause between an answer
+//!    and the next line, with summaries written ahead and with
+//!    `ahead_percent = 0`; the wait of each compacting turn against a
+//!    steady turn (`waits.rs`; `--paced-max-tokens N`, `--paced-threshold
+//!    PCT` for a slow machine).
+//! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
-//!    when it is not installed.
-//! 4. Tasks (`task.rs`): the same reads done by the main agent and delegated
-//!    to one `explore` task, against a second llama-server (n_ctx 8192 on
-//!    port P+1); the parent's window use in both.
+//!    when it is not installed (`--mcp-only` runs only this stage).
+//! 5. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//!    main agent and delegated to one `explore` task, against a second
+//!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
 use std::io::Write;
 use std::process::Stdio;
@@ -31,6 +37,7 @@ mod mcp;
 mod proxy;
 mod report;
 mod task;
+mod waits;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
 pub(crate) use report::pct;
@@ -58,10 +65,18 @@ struct Options {
     transcript: bool,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
+    /// Turns of the paced stage (0: skip it).
+    paced_turns: usize,
+    /// The pause between an answer and the next line in the paced stage.
+    pause: Duration,
+    /// The paced stage's output caps and threshold (`waits::Tuning`).
+    paced_tuning: waits::Tuning,
     /// Only the task stage (`--tasks-only`).
     tasks_only: bool,
     /// Only the MCP stage (`--mcp-only`).
     mcp_only: bool,
+    /// Skip the task stage (`--no-tasks`).
+    no_tasks: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -72,8 +87,12 @@ fn parse(args: &[String]) -> Result<Options> {
         ctx: E2E_CTX,
         transcript: false,
         eonyx: None,
+        paced_turns: 30,
+        pause: Duration::from_millis(8000),
+        paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         mcp_only: false,
+        no_tasks: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -85,15 +104,32 @@ fn parse(args: &[String]) -> Result<Options> {
             "--transcript-summaries" => o.transcript = true,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
+            "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
+            "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
+            "--paced-max-tokens" => {
+                o.paced_tuning.max_tokens =
+                    Some(local_model::value(&mut it, "--paced-max-tokens")?);
+            }
+            "--paced-threshold" => {
+                o.paced_tuning.threshold_percent =
+                    Some(local_model::value(&mut it, "--paced-threshold")?);
+            }
+            "--pause-ms" => {
+                o.pause = Duration::from_millis(local_model::value(&mut it, "--pause-ms")?);
+            }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--mcp-only] [--eonyx PATH]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                     --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
+                     with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
+                     --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
+                     (a slow or loaded machine: a summary must fit in the pause to be written ahead on a one-slot server).\n\
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
-                     --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1).\n\
+                     --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
-                     checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30)."
+                     checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
                 std::process::exit(0);
             }
@@ -187,24 +223,45 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("== binary stage skipped (--http-only)");
     } else {
         match eonyx_binary(opts.eonyx.as_deref()) {
+            Err(e) => {
+                failed += 1;
+                println!("FAIL  binary stage: {e:#}");
+            }
             Ok(bin) => {
-                if let Err(e) = binary_stage(opts.port, opts.turns, opts.transcript, &bin) {
+                if opts.turns == 0 {
+                    println!("== binary stage skipped (--turns 0)");
+                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
                     failed += 1;
                     println!("FAIL  binary stage: {e:#}");
+                }
+                if opts.paced_turns > 0 {
+                    let lines: Vec<String> = turn_lines(opts.paced_turns)
+                        .lines()
+                        .map(str::to_owned)
+                        .collect();
+                    match waits::paced_stage(
+                        &bin,
+                        opts.port,
+                        &lines,
+                        opts.pause,
+                        &opts.paced_tuning,
+                    ) {
+                        Ok(report) => report.iter().for_each(|l| println!("{l}")),
+                        Err(e) => {
+                            failed += 1;
+                            println!("FAIL  paced stage: {e:#}");
+                        }
+                    }
                 }
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
                 }
             }
-            Err(e) => {
-                failed += 1;
-                println!("FAIL  binary stage: {e:#}");
-            }
         }
     }
     drop(server);
-    if !opts.http_only {
+    if !opts.http_only && !opts.no_tasks {
         match run_task_stage(&opts) {
             Ok(n) => failed += n,
             Err(e) => {
@@ -287,10 +344,10 @@ fn turn_lines(turns: usize) -> String {
 }
 
 fn binary_stage(
+    bin: &std::path::Path,
     server_port: u16,
     turns: usize,
     transcript: bool,
-    bin: &std::path::Path,
 ) -> Result<()> {
     println!("== binary stage: {turns} batch turns, no context_window in config");
     let (proxy_port, log) = start_proxy(server_port)?;

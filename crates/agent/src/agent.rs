@@ -5,7 +5,10 @@
 //! - `turn`: the turn loop: steps, tool execution, append-before-continue;
 //! - `step`: one provider step, with overflow and silent-truncation recovery
 //!   (compact against the learned window, retry once);
-//! - `compaction`: when to compact, planning, and the call into eonyx-compact;
+//! - `compaction`: when to compact, planning, applying a summary written
+//!   ahead, and the call into eonyx-compact;
+//! - `ahead`: summaries written ahead of time, in the background, while the
+//!   frontend waits for the user;
 //! - `request`: the system prompt and the next request (shared with
 //!   [`crate::effective_request`]), and the size estimate;
 //! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
@@ -32,6 +35,7 @@ use crate::secrets::Redactor;
 use crate::tools::{Approver, ToolContext};
 use crate::truncation::TruncationCheck;
 
+mod ahead;
 mod compaction;
 mod input;
 mod mcp;
@@ -46,6 +50,7 @@ mod task;
 mod turn;
 mod window_steps;
 
+pub use ahead::{DraftDone, DraftJob};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
@@ -122,6 +127,9 @@ pub struct ContextStatus {
     pub percent: f64,
     /// At or above the compaction threshold.
     pub over_threshold: bool,
+    /// A summary written ahead is ready: the next compaction needs no
+    /// summarizer call.
+    pub summary_ready: bool,
 }
 
 /// One eonyx agent bound to one session at a time.
@@ -150,6 +158,13 @@ pub struct Agent {
     limits: Limits,
     trigger: Trigger,
     guard: AutoGuard,
+    /// The `seq` of the compaction record the view starts from.
+    base_seq: Option<u64>,
+    /// The newest summary written ahead (from the file or this process);
+    /// it applies while it builds on `base_seq`.
+    draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// Requests the session's server computes at once, when it said.
+    total_slots: Option<u64>,
     tool_ctx: ToolContext,
     tool_defs: Vec<ToolDef>,
     approver: Arc<dyn Approver>,

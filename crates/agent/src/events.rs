@@ -1,5 +1,5 @@
 use eonyx_core::memory::MemoryEntry;
-use eonyx_core::{CompactionRecord, SessionId, ToolCall, Usage};
+use eonyx_core::{CompactionRecord, SessionId, SummaryDraftRecord, ToolCall, Usage};
 
 /// What the agent reports while it works; the frontend decides how to show
 /// it (stream to stdout, JSON events, spinners on stderr).
@@ -24,8 +24,11 @@ pub enum AgentEvent {
     CompactionStarted {
         trigger: eonyx_core::CompactionTrigger,
     },
-    /// A compaction was saved.
+    /// A compaction was saved (`mode: "ahead"` when it applied a summary
+    /// written ahead).
     Compacted(CompactionRecord),
+    /// A summary written ahead, in the background, was saved.
+    SummaryDraft(SummaryDraftRecord),
     /// A provider step finished with this usage.
     StepUsage(Usage),
     /// A one-line notice for stderr (changed context files, loop breaker…).

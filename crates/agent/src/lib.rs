@@ -27,8 +27,8 @@ pub mod tools;
 mod truncation;
 
 pub use agent::{
-    Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, LastCompaction,
-    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
+    DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;

@@ -11,6 +11,7 @@
 use camino::Utf8Path;
 use eonyx_compact::Limits;
 use eonyx_config::{Config, FALLBACK_CONTEXT_WINDOW};
+use eonyx_core::provider::ServerLimits;
 use eonyx_core::{ModelConfig, Provider};
 use eonyx_store::limits::{LearnedLimit, LimitsCache, LimitsError};
 
@@ -220,6 +221,10 @@ pub struct Started {
     pub window: Window,
     /// The summarizer model's window (the session's when it is the same model).
     pub summarizer_window: u64,
+    /// How many requests the session's server computes at once, when it
+    /// said (llama.cpp `/props` `total_slots`); asked at every start, never
+    /// cached.
+    pub total_slots: Option<u64>,
 }
 
 /// At session start: load the request shapes learned for both models,
@@ -240,13 +245,15 @@ pub async fn start(
     if !same {
         summarizer.set_quirks(cache.quirks(&summarizer_model.base_url, &summarizer_model.name));
     }
-    let (main, other) = tokio::join!(detect(provider, model), async {
+    let (main, other) = tokio::join!(probe(provider, model), async {
         if same {
             None
         } else {
             detect(summarizer, summarizer_model).await
         }
     });
+    let total_slots = main.and_then(|l| l.total_slots);
+    let main = main.and_then(found);
     let mut changed = false;
     if let Some((w, from)) = main {
         changed |= cache.record_detected(&model.base_url, &model.name, w, from);
@@ -272,15 +279,25 @@ pub async fn start(
     Started {
         window,
         summarizer_window,
+        total_slots,
     }
 }
 
 /// The server's answer for `model`: window and where it came from.
 pub async fn detect(provider: &dyn Provider, model: &ModelConfig) -> Option<(u64, &'static str)> {
+    probe(provider, model).await.and_then(found)
+}
+
+/// Everything the server says about `model` (`None`: the model has no name).
+async fn probe(provider: &dyn Provider, model: &ModelConfig) -> Option<ServerLimits> {
     if model.name.is_empty() {
         return None;
     }
-    let limits = provider.detect_limits(&model.name).await;
+    Some(provider.detect_limits(&model.name).await)
+}
+
+/// The window of a server's answer and where it came from.
+fn found(limits: ServerLimits) -> Option<(u64, &'static str)> {
     Some((
         limits.context_window?,
         limits.source.unwrap_or("the server"),

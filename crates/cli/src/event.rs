@@ -67,6 +67,24 @@ pub enum Event<'a> {
         first_kept_seq: u64,
         mid_turn: bool,
         mode: Option<CompactionMode>,
+        /// With `mode: "ahead"`: the `summary_draft` record applied (absent
+        /// otherwise).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        draft_seq: Option<u64>,
+    },
+    /// A summary is being written ahead, in the background (batch runs:
+    /// written before the `turn_completed` of the turn after which it
+    /// started).
+    SummaryDraftStarted {
+        first_kept_seq: u64,
+    },
+    /// A summary written ahead was saved; the next compaction applies it
+    /// with no summarizer call.
+    SummaryDraft {
+        seq: u64,
+        first_kept_seq: u64,
+        /// The summary's size.
+        tokens: u64,
     },
     /// `eonyx compact --json`: the session and the whole record written.
     #[serde(rename = "compaction")]
@@ -382,9 +400,34 @@ mod tests {
                 tokens_after: 120,
                 first_kept_seq: 7,
                 mid_turn: false,
-                mode: None
+                mode: None,
+                draft_seq: None
             }),
             r#"{"first_kept_seq":7,"mid_turn":false,"mode":null,"tokens_after":120,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
+        );
+        assert_eq!(
+            line(Event::Compaction {
+                trigger: CompactionTrigger::Auto,
+                tokens_before: 900,
+                tokens_after: 150,
+                first_kept_seq: 5,
+                mid_turn: false,
+                mode: Some(CompactionMode::Ahead),
+                draft_seq: Some(12)
+            }),
+            r#"{"draft_seq":12,"first_kept_seq":5,"mid_turn":false,"mode":"ahead","tokens_after":150,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
+        );
+        assert_eq!(
+            line(Event::SummaryDraftStarted { first_kept_seq: 5 }),
+            r#"{"first_kept_seq":5,"type":"summary_draft_started"}"#
+        );
+        assert_eq!(
+            line(Event::SummaryDraft {
+                seq: 12,
+                first_kept_seq: 5,
+                tokens: 300
+            }),
+            r#"{"first_kept_seq":5,"seq":12,"tokens":300,"type":"summary_draft"}"#
         );
         assert_eq!(
             line(Event::MemoryChanged {

@@ -12,6 +12,9 @@
 //!   returns the [`eonyx_core::CompactionRecord`] to persist, with exact
 //!   facts (paths, commands) gathered mechanically.
 //! - [`AutoGuard`] stops auto compaction after repeated useless ones.
+//! - [`write_draft`] writes a summary ahead of time, in the background, as
+//!   an independent future; [`record_from_draft`] turns it into the
+//!   compaction record when the trigger fires.
 //!
 //! Invariants: this crate never writes, prints or mutates session state —
 //! [`compact`] only returns a record, so a failed or cancelled compaction
@@ -23,6 +26,7 @@
 //! request only grows at the end (prompt caches keep hitting). Exact facts
 //! never depend on the model's text.
 
+mod ahead;
 mod cut;
 mod estimate;
 mod facts;
@@ -36,6 +40,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
+pub use ahead::{DraftInput, DraftOutcome, draft_applies, plan_at, record_from_draft, write_draft};
 pub use cut::CUT_SUMMARY_NOTE;
 
 pub use estimate::{
@@ -299,6 +304,7 @@ fn finish_record(
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
+        draft_seq: None,
         // Filled in by the agent, which knows the skills (README, section "Skills").
         skills: Vec::new(),
     })

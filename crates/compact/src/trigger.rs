@@ -25,6 +25,11 @@ pub struct Trigger {
     /// Headroom kept below the window: `buffer_tokens` capped at a quarter
     /// of the window, never less than `max_output_tokens`.
     pub headroom: u64,
+    /// From this estimate on, an idle session writes the next summary in
+    /// the background (docs/compaction.md#ahead-of-time-summaries): the
+    /// trigger scaled by `ahead_percent / threshold_percent`. `None` when
+    /// `ahead_percent` is 0 or automatic compaction is off.
+    pub ahead: Option<u64>,
 }
 
 impl Trigger {
@@ -74,10 +79,16 @@ pub fn trigger(cfg: &CompactionConfig, limits: &Limits) -> Trigger {
         }
         Some(t.max(1))
     };
+    let ahead = tokens.and_then(|t| {
+        let (a, pct) = (cfg.ahead_percent(), cfg.threshold_percent);
+        (a > 0.0 && pct.is_finite() && a < pct)
+            .then(|| ((t as f64 * a / pct).round() as u64).clamp(1, t))
+    });
     Trigger {
         tokens,
         window,
         headroom,
+        ahead,
     }
 }
 
@@ -226,6 +237,31 @@ mod tests {
         let t = trigger(&c, &lim(Some(10_000), None, None));
         assert_eq!(t.tokens, None);
         assert_eq!(t.ceiling(), 7_500);
+    }
+
+    #[test]
+    fn the_ahead_point_sits_below_the_trigger_as_the_percentages_say() {
+        // Default: ten points below the threshold, of the window.
+        let t = trigger(&cfg(80.0), &lim(Some(200_000), None, None));
+        assert_eq!((t.tokens, t.ahead), (Some(160_000), Some(140_000)));
+        // A trigger lowered by the headroom lowers it in proportion.
+        let t = trigger(&cfg(80.0), &lim(Some(4096), None, Some(1500)));
+        assert_eq!(t.tokens, Some(2596));
+        assert_eq!(t.ahead, Some(2272));
+        // Set explicitly; 0 is off; so is auto compaction off.
+        let mut c = cfg(80.0);
+        c.ahead_percent = Some(50.0);
+        let t = trigger(&c, &lim(Some(200_000), None, None));
+        assert_eq!(t.ahead, Some(100_000));
+        c.ahead_percent = Some(0.0);
+        assert_eq!(trigger(&c, &lim(Some(200_000), None, None)).ahead, None);
+        let mut c = cfg(80.0);
+        c.auto = false;
+        assert_eq!(trigger(&c, &lim(Some(200_000), None, None)).ahead, None);
+        // A fixed trigger (EONYX_AUTO_COMPACT_TOKENS) keeps the ratio.
+        let mut c = cfg(80.0);
+        c.trigger_tokens_override = Some(8000);
+        assert_eq!(trigger(&c, &Limits::default()).ahead, Some(7000));
     }
 
     #[test]

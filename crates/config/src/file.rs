@@ -17,6 +17,9 @@ pub struct CompactionFile {
     pub auto: Option<bool>,
     pub prune: Option<bool>,
     pub threshold_percent: Option<f64>,
+    /// Background summaries from this percent of the window (0 = off);
+    /// unset = `threshold_percent` − 10.
+    pub ahead_percent: Option<f64>,
     pub buffer_tokens: Option<u64>,
     pub keep_turns: Option<u32>,
     pub keep_tokens: Option<u64>,

@@ -92,6 +92,7 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.auto"),
     any("compaction.prune"),
     any("compaction.threshold_percent"),
+    any("compaction.ahead_percent"),
     any("compaction.buffer_tokens"),
     any("compaction.keep_turns"),
     any("compaction.keep_tokens"),

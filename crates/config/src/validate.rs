@@ -343,6 +343,27 @@ fn validate_compaction(
             &format!("{t} is out of range; use a percentage from 1 to 100 (fractions allowed)"),
         ));
     }
+    if let Some(a) = c.ahead_percent
+        && (!a.is_finite() || !(0.0..=100.0).contains(&a) || (a > 0.0 && a < 1.0))
+    {
+        return Err(invalid(
+            "ahead_percent",
+            &format!(
+                "{a} is out of range; use a percentage from 1 to 100 below threshold_percent (fractions allowed), or 0 to turn ahead-of-time summaries off"
+            ),
+        ));
+    }
+    if let (Some(a), Some(t)) = (c.ahead_percent, c.threshold_percent)
+        && a > 0.0
+        && a >= t
+    {
+        return Err(invalid(
+            "ahead_percent",
+            &format!(
+                "{a} is not below threshold_percent ({t}): the summary must start before compaction is due; use a smaller value, or 0 to turn it off"
+            ),
+        ));
+    }
     if let Some(r) = c.chars_per_token
         && (!r.is_finite() || r <= 0.0)
     {
@@ -395,6 +416,25 @@ mod tests {
         );
         assert!(parse_global("[compaction]\nthreshold_percent = 0.5\n", p).is_err());
         assert!(parse_global("[compaction]\nthreshold_percent = 62.5\n", p).is_ok());
+        assert!(parse_global("[compaction]\nahead_percent = 0\n", p).is_ok());
+        assert!(parse_global("[compaction]\nahead_percent = 55.5\n", p).is_ok());
+        let err = parse_global("[compaction]\nahead_percent = 101\n", p).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`compaction.ahead_percent`: 101 is out of range"),
+            "{err}"
+        );
+        let err = parse_global(
+            "[models.m.compaction]\nthreshold_percent = 60\nahead_percent = 60\n",
+            p,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "`models.m.compaction.ahead_percent`: 60 is not below threshold_percent (60)"
+            ),
+            "{err}"
+        );
         let err = parse_global("[compaction]\nchars_per_token = 0\n", p).unwrap_err();
         assert!(
             err.to_string().contains("`compaction.chars_per_token`"),

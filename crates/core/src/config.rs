@@ -37,6 +37,11 @@ pub struct CompactionConfig {
     pub prune: bool,
     /// Percent of the effective context window, `1..=100`, fractional ok.
     pub threshold_percent: f64,
+    /// Where a summary starts being written in the background, in percent
+    /// of the window (docs/compaction.md#ahead-of-time-summaries); `None`:
+    /// derived from `threshold_percent` ([`CompactionConfig::ahead_percent`]);
+    /// `Some(0.0)`: off.
+    pub ahead_percent: Option<f64>,
     pub buffer_tokens: u64,
     pub keep_turns: u32,
     /// Cap on the verbatim tail, 0 = no cap.
@@ -64,6 +69,7 @@ impl Default for CompactionConfig {
             auto: true,
             prune: true,
             threshold_percent: 80.0,
+            ahead_percent: None,
             buffer_tokens: 20_000,
             keep_turns: 3,
             keep_tokens: 0,
@@ -76,6 +82,18 @@ impl Default for CompactionConfig {
             model: String::new(),
             temperature: None,
             trigger_tokens_override: None,
+        }
+    }
+}
+
+impl CompactionConfig {
+    /// The ahead-of-time point in percent of the window: the configured
+    /// `ahead_percent`, else `threshold_percent − 10` (half the threshold
+    /// when that is less, so a low threshold still gets one). 0 = off.
+    pub fn ahead_percent(&self) -> f64 {
+        match self.ahead_percent {
+            Some(p) if p.is_finite() => p.max(0.0),
+            _ => (self.threshold_percent - 10.0).max(self.threshold_percent / 2.0),
         }
     }
 }

@@ -34,6 +34,6 @@ pub use provider::{
 };
 pub use record::{
     CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, Record,
-    RewindRecord, SessionHeader, TitleRecord,
+    RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

@@ -241,6 +241,11 @@ pub struct ServerLimits {
     pub max_output_tokens: Option<u64>,
     /// Where the figures came from, e.g. `/props` (shown by `eonyx config`).
     pub source: Option<&'static str>,
+    /// How many requests the server computes at once (llama.cpp `/props`
+    /// `total_slots`); `None` when it does not say. With one slot a
+    /// background summary would make the user's request wait, so it is
+    /// cancelled instead (docs/compaction.md#ahead-of-time-summaries).
+    pub total_slots: Option<u64>,
 }
 
 /// Changes to the request shape a model needs because it refused a

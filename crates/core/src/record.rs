@@ -138,16 +138,58 @@ pub struct CompactionRecord {
     /// cache-aware compaction).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<CompactionMode>,
+    /// With `mode: "ahead"`: the `seq` of the [`SummaryDraftRecord`] the
+    /// summary was taken from (docs/session-format.md#summary-draft-records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_seq: Option<u64>,
+}
+
+/// A summary written ahead of time, in the background, while eonyx was
+/// idle (docs/compaction.md#ahead-of-time-summaries). It changes nothing by
+/// itself: a later compaction may apply it (a [`CompactionRecord`] with
+/// `mode: "ahead"` and `draft_seq`) when it still builds on the latest
+/// compaction. Versions that do not know the type skip it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryDraftRecord {
+    pub seq: u64,
+    pub ts: String,
+    /// The summary as a compaction record would hold it: the model's text
+    /// plus the exact-facts section.
+    pub summary: String,
+    /// The boundary the summary was written for: it replaces every
+    /// message with a smaller `seq`.
+    pub first_kept_seq: u64,
+    /// The `seq` of the compaction record the summary builds on (merges);
+    /// absent when the session had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_seq: Option<u64>,
+    /// The exact facts of the summarized span merged with the base's, as
+    /// in [`CompactionRecord::facts`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Value>,
+    /// Which summarizer request wrote it (`shared-prefix` or `transcript`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<CompactionMode>,
+    /// The estimated request when the draft was started.
+    pub tokens_before: u64,
+    /// The estimated request had the draft been applied at once.
+    pub tokens_after: u64,
+    /// The summary's size in tokens (the summarizer's count when it
+    /// reported one, else the estimate).
+    pub tokens: u64,
 }
 
 /// How the summarizer was asked: the conversation as it would be sent next
 /// plus one instruction (`shared-prefix`, reuses the prompt cache), or the
 /// standalone transcript request (`transcript`, the fallback).
+/// `ahead`: the summary is a [`SummaryDraftRecord`] written earlier in the
+/// background; no summarizer was called at the compaction itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CompactionMode {
     SharedPrefix,
     Transcript,
+    Ahead,
 }
 
 impl CompactionMode {
@@ -155,6 +197,7 @@ impl CompactionMode {
         match self {
             CompactionMode::SharedPrefix => "shared-prefix",
             CompactionMode::Transcript => "transcript",
+            CompactionMode::Ahead => "ahead",
         }
     }
 }
@@ -187,17 +230,20 @@ pub enum Record {
     Message(MessageRecord),
     Title(TitleRecord),
     Compaction(CompactionRecord),
+    #[serde(rename = "summary_draft")]
+    SummaryDraft(SummaryDraftRecord),
     Rewind(RewindRecord),
 }
 
 impl Record {
     /// The record's `seq`, for the types that have one (message,
-    /// compaction, rewind: they share one sequence).
+    /// compaction, rewind, summary draft: they share one sequence).
     pub fn seq(&self) -> Option<u64> {
         match self {
             Record::Message(m) => Some(m.seq),
             Record::Compaction(c) => Some(c.seq),
             Record::Rewind(r) => Some(r.seq),
+            Record::SummaryDraft(d) => Some(d.seq),
             Record::Session(_) | Record::Title(_) => None,
         }
     }
@@ -227,9 +273,10 @@ impl Record {
                 let v: Value =
                     serde_json::from_slice(line).map_err(|_| RecordError(e.to_string()))?;
                 match v.get("type").and_then(Value::as_str) {
-                    Some(t @ ("session" | "message" | "title" | "compaction" | "rewind")) => {
-                        Err(RecordError(format!("malformed {t} record: {e}")))
-                    }
+                    Some(
+                        t @ ("session" | "message" | "title" | "compaction" | "rewind"
+                        | "summary_draft"),
+                    ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),
                 }
@@ -285,6 +332,52 @@ mod tests {
             },
             ParsedLine::Unknown(_) => panic!("unknown"),
         }
+    }
+
+    #[test]
+    fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
+        let d = Record::SummaryDraft(SummaryDraftRecord {
+            seq: 40,
+            ts: "2026-07-05T10:59:00Z".into(),
+            summary: "…".into(),
+            first_kept_seq: 37,
+            base_seq: Some(12),
+            facts: None,
+            mode: Some(CompactionMode::SharedPrefix),
+            tokens_before: 78000,
+            tokens_after: 11000,
+            tokens: 900,
+        });
+        let line = d.to_line();
+        assert_eq!(
+            line,
+            r#"{"type":"summary_draft","seq":40,"ts":"2026-07-05T10:59:00Z","summary":"…","first_kept_seq":37,"base_seq":12,"mode":"shared-prefix","tokens_before":78000,"tokens_after":11000,"tokens":900}"#
+        );
+        assert!(matches!(
+            Record::parse_line(line.as_bytes()).unwrap(),
+            ParsedLine::Record(r) if *r == d
+        ));
+        // A broken draft is a bad line, not an unknown type.
+        assert!(Record::parse_line(br#"{"type":"summary_draft","seq":1}"#).is_err());
+        let c = Record::Compaction(CompactionRecord {
+            seq: 42,
+            ts: "2026-07-05T11:00:00Z".into(),
+            summary: "…".into(),
+            first_kept_seq: 37,
+            trigger: CompactionTrigger::Auto,
+            tokens_before: 91000,
+            tokens_after: 12000,
+            mid_turn: false,
+            focus: None,
+            facts: None,
+            skills: Vec::new(),
+            mode: Some(CompactionMode::Ahead),
+            draft_seq: Some(40),
+        });
+        assert_eq!(
+            c.to_line(),
+            r#"{"type":"compaction","seq":42,"ts":"2026-07-05T11:00:00Z","summary":"…","first_kept_seq":37,"trigger":"auto","tokens_before":91000,"tokens_after":12000,"mode":"ahead","draft_seq":40}"#
+        );
     }
 
     #[test]

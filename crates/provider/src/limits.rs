@@ -30,6 +30,7 @@ pub fn anthropic_documented(model: &str) -> Option<ServerLimits> {
         context_window: Some(200_000),
         max_output_tokens: None,
         source: Some("Anthropic's documented limits"),
+        total_slots: None,
     })
 }
 
@@ -49,6 +50,12 @@ pub fn parse_props(v: &Value) -> Option<u64> {
         .or(props.n_ctx)
         .flatten()
         .filter(|n| *n > 0)
+}
+
+/// llama.cpp `/props`: `total_slots`, the requests it computes at once.
+pub fn parse_slots(v: &Value) -> Option<u64> {
+    let props: wire::Props = decode(v);
+    props.total_slots.filter(|n| *n > 0)
 }
 
 /// `/models`: the entry for `model` (or the only entry) and its
@@ -75,6 +82,7 @@ pub fn parse_models(v: &Value, model: &str) -> ServerLimits {
             .or_else(|| n(top.and_then(|t| t.context_length))),
         max_output_tokens: n(top.and_then(|t| t.max_completion_tokens)),
         source: None,
+        total_slots: None,
     }
 }
 
@@ -196,10 +204,26 @@ pub(crate) async fn detect_openai_compatible(
         get_json(http, show),
         get_json(http, http.client.get(format!("{root}/api/ps"))),
     );
+    ServerLimits {
+        total_slots: props.as_ref().and_then(parse_slots),
+        ..window_from(props, models, show, ps, model, ollama_default)
+    }
+}
+
+/// The window the probes' answers give, in the order of the module docs.
+fn window_from(
+    props: Option<Value>,
+    models: Option<Value>,
+    show: Option<Value>,
+    ps: Option<Value>,
+    model: &str,
+    ollama_default: u64,
+) -> ServerLimits {
     let found = |n: u64, source: &'static str| ServerLimits {
         context_window: Some(n),
         max_output_tokens: None,
         source: Some(source),
+        total_slots: None,
     };
     if let Some(n) = props.as_ref().and_then(parse_props) {
         return found(n, "/props");
@@ -234,6 +258,9 @@ mod tests {
     fn llama_cpp_props() {
         let v: Value = serde_json::from_str(r#"{"default_generation_settings":{"id":0,"id_task":-1,"n_ctx":2048,"speculative":false,"is_processing":false,"params":{"n_predict":-1,"temperature":0.8}},"total_slots":1,"model_path":"/models/gemma-3-270m.gguf","chat_template":"...","build_info":"b5000"}"#).unwrap();
         assert_eq!(parse_props(&v), Some(2048));
+        assert_eq!(parse_slots(&v), Some(1));
+        assert_eq!(parse_slots(&serde_json::json!({"total_slots": 4})), Some(4));
+        assert_eq!(parse_slots(&serde_json::json!({"total_slots": "x"})), None);
         assert_eq!(
             parse_props(&serde_json::json!({"error": "not found"})),
             None
@@ -254,6 +281,7 @@ mod tests {
                 context_window: Some(128000),
                 max_output_tokens: Some(16384),
                 source: None,
+                total_slots: None,
             }
         );
         assert_eq!(

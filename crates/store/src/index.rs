@@ -85,6 +85,9 @@ impl Entry {
                     self.last_seq = self.last_seq.max(r.seq);
                     self.set_activity(r.ts);
                 }
+                // A draft takes a seq but is no activity of the user's: it
+                // is written while the session sits idle.
+                Record::SummaryDraft(d) => self.last_seq = self.last_seq.max(d.seq),
             },
             Ok(ParsedLine::Unknown(_)) => self.unknown_lines += 1,
             Err(_) => self.bad_lines += 1,

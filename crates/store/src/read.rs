@@ -6,7 +6,7 @@ use std::io::Read;
 
 use eonyx_core::record::{ParsedLine, Record, SessionHeader};
 use eonyx_core::timeline::Timeline;
-use eonyx_core::{CompactionRecord, MessageRecord, Role, SessionId};
+use eonyx_core::{CompactionRecord, MessageRecord, Role, SessionId, SummaryDraftRecord};
 
 use crate::lines::for_each_line;
 use crate::timeline::{self, Item};
@@ -19,6 +19,11 @@ pub struct Effective {
     pub title: String,
     /// The compaction record in force (the last one of the timeline).
     pub compaction: Option<CompactionRecord>,
+    /// The newest summary draft after the compaction record in force
+    /// (drafts before it cannot apply any more), whatever it builds on: the
+    /// agent checks that (docs/compaction.md#ahead-of-time-summaries).
+    /// Never one a rewind left out.
+    pub draft: Option<SummaryDraftRecord>,
     /// The timeline's messages with seq >= the compaction's
     /// `first_kept_seq` (all of them when there is none), oldest first;
     /// nothing a rewind left out.
@@ -112,7 +117,8 @@ impl Store {
     }
 
     /// Effective history: header, current title, the compaction record in
-    /// force and the messages of the timeline from its `first_kept_seq` on
+    /// force, the newest summary draft after it and the messages of the
+    /// timeline from its `first_kept_seq` on
     /// (docs/session-format.md#reading-efficiently). Reads back from the
     /// end, jumping over what rewinds left out, down to the first retained
     /// message: never the whole history when it was compacted.
@@ -123,8 +129,16 @@ impl Store {
             reason: "its first line is not a session header".into(),
         })?;
         let mut compaction: Option<CompactionRecord> = None;
+        let mut draft: Option<SummaryDraftRecord> = None;
         let mut messages = Vec::new();
         timeline::walk_back(&mut file, entry.len, |item| match item {
+            // The newest one, newer than the compaction in force.
+            Item::Draft(d) => {
+                if compaction.is_none() && draft.is_none() {
+                    draft = Some(d);
+                }
+                true
+            }
             Item::Message(m) => {
                 if compaction
                     .as_ref()
@@ -150,6 +164,7 @@ impl Store {
             header,
             title: entry.title.clone(),
             compaction,
+            draft,
             messages,
             next_seq: entry.last_seq + 1,
             message_count: entry.message_count,
@@ -211,6 +226,7 @@ impl Store {
             }
             Item::Message(_) => false,
             Item::Compaction(c) => c.seq > seq,
+            Item::Draft(d) => d.seq > seq,
         })
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         out.reverse();

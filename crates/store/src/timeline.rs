@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 use eonyx_core::record::{ParsedLine, Record};
-use eonyx_core::{CompactionRecord, MessageRecord};
+use eonyx_core::{CompactionRecord, MessageRecord, SummaryDraftRecord};
 use serde::Deserialize;
 
 use crate::lines::{BackwardLines, for_each_line};
@@ -23,6 +23,8 @@ use crate::lines::{BackwardLines, for_each_line};
 pub(crate) enum Item {
     Message(MessageRecord),
     Compaction(CompactionRecord),
+    /// A summary written ahead (docs/session-format.md#summary-draft-records).
+    Draft(SummaryDraftRecord),
 }
 
 /// Below this many bytes the binary search becomes a forward scan.
@@ -49,6 +51,7 @@ pub(crate) fn walk_back(
                 let go_on = match *r {
                     Record::Message(m) => f(Item::Message(m)),
                     Record::Compaction(c) => f(Item::Compaction(c)),
+                    Record::SummaryDraft(d) => f(Item::Draft(d)),
                     Record::Rewind(r) if r.is_effective() => {
                         jump = Some((off, r.to_seq));
                         break;

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use camino::Utf8PathBuf;
 use eonyx_core::record::{Record, RewindRecord, SessionHeader, TitleRecord};
-use eonyx_core::{CompactionRecord, Message, MessageRecord, SessionId};
+use eonyx_core::{CompactionRecord, Message, MessageRecord, SessionId, SummaryDraftRecord};
 
 use crate::fsutil::{private_options, sync_dir};
 use crate::lock::SessionLock;
@@ -180,6 +180,20 @@ impl SessionWriter {
         record.seq = self.next_seq;
         record.ts = eonyx_core::time::now_rfc3339_nanos();
         self.append_line(Record::Compaction(record.clone()).to_line())?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+
+    /// Append a summary written ahead of time (`summary_draft`); the writer
+    /// assigns `seq` and `ts`. It changes nothing until a compaction
+    /// applies it.
+    pub fn append_draft(
+        &mut self,
+        mut record: SummaryDraftRecord,
+    ) -> Result<SummaryDraftRecord, StoreError> {
+        record.seq = self.next_seq;
+        record.ts = eonyx_core::time::now_rfc3339_nanos();
+        self.append_line(Record::SummaryDraft(record.clone()).to_line())?;
         self.next_seq += 1;
         Ok(record)
     }

@@ -3,13 +3,15 @@
 //! This file holds the server's state and its start and stop; the rest is
 //! split by concern: `script` (the replies it gives), `quirks` (faults and
 //! the imitated servers' peculiarities), `recording` (the requests it
-//! kept), `routing` (what each request gets) and `render` (the wire bytes).
+//! kept), `timeline` (the order requests started and ended in), `routing`
+//! (what each request gets) and `render` (the wire bytes).
 
 mod quirks;
 mod recording;
 mod render;
 mod routing;
 mod script;
+mod timeline;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -24,6 +26,7 @@ use crate::wire::OverflowFlavor;
 
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
+pub use timeline::{Moment, Span};
 
 /// A closure consulted before the reply queue for every chat request;
 /// `Some(reply)` answers the request without consuming the queue.
@@ -36,6 +39,11 @@ struct Inner {
     context_window: Option<u64>,
     flavor: OverflowFlavor,
     props_ctx: Option<u64>,
+    /// `total_slots` in `/props`.
+    total_slots: u64,
+    /// Added to the delay of every summarizer reply.
+    summarizer_delay: std::time::Duration,
+    timeline: Vec<timeline::Moment>,
     models_ctx: Option<u64>,
     /// `/v1/models` lists `model_id` without any window.
     list_models: bool,
@@ -102,6 +110,9 @@ impl FakeServer {
             context_window: None,
             flavor: OverflowFlavor::default(),
             props_ctx: None,
+            total_slots: 1,
+            summarizer_delay: std::time::Duration::ZERO,
+            timeline: Vec::new(),
             models_ctx: None,
             list_models: false,
             ollama: None,

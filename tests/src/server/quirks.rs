@@ -69,6 +69,21 @@ impl FakeServer {
         self
     }
 
+    /// `total_slots` in `/props` (default 1: llama-server's default, one
+    /// request computed at a time).
+    pub fn set_total_slots(&self, slots: u64) -> &Self {
+        self.inner().total_slots = slots;
+        self
+    }
+
+    /// Make every summarizer reply ([`RecordedRequest::is_summarizer`])
+    /// wait `delay` more before it is sent (a slow summary); the agent's own
+    /// requests are answered as before.
+    pub fn set_summarizer_delay(&self, delay: std::time::Duration) -> &Self {
+        self.inner().summarizer_delay = delay;
+        self
+    }
+
     /// Serve `GET /v1/models` with this `context_length`/`max_model_len`
     /// (`None`: 404, the default).
     pub fn advertise_models(&self, window: Option<u64>) -> &Self {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::quirks::{kept_tokens, ollama_endpoint, refusal};
 use super::render::render;
+use super::timeline::{EndGuard, Moment};
 use super::{Inner, Responder, Shared, lock};
 use crate::recorded::RecordedRequest;
 use crate::tokens::{cached_tokens, canonical_prompt, count_prompt_tokens};
@@ -65,11 +66,19 @@ pub(super) async fn handle(
     }
     let anthropic = record.is_anthropic();
 
-    let decision = {
+    let summarizer = chat && record.is_summarizer();
+    let (decision, index) = {
         let mut inner = lock(&shared);
         inner.requests.push(record.clone());
+        let index = inner.requests.len() - 1;
+        if chat {
+            inner.timeline.push(Moment::Started {
+                request: index,
+                summarizer,
+            });
+        }
         let refused = chat.then(|| refusal(&inner, &record)).flatten();
-        match refused {
+        let decision = match refused {
             Some((status, body)) => {
                 inner.refusals += 1;
                 Decision::Immediate(json_response(status, &body))
@@ -85,23 +94,33 @@ pub(super) async fn handle(
                 }
                 d
             }
-        }
+        };
+        (decision, index)
     };
+    let guard = chat.then(|| EndGuard::new(&shared, index));
     let responder = match decision {
-        Decision::Immediate(response) => return response,
+        Decision::Immediate(response) => {
+            return match guard {
+                Some(g) => g.watch(response),
+                None => response,
+            };
+        }
         Decision::Consult(responder) => responder,
     };
     let scripted = responder.and_then(|f| f(&record));
 
     let (reply, id, figures, model, flavor) = {
         let mut inner = lock(&shared);
-        let reply = match scripted {
+        let mut reply = match scripted {
             Some(reply) => reply,
             None => match inner.queue.pop_front() {
                 Some(reply) => reply,
                 None => inner.default_reply.clone(),
             },
         };
+        if summarizer {
+            reply.delay += inner.summarizer_delay;
+        }
         let id = inner.next_id;
         inner.next_id += 1;
         let canonical = canonical_prompt(&record.body);
@@ -134,7 +153,11 @@ pub(super) async fn handle(
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
-    render(reply, &record, anthropic, id, figures, model, flavor).await
+    let response = render(reply, &record, anthropic, id, figures, model, flavor).await;
+    match guard {
+        Some(g) => g.watch(response),
+        None => response,
+    }
 }
 
 fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) -> Decision {
@@ -164,7 +187,7 @@ fn decide(inner: &Inner, record: &RecordedRequest, chat: bool, anthropic: bool) 
                 StatusCode::OK,
                 &json!({
                     "default_generation_settings": {"n_ctx": n_ctx},
-                    "total_slots": 1,
+                    "total_slots": inner.total_slots,
                     "model_path": "fake-model.gguf",
                 }),
             ),

@@ -1,6 +1,7 @@
 //! Compaction steps: when to compact before a step, `/compact`, where to
-//! cut, and the call into eonyx-compact; the saved record then refreshes
-//! memory and the skills in use.
+//! cut, applying a summary written ahead (`ahead.rs`) or calling
+//! eonyx-compact; the saved record then refreshes memory and the skills in
+//! use.
 
 use eonyx_compact::{Plan, PlanError};
 use eonyx_core::provider::CancellationToken;
@@ -79,7 +80,7 @@ impl Agent {
     /// Where to cut: keep the last `keep_turns` turns verbatim whenever
     /// they fit under the trigger; the lower aim (`budget`) only decides how
     /// far to cut when they do not. An overflow aims at the learned window.
-    fn plan_compaction(
+    pub(super) fn plan_compaction(
         &self,
         trigger: CompactionTrigger,
         overhead: u64,
@@ -119,7 +120,7 @@ impl Agent {
     /// the transcript summarizer can work: an overflow (that request is
     /// already too big) or a different `compaction.model` (another model
     /// has nothing of this conversation cached).
-    fn shared_prefix_base(
+    pub(super) fn shared_prefix_base(
         &self,
         trigger: CompactionTrigger,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -140,9 +141,25 @@ impl Agent {
         None
     }
 
+    /// Tokens of everything in the request that is not a message: system
+    /// prompt without the summary, tool definitions (for the planner's
+    /// budget).
+    pub(super) fn overhead_tokens(&self) -> u64 {
+        let bare_system = self.bare_system_prompt();
+        self.estimator.tokens_for(eonyx_compact::request_size(
+            &bare_system,
+            &[],
+            &self.tool_defs,
+        ))
+    }
+
     /// Compact so that the whole next request aims at `target` tokens.
     /// `Ok(None)`: collapsing older tool results made enough room, no
     /// summary was needed.
+    ///
+    /// Without a focus, a summary written ahead that fits is applied first
+    /// (no summarizer call); if the request is still past the trigger (for
+    /// an overflow: past `target`) an ordinary compaction follows.
     pub(super) async fn compact_with(
         &mut self,
         trigger: CompactionTrigger,
@@ -154,18 +171,14 @@ impl Agent {
         // The planner budgets the retained messages: take away what is not a
         // message (system prompt without the old summary, tool definitions)
         // and room for the new summary.
-        let bare_system = self.bare_system_prompt();
-        let overhead = self.estimator.tokens_for(eonyx_compact::request_size(
-            &bare_system,
-            &[],
-            &self.tool_defs,
-        ));
-        let budget = eonyx_compact::tail_budget(
-            target,
-            overhead,
-            &self.config.compaction,
-            self.trigger.window,
-        );
+        let budget = |agent: &Self| {
+            eonyx_compact::tail_budget(
+                target,
+                agent.overhead_tokens(),
+                &agent.config.compaction,
+                agent.trigger.window,
+            )
+        };
         // Old tool output is the usual reason a conversation fills up:
         // collapse older results first (the newest `keep_recent_results`
         // stay whole, the session file keeps them all) and summarize only if
@@ -183,7 +196,94 @@ impl Agent {
                 }
             }
         }
-        let plan = self.plan_compaction(trigger, overhead, budget)?;
+        let plan = self.plan_compaction(trigger, self.overhead_tokens(), budget(self))?;
+        if focus.is_none()
+            && let Some(saved) = self.apply_draft(trigger, &plan, sink)?
+        {
+            // A changed MCP tool list applies here too
+            // (docs/mcp.md#when-the-tool-list-changes).
+            self.mcp_refresh(sink).await;
+            let enough = match trigger {
+                CompactionTrigger::Overflow => target,
+                _ => self.trigger.ceiling(),
+            };
+            if self.estimate_next() < enough {
+                self.after_compaction(sink);
+                return Ok(Some(saved));
+            }
+            sink(AgentEvent::Debug(
+                "compaction: the request is still past the trigger after applying the summary written ahead; compacting again".to_owned(),
+            ));
+            let plan = match self.plan_compaction(trigger, self.overhead_tokens(), budget(self)) {
+                Ok(p) => p,
+                Err(AgentError::NothingToCompact) => {
+                    self.after_compaction(sink);
+                    return Ok(Some(saved));
+                }
+                Err(e) => return Err(e),
+            };
+            return self
+                .summarize(trigger, focus, plan, sink, cancel)
+                .await
+                .map(Some);
+        }
+        self.summarize(trigger, focus, plan, sink, cancel)
+            .await
+            .map(Some)
+    }
+
+    /// The compaction from the newest summary written ahead, when it builds
+    /// on the latest compaction and its boundary is at or before `plan`'s:
+    /// its text, with the facts and figures computed now; the messages
+    /// between its boundary and `plan`'s stay verbatim.
+    fn apply_draft(
+        &mut self,
+        trigger: CompactionTrigger,
+        plan: &Plan,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Option<CompactionRecord>, AgentError> {
+        let Some(draft) = self.draft.clone() else {
+            return Ok(None);
+        };
+        let Some(at) =
+            eonyx_compact::draft_applies(&draft, &self.view, self.base_seq, plan.first_kept_seq)
+        else {
+            sink(AgentEvent::Debug(format!(
+                "compaction: the summary written ahead (#{}) does not fit (it builds on another compaction, or its boundary #{} is not in the conversation or past #{}); summarizing now",
+                draft.seq, draft.first_kept_seq, plan.first_kept_seq
+            )));
+            return Ok(None);
+        };
+        let skills_in_use = self.skills_after(at.compacted(&self.view));
+        let system_chars =
+            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
+        let input = eonyx_compact::CompactInput {
+            model_name: &self.summarizer_model,
+            view: &self.view,
+            plan: &at,
+            cfg: &self.config.compaction,
+            focus: None,
+            trigger,
+            estimator: &self.estimator,
+            window: self.summarizer_window.unwrap_or(self.trigger.window),
+            system_chars,
+            next: None,
+        };
+        let mut record = eonyx_compact::record_from_draft(&draft, input)
+            .map_err(|e| AgentError::Compaction(e.to_string()))?;
+        record.skills = skills_in_use;
+        self.save_compaction(record, sink).map(Some)
+    }
+
+    /// Ask the summarizer for `plan` and save the compaction.
+    async fn summarize(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        plan: Plan,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<CompactionRecord, AgentError> {
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
@@ -221,8 +321,24 @@ impl Agent {
         }
         let mut record = record;
         record.skills = skills_in_use;
+        let saved = self.save_compaction(record, sink)?;
+        // And a changed MCP tool list (docs/mcp.md#when-the-tool-list-changes).
+        self.mcp_refresh(sink).await;
+        self.after_compaction(sink);
+        Ok(saved)
+    }
+
+    /// Append a compaction record and start from it: the view, memory
+    /// saved since, the skills in use; drafts before it no longer apply.
+    fn save_compaction(
+        &mut self,
+        record: CompactionRecord,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<CompactionRecord, AgentError> {
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
+        self.base_seq = Some(saved.seq);
+        self.draft = None;
         // The prefix changes here anyway: pick up memory saved since.
         if let Some(w) = self.refresh_memory() {
             sink(AgentEvent::Warning(w));
@@ -230,15 +346,17 @@ impl Agent {
         for w in self.reattach_skills(saved.skills.clone()) {
             sink(AgentEvent::Warning(w));
         }
-        // And a changed MCP tool list (docs/mcp.md#when-the-tool-list-changes).
-        self.mcp_refresh(sink).await;
+        sink(AgentEvent::Compacted(saved.clone()));
+        Ok(saved)
+    }
+
+    /// The loop breaker's count, once per compaction the trigger asked for.
+    fn after_compaction(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
         let after = self.estimate_next();
         if let Some(t) = self.trigger.tokens
             && let Some(msg) = self.guard.after_compaction(after, t)
         {
             sink(AgentEvent::Notice(msg));
         }
-        sink(AgentEvent::Compacted(saved.clone()));
-        Ok(Some(saved))
     }
 }

@@ -164,6 +164,9 @@ impl Agent {
             limits,
             trigger,
             guard,
+            base_seq: (compaction_seq > 0).then_some(compaction_seq),
+            draft: opened.draft,
+            total_slots: models.total_slots,
             tool_ctx,
             tool_defs: tool_definitions(&config, &skills, depth),
             approver,
@@ -288,6 +291,8 @@ impl Agent {
         self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
+        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.draft = opened.draft;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tool_ctx.undo = Some(self.undo_store());
@@ -328,6 +333,11 @@ impl Agent {
             effective.compaction.as_ref(),
             effective.messages,
         );
+        // The compaction in force and the draft after it as of the rewind
+        // target: a draft for a boundary the rewind left out no longer
+        // fits the view (docs/compaction.md#ahead-of-time-summaries).
+        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.draft = effective.draft;
         let notes = self.reattach_skills(skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();
@@ -359,6 +369,8 @@ pub(super) struct Models {
     ),
     pub reprobe_after_step: bool,
     pub limits: eonyx_compact::Limits,
+    /// Requests the session's server computes at once, when it said.
+    pub total_slots: Option<u64>,
 }
 
 /// Build the providers for `config`'s model and summarizer (or use
@@ -411,6 +423,7 @@ pub(super) async fn connect(
         summarizer_window: (!same_summarizer).then_some(started.summarizer_window),
         saved_quirks: (provider.quirks(), summarizer.quirks()),
         summarizer_model: summarizer_config.name.clone(),
+        total_slots: started.total_slots,
         provider,
         summarizer,
         summarizer_config,
@@ -431,6 +444,8 @@ pub(super) struct Opened {
     pub compaction_seq: u64,
     /// The skills the last compaction record lists.
     pub skills_in_use: Vec<String>,
+    /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
+    pub draft: Option<eonyx_core::SummaryDraftRecord>,
     /// What opening it did that the user is told (a rewind finished).
     pub notices: Vec<String>,
 }
@@ -445,6 +460,7 @@ impl Opened {
             resumed: false,
             compaction_seq: 0,
             skills_in_use: Vec::new(),
+            draft: None,
             notices: Vec::new(),
         }
     }
@@ -518,6 +534,7 @@ pub(super) fn open_session(
                 resumed: true,
                 compaction_seq,
                 skills_in_use,
+                draft: effective.draft,
                 notices,
             })
         }

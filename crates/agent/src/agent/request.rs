@@ -60,6 +60,7 @@ impl Agent {
             percent,
             over_threshold: percent >= threshold_pct
                 || self.trigger.tokens.is_some_and(|t| estimate >= t),
+            summary_ready: self.draft_ready(),
         }
     }
 

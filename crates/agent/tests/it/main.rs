@@ -2,5 +2,6 @@
 //! one per file: a clean build of the workspace is dominated by linking
 //! and compiling test targets).
 
+mod ahead;
 mod resume;
 mod turn_loop;

@@ -212,6 +212,15 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(ck("auto"), json!(c.auto)),
         entry(ck("prune"), json!(c.prune)),
         entry(ck("threshold_percent"), json!(c.threshold_percent)),
+        Entry {
+            source: match c.ahead_percent {
+                Some(_) => config.source(&ck("ahead_percent")).to_string(),
+                None => "default (from threshold_percent)".to_owned(),
+            },
+            key: ck("ahead_percent"),
+            value: json!(c.ahead_percent()),
+            origin: None,
+        },
         entry(ck("buffer_tokens"), json!(c.buffer_tokens)),
         entry(ck("keep_turns"), json!(c.keep_turns)),
         entry(ck("keep_tokens"), json!(c.keep_tokens)),

@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 
 use eonyx_agent::SessionChoice;
 
-use super::ui::{self, Slash, TurnResult};
+use super::ui::{self, Drafts, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -31,24 +31,52 @@ fn batch(
     choice: SessionChoice,
 ) -> anyhow::Result<Status> {
     ui::with_session(printer, global, choice, true, |mut s| async move {
-        let mut lines = crate::stdin::lines();
-        while let Some(line) = lines.recv().await {
+        let mut lines = Lines::new(crate::stdin::lines());
+        let mut drafts = Drafts::default();
+        loop {
+            // No line ready: eonyx is idle until one comes (or stdin ends,
+            // which exits at once, dropping any summary being written).
+            let next = if lines.ready() {
+                lines.next().await
+            } else {
+                drafts.start_if_due(&mut s.agent, &mut s.view);
+                let view = &mut s.view;
+                drafts
+                    .wait(lines.next(), &mut s.agent, &mut |ev| view.event(ev))
+                    .await
+            };
+            let Some(line) = next else { break };
             let line = line?;
             let input = line.trim();
             if input.is_empty() {
                 continue;
             }
             if input.starts_with('/') {
-                match ui::slash(&mut s.agent, &mut s.view, &s.interrupts, input).await {
+                drafts
+                    .before_command(input, &mut s.agent, &mut s.view)
+                    .await;
+                let (slash, done) = drafts
+                    .alongside(ui::slash(&mut s.agent, &mut s.view, &s.interrupts, input))
+                    .await;
+                Drafts::finish(done, &mut s.agent, &mut s.view);
+                match slash {
                     Slash::Continue => continue,
                     Slash::Exit => break,
                     Slash::Failed(e) => return Err(e),
                 }
             }
             if let Some(command) = input.strip_prefix('!') {
-                if let Err(e) =
-                    ui::user_command(&mut s.agent, &mut s.view, &s.interrupts, command).await
-                {
+                // Runs no model request: a summary being written goes on.
+                let (result, done) = drafts
+                    .alongside(ui::user_command(
+                        &mut s.agent,
+                        &mut s.view,
+                        &s.interrupts,
+                        command,
+                    ))
+                    .await;
+                Drafts::finish(done, &mut s.agent, &mut s.view);
+                if let Err(e) = result {
                     let status = ui::status_for(&e);
                     s.view.printer.error(&ui::agent_error(e));
                     return Ok(status);
@@ -58,7 +86,23 @@ fn batch(
                 }
                 continue;
             }
-            match ui::send_line(&mut s.agent, &mut s.view, &s.interrupts, input).await {
+            drafts.input_arrived(&mut s.agent, &mut s.view);
+            let (result, done) = drafts
+                .alongside(ui::line_turn(
+                    &mut s.agent,
+                    &mut s.view,
+                    &s.interrupts,
+                    input,
+                ))
+                .await;
+            Drafts::finish(done, &mut s.agent, &mut s.view);
+            // Idle after this turn: the summary starts before the turn is
+            // reported, so a script that waits for `turn_completed` knows
+            // from the events before it whether one is being written.
+            if result.is_ok() && !lines.ready() {
+                drafts.start_if_due(&mut s.agent, &mut s.view);
+            }
+            match ui::report(&mut s.view, result) {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
                     let status = ui::status_for(&e);
@@ -72,4 +116,42 @@ fn batch(
         }
         Ok(Status::Success)
     })
+}
+
+/// Stdin's lines with one line of look-ahead, to tell whether the next one
+/// is already there (then eonyx is not idle).
+struct Lines {
+    rx: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>>,
+    peeked: Option<Option<std::io::Result<String>>>,
+}
+
+impl Lines {
+    fn new(rx: tokio::sync::mpsc::UnboundedReceiver<std::io::Result<String>>) -> Self {
+        Self { rx, peeked: None }
+    }
+
+    /// Whether the next line (or the end of input) has arrived.
+    fn ready(&mut self) -> bool {
+        if self.peeked.is_none() {
+            match self.rx.try_recv() {
+                Ok(line) => self.peeked = Some(Some(line)),
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                    self.peeked = Some(None);
+                }
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {}
+            }
+        }
+        self.peeked.is_some()
+    }
+
+    /// The next line; `None` at the end of input.
+    fn next(&mut self) -> impl Future<Output = Option<std::io::Result<String>>> + '_ {
+        let peeked = self.peeked.take();
+        async move {
+            match peeked {
+                Some(p) => p,
+                None => self.rx.recv().await,
+            }
+        }
+    }
 }

@@ -416,15 +416,27 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             Record::Message(m) => message_block(m, rewound(r)),
             Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
             Record::Compaction(c) => format!(
-                "[#{} compaction · {} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
+                "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
+                c.draft_seq
+                    .map(|d| format!(" · summary written ahead in #{d}"))
+                    .unwrap_or_default(),
                 short_date(&c.ts),
                 rewound_mark(rewound(r)),
                 c.first_kept_seq,
                 c.tokens_before,
                 c.tokens_after,
                 c.summary
+            ),
+            Record::SummaryDraft(d) => format!(
+                "[#{} summary draft · {}{}] written ahead for the messages before #{} (~{} tokens); used only once a compaction applies it\n{}\n",
+                d.seq,
+                short_date(&d.ts),
+                rewound_mark(rewound(r)),
+                d.first_kept_seq,
+                d.tokens,
+                d.summary
             ),
             Record::Rewind(w) => format!(
                 "[#{} rewind · {}{}] back to the conversation as of #{}; what came after stays in the file, marked rewound\n",

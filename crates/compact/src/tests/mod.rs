@@ -6,13 +6,14 @@ use std::sync::{Arc, Mutex};
 use eonyx_core::provider::SUMMARIZER_SYSTEM_PREFIX;
 use eonyx_core::{
     ChatRequest, CompactionConfig, CompactionRecord, CompactionTrigger, Message, MessageRecord,
-    Provider, ProviderError, Role, SystemPrompt, ToolCall, Usage,
+    Provider, ProviderError, Role, SummaryDraftRecord, SystemPrompt, ToolCall, Usage,
 };
 use eonyx_tests::{ScriptedProvider, Step};
 use serde_json::json;
 
 use crate::*;
 
+mod ahead;
 mod compacting;
 mod plan;
 mod shared_prefix;

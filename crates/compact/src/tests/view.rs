@@ -192,6 +192,7 @@ fn collapse_is_deterministic_under_replay_and_resume() {
         focus: None,
         facts: None,
         mode: None,
+        draft_seq: None,
         skills: Vec::new(),
     };
     let mut live = a.clone();

@@ -205,6 +205,7 @@ fn resolve_compaction(
         }
     }
     apply_compaction_env(cfg, env)?;
+    check_ahead(cfg);
     if !cfg.compaction.model.is_empty() && !cfg.models.contains_key(&cfg.compaction.model) {
         let src = cfg.source("compaction.model");
         return Err(ConfigError::Invalid {
@@ -224,6 +225,30 @@ fn resolve_compaction(
         });
     }
     Ok(())
+}
+
+/// An `ahead_percent` from one layer that is not below the
+/// `threshold_percent` another layer set (each file's own pair is checked
+/// when it is read): the derived default is used, with a warning.
+fn check_ahead(cfg: &mut Config) {
+    let c = &mut cfg.compaction;
+    let Some(a) = c.ahead_percent.filter(|a| *a > 0.0) else {
+        return;
+    };
+    if a < c.threshold_percent {
+        return;
+    }
+    c.ahead_percent = None;
+    let derived = c.ahead_percent();
+    let (a_src, t_src) = (
+        cfg.source("compaction.ahead_percent"),
+        cfg.source("compaction.threshold_percent"),
+    );
+    cfg.sources.remove("compaction.ahead_percent");
+    cfg.warnings.push(format!(
+        "compaction.ahead_percent = {a} ({a_src}) is not below compaction.threshold_percent = {} ({t_src}); using the default, {derived}",
+        cfg.compaction.threshold_percent
+    ));
 }
 
 /// Apply one `[compaction]` table field by field.
@@ -256,6 +281,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
     if let Some(t) = f.temperature {
         c.temperature = Some(t);
         set.push("temperature");
+    }
+    if let Some(a) = f.ahead_percent {
+        c.ahead_percent = Some(a);
+        set.push("ahead_percent");
     }
     for field in set {
         cfg.sources

@@ -340,6 +340,47 @@ fn repl_keys_resolve_and_an_untrusted_project_cannot_bound_the_shared_history() 
 }
 
 #[test]
+fn ahead_percent_follows_the_threshold_unless_set_and_an_untrusted_project_may_set_it() {
+    let s = Sandbox::new();
+    // Unset: ten points below whatever threshold wins (the model's 75).
+    s.global(GLOBAL).project("{}");
+    let c = s.load(&[]);
+    assert_eq!(c.compaction.ahead_percent, None);
+    assert_eq!(c.compaction.ahead_percent(), 65.0);
+    // Set by the untrusted project (compaction tuning), no warning.
+    s.project(r#"{"compaction": {"ahead_percent": 40}}"#);
+    let c = s.load(&[]);
+    assert!(!c.trusted);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.compaction.ahead_percent(), 40.0);
+    assert!(matches!(
+        c.source("compaction.ahead_percent"),
+        Source::Project { .. }
+    ));
+    // 0 turns it off.
+    s.project(r#"{"compaction": {"ahead_percent": 0}}"#);
+    assert_eq!(s.load(&[]).compaction.ahead_percent(), 0.0);
+    // Not below the threshold another layer set: the default, with a warning
+    // naming both files.
+    s.project(r#"{"compaction": {"ahead_percent": 80}}"#);
+    let c = s.load(&[]);
+    assert_eq!(c.compaction.ahead_percent(), 65.0);
+    assert_eq!(c.source("compaction.ahead_percent"), Source::Default);
+    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+    let w = s.scrub(&c.warnings[0]);
+    assert_eq!(
+        w,
+        "compaction.ahead_percent = 80 ([TMP]/proj/eonyx.json) is not below compaction.threshold_percent = 75 ([TMP]/cfg/config.toml [models.local]); using the default, 65"
+    );
+    // A low threshold still gets a point below it.
+    let low = CompactionConfig {
+        threshold_percent: 12.0,
+        ..CompactionConfig::default()
+    };
+    assert_eq!(low.ahead_percent(), 6.0);
+}
+
+#[test]
 fn an_untrusted_project_may_only_tighten_the_sandbox() {
     use crate::{SandboxBackend, SandboxMode};
     let s = Sandbox::new();

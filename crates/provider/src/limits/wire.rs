@@ -15,6 +15,9 @@ pub(crate) struct Props {
     /// Older builds: at the top level. `Some(None)`: present, not a count.
     #[serde(default, deserialize_with = "present_opt")]
     pub n_ctx: Option<Option<u64>>,
+    /// How many requests the server runs at once.
+    #[serde(default, deserialize_with = "opt")]
+    pub total_slots: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -494,6 +494,7 @@ async fn detects_limits_from_llama_cpp_props() {
             context_window: Some(2048),
             max_output_tokens: None,
             source: Some("/props"),
+            total_slots: Some(1),
         }
     );
     // The probes run concurrently; /props answered.
@@ -528,6 +529,7 @@ async fn detects_limits_from_models_list_and_ollama() {
             context_window: Some(65536),
             max_output_tokens: Some(8192),
             source: Some("/v1/models"),
+            total_slots: None,
         }
     );
     let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/ol/v1")), None).unwrap();

@@ -52,6 +52,7 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         focus: None,
         facts: None,
         mode: None,
+        draft_seq: None,
         skills: Vec::new(),
     }
 }

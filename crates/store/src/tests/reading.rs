@@ -140,6 +140,95 @@ fn effective_history_starts_at_first_kept_seq_of_last_compaction() {
     assert_eq!(store.load_effective(&sid).unwrap(), eff);
 }
 
+fn draft(first_kept_seq: u64, base_seq: Option<u64>) -> eonyx_core::SummaryDraftRecord {
+    eonyx_core::SummaryDraftRecord {
+        seq: 0,
+        ts: String::new(),
+        summary: format!("draft for {first_kept_seq}"),
+        first_kept_seq,
+        base_seq,
+        facts: None,
+        mode: None,
+        tokens_before: 100,
+        tokens_after: 10,
+        tokens: 5,
+    }
+}
+
+#[test]
+fn resume_finds_the_newest_draft_after_the_last_compaction_and_counts_its_seq() {
+    let t = t();
+    let mut w = new_writer(&t.store);
+    for i in 1..=4 {
+        w.append_message(&Message::user(format!("m{i}"))).unwrap();
+    }
+    assert_eq!(w.append_draft(draft(2, None)).unwrap().seq, 5);
+    w.append_compaction(compaction(3)).unwrap(); // seq 6
+    w.append_message(&Message::user("m7")).unwrap();
+    w.append_draft(draft(4, Some(6))).unwrap(); // seq 8
+    w.append_message(&Message::user("m9")).unwrap();
+    let newest = w.append_draft(draft(7, Some(6))).unwrap(); // seq 10
+    let sid = w.id().clone();
+    let activity = t.store.list().unwrap()[0].last_activity.clone();
+    drop(w);
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(eff.compaction.as_ref().map(|c| c.seq), Some(6));
+    assert_eq!(eff.draft, Some(newest));
+    assert_eq!(
+        eff.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![3, 4, 7, 9]
+    );
+    // The drafts' seqs are taken: the next record follows the last draft.
+    assert_eq!((eff.next_seq, eff.message_count), (11, 6));
+    assert_eq!(t.store.open_writer(&sid).unwrap().next_seq(), 11);
+    // A draft is not the user's activity, and readers know the type.
+    let l = t.store.list().unwrap();
+    assert_eq!(l[0].last_activity, activity);
+    let log = t.store.read_all(&sid).unwrap();
+    assert_eq!(log.stats, ReadStats::default());
+    let drafts = log
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::SummaryDraft(_)))
+        .count();
+    assert_eq!(drafts, 3);
+    // After a newer compaction the earlier drafts are gone from resume.
+    let mut w = t.store.open_writer(&sid).unwrap();
+    w.append_compaction(compaction(9)).unwrap();
+    drop(w);
+    assert_eq!(t.store.load_effective(&sid).unwrap().draft, None);
+}
+
+#[test]
+fn resume_never_takes_a_draft_a_rewind_left_out() {
+    let t = t();
+    let mut w = new_writer(&t.store);
+    for i in 1..=4 {
+        w.append_message(&Message::user(format!("m{i}"))).unwrap();
+    }
+    let kept = w.append_draft(draft(3, None)).unwrap(); // seq 5
+    w.append_message(&Message::user("m6")).unwrap();
+    w.append_message(&Message::user("m7")).unwrap();
+    w.append_draft(draft(6, None)).unwrap(); // seq 8
+    w.append_message(&Message::user("m9")).unwrap();
+    // Back to just after m7: the draft at 8 is rewound, the one at 5 is not.
+    w.append_rewind(7).unwrap(); // seq 10
+    let sid = w.id().clone();
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(eff.draft, Some(kept));
+    assert_eq!(
+        eff.messages.iter().map(|m| m.seq).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 6, 7]
+    );
+    // Back to before the first draft: none is left.
+    w.append_message(&Message::user("m11")).unwrap();
+    w.append_rewind(4).unwrap(); // seq 12
+    drop(w);
+    let eff = t.store.load_effective(&sid).unwrap();
+    assert_eq!(eff.draft, None);
+    assert_eq!(eff.next_seq, 13);
+}
+
 #[test]
 fn export_is_byte_identical() {
     let t = t();

@@ -144,6 +144,13 @@ impl Agent {
             truncation: TruncationCheck::default(),
             limits: models.limits,
             trigger,
+            base_seq: (compaction_seq > 0).then_some(compaction_seq),
+            // A child never writes a summary ahead: it runs inside its
+            // parent's turn and is never idle, so it compacts at the trigger
+            // (docs/compaction.md#ahead-of-time-summaries). A draft already
+            // in a continued child's file still applies.
+            draft: opened.draft,
+            total_slots: models.total_slots,
             tool_ctx,
             tool_defs,
             approver,
@@ -225,6 +232,7 @@ impl Agent {
                 saved_quirks: (self.provider.quirks(), self.summarizer.quirks()),
                 reprobe_after_step: false,
                 limits: self.limits,
+                total_slots: self.total_slots,
             });
         }
         if same_model {

@@ -6,6 +6,7 @@
 //! and only the editor reads the terminal while the REPL runs; there is no
 //! other stdin reader.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
@@ -37,6 +38,8 @@ pub enum Input {
 pub struct LineEditor {
     inner: Arc<Mutex<Editor>>,
     continuations: Continuations,
+    /// Shared with the helper (the editor is locked while it reads).
+    summary_ready: Arc<AtomicBool>,
 }
 
 impl LineEditor {
@@ -51,12 +54,17 @@ impl LineEditor {
             .build();
         let mut editor = Editor::with_history(config, MemHistory::new())
             .context("cannot open the terminal for line editing")?;
-        editor.set_helper(Some(ReplHelper::default()));
+        let summary_ready = Arc::new(AtomicBool::new(false));
+        editor.set_helper(Some(ReplHelper {
+            summary_ready: summary_ready.clone(),
+            ..ReplHelper::default()
+        }));
         let continuations = Continuations::default();
         bind_keys(&mut editor, continuations.clone());
         Ok(Self {
             inner: Arc::new(Mutex::new(editor)),
             continuations,
+            summary_ready,
         })
     }
 
@@ -102,16 +110,25 @@ impl LineEditor {
         Ok(())
     }
 
+    /// A summary written ahead became ready while the prompt waits: the
+    /// prompt's writing mark is drawn as ready from the next redraw on (a
+    /// key press; the next prompt is built with it anyway).
+    pub fn summary_ready(&self) {
+        self.summary_ready.store(true, Ordering::SeqCst);
+    }
+
     /// Read one input at `prompt`, the line starting as `initial` (a line
     /// that could not be sent comes back for editing); `highlight` colours
     /// its `{ctx N%}`.
-    pub async fn read(
+    pub fn read(
         &self,
         prompt: String,
         highlight: bool,
         initial: String,
-    ) -> anyhow::Result<Input> {
-        self.read_with(prompt, highlight, false, initial).await
+    ) -> impl Future<Output = anyhow::Result<Input>> + '_ {
+        // The prompt was built from what is known now.
+        self.summary_ready.store(false, Ordering::SeqCst);
+        self.read_with(prompt, highlight, false, initial)
     }
 
     async fn read_with(
@@ -130,6 +147,7 @@ impl LineEditor {
             if let Some(h) = ed.helper_mut() {
                 h.highlight_ctx = highlight;
                 h.plain = plain;
+                h.ready_drawn.store(false, Ordering::SeqCst);
             }
             if let Ok(mut c) = continuations.lock() {
                 c.clear();

@@ -3,6 +3,7 @@
 //! `{ctx N%}`, and the keys eonyx binds itself.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use eonyx_store::Store;
@@ -30,6 +31,32 @@ pub struct ReplHelper {
     pub highlight_ctx: bool,
     /// Completion off (approval questions).
     pub plain: bool,
+    /// Set when a summary written ahead became ready during the read: the
+    /// prompt's [`WRITING_MARK`] is drawn as [`READY_MARK`] from then on.
+    pub summary_ready: Arc<AtomicBool>,
+    /// The ready mark has been drawn in this read (until then the next key
+    /// asks the editor for a full redraw instead of its fast path).
+    pub ready_drawn: AtomicBool,
+}
+
+/// In `{ctx N% ✓}`: a summary written ahead is ready, the next compaction
+/// needs no wait (docs/compaction.md#ahead-of-time-summaries).
+pub const READY_MARK: char = '✓';
+/// In `{ctx N% …}`: a summary is being written in the background.
+pub const WRITING_MARK: char = '…';
+
+/// The prompt with its writing mark shown as ready (same width: one column
+/// for one), or `None` when it has no such mark.
+pub fn ready_prompt(prompt: &str) -> Option<String> {
+    let end = prompt.find('}')?;
+    let label = &prompt[..end];
+    label.ends_with(WRITING_MARK).then(|| {
+        format!(
+            "{}{READY_MARK}{}",
+            &label[..label.len() - WRITING_MARK.len_utf8()],
+            &prompt[end..]
+        )
+    })
 }
 
 impl Completer for ReplHelper {
@@ -177,6 +204,16 @@ impl Highlighter for ReplHelper {
         prompt: &'p str,
         default: bool,
     ) -> Cow<'b, str> {
+        let ready = (default && self.summary_ready.load(Ordering::SeqCst))
+            .then(|| ready_prompt(prompt))
+            .flatten();
+        if ready.is_some() {
+            self.ready_drawn.store(true, Ordering::SeqCst);
+        }
+        let prompt: Cow<'b, str> = match ready {
+            Some(p) => Cow::Owned(p),
+            None => Cow::Borrowed(prompt),
+        };
         // Same width as the plain prompt: only the label is wrapped.
         if self.highlight_ctx
             && default
@@ -186,11 +223,13 @@ impl Highlighter for ReplHelper {
             let (label, rest) = prompt.split_at(end + 1);
             return Cow::Owned(format!("\x1b[1;33m{label}\x1b[0m{rest}"));
         }
-        Cow::Borrowed(prompt)
+        prompt
     }
 
+    /// Only to redraw the prompt once a summary became ready during the
+    /// read (a typed character is otherwise just appended).
     fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        false
+        self.summary_ready.load(Ordering::SeqCst) && !self.ready_drawn.load(Ordering::SeqCst)
     }
 }
 
@@ -270,6 +309,29 @@ mod tests {
 
     fn names(c: (usize, Vec<Pair>)) -> (usize, Vec<String>) {
         (c.0, c.1.into_iter().map(|p| p.replacement).collect())
+    }
+
+    #[test]
+    fn the_writing_mark_turns_ready_in_the_same_width() {
+        assert_eq!(
+            ready_prompt("{ctx 72% …} > ").as_deref(),
+            Some("{ctx 72% ✓} > ")
+        );
+        assert_eq!(ready_prompt("{ctx 72%} > "), None);
+        assert_eq!(ready_prompt("{ctx 72% ✓} > "), None);
+        let h = ReplHelper::default();
+        assert_eq!(h.highlight_prompt("{ctx 72% …} > ", true), "{ctx 72% …} > ");
+        h.summary_ready.store(true, Ordering::SeqCst);
+        // The next key redraws the prompt, once.
+        assert!(h.highlight_char("x", 1, CmdKind::Other));
+        assert_eq!(h.highlight_prompt("{ctx 72% …} > ", true), "{ctx 72% ✓} > ");
+        assert!(!h.highlight_char("x", 1, CmdKind::Other));
+        // Not in other prompts (reverse search), nor with no mark.
+        assert_eq!(
+            h.highlight_prompt("{ctx 72% …} > ", false),
+            "{ctx 72% …} > "
+        );
+        assert_eq!(h.highlight_prompt("{ctx 72%} > ", true), "{ctx 72%} > ");
     }
 
     #[test]

@@ -14,12 +14,12 @@ pub mod quiet;
 
 use std::sync::Arc;
 
-use eonyx_agent::{Agent, AgentError, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
 use super::approve::TerminalApprover;
-use super::ui::{self, Interrupts, Mode, Slash, TurnResult};
+use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -56,10 +56,29 @@ pub fn run(
         view.printer.info("type /help for commands, /exit to leave");
         // A line that could not be sent (a missing `@` file), to edit.
         let mut unsent = String::new();
+        // A summary written ahead while the prompt waits
+        // (docs/compaction.md#ahead-of-time-summaries).
+        let mut drafts = Drafts::default();
+        let mut held = Vec::new();
         loop {
-            let (prompt, highlight) = ctx_prompt(&agent, view.printer.color());
+            drafts.start_if_due(&mut agent, &mut view);
+            let (prompt, highlight) = ctx_prompt(&agent, view.printer.color(), drafts.running());
             let initial = std::mem::take(&mut unsent);
-            let line = match editor.read(prompt, highlight, initial).await? {
+            let read = editor.read(prompt, highlight, initial);
+            // The editor owns the terminal until the read ends: events wait.
+            let input = {
+                let mut sink = |ev: AgentEvent| {
+                    if matches!(ev, AgentEvent::SummaryDraft(_)) {
+                        editor.summary_ready();
+                    }
+                    held.push(ev);
+                };
+                drafts.wait(read, &mut agent, &mut sink).await
+            };
+            for ev in held.drain(..) {
+                view.event(ev);
+            }
+            let line = match input? {
                 Input::Line(line) => line,
                 Input::Interrupted => {
                     view.printer.info("");
@@ -77,7 +96,12 @@ pub fn run(
             history.add(input, &editor, view.printer);
             let _quiet = quiet::QuietTyping::start();
             if input.starts_with('/') {
-                match ui::slash(&mut agent, &mut view, &interrupts, input).await {
+                drafts.before_command(input, &mut agent, &mut view).await;
+                let (slash, done) = drafts
+                    .alongside(ui::slash(&mut agent, &mut view, &interrupts, input))
+                    .await;
+                Drafts::finish(done, &mut agent, &mut view);
+                match slash {
                     Slash::Continue => {}
                     Slash::Exit => break,
                     Slash::Failed(e) => view.printer.error(&e),
@@ -85,8 +109,17 @@ pub fn run(
                 continue;
             }
             if let Some(command) = input.strip_prefix('!') {
-                if let Err(e) = ui::user_command(&mut agent, &mut view, &interrupts, command).await
-                {
+                // Runs no model request: a summary being written goes on.
+                let (result, done) = drafts
+                    .alongside(ui::user_command(
+                        &mut agent,
+                        &mut view,
+                        &interrupts,
+                        command,
+                    ))
+                    .await;
+                Drafts::finish(done, &mut agent, &mut view);
+                if let Err(e) = result {
                     view.printer.error(&ui::agent_error(e));
                 }
                 if let Some(e) = view.last_error.take() {
@@ -94,7 +127,12 @@ pub fn run(
                 }
                 continue;
             }
-            match ui::send_line(&mut agent, &mut view, &interrupts, input).await {
+            drafts.input_arrived(&mut agent, &mut view);
+            let (result, done) = drafts
+                .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
+                .await;
+            Drafts::finish(done, &mut agent, &mut view);
+            match result {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e @ AgentError::Attach(_)) => {
                     view.printer.error(&ui::agent_error(e));
@@ -172,11 +210,21 @@ impl History {
 }
 
 /// `{ctx N%} > ` and whether to highlight it (from the compaction threshold
-/// on, when colour is allowed).
-fn ctx_prompt(agent: &Agent, color: bool) -> (String, bool) {
+/// on, when colour is allowed). A summary written ahead adds a mark:
+/// `{ctx N% ✓}` when it is ready, `{ctx N% …}` while it is being written
+/// (the editor turns it into `✓` at the next redraw once it is ready; see
+/// [`helper::ready_prompt`]).
+fn ctx_prompt(agent: &Agent, color: bool, drafting: bool) -> (String, bool) {
     let st = agent.context_status();
+    let mark = if st.summary_ready {
+        format!(" {}", helper::READY_MARK)
+    } else if drafting {
+        format!(" {}", helper::WRITING_MARK)
+    } else {
+        String::new()
+    };
     (
-        format!("{{ctx {:.0}%}} > ", st.percent),
+        format!("{{ctx {:.0}%{mark}}} > ", st.percent),
         color && st.over_threshold,
     )
 }

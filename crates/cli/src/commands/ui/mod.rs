@@ -14,12 +14,14 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
+pub mod ahead;
 pub mod interrupts;
 pub mod rewind;
 pub mod slash;
 pub mod status;
 pub mod view;
 
+pub use ahead::Drafts;
 pub use interrupts::Interrupts;
 pub use slash::{Slash, slash};
 pub use view::{Mode, View};
@@ -169,6 +171,18 @@ pub async fn run_turn(
     interrupts: &Interrupts,
     input: &UserInput,
 ) -> TurnResult {
+    let result = turn(agent, view, interrupts, input).await;
+    report(view, result)
+}
+
+/// Run one turn, showing its events up to its end, which [`report`] shows
+/// (the batch loop decides in between whether it is idle).
+pub async fn turn(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    input: &UserInput,
+) -> Result<eonyx_agent::TurnOutcome, AgentError> {
     view.turn_started(input);
     let cancel = interrupts.begin();
     let result = {
@@ -176,6 +190,14 @@ pub async fn run_turn(
         agent.turn_input(input, &mut sink, &cancel).await
     };
     interrupts.end();
+    result
+}
+
+/// Show how a turn ended.
+pub fn report(
+    view: &mut View<'_>,
+    result: Result<eonyx_agent::TurnOutcome, AgentError>,
+) -> TurnResult {
     match result {
         Ok(outcome) => {
             view.turn_finished(&outcome);
@@ -197,14 +219,19 @@ pub async fn send_line(
     interrupts: &Interrupts,
     line: &str,
 ) -> TurnResult {
-    let input = match agent.prepare_input(line).await {
-        Ok(input) => input,
-        Err(e) => {
-            view.failed(&e);
-            return TurnResult::Failed(e);
-        }
-    };
-    run_turn(agent, view, interrupts, &input).await
+    let result = line_turn(agent, view, interrupts, line).await;
+    report(view, result)
+}
+
+/// [`send_line`] up to the turn's end, which [`report`] shows.
+pub async fn line_turn(
+    agent: &mut Agent,
+    view: &mut View<'_>,
+    interrupts: &Interrupts,
+    line: &str,
+) -> Result<eonyx_agent::TurnOutcome, AgentError> {
+    let input = agent.prepare_input(line).await?;
+    turn(agent, view, interrupts, &input).await
 }
 
 /// `!command` (README, section "The REPL"): run it, its output shown as it

@@ -231,14 +231,19 @@ pub async fn slash(
             }
             let st = agent.context_status();
             view.printer.info(&format!(
-                "context: ~{} of {} tokens ({:.0}%), compaction at {}",
+                "context: ~{} of {} tokens ({:.0}%), compaction at {}{}",
                 st.estimate,
                 st.window,
                 st.percent,
                 agent
                     .trigger()
                     .tokens
-                    .map_or("off".to_owned(), |t| format!("~{t} tokens"))
+                    .map_or("off".to_owned(), |t| format!("~{t} tokens")),
+                match (agent.trigger().ahead, st.summary_ready) {
+                    (_, true) => "; a summary written ahead is ready".to_owned(),
+                    (Some(a), false) => format!("; summaries written ahead from ~{a} tokens"),
+                    (None, false) => String::new(),
+                }
             ));
             if let Some(s) = agent.summary() {
                 view.printer

@@ -52,11 +52,16 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
         (
             "context",
             format!(
-                "{{ctx {:.0}%}} ~{} tokens next request; compaction at {}",
+                "{{ctx {:.0}%}} ~{} tokens next request; compaction at {}{}",
                 st.context.percent,
                 st.context.estimate,
                 st.compaction_at
-                    .map_or("off".to_owned(), |t| format!("~{t} tokens"))
+                    .map_or("off".to_owned(), |t| format!("~{t} tokens")),
+                if st.context.summary_ready {
+                    " (a summary written ahead is ready)"
+                } else {
+                    ""
+                }
             ),
         ),
         (
@@ -145,6 +150,7 @@ mod tests {
                 window: 8192,
                 percent: 25.0,
                 over_threshold: false,
+                summary_ready: false,
             },
             compaction_at: Some(6000),
             tokens: SessionTokens {

@@ -195,14 +195,32 @@ impl<'p> View<'p> {
                         first_kept_seq: rec.first_kept_seq,
                         mid_turn: rec.mid_turn,
                         mode: rec.mode,
+                        draft_seq: rec.draft_seq,
                     });
                 } else {
+                    let ahead = if rec.mode == Some(eonyx_core::CompactionMode::Ahead) {
+                        ", with the summary written ahead"
+                    } else {
+                        ""
+                    };
+                    self.end_stream_line();
                     self.printer.info(&format!(
-                        "compacted ({}): ~{} → ~{} tokens; see `eonyx sessions show --effective`",
+                        "compacted ({}{ahead}): ~{} → ~{} tokens; see `eonyx sessions show --effective`",
                         rec.trigger.as_str(),
                         rec.tokens_before,
                         rec.tokens_after
                     ));
+                }
+            }
+            // The REPL's prompt shows it (README, section "The REPL"); a JSON event
+            // otherwise.
+            AgentEvent::SummaryDraft(d) => {
+                if self.mode == Mode::Json {
+                    self.json(&Event::SummaryDraft {
+                        seq: d.seq,
+                        first_kept_seq: d.first_kept_seq,
+                        tokens: d.tokens,
+                    });
                 }
             }
             AgentEvent::StepUsage(_) => {}
@@ -396,6 +414,14 @@ impl<'p> View<'p> {
             let r = self.printer.out("\n").and_then(|_| self.printer.flush());
             self.out(r);
             self.streamed_any = false;
+        }
+    }
+
+    /// A summary started being written ahead (a JSON event only: the REPL's
+    /// prompt shows it).
+    pub fn draft_started(&mut self, first_kept_seq: u64) {
+        if self.mode == Mode::Json {
+            self.json(&Event::SummaryDraftStarted { first_kept_seq });
         }
     }
 
