@@ -27,7 +27,11 @@ const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
 fn outside_dir() -> tempfile::TempDir {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let in_temp = target.starts_with("/tmp") || target.starts_with(std::env::temp_dir());
-    let base = if in_temp { Path::new("/var/tmp") } else { target };
+    let base = if in_temp {
+        Path::new("/var/tmp")
+    } else {
+        target
+    };
     tempfile::tempdir_in(base).unwrap()
 }
 
