@@ -21,9 +21,18 @@ use crate::util::{json_lines, stderr};
 const BACKENDS: [&str; 2] = ["bwrap", "landlock"];
 
 /// A directory outside every writable root: not under /tmp, the project
-/// or `$TMPDIR` (cargo's per-target temp dir, under `target/`).
+/// or `$TMPDIR`. Cargo's per-target temp dir (under `target/`) is one,
+/// unless the checkout itself lives in the temp dir (a clone in /tmp): then
+/// /var/tmp, which the sandbox does not open.
 fn outside_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let in_temp = target.starts_with("/tmp") || target.starts_with(std::env::temp_dir());
+    let base = if in_temp {
+        Path::new("/var/tmp")
+    } else {
+        target
+    };
+    tempfile::tempdir_in(base).unwrap()
 }
 
 /// Python to open a TCP connection with (`sh` here has no `/dev/tcp`).
