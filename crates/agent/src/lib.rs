@@ -21,6 +21,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod prompt;
 pub mod rewind;
 pub mod secrets;
 pub mod tools;
@@ -33,3 +34,4 @@ pub use agent::{
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;
 pub use events::AgentEvent;
+pub use prompt::{PromptReport, ToolSizes, context_report};

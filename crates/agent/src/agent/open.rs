@@ -9,13 +9,14 @@ use eonyx_compact::{AutoGuard, ContextView, Estimator};
 use eonyx_config::paths::Project;
 use eonyx_config::{Config, LoadOptions};
 use eonyx_core::{Message, Provider, Role, SessionId};
-use eonyx_prompt::{ContextLoader, MemorySection};
+use eonyx_prompt::MemorySection;
 use eonyx_store::{SessionWriter, Store};
 
 use super::mcp::{McpState, wait_required};
-use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_definitions};
+use super::{Agent, AgentOptions, Inherit, SessionChoice};
 use crate::error::AgentError;
 use crate::limits as window;
+use crate::prompt::{PromptSources, memory_store, task_section, tool_definitions};
 use crate::secrets::Redactor;
 use crate::tools::{self, Approver, ToolContext};
 use crate::truncation::TruncationCheck;
@@ -78,21 +79,13 @@ impl Agent {
         let limits = models.limits;
         let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
-        let mut loader = ContextLoader::new(
-            &opts.cwd,
-            &project,
-            &config.config_dir,
-            config.context.clone(),
-        );
-        let loaded = loader.load();
+        let PromptSources {
+            loader,
+            loaded,
+            skills,
+        } = PromptSources::read(&opts.cwd, &project, &config, &opts.env);
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
-        let skills = Arc::new(eonyx_prompt::skills::discover(
-            &project,
-            &config.config_dir,
-            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
-            &config.skills,
-        ));
         startup_notices.extend(skills.warnings.iter().cloned());
 
         let redactor = Redactor::new(&key_vars, &opts.env);
@@ -133,10 +126,7 @@ impl Agent {
         );
         let guard = AutoGuard::new(config.compaction.max_consecutive);
 
-        let memory = config
-            .memory
-            .enabled
-            .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+        let memory = memory_store(&config, &data_dir, &project.root);
         let secrets = eonyx_config::secrets::configured_key_values(&config, &opts.env);
 
         let compaction_seq = opened.compaction_seq;

@@ -9,12 +9,7 @@ use crate::tools;
 impl Agent {
     /// Render the bodies of `names` for the suffix; returns warnings.
     pub(super) fn reattach_skills(&mut self, names: Vec<String>) -> Vec<String> {
-        let rendered = eonyx_prompt::skills::skills_in_use(
-            &self.skills,
-            &names,
-            self.config.skills.max_reloaded_bytes,
-            &eonyx_prompt::FsReader,
-        );
+        let rendered = crate::prompt::skills_in_use(&self.config, &self.skills, &names);
         self.skills_in_use = names;
         self.skills_in_use_section = rendered.section;
         rendered.warnings

@@ -59,6 +59,14 @@ pub fn sandbox_exec(
     Ok(crate::exit::Status::Success)
 }
 
+/// The async runtime a command runs the agent in.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
 /// `path` with the home directory shown as `~` (only when `path` lies under it).
 pub fn tilde(path: &str, home: Option<&str>) -> String {
     match home

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use eonyx_compact::{AutoGuard, Estimator};
 use eonyx_config::{Config, LoadOptions, Profile};
 use eonyx_core::{SessionId, ToolCall};
-use eonyx_prompt::ContextLoader;
 use eonyx_store::ChildSpec;
 
 use super::super::open::{Models, Opened, connect, open_session};
-use super::super::{Agent, Inherit, SessionChoice, task_section, tool_definitions};
+use super::super::{Agent, Inherit, SessionChoice};
+use crate::prompt::{context_loader, task_section, tool_definitions};
 use crate::tools::task::{DEFAULT_PROFILE, TaskCall};
 use crate::tools::{Approver, McpPolicy, PolicyApprover, TaskLabel};
 use crate::truncation::TruncationCheck;
@@ -110,12 +110,7 @@ impl Agent {
             history: self.store.file_history(opened.writer.id()),
             secrets: Arc::new(self.secrets.clone()),
         });
-        let loader = ContextLoader::new(
-            &self.cwd,
-            &self.project,
-            &config.config_dir,
-            config.context.clone(),
-        );
+        let loader = context_loader(&self.cwd, &self.project, &config);
         let compaction_seq = opened.compaction_seq;
         let skills_in_use = opened.skills_in_use.clone();
         let trigger = eonyx_compact::trigger(&config.compaction, &models.limits);

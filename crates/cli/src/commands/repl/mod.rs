@@ -37,7 +37,7 @@ pub fn run(
     let env = opts.env.clone();
     let env_cwd = opts.cwd.clone();
     let mode = ui::mode(global, Mode::Stream);
-    ui::runtime()?.block_on(async move {
+    super::runtime()?.block_on(async move {
         let ui::Session {
             mut agent,
             mut view,

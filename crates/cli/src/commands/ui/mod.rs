@@ -26,13 +26,6 @@ pub use interrupts::Interrupts;
 pub use slash::{Slash, slash};
 pub use view::{Mode, View};
 
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
-
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
     if let Some(id) = &args.session {
         return Ok(SessionChoice::Id(SessionId::parse(id)?));
@@ -116,7 +109,7 @@ where
 {
     let opts = options(global, None)?;
     let mode = mode(global, Mode::Final);
-    runtime()?
+    super::runtime()?
         .block_on(async move { body(start(printer, opts, choice, mode, announce).await?).await })
 }
 

@@ -208,23 +208,17 @@ pub async fn slash(
             Err(e) => Slash::Failed(e.into()),
         },
         "/context" => {
-            let system = agent.system_prompt();
-            let system_tokens = eonyx_core::tokens::estimate(
-                system.chars(),
-                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
-            );
+            let report = agent.prompt_report();
             crate::commands::context::print_table(
                 view.printer,
-                agent.context_files(),
-                &system,
-                system_tokens,
+                &report,
                 std::env::var("HOME").ok().as_deref(),
             );
-            if !agent.skills().is_empty() {
+            if !report.skills.is_empty() {
                 view.printer
-                    .info(&crate::commands::skills::section_line(agent.skills()));
+                    .info(&crate::commands::skills::section_line(&report.skills));
             }
-            crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            crate::commands::context::print_memory_line(view.printer, &report);
             if !agent.mcp_catalog().is_empty() {
                 view.printer
                     .info(&crate::commands::mcp::catalog_line(agent.mcp_catalog()));
