@@ -23,14 +23,12 @@ pub fn run(
 ) -> anyhow::Result<Status> {
     let super::Setup { cwd, env, config } = super::setup(printer, global)?;
     let session = args.session.as_deref().map(SessionId::parse).transpose()?;
-    let report = super::runtime()?
-        .block_on(eonyx_agent::context_report(
-            &config,
-            &env,
-            &cwd,
-            session.as_ref(),
-        ))
-        .map_err(super::ui::agent_error)?;
+    let report = super::runtime()?.block_on(eonyx_agent::context_report(
+        &config,
+        &env,
+        &cwd,
+        session.as_ref(),
+    ))?;
     if let Some(w) = &report.memory_warning {
         printer.warn(w);
     }

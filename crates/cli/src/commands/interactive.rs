@@ -77,8 +77,8 @@ fn batch(
                     .await;
                 Drafts::finish(done, &mut s.agent, &mut s.view);
                 if let Err(e) = result {
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
                 if let Some(e) = s.view.last_error.take() {
@@ -105,8 +105,8 @@ fn batch(
             match ui::report(&mut s.view, result) {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
             }

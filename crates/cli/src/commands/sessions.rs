@@ -455,8 +455,7 @@ fn show_effective(
         global.model.clone(),
         global.profile.clone(),
         id,
-    )
-    .map_err(super::ui::agent_error)?;
+    )?;
     for w in &eff.warnings {
         printer.warn(w);
     }

@@ -120,7 +120,7 @@ pub fn run(
                     .await;
                 Drafts::finish(done, &mut agent, &mut view);
                 if let Err(e) = result {
-                    view.printer.error(&ui::agent_error(e));
+                    view.printer.error(&e.into());
                 }
                 if let Some(e) = view.last_error.take() {
                     return Err(e.into());
@@ -135,14 +135,14 @@ pub fn run(
             match result {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e @ AgentError::Attach(_)) => {
-                    view.printer.error(&ui::agent_error(e));
+                    view.printer.error(&e.into());
                     unsent = input.to_owned();
                 }
                 TurnResult::Failed(e) => {
                     if e.is_interrupted() {
                         view.printer.info("interrupted");
                     } else {
-                        view.printer.error(&ui::agent_error(e));
+                        view.printer.error(&e.into());
                     }
                 }
             }

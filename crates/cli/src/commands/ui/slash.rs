@@ -3,7 +3,7 @@
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
-use super::{Interrupts, View, agent_error};
+use super::{Interrupts, View};
 use crate::exit::usage;
 
 /// One slash command as `/help` lists it and Tab completes it.
@@ -151,7 +151,7 @@ pub async fn slash(
                 Ok(_) => Slash::Continue,
                 Err(e) => {
                     view.failed(&e);
-                    Slash::Failed(agent_error(e))
+                    Slash::Failed(e.into())
                 }
             }
         }
@@ -181,7 +181,7 @@ pub async fn slash(
                     view.printer.info(&format!("renamed to {title}"));
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => Slash::Failed(e.into()),
             }
         }
         "/sessions" => match agent.store().list() {
@@ -257,7 +257,7 @@ pub async fn slash(
                 }
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => Slash::Failed(e.into()),
         },
         "/remember" => {
             let Some(text) = arg else {
@@ -268,7 +268,7 @@ pub async fn slash(
                     view.memory_changed("add", &entry);
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => Slash::Failed(e.into()),
             }
         }
         "/status" => match agent.status() {
@@ -276,7 +276,7 @@ pub async fn slash(
                 super::status::show(view, &st, std::env::var("HOME").ok().as_deref());
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => Slash::Failed(e.into()),
         },
         "/skills" => {
             crate::commands::skills::print_for_repl(
@@ -306,7 +306,7 @@ fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentErro
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => Slash::Failed(e.into()),
     }
 }
 
