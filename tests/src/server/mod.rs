@@ -19,6 +19,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 
 use crate::recorded::RecordedRequest;
 use crate::reply::Reply;
@@ -27,6 +30,17 @@ use crate::wire::OverflowFlavor;
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
 pub use timeline::{Moment, Span};
+
+/// A JSON body with its status (the routing, the quirks and the error
+/// replies all answer this way).
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// A closure consulted before the reply queue for every chat request;
 /// `Some(reply)` answers the request without consuming the queue.

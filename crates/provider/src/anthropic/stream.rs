@@ -9,9 +9,9 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::{Map, Value};
 
-use super::{Decoder, PartialCall, bad, parse_json, response};
-use crate::anthropic::wire::{self, BlockDelta, ContentBlock};
+use super::wire::{self, BlockDelta, ContentBlock};
 use crate::classify::classify_stream_error;
+use crate::sse::{Decoder, PartialCall, bad, parse_json, response};
 
 #[derive(Debug)]
 enum Block {
@@ -241,7 +241,7 @@ impl Decoder for AnthropicDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::parse_anthropic_sse_chunks;
+    use crate::parse_anthropic_sse_chunks;
     use serde_json::json;
 
     const ANTHROPIC_STREAM: &str = concat!(
