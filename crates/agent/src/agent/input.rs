@@ -51,8 +51,7 @@ pub struct CommandRun {
     pub warning: Option<String>,
 }
 
-/// Opens the message a `!command` puts in the conversation.
-pub const COMMAND_HEADER: &str = "The user ran a shell command and saw its output:";
+pub use crate::rewind::COMMAND_HEADER;
 
 impl Agent {
     fn attach_limits(&self) -> AttachLimits {

@@ -7,18 +7,18 @@
 //! `@path` files after it); editing keys never reach it (the editor
 //! consumes them).
 
+pub mod approve;
 pub mod editor;
 pub mod helper;
 pub mod history;
-pub mod quiet;
 
 use std::sync::Arc;
 
 use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 
+use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
-use super::approve::TerminalApprover;
 use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
@@ -43,7 +43,7 @@ pub fn run(
             mut view,
             interrupts,
         } = ui::start_with(printer, opts, choice, mode, true, interrupts).await?;
-        view.asker = Some(slash_asker);
+        view.asker = Some(Box::new(slash_asker));
         let repl = agent.config().repl.clone();
         editor.configure(
             &repl,
@@ -94,7 +94,7 @@ pub fn run(
                 continue;
             }
             history.add(input, &editor, view.printer);
-            let _quiet = quiet::QuietTyping::start();
+            let _quiet = ui::quiet::QuietTyping::start();
             if input.starts_with('/') {
                 drafts.before_command(input, &mut agent, &mut view).await;
                 let (slash, done) = drafts
