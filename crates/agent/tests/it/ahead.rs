@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, RewindOptions, SessionChoice};
+use eonyx_agent::{Agent, AgentEvent, AgentOptions, DraftJob, RewindOptions, SessionChoice};
 use eonyx_core::paths::Env;
 use eonyx_core::provider::{
     CancellationToken, SUMMARIZER_INSTRUCTION_PREFIX, SUMMARIZER_SYSTEM_PREFIX,
@@ -82,6 +82,17 @@ async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
         .turn(&text, &mut |e| events.push(e), &CancellationToken::new())
         .await
         .unwrap();
+}
+
+/// Turns until a summary ahead is due: its job and how many turns it took.
+async fn turns_until_draft(agent: &mut Agent, events: &mut Vec<AgentEvent>) -> (DraftJob, usize) {
+    for n in 1..=20 {
+        turn(agent, n, events).await;
+        if let Some(job) = agent.start_draft() {
+            return (job, n);
+        }
+    }
+    panic!("no summary ahead was due after 20 turns");
 }
 
 fn drafts(env: &TestEnv) -> usize {
@@ -181,15 +192,7 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     let p = provider(Arc::new(AtomicBool::new(false)));
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent.new_session().unwrap();
     agent.finish_draft(done, &mut |e| events.push(e));
@@ -197,15 +200,7 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     assert_eq!(drafts(&env), 0);
 
     // Compacted meanwhile (`/compact`): the draft's base is gone.
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent
         .compact_now(
@@ -226,15 +221,7 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
     let p = provider(Arc::new(AtomicBool::new(false)));
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // A long message: the turns the draft keeps plus this one are still
@@ -278,15 +265,7 @@ async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out
     let p = provider(Arc::new(AtomicBool::new(false)));
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // One more turn (still under the trigger), then rewound: the draft and
@@ -314,15 +293,7 @@ async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one(
     let p = provider(Arc::new(AtomicBool::new(false)));
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     let compacted = |evs: &[AgentEvent]| {
         evs.iter()
