@@ -84,6 +84,14 @@ async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
         .unwrap();
 }
 
+/// A new session whose summarizer never fails.
+async fn opened() -> (TestEnv, Arc<ScriptedProvider>, Agent) {
+    let env = env();
+    let p = provider(Arc::new(AtomicBool::new(false)));
+    let agent = open(&env, &p).await;
+    (env, p, agent)
+}
+
 /// Turns until a summary ahead is due: its job and how many turns it took.
 async fn turns_until_draft(agent: &mut Agent, events: &mut Vec<AgentEvent>) -> (DraftJob, usize) {
     for n in 1..=20 {
@@ -188,9 +196,7 @@ async fn a_draft_is_due_past_the_ahead_point_once_per_boundary_and_applied_witho
 
 #[tokio::test]
 async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
@@ -217,9 +223,7 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
 
 #[tokio::test]
 async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordinary_compaction() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
@@ -261,9 +265,7 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
 
 #[tokio::test]
 async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
@@ -289,9 +291,7 @@ async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out
 
 #[tokio::test]
 async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
