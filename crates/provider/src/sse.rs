@@ -21,14 +21,13 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 
+/// Where a decoder puts the [`StreamEvent`]s it reads.
+pub type Emit<'a> = &'a mut dyn FnMut(StreamEvent);
+
 /// Turns the events of one response stream into [`StreamEvent`]s.
 pub trait Decoder {
     /// Handle one SSE event, emitting what it carries.
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError>;
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError>;
 
     /// Whether the server signalled the end of the response.
     fn is_done(&self) -> bool;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::wire::{self, BlockDelta, ContentBlock};
 use crate::classify::classify_stream_error;
-use crate::sse::{Decoder, PartialCall, bad, parse_json, response};
+use crate::sse::{Decoder, Emit, PartialCall, bad, parse_json, response};
 
 #[derive(Debug)]
 enum Block {
@@ -172,11 +172,7 @@ impl AnthropicDecoder {
 }
 
 impl Decoder for AnthropicDecoder {
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());

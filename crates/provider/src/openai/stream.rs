@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::wire::{self, Chunk};
 use crate::classify::classify_stream_error;
-use crate::sse::{Decoder, PartialCall, parse_json, response};
+use crate::sse::{Decoder, Emit, PartialCall, parse_json, response};
 use crate::wire::{Arguments, decode};
 
 /// Decoder for OpenAI Chat Completions chunks.
@@ -107,11 +107,7 @@ impl OpenAiDecoder {
 }
 
 impl Decoder for OpenAiDecoder {
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
