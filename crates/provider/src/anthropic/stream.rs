@@ -267,6 +267,24 @@ mod tests {
         "data: {\"type\":\"message_stop\"}\n\n",
     );
 
+    /// A finished tool call.
+    fn call(id: &str, name: &str, arguments: serde_json::Value) -> StreamEvent {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    /// The usage event: prompt, completion and cached tokens.
+    fn usage(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> StreamEvent {
+        StreamEvent::Usage(Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens,
+        })
+    }
+
     #[test]
     fn anthropic_stream_text_tool_use_and_usage() {
         let events = parse_anthropic_sse_chunks(&[ANTHROPIC_STREAM.as_bytes()]).unwrap();
@@ -292,16 +310,8 @@ mod tests {
                     name: None,
                     arguments: "c\"}".into()
                 },
-                StreamEvent::ToolCall(ToolCall {
-                    id: "toolu_01".into(),
-                    name: "list_dir".into(),
-                    arguments: json!({"path": "src"})
-                }),
-                StreamEvent::Usage(Usage {
-                    prompt_tokens: 2112,
-                    completion_tokens: 35,
-                    cached_tokens: 2000
-                }),
+                call("toolu_01", "list_dir", json!({"path": "src"})),
+                usage(2112, 35, 2000),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );
@@ -363,16 +373,8 @@ mod tests {
                     name: Some("grep".into()),
                     arguments: String::new()
                 },
-                StreamEvent::ToolCall(ToolCall {
-                    id: "toolu_9".into(),
-                    name: "grep".into(),
-                    arguments: json!({"pattern": "fn"})
-                }),
-                StreamEvent::Usage(Usage {
-                    prompt_tokens: 10,
-                    completion_tokens: 9,
-                    cached_tokens: 7
-                }),
+                call("toolu_9", "grep", json!({"pattern": "fn"})),
+                usage(10, 9, 7),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );
