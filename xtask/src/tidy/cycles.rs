@@ -281,9 +281,20 @@ struct Reference {
     path: String,
 }
 
+/// An import between two siblings, with its first reference (file
+/// relative to `src`, line, the path written).
+#[derive(Debug, Clone)]
+pub struct Edge {
+    pub from: ModPath,
+    pub to: ModPath,
+    pub file: String,
+    pub line: usize,
+    pub path: String,
+}
+
 /// The module cycles among the `files` of one crate (`(path relative to
 /// src, text)`): each as the siblings in it, and one reference per edge.
-pub fn cycles(files: &[(String, String)]) -> Vec<Vec<(ModPath, ModPath, String, usize, String)>> {
+pub fn cycles(files: &[(String, String)]) -> Vec<Vec<Edge>> {
     let modules: BTreeSet<ModPath> = files.iter().map(|(p, _)| module_of(p)).collect();
     // Edges between siblings: (from, to) -> first reference.
     let mut edges: BTreeMap<(ModPath, ModPath), Reference> = BTreeMap::new();
@@ -336,7 +347,13 @@ pub fn cycles(files: &[(String, String)]) -> Vec<Vec<(ModPath, ModPath, String, 
         let mut cycle = Vec::new();
         for ((a, b), r) in &edges {
             if set.contains(a) && set.contains(b) {
-                cycle.push((a.clone(), b.clone(), r.file.clone(), r.line, r.path.clone()));
+                cycle.push(Edge {
+                    from: a.clone(),
+                    to: b.clone(),
+                    file: r.file.clone(),
+                    line: r.line,
+                    path: r.path.clone(),
+                });
             }
         }
         done.extend(set);
@@ -376,21 +393,23 @@ pub fn cycles_step(root: &Path) -> Result<()> {
             files.push((rel(&src, &path), read(&path)?));
         }
         for cycle in cycles(&files) {
-            let Some((_, _, first_file, first_line, _)) = cycle.first() else {
+            let Some(first) = cycle.first() else {
                 continue;
             };
             let mut msg = String::from("modules import each other:");
-            for (a, b, file, line, path) in &cycle {
+            for e in &cycle {
                 msg.push_str(&format!(
-                    "\n    {} -> {} (`{path}` at {}:{line})",
-                    name(a),
-                    name(b),
-                    rel(root, &src.join(file))
+                    "\n    {} -> {} (`{}` at {}:{})",
+                    name(&e.from),
+                    name(&e.to),
+                    e.path,
+                    rel(root, &src.join(&e.file)),
+                    e.line
                 ));
             }
             problems.push(Problem {
-                file: rel(root, &src.join(first_file)),
-                line: *first_line,
+                file: rel(root, &src.join(&first.file)),
+                line: first.line,
                 message: msg,
             });
         }
@@ -493,7 +512,7 @@ mod tests {
         assert_eq!(found.len(), 1);
         let pairs: Vec<(String, String, String)> = found[0]
             .iter()
-            .map(|(a, b, file, _, _)| (name(a), name(b), file.clone()))
+            .map(|e| (name(&e.from), name(&e.to), e.file.clone()))
             .collect();
         assert_eq!(
             pairs,

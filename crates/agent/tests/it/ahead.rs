@@ -196,9 +196,9 @@ async fn a_draft_is_due_past_the_ahead_point_once_per_boundary_and_applied_witho
 
 #[tokio::test]
 async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
-    let (env, p, mut agent) = opened().await;
+    let (env, _p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent.new_session().unwrap();
     agent.finish_draft(done, &mut |e| events.push(e));
@@ -206,7 +206,7 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     assert_eq!(drafts(&env), 0);
 
     // Compacted meanwhile (`/compact`): the draft's base is gone.
-    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent
         .compact_now(
@@ -223,9 +223,9 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
 
 #[tokio::test]
 async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordinary_compaction() {
-    let (env, p, mut agent) = opened().await;
+    let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // A long message: the turns the draft keeps plus this one are still
@@ -265,9 +265,9 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
 
 #[tokio::test]
 async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out() {
-    let (env, p, mut agent) = opened().await;
+    let (_env, _p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
+    let (job, n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // One more turn (still under the trigger), then rewound: the draft and
@@ -291,7 +291,7 @@ async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out
 
 #[tokio::test]
 async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one() {
-    let (env, p, mut agent) = opened().await;
+    let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
