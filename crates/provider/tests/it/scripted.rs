@@ -1,6 +1,8 @@
 //! The scripted axum server the HTTP tests talk to on loopback, and the
 //! model, request and send helpers they share.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
