@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use camino::Utf8PathBuf;
-use eonyx_config::{McpApproval, ShellPolicy, WritePolicy};
 use eonyx_core::ToolName;
+use eonyx_core::config::{McpApproval, ShellPolicy, ToolsConfig, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
@@ -179,19 +179,47 @@ impl Approver for DenyAll {
 /// flags, `"allow"` allows), and for `"ask"` `--allow-mcp` allows, else the
 /// user is asked, else denied.
 pub struct PolicyApprover {
+    /// `tools.shell`.
     pub shell: ShellPolicy,
-    pub allow_shell: bool,
+    /// `tools.write`.
     pub write: WritePolicy,
-    pub allow_write: bool,
+    /// What the command line allowed up front.
+    pub allowed: Permissions,
     pub mcp: McpPolicy,
+    /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
+    /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
 }
 
-/// What config and flags say about MCP tool calls.
+/// What the user allowed up front, on the command line: `--allow-shell`
+/// (shell commands and reads outside the root), `--allow-write` (writes
+/// inside the root) and `--allow-mcp` (MCP tools of servers set to
+/// `"ask"`). A task's child inherits them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Permissions {
+    pub shell: bool,
+    pub write: bool,
+    pub mcp: bool,
+}
+
+impl Permissions {
+    /// Nothing allowed up front: every "ask" is asked (or denied).
+    pub const NONE: Permissions = Permissions {
+        shell: false,
+        write: false,
+        mcp: false,
+    };
+    /// `--allow-shell --allow-write --allow-mcp`.
+    pub const ALL: Permissions = Permissions {
+        shell: true,
+        write: true,
+        mcp: true,
+    };
+}
+
+/// What the config says about MCP tool calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct McpPolicy {
-    /// `--allow-mcp`.
-    pub allow: bool,
     /// Each server's `approval` (a server not listed: `"ask"`).
     pub servers: BTreeMap<String, McpApproval>,
 }
@@ -204,18 +232,31 @@ impl McpPolicy {
 }
 
 impl PolicyApprover {
-    /// A policy with no one to ask (batch runs, `eonyx run`).
-    pub fn batch(
-        shell: ShellPolicy,
-        allow_shell: bool,
-        write: WritePolicy,
-        allow_write: bool,
+    /// The session's policy: `tools.shell` and `tools.write` from `tools`,
+    /// the flags in `allowed`, each MCP server's `approval` in `mcp`, and
+    /// `ask` for the questions left to a user. The one way the agent
+    /// builds it, for a session and for a task's child alike.
+    pub fn new(
+        tools: &ToolsConfig,
+        allowed: Permissions,
+        mcp: McpPolicy,
+        ask: Option<std::sync::Arc<dyn Approver>>,
     ) -> Self {
         Self {
+            shell: tools.shell,
+            write: tools.write,
+            allowed,
+            mcp,
+            ask,
+        }
+    }
+
+    /// A policy with no one to ask and no MCP servers (batch runs).
+    pub fn batch(shell: ShellPolicy, write: WritePolicy, allowed: Permissions) -> Self {
+        Self {
             shell,
-            allow_shell,
             write,
-            allow_write,
+            allowed,
             mcp: McpPolicy::default(),
             ask: None,
         }
@@ -250,14 +291,14 @@ impl Approver for PolicyApprover {
                     return match (self.mcp.of(server), &self.ask) {
                         (McpApproval::Deny, _) => Decision::Deny,
                         (McpApproval::Allow, _) => Decision::Allow,
-                        (McpApproval::Ask, _) if self.mcp.allow => Decision::Allow,
+                        (McpApproval::Ask, _) if self.allowed.mcp => Decision::Allow,
                         (McpApproval::Ask, Some(ask)) => ask.decide(kind).await,
                         (McpApproval::Ask, None) => Decision::Deny,
                     };
                 }
-                ApprovalKind::Write { .. } => (self.write, self.allow_write),
+                ApprovalKind::Write { .. } => (self.write, self.allowed.write),
                 ApprovalKind::Shell { .. } | ApprovalKind::OutsideProject { .. } => {
-                    (self.shell, self.allow_shell)
+                    (self.shell, self.allowed.shell)
                 }
             };
             if flag {
@@ -295,7 +336,7 @@ impl Approver for TaskLabel {
 }
 
 /// Asks the approver, unless `cancel` fires first.
-pub(crate) async fn approve(
+pub async fn approve(
     approver: &dyn Approver,
     kind: &ApprovalKind,
     cancel: &CancellationToken,
@@ -319,12 +360,15 @@ mod tests {
         };
         let decide = |policy, allow_flag, ask: Option<std::sync::Arc<dyn Approver>>| {
             let a = PolicyApprover {
-                shell: policy,
-                allow_shell: allow_flag,
-                write: ShellPolicy::Deny,
-                allow_write: false,
-                mcp: McpPolicy::default(),
                 ask,
+                ..PolicyApprover::batch(
+                    policy,
+                    ShellPolicy::Deny,
+                    Permissions {
+                        shell: allow_flag,
+                        ..Permissions::NONE
+                    },
+                )
             };
             let kind = shell.clone();
             async move { a.decide(&kind).await }
@@ -364,12 +408,16 @@ mod tests {
             protected: false,
         };
         let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: write_policy,
-            allow_write,
-            mcp: McpPolicy::default(),
             ask,
+            ..PolicyApprover::batch(
+                ShellPolicy::Allow,
+                write_policy,
+                Permissions {
+                    shell: true,
+                    write: allow_write,
+                    mcp: false,
+                },
+            )
         };
         // --allow-shell does not allow writes.
         assert_eq!(
@@ -417,12 +465,8 @@ mod tests {
         };
         assert_eq!(protected.class(), "write_protected");
         let p = |ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: ShellPolicy::Allow,
-            allow_write: true,
-            mcp: McpPolicy::default(),
             ask,
+            ..PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::ALL)
         };
         assert_eq!(p(None).decide(&protected).await, Decision::Deny);
         let rec = Arc::new(Recorder::new(Decision::Allow));
@@ -444,12 +488,12 @@ mod tests {
         let kind = ApprovalKind::Attach {
             path: "/etc/hosts".into(),
         };
-        let batch = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+        let batch = PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::ALL);
         assert_eq!(batch.decide(&kind).await, Decision::Deny);
         let rec = Arc::new(Recorder::new(Decision::Allow));
         let repl = PolicyApprover {
             ask: Some(rec.clone()),
-            ..PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false)
+            ..PolicyApprover::batch(ShellPolicy::Ask, ShellPolicy::Ask, Permissions::NONE)
         };
         assert_eq!(repl.decide(&kind).await, Decision::Allow);
         assert_eq!(rec.asked(), vec![kind.clone()]);
@@ -505,11 +549,12 @@ mod tests {
         };
         let p = |allow: bool, ask: Option<Arc<dyn Approver>>| PolicyApprover {
             shell: ShellPolicy::Allow,
-            allow_shell: true,
             write: ShellPolicy::Allow,
-            allow_write: true,
+            allowed: Permissions {
+                mcp: allow,
+                ..Permissions::ALL
+            },
             mcp: McpPolicy {
-                allow,
                 servers: [
                     ("open".to_owned(), McpApproval::Allow),
                     ("closed".to_owned(), McpApproval::Deny),
@@ -543,9 +588,8 @@ mod tests {
         let rec = Arc::new(Recorder::new(Decision::Allow));
         let child = PolicyApprover {
             shell: ShellPolicy::Ask,
-            allow_shell: false,
             write: ShellPolicy::Deny,
-            allow_write: false,
+            allowed: Permissions::NONE,
             mcp: McpPolicy::default(),
             ask: Some(Arc::new(TaskLabel {
                 task: "explore".into(),
