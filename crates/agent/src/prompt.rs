@@ -14,10 +14,10 @@ use eonyx_config::paths::{Env, Project};
 use eonyx_core::{SessionId, SystemPrompt, ToolDef, ToolName};
 use eonyx_prompt::{ContextFileInfo, ContextLoader, Loaded, MemorySection, Skills, SkillsInUse};
 use eonyx_store::memory::MemoryStore;
+use eonyx_tools as tools;
 
 use crate::error::AgentError;
 use crate::mcp::McpReport;
-use crate::tools;
 
 /// The context-file loader of a session in `cwd`.
 pub(crate) fn context_loader(cwd: &Utf8Path, project: &Project, config: &Config) -> ContextLoader {
@@ -177,7 +177,12 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> 
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
     if config.tools.task && depth < config.tasks.max_depth {
-        defs.push(tools::task::definition(&config.profiles));
+        defs.push(tools::task::definition(
+            config
+                .profiles
+                .iter()
+                .map(|(name, p)| (name.as_str(), p.description.as_str())),
+        ));
     }
     if let Some(profile) = config.active_profile() {
         defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));

@@ -15,9 +15,9 @@ impl Agent {
     pub fn system_prompt(&self) -> SystemPrompt {
         system_prompt(
             &self.config,
-            &self.loaded,
+            &self.prompt.loaded,
             self.view.summary(),
-            &self.memory_section,
+            &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),
         )
@@ -28,9 +28,9 @@ impl Agent {
     pub(super) fn bare_system_prompt(&self) -> SystemPrompt {
         system_prompt(
             &self.config,
-            &self.loaded,
+            &self.prompt.loaded,
             None,
-            &self.memory_section,
+            &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),
         )
@@ -47,7 +47,8 @@ impl Agent {
             .map(|d| d.name)
             .collect();
         let builtin: Vec<ToolDef> = self
-            .tool_defs
+            .tools
+            .defs
             .iter()
             .filter(|d| !mcp_names.contains(&d.name))
             .cloned()
@@ -58,17 +59,17 @@ impl Agent {
             .filter(|s| s.state == crate::mcp::ServerState::Ready)
             .count();
         let tools = tool_sizes(
-            &self.estimator,
+            &self.compaction.estimator,
             &builtin,
             (!self.mcp_catalog().is_empty()).then_some((self.mcp_catalog(), ready)),
         );
         PromptReport {
-            prompt_tokens: tokens(&self.estimator, prompt.chars()),
+            prompt_tokens: tokens(&self.compaction.estimator, prompt.chars()),
             prompt,
-            files: self.loaded.files.clone(),
-            memory_tokens: tokens(&self.estimator, self.memory_section.text.chars().count()),
-            memory: self.memory_section.clone(),
-            skills: self.skills.clone(),
+            files: self.prompt.loaded.files.clone(),
+            memory_tokens: tokens(&self.compaction.estimator, self.prompt.memory_section.text.chars().count()),
+            memory: self.prompt.memory_section.clone(),
+            skills: self.prompt.skills.clone(),
             tools,
             mcp: None,
             memory_warning: None,
@@ -78,10 +79,10 @@ impl Agent {
 
     pub(super) fn sections(&self) -> Sections<'_> {
         Sections {
-            skills: &self.skills.section,
-            skills_in_use: &self.skills_in_use_section,
+            skills: &self.prompt.skills.section,
+            skills_in_use: &self.prompt.skills_in_use_section,
             mcp: self.mcp.listing(),
-            task: &self.task_section,
+            task: &self.prompt.task_section,
         }
     }
 
@@ -93,7 +94,7 @@ impl Agent {
     /// Estimated size of the next request against the effective window.
     pub fn context_status(&self) -> ContextStatus {
         let estimate = self.estimate_next();
-        let window = self.trigger.window.max(1);
+        let window = self.compaction.trigger.window.max(1);
         let percent = estimate as f64 * 100.0 / window as f64;
         let threshold_pct = self.config.compaction.threshold_percent;
         ContextStatus {
@@ -101,18 +102,22 @@ impl Agent {
             window,
             percent,
             over_threshold: percent >= threshold_pct
-                || self.trigger.tokens.is_some_and(|t| estimate >= t),
+                || self
+                    .compaction
+                    .trigger
+                    .tokens
+                    .is_some_and(|t| estimate >= t),
             summary_ready: self.draft_ready(),
         }
     }
 
     pub(super) fn estimate_next(&self) -> u64 {
         let system = self.system_prompt();
-        let mut size = eonyx_compact::request_size(&system, &[], &self.tool_defs);
+        let mut size = eonyx_compact::request_size(&system, &[], &self.tools.defs);
         let msgs = self.view.size();
         size.chars += msgs.chars;
         size.images += msgs.images;
-        self.estimator.estimate(&size)
+        self.compaction.estimator.estimate(&size)
     }
 
     pub(super) fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
@@ -120,7 +125,7 @@ impl Agent {
             &self.config,
             self.system_prompt(),
             &self.view,
-            &self.tool_defs,
+            &self.tools.defs,
         );
         req.cancel = cancel.clone();
         // A fork shares its original's key (docs/session-format.md#forks).
