@@ -23,8 +23,10 @@ pub enum AgentError {
     NothingToCompact,
     #[error("interrupted")]
     Interrupted,
-    #[error("{0}")]
-    Usage(String),
+    /// Asked for something this session cannot do as asked: the user's to
+    /// correct (class `usage`).
+    #[error(transparent)]
+    Usage(#[from] UsageError),
     #[error(transparent)]
     Memory(#[from] eonyx_store::memory::MemoryError),
     /// A server with `required = true` could not start (docs/mcp.md#startup).
@@ -35,6 +37,44 @@ pub enum AgentError {
     /// An `@path` or `--image` file that cannot be sent; nothing was sent.
     #[error(transparent)]
     Attach(#[from] crate::attach::AttachError),
+}
+
+/// What the user asked that cannot be done as asked; each says what to do
+/// instead.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    #[error(
+        "{id} is a task session of {parent} (profile {profile}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued"
+    )]
+    ResumeTask {
+        id: eonyx_core::SessionId,
+        parent: String,
+        profile: String,
+    },
+    #[error("no session to continue for project {project}; start one with `eonyx run PROMPT`")]
+    NothingToContinue { project: camino::Utf8PathBuf },
+    #[error(
+        "compaction.model = {name:?} names no configured model; add [models.{name}] or leave it empty to use the session's model"
+    )]
+    UnknownCompactionModel { name: String },
+    #[error(
+        "memory is off (memory.enabled = false); turn it on in config.toml with [memory] enabled = true"
+    )]
+    MemoryOff,
+    /// The user's `!command` could not be run.
+    #[error(transparent)]
+    Command(eonyx_tools::ToolError),
+    #[error("nothing to fork yet: this session has no messages")]
+    NothingToFork,
+    #[error("a fork before the first turn would be empty: use /new for a new session")]
+    EmptyFork,
+    /// `/rewind 0`, `/fork 0` (`what`: the command).
+    #[error("/{what} N: N is how many user turns to go back, at least 1")]
+    NoTurns { what: &'static str },
+    #[error("nothing to {what}: this session has no turns yet")]
+    NoTurnsYet { what: &'static str },
+    #[error("this session has only {have} user turn(s) to {what}")]
+    TooFewTurns { what: &'static str, have: usize },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {

@@ -34,6 +34,6 @@ pub use agent::{
     DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
-pub use error::{AgentError, InvalidRequest, Status, class_of, status_of};
+pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of, status_of};
 pub use events::AgentEvent;
 pub use prompt::{PromptReport, ToolSizes, context_report};

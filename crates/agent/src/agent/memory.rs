@@ -6,14 +6,11 @@ use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use eonyx_prompt::MemorySection;
 
 use super::Agent;
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::events::AgentEvent;
 use crate::prompt::read_memory_section;
 use crate::tools::ToolOutput;
 use crate::tools::memory::{self as tool, MemoryCall};
-
-/// The error for `/remember` and friends when memory is off.
-const DISABLED: &str = "memory is off (memory.enabled = false); turn it on in config.toml with [memory] enabled = true";
 
 impl Agent {
     /// Whether memory is on (`memory.enabled`).
@@ -31,7 +28,7 @@ impl Agent {
         let store = self
             .memory
             .as_ref()
-            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+            .ok_or(AgentError::Usage(UsageError::MemoryOff))?;
         Ok(store.list()?)
     }
 
@@ -41,7 +38,7 @@ impl Agent {
         let store = self
             .memory
             .as_ref()
-            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+            .ok_or(AgentError::Usage(UsageError::MemoryOff))?;
         let session = self.session_id().to_string();
         Ok(store.add(MemoryScope::Project, text, &session, &self.secrets)?)
     }
@@ -63,7 +60,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> ToolOutput {
         let Some(store) = &self.memory else {
-            return ToolOutput::error(DISABLED);
+            return ToolOutput::error(UsageError::MemoryOff.to_string());
         };
         let parsed = match tool::parse(&call.arguments) {
             Ok(p) => p,

@@ -17,7 +17,7 @@ use super::parts::{Inherit, Models, Parts, approver};
 use super::session::{Memory, Opened, open_session};
 use super::skills::SkillList;
 use super::{Agent, AgentOptions, SessionChoice};
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::limits as window;
 use crate::prompt::{PromptSources, memory_store, task_section, tool_definitions};
 use crate::secrets::Redactor;
@@ -194,11 +194,12 @@ impl Agent {
             .into_iter()
             .find(|s| &s.id == id && s.parent.is_some())
         {
-            return Err(AgentError::Usage(format!(
-                "{id} is a task session of {} (profile {}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued",
-                s.parent.map(|p| p.to_string()).unwrap_or_default(),
-                s.profile.unwrap_or_default()
-            )));
+            return Err(UsageError::ResumeTask {
+                id: id.clone(),
+                parent: s.parent.map(|p| p.to_string()).unwrap_or_default(),
+                profile: s.profile.unwrap_or_default(),
+            }
+            .into());
         }
         let opened = open_session(
             &self.store,
@@ -288,24 +289,23 @@ pub(super) async fn connect(
         None => Arc::from(eonyx_provider::from_config(&config.model, env)?),
     };
     window::ensure_model_name(config, provider.as_ref(), notices).await?;
-    let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
-        || config.compaction.model == config.model_key
-    {
-        (provider.clone(), config.model.clone())
-    } else {
-        match config.model_by_key(&config.compaction.model) {
-            Some(m) if given.is_none() => {
-                (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+    let (summarizer, summarizer_config) =
+        if config.compaction.model.is_empty() || config.compaction.model == config.model_key {
+            (provider.clone(), config.model.clone())
+        } else {
+            match config.model_by_key(&config.compaction.model) {
+                Some(m) if given.is_none() => {
+                    (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+                }
+                Some(m) => (provider.clone(), m.clone()),
+                None => {
+                    return Err(UsageError::UnknownCompactionModel {
+                        name: config.compaction.model.clone(),
+                    }
+                    .into());
+                }
             }
-            Some(m) => (provider.clone(), m.clone()),
-            None => {
-                return Err(AgentError::Usage(format!(
-                    "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
-                    config.compaction.model, config.compaction.model
-                )));
-            }
-        }
-    };
+        };
     let started = window::start(
         config,
         &summarizer_config,

@@ -67,7 +67,10 @@ impl Agent {
             prompt_tokens: tokens(&self.compaction.estimator, prompt.chars()),
             prompt,
             files: self.prompt.loaded.files.clone(),
-            memory_tokens: tokens(&self.compaction.estimator, self.prompt.memory_section.text.chars().count()),
+            memory_tokens: tokens(
+                &self.compaction.estimator,
+                self.prompt.memory_section.text.chars().count(),
+            ),
             memory: self.prompt.memory_section.clone(),
             skills: self.prompt.skills.clone(),
             tools,
