@@ -56,21 +56,12 @@ fn env() -> TestEnv {
 }
 
 async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
-    let opts = AgentOptions {
-        cwd: env.project.clone(),
-        env: Env::from_pairs([
-            ("HOME", env.home.as_str()),
-            ("EONYX_DATA_DIR", env.data_dir.as_str()),
-            ("EONYX_CONFIG_DIR", env.config_dir.as_str()),
-        ]),
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: None,
-        provider: Some(p.clone()),
-        mcp: None,
-        sandbox_helper: None,
-    };
+    let dirs = [
+        env.home.as_str(),
+        env.data_dir.as_str(),
+        env.config_dir.as_str(),
+    ];
+    let opts = crate::options(env.project.clone(), dirs, p.clone());
     Agent::open(opts, SessionChoice::New).await.unwrap()
 }
 

@@ -36,21 +36,12 @@ async fn open(env: &TestEnv, provider: &Arc<ScriptedProvider>) -> Agent {
 }
 
 async fn open_in(env: &TestEnv, provider: &Arc<ScriptedProvider>, choice: SessionChoice) -> Agent {
-    let opts = AgentOptions {
-        cwd: env.project.clone(),
-        env: Env::from_pairs([
-            ("HOME", env.home.as_str()),
-            ("EONYX_DATA_DIR", env.data_dir.as_str()),
-            ("EONYX_CONFIG_DIR", env.config_dir.as_str()),
-        ]),
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: None,
-        provider: Some(provider.clone()),
-        mcp: None,
-        sandbox_helper: None,
-    };
+    let dirs = [
+        env.home.as_str(),
+        env.data_dir.as_str(),
+        env.config_dir.as_str(),
+    ];
+    let opts = crate::options(env.project.clone(), dirs, provider.clone());
     Agent::open(opts, choice).await.unwrap()
 }
 
