@@ -279,7 +279,7 @@ impl Agent {
     /// What compacting `plan` works on: the summarizer's model and window,
     /// the view, the estimator, the system prompt's size, and `next`, the
     /// request the shared-prefix summary extends (`None`: the transcript).
-    fn compact_input<'a>(
+    pub(super) fn compact_input<'a>(
         &'a self,
         plan: &'a Plan,
         trigger: CompactionTrigger,
