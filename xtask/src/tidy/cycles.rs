@@ -370,7 +370,8 @@ fn name(m: &ModPath) -> String {
     }
 }
 
-pub fn cycles_step(root: &Path) -> Result<()> {
+/// The cycles of every crate under `root`, one problem per cycle.
+pub fn check_cycles(root: &Path) -> Result<Vec<Problem>> {
     let mut srcs = Vec::new();
     for parent in ["crates", "xtask", "tests"] {
         let dir = root.join(parent);
@@ -414,9 +415,13 @@ pub fn cycles_step(root: &Path) -> Result<()> {
             });
         }
     }
+    Ok(problems)
+}
+
+pub fn cycles_step(root: &Path) -> Result<()> {
     report(
         "no module import cycles",
-        problems,
+        check_cycles(root)?,
         "Move what both sides need into a module both can import one way (or into \
          their common parent), so that dependencies between siblings point one way.",
     )
@@ -430,6 +435,12 @@ mod tests {
         mods.iter()
             .map(|m| m.iter().map(|s| (*s).to_owned()).collect())
             .collect()
+    }
+
+    #[test]
+    fn the_workspace_has_no_module_cycles() {
+        let problems = check_cycles(&crate::util::workspace_root()).unwrap();
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 
     #[test]
