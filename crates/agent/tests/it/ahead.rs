@@ -9,8 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, DraftJob, RewindOptions, SessionChoice};
-use eonyx_core::paths::Env;
+use eonyx_agent::{Agent, AgentEvent, DraftJob, RewindOptions, SessionChoice};
 use eonyx_core::provider::{
     CancellationToken, SUMMARIZER_INSTRUCTION_PREFIX, SUMMARIZER_SYSTEM_PREFIX,
 };

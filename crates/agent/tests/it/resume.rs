@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use eonyx_agent::{Agent, AgentOptions, SessionChoice};
-use eonyx_core::paths::Env;
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Message, Usage};
 use eonyx_tests::{ScriptedProvider, Step};

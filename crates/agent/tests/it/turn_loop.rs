@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use camino::Utf8Path;
-use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
-use eonyx_core::paths::Env;
+use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 use eonyx_core::provider::{CancellationToken, SUMMARIZER_SYSTEM_PREFIX};
 use eonyx_core::record::{ParsedLine, Record};
 use eonyx_core::{ChatRequest, Message, Role, StreamEvent};
