@@ -259,3 +259,86 @@ fn a_different_compaction_model_uses_the_transcript_summarizer() {
         .collect();
     assert!(comps.iter().all(|c| c["mode"] == "transcript"), "{comps:?}");
 }
+
+/// Issue 34: at a small window (the issue's llama-server setup: 80%, a
+/// 256-token buffer, 64 output tokens, three turns kept, lines of ~160
+/// words) every summary is asked on the shared prefix: the trigger keeps
+/// room for the instruction and the summary. (The fake's tokenizer counts
+/// eonyx's system prompt and tools at about 1,400 tokens, so 3072 and 4096
+/// here are about as tight as 2048 and 4096 against llama-server.)
+#[test]
+fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
+    for window in [3072u64, 4096] {
+        let server = FakeServer::start();
+        server
+            .set_context_window(Some(window))
+            .set_summarizer(echo_summary)
+            // About 64 tokens of answer.
+            .set_default_reply(Reply::text("words ".repeat(32).trim_end()));
+        let env = env_with(
+            &windowed(openai(&server), window, 80.0, 3)
+                .set("max_output_tokens", 64)
+                .merge_model_toml("compaction.buffer_tokens = 256")
+                .unwrap(),
+        );
+        let mut lines: Vec<String> = (1..=18).map(|n| line(n, 900)).collect();
+        lines[0] = format!("{} CODEWORD-IBIS is the key.", line(1, 850));
+        let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
+        assert_eq!(run.code(), Some(0), "window {window}: {}", run.stderr());
+
+        let all = server.chat_requests();
+        let sums: Vec<(usize, &RecordedRequest)> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_summarizer())
+            .collect();
+        assert!(sums.len() >= 2, "window {window}: {} summaries", sums.len());
+        for (i, s) in &sums {
+            assert!(
+                s.is_shared_prefix_summarizer(),
+                "window {window}: request {i} is a transcript summary; sizes {:?}; {}",
+                all.iter()
+                    .map(|r| (r.is_summarizer(), r.prompt_tokens))
+                    .collect::<Vec<_>>(),
+                run.stderr()
+            );
+            // The conversation's last request is a prefix of it, and its
+            // summary budget is at least the reserve's floor.
+            let prev = all[..*i].iter().rev().find(|r| !r.is_summarizer()).unwrap();
+            let (sm, pm) = (s.messages(), prev.messages());
+            assert_eq!(raw_system(s), raw_system(prev));
+            assert_eq!(s.body["tools"], prev.body["tools"]);
+            assert_eq!(sm[..pm.len()], pm[..], "window {window}");
+            let max = s.body["max_tokens"]
+                .as_u64()
+                .or_else(|| s.body["max_completion_tokens"].as_u64())
+                .unwrap_or(0);
+            assert!(max >= 128, "window {window}: max_tokens {max}");
+            // Never the same summary twice: the next request is a turn.
+            assert!(!all[i + 1].is_summarizer(), "window {window}: {i}");
+            // The prompt itself fits the window.
+            assert!(s.prompt_tokens < window, "window {window}");
+        }
+        let comps = run.of_type("compaction");
+        assert_eq!(comps.len(), sums.len(), "window {window}");
+        assert!(
+            comps.iter().all(|c| c["mode"] == "shared-prefix"),
+            "window {window}: {comps:?}"
+        );
+        let debug: Vec<String> = run
+            .of_type("debug")
+            .iter()
+            .filter_map(|d| d["message"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            debug.iter().all(|d| !d.contains("transcript")),
+            "window {window}: {debug:?}"
+        );
+        // The code word of the first turn survives every compaction.
+        let last = all.last().unwrap();
+        assert!(
+            last.system_text().contains("CODEWORD-IBIS"),
+            "window {window}"
+        );
+    }
+}

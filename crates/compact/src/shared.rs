@@ -14,7 +14,9 @@
 use eonyx_core::provider::SUMMARIZER_INSTRUCTION_PREFIX;
 use eonyx_core::{ChatRequest, CompactionConfig, Message, MessageRecord, Role};
 
-use crate::budget::{min_shared_budget, shared_margin, summary_max_tokens};
+use crate::budget::{
+    INSTRUCTION_CHARS_PER_TOKEN, min_shared_budget, shared_margin, summary_max_tokens,
+};
 use crate::estimate::{Estimator, RequestSize, request_size};
 use crate::summary::{SECTIONS, SUMMARY_TEMPERATURE};
 
@@ -153,8 +155,13 @@ pub fn shared_prefix_request(
     let room_with = |messages: &[Message], first_kept: Option<&MessageRecord>| {
         let text = instruction(first_kept, has_summary, focus, max_out);
         let size = request_size(&next.system, messages, &next.tools);
+        // The instruction is counted as the trigger's reserve counts it
+        // (no cache or usage report has seen it yet).
+        let instruction = (text.chars().count() as f64 / INSTRUCTION_CHARS_PER_TOKEN).ceil() as u64;
         let need = estimator.estimate(&size)
-            + estimator.tokens_for(RequestSize::new(text.chars().count(), 0))
+            + estimator
+                .tokens_for(RequestSize::new(text.chars().count(), 0))
+                .max(instruction)
             + shared_margin(window);
         window.saturating_sub(need)
     };
