@@ -342,3 +342,55 @@ fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
         );
     }
 }
+
+/// Issue 34: a transcript summary cut at its cap is kept with its note and
+/// the user is told; the transcript is never sent a second time.
+#[test]
+fn a_cut_transcript_summary_is_kept_and_never_asked_for_again() {
+    const WINDOW: u64 = 8192;
+    let server = FakeServer::start();
+    server.set_context_window(Some(WINDOW)).set_summarizer(|_| {
+        Reply::text("## Active goal\nchat\n## Progress\nthe summary was cu")
+            .with_finish_reason("length")
+    });
+    let env = env_with(
+        &windowed(openai(&server), WINDOW, 60.0, 1)
+            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
+            .unwrap(),
+    );
+    let path = env.config_dir.join("config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {WINDOW}\nretries = 0\n",
+        server.base_url()
+    ));
+    std::fs::write(&path, text).unwrap();
+    let lines = [
+        "first turn".to_owned(),
+        "second turn".to_owned(),
+        "/compact".to_owned(),
+    ];
+    let run = batch(&env, &lines, &[], &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sums: Vec<RecordedRequest> = server
+        .chat_requests()
+        .into_iter()
+        .filter(RecordedRequest::is_summarizer)
+        .collect();
+    assert_eq!(sums.len(), 1, "the transcript was sent again");
+    assert!(!sums[0].is_shared_prefix_summarizer());
+    let records = export(&env, &run.session());
+    let comps = compactions(&records);
+    assert_eq!(comps.len(), 1);
+    assert_eq!(comps[0]["mode"], "transcript");
+    let summary = comps[0]["summary"].as_str().unwrap();
+    assert!(summary.starts_with("## Active goal\nchat\n## Progress\nthe summary was cu"));
+    assert!(summary.contains("may be incomplete"), "{summary}");
+    let warned = run.of_type("warning");
+    assert!(
+        warned.iter().any(|w| w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("summary was cut"))),
+        "{warned:?}"
+    );
+}
