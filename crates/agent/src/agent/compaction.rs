@@ -335,7 +335,7 @@ impl Agent {
         self.remember_quirks(sink);
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(
-                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room) even when asked for a shorter one; it was kept as is and may be incomplete",
+                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room); it was kept, marked, and may be incomplete",
                 self.config.compaction.summary_max_tokens
             )));
         }

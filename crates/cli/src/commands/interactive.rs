@@ -62,6 +62,12 @@ fn batch(
                 match slash {
                     Slash::Continue => continue,
                     Slash::Exit => break,
+                    // Its own reason (a bad argument, nothing to do): said,
+                    // and the batch goes on with its exit status untouched.
+                    Slash::Declined(why) => {
+                        ui::slash::declined(&mut s.view, why);
+                        continue;
+                    }
                     Slash::Failed(e) => return Err(e),
                 }
             }
