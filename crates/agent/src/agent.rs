@@ -37,6 +37,7 @@ use crate::truncation::TruncationCheck;
 
 mod ahead;
 mod compaction;
+mod hooks;
 mod input;
 mod mcp;
 mod memory;
@@ -51,6 +52,7 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
@@ -117,6 +119,9 @@ pub struct TurnOutcome {
     /// Why the model stopped in the turn's last step (`length`: cut by the
     /// output cap).
     pub finish_reason: Option<FinishReason>,
+    /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
+    /// saved); its reason.
+    pub blocked: Option<String>,
 }
 
 /// The `{ctx N%}` figures.
@@ -205,6 +210,8 @@ pub struct Agent {
     task_section: String,
     /// What a child agent inherits from this one.
     inherit: Inherit,
+    /// The hooks that run here and what they left for later (docs/hooks.md).
+    hook: hooks::HookState,
 }
 
 /// What a task's child inherits: the run's environment and flags, the

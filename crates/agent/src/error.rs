@@ -33,6 +33,9 @@ pub enum AgentError {
     /// An `@path` or `--image` file that cannot be sent; nothing was sent.
     #[error(transparent)]
     Attach(#[from] crate::attach::AttachError),
+    /// A hook blocked what was about to happen (docs/hooks.md#answers).
+    #[error("a {event} hook blocked it: {reason}")]
+    HookBlocked { event: &'static str, reason: String },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -61,6 +64,7 @@ impl AgentError {
             AgentError::Usage(_) | AgentError::Attach(_) => "usage",
             AgentError::Memory(_) => "memory",
             AgentError::McpRequired { .. } => "mcp",
+            AgentError::HookBlocked { .. } => "hook",
         }
     }
 

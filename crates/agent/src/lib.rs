@@ -28,8 +28,11 @@ mod truncation;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    DraftJob, LastCompaction, MAX_STOP_BLOCKS, RewindOptions, SessionChoice, SessionTokens,
+    TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
+/// The hooks crate, for what frontends pass the agent (`StartSource`).
+pub use eonyx_hooks as hooks;
 pub use error::AgentError;
 pub use events::AgentEvent;

@@ -77,6 +77,8 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Start the MCP servers and list their state, tools and the tokens they add to every request.
     Mcp(McpArgs),
+    /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
+    Hooks(HooksArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -221,6 +223,9 @@ pub struct SkillsArgs {}
 pub struct McpArgs {}
 
 #[derive(Debug, Args)]
+pub struct HooksArgs {}
+
+#[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Project root to trust (default: the current project).
     pub path: Option<Utf8PathBuf>,
@@ -250,6 +255,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
         Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
         Some(Command::Mcp(args)) => commands::mcp::run(printer, &cli.global, &args),
+        Some(Command::Hooks(args)) => commands::hooks::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => commands::memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),

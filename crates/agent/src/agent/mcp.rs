@@ -265,6 +265,7 @@ impl Agent {
     pub(super) async fn run_mcp_tool(
         &mut self,
         call: &ToolCall,
+        approved: bool,
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let (name, arguments) = match ToolName::parse(&call.name) {
@@ -310,7 +311,13 @@ impl Agent {
             tool: entry.name.clone(),
             arguments: Value::Object(arguments.clone()).to_string(),
         };
-        match tools::approve(self.approver.as_ref(), &kind, cancel).await {
+        // A PreToolUse hook's `allow` counts as the user's yes.
+        let approver: &dyn tools::Approver = if approved {
+            self.hook.approved.as_ref()
+        } else {
+            self.approver.as_ref()
+        };
+        match tools::approve(approver, &kind, cancel).await {
             Err(_) => return ToolOutput::interrupted(),
             Ok(Decision::Deny) => return ToolOutput::error(self.mcp_denied(&entry.server)),
             Ok(Decision::Allow) => {}

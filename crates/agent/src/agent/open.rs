@@ -17,7 +17,7 @@ use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_defi
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
-use crate::tools::{self, Approver, ToolContext};
+use crate::tools::{self, ToolContext};
 use crate::truncation::TruncationCheck;
 
 impl Agent {
@@ -96,6 +96,9 @@ impl Agent {
         startup_notices.extend(skills.warnings.iter().cloned());
 
         let redactor = Redactor::new(&key_vars, &opts.env);
+        let hook = super::hooks::build(&config, &project.root, &key_vars)?;
+        // The user is asked with the Notification hooks running.
+        let ask = opts.approver.clone().map(|a| Agent::notifying(&hook, a));
         let mut tool_ctx = ToolContext::new(
             project.root.clone(),
             std::time::Duration::from_secs(config.tools.shell_timeout_secs),
@@ -109,7 +112,7 @@ impl Agent {
             &opts.env,
             opts.sandbox_helper.clone(),
         ));
-        let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
+        let (approver, hook_yes) = super::hooks::approvers(tools::PolicyApprover {
             shell: config.tools.shell,
             allow_shell: opts.allow_shell,
             write: config.tools.write,
@@ -123,8 +126,10 @@ impl Agent {
                     .map(|s| (s.name.clone(), s.approval))
                     .collect(),
             },
-            ask: opts.approver.clone(),
+            ask: ask.clone(),
         });
+        let mut hook = hook;
+        hook.approved = hook_yes;
 
         let mut opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let estimator = Estimator::new(
@@ -178,7 +183,7 @@ impl Agent {
                 allow_shell: opts.allow_shell,
                 allow_write: opts.allow_write,
                 allow_mcp: opts.allow_mcp,
-                ask: opts.approver.clone(),
+                ask: ask.clone(),
                 provider: opts.provider.clone(),
             },
             project,
@@ -196,7 +201,9 @@ impl Agent {
             skills_in_use_section: String::new(),
             mcp,
             calibration_seq: compaction_seq,
+            hook,
         };
+        agent.hook_session_changed();
         agent.tool_ctx.undo = Some(agent.undo_store());
         agent.startup_notices.extend(opened_notices);
         let notes = agent.reattach_skills(skills_in_use);
@@ -305,6 +312,7 @@ impl Agent {
         // A session starts: a changed MCP tool list applies from its first
         // request.
         self.mcp.session_changed();
+        self.hook_session_changed();
         self.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }

@@ -69,7 +69,7 @@ impl Agent {
         let mut tool_defs = self.child_tools(&config);
         tool_defs.extend(mcp.definitions());
         let inherit = self.child_inherit(&task.description);
-        let approver: Arc<dyn Approver> = Arc::new(PolicyApprover {
+        let (approver, hook_yes) = super::super::hooks::approvers(PolicyApprover {
             shell: self.config.tools.shell,
             allow_shell: inherit.allow_shell,
             write: self.config.tools.write,
@@ -171,6 +171,7 @@ impl Agent {
             inherit,
             mcp,
             calibration_seq: compaction_seq,
+            hook: self.hook.for_child(hook_yes),
             config,
         };
         let notes = agent.reattach_skills(skills_in_use);
