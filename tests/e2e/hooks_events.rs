@@ -305,3 +305,74 @@ else:
     assert!(results[1].contains("no rm -rf here"), "{results:?}");
     assert_eq!(stdout(&o), "done\n");
 }
+
+#[test]
+fn the_repl_runs_notification_when_it_asks_and_lists_the_hooks() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let toml = format!(
+        "{}{}{}",
+        hook(
+            "Notification",
+            "",
+            "cat > \"$EONYX_PROJECT_DIR/notify.json\""
+        ),
+        hook("SessionEnd", "", "cat > \"$EONYX_PROJECT_DIR/end.json\""),
+        hook(
+            "PreToolUse",
+            "Bash",
+            "if grep -q forbidden; then echo 'not that one' >&2; exit 2; fi"
+        ),
+    );
+    let fx = hooked_with(&toml, |c| c);
+    fx.fake.push_all([
+        Reply::tool_call("shell", json!({"command": "touch asked.txt"})),
+        Reply::text("ok, not run"),
+        Reply::tool_call("shell", json!({"command": "touch forbidden.txt"})),
+        Reply::text("blocked"),
+    ]);
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("make asked.txt");
+    tmux.wait_pane("the question", |p| p.contains("[a]lways"));
+    let notify = fx.work_file("notify.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !std::fs::read_to_string(&notify).is_ok_and(|t| t.ends_with('}')) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no Notification hook ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let n: Value = serde_json::from_str(&std::fs::read_to_string(&notify).unwrap()).unwrap();
+    check_fields(&n);
+    assert!(
+        n["message"].as_str().unwrap().contains("touch asked.txt"),
+        "{n}"
+    );
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("ok, not run") && prompt_count(p) >= 2
+    });
+
+    // A blocked call: one line on stderr, no question.
+    tmux.send("make forbidden.txt");
+    let pane = tmux.wait_pane("the block", |p| {
+        p.contains("blocked") && prompt_count(p) >= 3
+    });
+    assert!(pane.contains("PreToolUse hook"), "{pane}");
+    assert!(pane.contains("not that one"), "{pane}");
+    assert!(!fx.work_file("forbidden.txt").exists());
+
+    tmux.send("/hooks");
+    tmux.wait_pane("the listing", |p| {
+        p.contains("EVENT") && p.contains("Notification")
+    });
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    let end: Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.work_file("end.json")).unwrap()).unwrap();
+    check_fields(&end);
+    assert_eq!(end["reason"], "prompt_input_exit");
+}
