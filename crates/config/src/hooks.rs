@@ -175,3 +175,52 @@ pub(crate) fn defs(file: &HooksFile, path: &Utf8Path, runs: bool) -> Vec<HookDef
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use camino::Utf8Path;
+
+    use crate::{parse_global, parse_project};
+
+    #[test]
+    fn toml_and_json_take_claude_codes_shape() {
+        let toml = "[[hooks.PostToolUse]]\nmatcher = \"Edit|Write\"\nhooks = [{ type = \"command\", command = \"fmt\", timeout = 5 }]\n[[hooks.Stop]]\nhooks = [{ command = \"check\" }]\n";
+        let file = parse_global(toml, Utf8Path::new("/c/config.toml")).unwrap();
+        let defs = super::defs(
+            file.hooks.as_ref().unwrap(),
+            Utf8Path::new("/c/config.toml"),
+            true,
+        );
+        assert_eq!(defs.len(), 2);
+        assert_eq!(defs[0].event.as_str(), "PostToolUse");
+        assert_eq!(
+            (defs[0].matcher.as_str(), defs[0].timeout_secs),
+            ("Edit|Write", 5)
+        );
+        assert_eq!((defs[1].matcher.as_str(), defs[1].timeout_secs), ("", 60));
+        let json = r#"{"hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "cat notes"}]}]}}"#;
+        let file = parse_project(json, Utf8Path::new("/p/eonyx.json")).unwrap();
+        assert_eq!(file.hooks.unwrap().count(), 1);
+    }
+
+    #[test]
+    fn bad_hooks_name_the_file_and_the_key() {
+        let p = Utf8Path::new("/c/config.toml");
+        let err = |t: &str| parse_global(t, p).unwrap_err().to_string();
+        assert_eq!(
+            err("[[hooks.SessionStrat]]\nhooks = []\n"),
+            "/c/config.toml:1: unknown key `hooks.SessionStrat`; did you mean `SessionStart`?"
+        );
+        let e = err("[[hooks.PreToolUse]]\nmatcher = \"(\"\nhooks = [{ command = \"x\" }]\n");
+        assert!(
+            e.starts_with("/c/config.toml: invalid value for `hooks.PreToolUse[0].matcher`"),
+            "{e}"
+        );
+        let e = err("[[hooks.PreToolUse]]\nhooks = [{ type = \"prompt\", command = \"x\" }]\n");
+        assert!(e.contains("hooks.PreToolUse[0].hooks[0].type"), "{e}");
+        let e = err("[[hooks.Stop]]\nhooks = [{ command = \"  \" }]\n");
+        assert!(e.contains("hooks.Stop[0].hooks[0].command"), "{e}");
+        let e = err("[[hooks.Stop]]\nmatcher = \"*\"\n");
+        assert!(e.contains("hooks.Stop[0].hooks"), "{e}");
+    }
+}
