@@ -519,3 +519,99 @@ fn eonyx_hooks_and_config_list_the_hooks_with_their_file() {
         "{line}"
     );
 }
+
+#[test]
+fn mcp_tools_go_through_pre_and_post_tool_use_with_their_own_names() {
+    use crate::mcp::{server, with_servers_and};
+    let allow = r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#;
+    let toml = format!(
+        "{}{}",
+        hook("PreToolUse", "mcp__.*", allow),
+        hook("PostToolUse", "mcp__t__echo", "cat > \"$EONYX_PROJECT_DIR/post.json\""),
+    );
+    let fx = with_servers_and(&server("t", &[], ""), |c| c.merge_top_toml(&toml).unwrap());
+    fx.fake
+        .push(Reply::tool_call("mcp__t__echo", json!({"text": "through the hook"})))
+        .push(Reply::text("done"));
+    // Batch, no --allow-mcp: the hook's allow approves the call.
+    let o = fx.run(&["--json"], "echo it\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(fx.chats()[1].tool_results(), ["through the hook"]);
+    let post: Value =
+        serde_json::from_str(&std::fs::read_to_string(fx.work_file("post.json")).unwrap())
+            .unwrap();
+    assert_eq!(post["tool_name"], "mcp__t__echo");
+    assert_eq!(post["tool_input"], json!({"text": "through the hook"}));
+    assert_eq!(post["tool_response"]["output"], "through the hook");
+    assert_eq!(post["tool_response"]["is_error"], false);
+    let events: Vec<String> = hook_events(&o)
+        .iter()
+        .map(|h| format!("{}:{}", h["event"], h["decision"]))
+        .collect();
+    assert_eq!(events, ["\"PreToolUse\":\"allow\"", "\"PostToolUse\":null"]);
+}
+
+#[test]
+fn pre_compact_exit_2_cancels_a_summary_written_ahead() {
+    use crate::compaction::{cmd, echo_summary, env_with, export, line, openai, windowed};
+    let server = eonyx_tests::FakeServer::start();
+    server
+        .set_context_window(Some(8192))
+        .set_summarizer(echo_summary);
+    let block = "cat >> \"$EONYX_PROJECT_DIR/pre.log\"; echo >> \"$EONYX_PROJECT_DIR/pre.log\"; echo 'not now' >&2; exit 2";
+    let env = env_with(
+        &windowed(openai(&server), 8192, 60.0, 2)
+            .merge_top_toml(&hook("PreCompact", "", block))
+            .unwrap(),
+    );
+    let log = env.project.join("pre.log");
+    let entries = || -> Vec<Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let mut run = eonyx_tests::Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
+    let mut drafts_started = 0;
+    for n in 1..=14 {
+        run.send(&line(n, 700)).unwrap();
+        let evs = run
+            .wait_for(|e| e["type"] == "turn_completed" || e["type"] == "error")
+            .unwrap();
+        assert_eq!(evs.last().unwrap()["type"], "turn_completed", "{evs:?}");
+        if evs.iter().any(|e| e["type"] == "summary_draft_started") {
+            // The draft's PreCompact runs while the batch waits for input.
+            drafts_started += 1;
+            let before = drafts_started;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while entries().len() < before {
+                assert!(std::time::Instant::now() < deadline, "no PreCompact for the draft");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+    let (status, err, events) = run.finish().unwrap();
+    assert!(status.success(), "{err}");
+    assert!(drafts_started >= 1, "no summary was started ahead: {events:?}");
+    assert!(
+        server.chat_requests().iter().all(|r| !r.is_summarizer()),
+        "a summarizer request was sent"
+    );
+    let session = events
+        .iter()
+        .find(|e| e["type"] == "session")
+        .and_then(|e| e["id"].as_str())
+        .unwrap()
+        .to_owned();
+    let records = export(&env, &session);
+    assert!(
+        records
+            .iter()
+            .all(|r| r["type"] != "summary_draft" && r["type"] != "compaction")
+    );
+    for e in entries() {
+        assert_eq!(e["trigger"], "auto");
+        assert_eq!(e["custom_instructions"], "");
+    }
+}
