@@ -527,19 +527,25 @@ fn mcp_tools_go_through_pre_and_post_tool_use_with_their_own_names() {
     let toml = format!(
         "{}{}",
         hook("PreToolUse", "mcp__.*", allow),
-        hook("PostToolUse", "mcp__t__echo", "cat > \"$EONYX_PROJECT_DIR/post.json\""),
+        hook(
+            "PostToolUse",
+            "mcp__t__echo",
+            "cat > \"$EONYX_PROJECT_DIR/post.json\""
+        ),
     );
     let fx = with_servers_and(&server("t", &[], ""), |c| c.merge_top_toml(&toml).unwrap());
     fx.fake
-        .push(Reply::tool_call("mcp__t__echo", json!({"text": "through the hook"})))
+        .push(Reply::tool_call(
+            "mcp__t__echo",
+            json!({"text": "through the hook"}),
+        ))
         .push(Reply::text("done"));
     // Batch, no --allow-mcp: the hook's allow approves the call.
     let o = fx.run(&["--json"], "echo it\n");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(fx.chats()[1].tool_results(), ["through the hook"]);
     let post: Value =
-        serde_json::from_str(&std::fs::read_to_string(fx.work_file("post.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fx.work_file("post.json")).unwrap()).unwrap();
     assert_eq!(post["tool_name"], "mcp__t__echo");
     assert_eq!(post["tool_input"], json!({"text": "through the hook"}));
     assert_eq!(post["tool_response"]["output"], "through the hook");
@@ -586,14 +592,20 @@ fn pre_compact_exit_2_cancels_a_summary_written_ahead() {
             let before = drafts_started;
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
             while entries().len() < before {
-                assert!(std::time::Instant::now() < deadline, "no PreCompact for the draft");
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no PreCompact for the draft"
+                );
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }
     }
     let (status, err, events) = run.finish().unwrap();
     assert!(status.success(), "{err}");
-    assert!(drafts_started >= 1, "no summary was started ahead: {events:?}");
+    assert!(
+        drafts_started >= 1,
+        "no summary was started ahead: {events:?}"
+    );
     assert!(
         server.chat_requests().iter().all(|r| !r.is_summarizer()),
         "a summarizer request was sent"

@@ -20,6 +20,8 @@ use crate::error::AgentError;
 use crate::events::AgentEvent;
 use crate::tools::{self, ApprovalKind, Approver, Decision};
 
+use super::parts::Inherit;
+
 /// `Stop` blocks in a row after which eonyx stops anyway (a hook that
 /// never lets the model stop would loop forever).
 pub const MAX_STOP_BLOCKS: u32 = 3;
@@ -99,18 +101,29 @@ pub(crate) fn build(
     Ok(HookState::new(hooks))
 }
 
-/// The agent's approver for `policy`, and the same policy with a user who
-/// says yes (for calls a `PreToolUse` hook allowed).
-pub(crate) fn approvers(policy: tools::PolicyApprover) -> (Arc<dyn Approver>, Arc<dyn Approver>) {
-    let yes = tools::PolicyApprover {
-        shell: policy.shell,
-        allow_shell: policy.allow_shell,
-        write: policy.write,
-        allow_write: policy.allow_write,
-        mcp: policy.mcp.clone(),
-        ask: Some(Arc::new(tools::AllowAll)),
-    };
-    (Arc::new(policy), Arc::new(yes))
+/// The approver a call a `PreToolUse` hook allowed goes through: the same
+/// policy and flags as the agent's ([`super::parts::approver`]) with a user
+/// who says yes, so a `deny` in config still denies.
+pub(super) fn approved_by_hook(
+    policy: &eonyx_config::Config,
+    inherit: &Inherit,
+) -> Arc<dyn Approver> {
+    let mut yes = inherit.clone();
+    yes.ask = Some(Arc::new(tools::AllowAll));
+    super::parts::approver(policy, &yes)
+}
+
+/// The user's approver with the `Notification` hooks run as it asks (the
+/// approver itself when there are none).
+pub(super) fn notifying(hooks: &HookState, inner: Arc<dyn Approver>) -> Arc<dyn Approver> {
+    if !hooks.hooks.has(HookEvent::Notification) {
+        return inner;
+    }
+    Arc::new(Notify {
+        hooks: hooks.hooks.clone(),
+        common: hooks.common.clone(),
+        inner,
+    })
 }
 
 /// The text a hook's context is added to the conversation as.
@@ -452,19 +465,6 @@ impl Agent {
                 None => Ok(()),
             }
         }
-    }
-
-    /// The approver the frontend's user is asked through: `Notification`
-    /// runs as the question is asked.
-    pub(crate) fn notifying(hooks: &HookState, inner: Arc<dyn Approver>) -> Arc<dyn Approver> {
-        if !hooks.hooks.has(HookEvent::Notification) {
-            return inner;
-        }
-        Arc::new(Notify {
-            hooks: hooks.hooks.clone(),
-            common: hooks.common.clone(),
-            inner,
-        })
     }
 
     /// The session the `Notification` hooks name (after open and every
