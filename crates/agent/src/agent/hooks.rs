@@ -20,8 +20,6 @@ use crate::error::AgentError;
 use crate::events::AgentEvent;
 use crate::tools::{self, ApprovalKind, Approver, Decision};
 
-use super::parts::Inherit;
-
 /// `Stop` blocks in a row after which eonyx stops anyway (a hook that
 /// never lets the model stop would loop forever).
 pub const MAX_STOP_BLOCKS: u32 = 3;
@@ -99,18 +97,6 @@ pub(crate) fn build(
     let hooks =
         Hooks::new(config.hooks.running(), env).map_err(|e| AgentError::Usage(e.to_string()))?;
     Ok(HookState::new(hooks))
-}
-
-/// The approver a call a `PreToolUse` hook allowed goes through: the same
-/// policy and flags as the agent's ([`super::parts::approver`]) with a user
-/// who says yes, so a `deny` in config still denies.
-pub(super) fn approved_by_hook(
-    policy: &eonyx_config::Config,
-    inherit: &Inherit,
-) -> Arc<dyn Approver> {
-    let mut yes = inherit.clone();
-    yes.ask = Some(Arc::new(tools::AllowAll));
-    super::parts::approver(policy, &yes)
 }
 
 /// The user's approver with the `Notification` hooks run as it asks (the

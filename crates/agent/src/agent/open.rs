@@ -121,7 +121,7 @@ impl Agent {
             provider: opts.provider.clone(),
         };
         let mut hook = hook;
-        hook.approved = super::hooks::approved_by_hook(&config, &inherit);
+        hook.approved = super::parts::approved_by_hook(&config, &inherit);
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let memory = config

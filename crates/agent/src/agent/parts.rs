@@ -118,6 +118,15 @@ pub(super) fn approver(policy: &Config, inherit: &Inherit) -> Arc<dyn Approver> 
     ))
 }
 
+/// The approver a call a `PreToolUse` hook allowed goes through
+/// (docs/hooks.md#answers): [`approver`] with a user who says yes, so a
+/// `deny` in config still denies.
+pub(super) fn approved_by_hook(policy: &Config, inherit: &Inherit) -> Arc<dyn Approver> {
+    let mut yes = inherit.clone();
+    yes.ask = Some(Arc::new(eonyx_tools::AllowAll));
+    approver(policy, &yes)
+}
+
 /// Everything an agent is built from.
 pub(super) struct Parts {
     pub config: Config,
@@ -147,7 +156,7 @@ pub(super) struct Parts {
     pub redactor: Redactor,
     pub depth: u32,
     pub notices: Vec<String>,
-    /// The hooks (docs/hooks.md); `approved` from [`super::hooks::approved_by_hook`].
+    /// The hooks (docs/hooks.md); `approved` from [`approved_by_hook`].
     pub hook: super::hooks::HookState,
 }
 

@@ -71,7 +71,7 @@ impl Agent {
         let inherit = self.child_inherit(&task.description);
         // The parent's servers and tool policy, so the parent's approvals.
         let approver = approver(&self.config, &inherit);
-        let hook = self.hook.for_child(super::super::hooks::approved_by_hook(
+        let hook = self.hook.for_child(super::super::parts::approved_by_hook(
             &self.config,
             &inherit,
         ));
