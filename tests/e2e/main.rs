@@ -15,6 +15,8 @@ mod config;
 mod context;
 mod editing;
 mod effective;
+mod hooks;
+mod hooks_events;
 mod json_errors;
 mod keys;
 mod mcp;

@@ -37,6 +37,7 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod hooks;
 mod input;
 mod mcp;
 mod memory;
@@ -53,6 +54,7 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
@@ -112,6 +114,9 @@ pub struct TurnOutcome {
     /// Why the model stopped in the turn's last step (`length`: cut by the
     /// output cap).
     pub finish_reason: Option<FinishReason>,
+    /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
+    /// saved); its reason.
+    pub blocked: Option<String>,
 }
 
 /// The `{ctx N%}` figures.
@@ -164,6 +169,8 @@ pub struct Agent {
     /// How deep in a tree of tasks this agent runs (0: the user's own
     /// session); from `tasks.max_depth` on it gets no `task` tool.
     depth: u32,
+    /// The hooks that run here and what they left for later (docs/hooks.md).
+    hook: hooks::HookState,
 }
 
 impl Agent {

@@ -37,6 +37,13 @@ pub enum AgentError {
     /// An `@path` or `--image` file that cannot be sent; nothing was sent.
     #[error(transparent)]
     Attach(#[from] crate::attach::AttachError),
+    /// A hook the config names cannot be set up (a matcher that is no
+    /// regex): class `config`, exit 2.
+    #[error(transparent)]
+    Hooks(#[from] eonyx_hooks::HookError),
+    /// A hook blocked what was about to happen (docs/hooks.md#answers).
+    #[error("a {event} hook blocked it: {reason}")]
+    HookBlocked { event: &'static str, reason: String },
 }
 
 /// What the user asked that cannot be done as asked; each says what to do
@@ -92,7 +99,7 @@ impl AgentError {
     /// error; [`status_of`] turns it into the exit status).
     pub fn class(&self) -> &'static str {
         match self {
-            AgentError::Config(_) => "config",
+            AgentError::Config(_) | AgentError::Hooks(_) => "config",
             AgentError::Store(e) => store_class(e),
             AgentError::Provider(e) => e.class(),
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
@@ -101,6 +108,7 @@ impl AgentError {
             AgentError::Usage(_) | AgentError::Attach(_) => "usage",
             AgentError::Memory(e) => memory_class(e),
             AgentError::McpRequired { .. } => "mcp",
+            AgentError::HookBlocked { .. } => "hook",
         }
     }
 

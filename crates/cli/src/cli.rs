@@ -96,6 +96,8 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Start the MCP servers and list their state, tools and the tokens they add to every request.
     Mcp(McpArgs),
+    /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
+    Hooks(HooksArgs),
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -238,6 +240,9 @@ pub struct SkillsArgs {}
 
 #[derive(Debug, Args)]
 pub struct McpArgs {}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {}
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {

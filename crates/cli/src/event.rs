@@ -98,6 +98,18 @@ pub enum Event<'a> {
     Warning {
         message: &'a str,
     },
+    /// A hook ran (docs/hooks.md#events-and-json): its event, command,
+    /// exit code (`null`: timed out or could not start), decision (`block`,
+    /// `deny`, `ask`, `allow`, `stop` or `null`) and milliseconds.
+    Hook {
+        event: &'a str,
+        command: &'a str,
+        exit_code: Option<i32>,
+        decision: Option<&'a str>,
+        ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
     MemoryChanged {
         /// `add` or `forget`.
         action: &'a str,

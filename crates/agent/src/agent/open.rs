@@ -101,13 +101,20 @@ impl Agent {
             &opts.env,
             opts.sandbox_helper.clone(),
         ));
+        let hook = super::hooks::build(&config, &project.root, &tool_ctx.hidden_env)?;
         let inherit = Inherit {
             env: opts.env.clone(),
             model_flag: opts.model.clone(),
             permissions: opts.permissions,
-            ask: opts.approver.clone(),
+            // The user is asked with the Notification hooks running.
+            ask: opts
+                .approver
+                .clone()
+                .map(|a| super::hooks::notifying(&hook, a)),
             provider: opts.provider.clone(),
         };
+        let mut hook = hook;
+        hook.approved = super::parts::approved_by_hook(&config, &inherit);
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let memory = memory_store(&config, &data_dir, &project.root);
@@ -137,6 +144,7 @@ impl Agent {
             redactor,
             depth,
             notices: startup_notices,
+            hook,
             config,
         }))
     }
@@ -233,6 +241,7 @@ impl Agent {
         // A session starts: a changed MCP tool list applies from its first
         // request.
         self.mcp.session_changed();
+        self.hook_session_changed();
         self.compaction.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }

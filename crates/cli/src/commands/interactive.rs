@@ -120,6 +120,7 @@ fn batch(
                 return Err(e.into());
             }
         }
+        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         Ok(Status::Success)
     })
 }

@@ -4,6 +4,7 @@ pub mod compact;
 pub mod completions;
 pub mod config;
 pub mod context;
+pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
@@ -68,6 +69,7 @@ pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::
         Some(Command::Compact(args)) => compact::run(printer, &cli.global, &args),
         Some(Command::Skills(args)) => skills::run(printer, &cli.global, &args),
         Some(Command::Mcp(args)) => mcp::run(printer, &cli.global, &args),
+        Some(Command::Hooks(args)) => hooks::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => config::trust(printer, &cli.global, &args),

@@ -24,6 +24,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
         // convenience); images only through --image.
         let input = s.agent.prepare_prompt(&prompt, &args.images)?;
         let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         if let Some(e) = s.view.last_error.take() {
             return Err(e.into());
         }

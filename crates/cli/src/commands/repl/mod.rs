@@ -151,6 +151,7 @@ pub fn run(
                 return Err(e.into());
             }
         }
+        ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
         Ok(Status::Success)
     })
 }

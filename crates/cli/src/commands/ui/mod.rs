@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
@@ -124,11 +125,30 @@ pub async fn start_with(
     if announce {
         view.session(&agent);
     }
+    let source = if agent.resumed() {
+        StartSource::Resume
+    } else {
+        StartSource::Startup
+    };
+    session_start_hooks(&mut agent, &mut view, source).await;
     Ok(Session {
         agent,
         view,
         interrupts,
     })
+}
+
+/// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
+pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_start_hooks(source, &mut sink).await;
+}
+
+/// `SessionEnd` hooks: `reason` is `prompt_input_exit` (the REPL's `/exit`
+/// or Ctrl-D), `clear` (`/new`) or `other` (the end of a batch or `run`).
+pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_end_hooks(reason, &mut sink).await;
 }
 
 /// Outcome of running one turn through the view.

@@ -1,5 +1,6 @@
 //! Slash commands shared by the REPL and batch runs.
 
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
@@ -76,6 +77,11 @@ pub const COMMANDS: &[Command] = &[
         name: "/skills",
         args: "",
         help: "list the skills the model can load",
+    },
+    Command {
+        name: "/hooks",
+        args: "",
+        help: "list the hooks, their file, and whether they run here",
     },
     Command {
         name: "/status",
@@ -195,8 +201,14 @@ pub async fn slash(
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
         "/fork" => super::rewind::fork(agent, view, rest),
         "/new" => {
+            super::session_end_hooks(agent, view, "clear").await;
             let switch = agent.new_session();
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Clear).await;
+            }
+            slash
         }
         "/resume" => {
             let Some(id) = arg else {
@@ -207,7 +219,12 @@ pub async fn slash(
                 Err(e) => return Slash::Declined(e.to_string()),
             };
             let switch = agent.resume(&id);
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Resume).await;
+            }
+            slash
         }
         "/rename" => {
             let Some(title) = arg else {
@@ -315,6 +332,10 @@ pub async fn slash(
             }
             Err(e) => ended(e),
         },
+        "/hooks" => {
+            crate::commands::hooks::print_for_repl(view.printer, agent.config());
+            Slash::Continue
+        }
         "/skills" => {
             crate::commands::skills::print_for_repl(
                 view.printer,
@@ -368,6 +389,7 @@ mod tests {
 /memory                     list memory entries
 /remember TEXT              remember TEXT in this project's memory (sent from the next session on)
 /skills                     list the skills the model can load
+/hooks                      list the hooks, their file, and whether they run here
 /status                     model, window, {ctx}, this session's tokens and cache hits, compactions
 /help                       this help
 /exit                       leave"
