@@ -98,6 +98,10 @@ pub struct AgentOptions {
     pub provider: Option<Arc<dyn Provider>>,
     /// Starts the MCP servers instead of rmcp (tests).
     pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
+    /// MCP servers the frontend adds to the configured ones for this
+    /// session (an ACP client's `mcpServers`); one of the same name
+    /// replaces the configured server.
+    pub mcp_servers: Vec<eonyx_core::McpServerConfig>,
     /// The `eonyx` executable, which runs the Landlock sandbox helper
     /// (`current_exe()` in the binary). `None` (library tests, which do not
     /// run inside `eonyx`): the Landlock backend is unavailable.
@@ -251,6 +255,16 @@ impl Agent {
         self.resumed
     }
 
+    /// The working directory the agent was opened in.
+    pub fn cwd(&self) -> &camino::Utf8Path {
+        &self.cwd
+    }
+
+    /// The project root (where the tools' relative paths start).
+    pub fn project_root(&self) -> &camino::Utf8Path {
+        &self.project.root
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -290,6 +304,13 @@ impl Agent {
     /// once per process).
     pub fn sandbox_status(&self) -> String {
         self.tool_ctx.sandbox.status()
+    }
+
+    /// Replace who decides approvals from now on (the ACP frontend's
+    /// modes, `session/set_mode`). `approver` applies config and flags
+    /// itself: build it as a [`crate::tools::PolicyApprover`].
+    pub fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.approver = approver;
     }
 
     /// Rename the current session (appends a title record).

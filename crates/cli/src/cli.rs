@@ -77,6 +77,8 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Start the MCP servers and list their state, tools and the tokens they add to every request.
     Mcp(McpArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and acpx.
+    Acp,
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -256,6 +258,7 @@ pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::
         Some(Command::Completions(args)) => commands::completions::run(printer, &args),
         Some(Command::Manpage) => commands::completions::manpage(printer),
         Some(Command::SandboxExec(args)) => commands::sandbox_exec(printer, args),
+        Some(Command::Acp) => commands::acp(&cli.global),
     }
 }
 

@@ -71,6 +71,7 @@ async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
         approver: None,
         provider: Some(p.clone()),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     };
     Agent::open(opts, SessionChoice::New).await.unwrap()

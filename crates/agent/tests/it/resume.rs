@@ -53,6 +53,7 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         approver: None,
         provider: Some(Arc::new(two_chars_per_token())),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     }
 }

@@ -51,6 +51,7 @@ async fn open_in(env: &TestEnv, provider: &Arc<ScriptedProvider>, choice: Sessio
         approver: None,
         provider: Some(provider.clone()),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     };
     Agent::open(opts, choice).await.unwrap()

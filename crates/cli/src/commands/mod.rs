@@ -59,6 +59,20 @@ pub fn sandbox_exec(
     Ok(crate::exit::Status::Success)
 }
 
+/// `eonyx acp`: the Agent Client Protocol on stdin/stdout (docs/acp.md);
+/// everything else is `eonyx-acp`'s.
+pub fn acp(global: &GlobalArgs) -> anyhow::Result<crate::exit::Status> {
+    eonyx_acp::serve(eonyx_acp::AcpOptions {
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+        allow_shell: global.allow_shell,
+        allow_write: global.allow_write,
+        allow_mcp: global.allow_mcp,
+        sandbox_helper: std::env::current_exe().ok(),
+    })?;
+    Ok(crate::exit::Status::Success)
+}
+
 /// `path` with the home directory shown as `~` (only when `path` lies under it).
 pub fn tilde(path: &str, home: Option<&str>) -> String {
     match home

@@ -1,0 +1,59 @@
+//! `eonyx acp`: eonyx as an Agent Client Protocol agent (docs/acp.md), the
+//! second frontend beside the REPL. Editors (Zed, JetBrains, Neovim) and
+//! headless clients (`acpx`) drive it with JSON-RPC on stdin/stdout; the
+//! protocol is the `agent-client-protocol` crate's, the work is
+//! `eonyx-agent`'s.
+//!
+//! The code is split by concern:
+//! - `server`: the connection, its handlers and the open sessions;
+//! - `session`: one client session: its agent, its turn, cancel, modes;
+//! - `updates`: agent events as `session/update` notifications (tool
+//!   kinds, titles, locations, diffs, compactions);
+//! - `replay`: a loaded session's visible history as updates;
+//! - `prompt`: the client's content blocks as one user message;
+//! - `approval`: `session/request_permission` and the modes;
+//! - `commands`: slash commands and skills (`available_commands_update`).
+//!
+//! Invariants:
+//! - stdout carries protocol messages only: diagnostics go to stderr.
+//! - No handler waits on the agent inside the dispatch loop: opening a
+//!   session and running a turn happen in tasks of their own, so a slow
+//!   session never blocks another or the protocol.
+//! - Every turn ends with its session file complete, cancelled or not,
+//!   and stdin closing cancels the running turns and waits for them.
+
+mod approval;
+mod mcp;
+mod commands;
+mod prompt;
+mod replay;
+mod server;
+mod session;
+mod updates;
+
+pub use server::serve;
+
+/// What `eonyx acp` takes from the command line: the same global flags as
+/// every command.
+#[derive(Debug, Clone, Default)]
+pub struct AcpOptions {
+    /// `--model KEY`.
+    pub model: Option<String>,
+    /// `--profile NAME`.
+    pub profile: Option<String>,
+    /// `--allow-shell`.
+    pub allow_shell: bool,
+    /// `--allow-write`.
+    pub allow_write: bool,
+    /// `--allow-mcp`.
+    pub allow_mcp: bool,
+    /// The `eonyx` executable (the Landlock sandbox helper).
+    pub sandbox_helper: Option<std::path::PathBuf>,
+}
+
+/// One line of diagnostics on stderr (never stdout: it is the protocol's).
+pub(crate) fn diag(line: &str) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "eonyx acp: {line}");
+}
