@@ -18,7 +18,10 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 5. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
+//!    prompt against `eonyx acp`; skipped with a message without them
+//!    (`--acpx-only` runs only this stage).
+//! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -32,6 +35,7 @@ use anyhow::{Context, Result, bail};
 use crate::local_model::{self, LocalServer, MODEL_NAME};
 use crate::util;
 
+mod acpx;
 mod http;
 mod mcp;
 mod proxy;
@@ -75,6 +79,8 @@ struct Options {
     tasks_only: bool,
     /// Only the MCP stage (`--mcp-only`).
     mcp_only: bool,
+    /// Only the ACP stage (`--acpx-only`).
+    acpx_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
 }
@@ -92,6 +98,7 @@ fn parse(args: &[String]) -> Result<Options> {
         paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         mcp_only: false,
+        acpx_only: false,
         no_tasks: false,
     };
     let mut it = args.iter();
@@ -104,6 +111,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--transcript-summaries" => o.transcript = true,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
+            "--acpx-only" => o.acpx_only = true,
             "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
@@ -120,7 +128,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--acpx-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
                      --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
@@ -128,6 +136,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
+                     --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -179,6 +188,11 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.mcp_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         mcp::mcp_stage(opts.port, &bin)?;
+        return Ok(());
+    }
+    if opts.acpx_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        acpx::acpx_stage(opts.port, &bin)?;
         return Ok(());
     }
 
@@ -256,6 +270,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
+                }
+                if let Err(e) = acpx::acpx_stage(opts.port, &bin) {
+                    failed += 1;
+                    println!("FAIL  acpx: {e:#}");
                 }
             }
         }

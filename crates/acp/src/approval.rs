@@ -21,7 +21,7 @@ use eonyx_agent::tools::{ApprovalKind, Approver, Decision, McpPolicy, PolicyAppr
 use eonyx_config::{Config, ShellPolicy};
 use eonyx_core::provider::BoxFuture;
 
-use crate::server::lock;
+use crate::lock;
 
 /// What the agent may do without asking (docs/acp.md#modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,6 +25,7 @@
 mod approval;
 mod mcp;
 mod commands;
+mod diag;
 mod prompt;
 mod replay;
 mod server;
@@ -51,9 +52,10 @@ pub struct AcpOptions {
     pub sandbox_helper: Option<std::path::PathBuf>,
 }
 
-/// One line of diagnostics on stderr (never stdout: it is the protocol's).
-pub(crate) fn diag(line: &str) {
-    use std::io::Write as _;
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "eonyx acp: {line}");
+pub(crate) use diag::diag;
+
+/// A std mutex's guard, also after a panic elsewhere poisoned it (the
+/// data is plain state, valid at every point).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

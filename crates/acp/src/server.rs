@@ -3,7 +3,7 @@
 //! closes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -20,7 +20,7 @@ use agent_client_protocol::{Agent as AgentRole, Client, Error, Stdio};
 use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
 
-use crate::AcpOptions;
+use crate::{AcpOptions, lock};
 use crate::session::{Opening, Session};
 
 /// What the connection shares between its handlers.
@@ -233,10 +233,6 @@ fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
             format!("unknown session {}: {e}", id.0),
         )
     })
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Server {

@@ -19,7 +19,7 @@ use eonyx_core::{FinishReason, SessionId};
 
 use crate::AcpOptions;
 use crate::approval::{Asker, CurrentCall, Flags, Mode, ModeApprover};
-use crate::server::lock;
+use crate::lock;
 use crate::updates::{Shows, Updates};
 
 /// How to open a session.

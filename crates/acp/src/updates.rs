@@ -23,7 +23,7 @@ use eonyx_agent::AgentEvent;
 use eonyx_core::{CompactionRecord, ToolCall, ToolName};
 
 use crate::approval::CurrentCall;
-use crate::server::lock;
+use crate::lock;
 
 /// Tool output shown in the client is cut at this many characters (the
 /// session file and the model keep all of it).
