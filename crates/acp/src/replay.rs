@@ -14,7 +14,7 @@ use eonyx_core::{Content, Part, Record, Role};
 
 use crate::updates::{Updates, compaction_line, describe};
 
-pub fn replay(agent: &Agent, updates: &Updates) -> Result<(), AgentError> {
+pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
     let log = agent.store().read_all(agent.session_id())?;
     let timeline = Timeline::from_rewinds(log.records.iter().filter_map(|r| match r {
         Record::Rewind(r) => Some(r),

@@ -121,8 +121,9 @@ impl Session {
         let root = eonyx_config::paths::find_project(&cwd).root;
         let shows = Shows::of(client);
         if opening.replay {
-            let updates = Updates::new(cx.clone(), id.clone(), shows, root.clone(), current.clone());
-            crate::replay::replay(&agent, &updates).map_err(|e| agent_error(&e))?;
+            let mut updates =
+                Updates::new(cx.clone(), id.clone(), shows, root.clone(), current.clone());
+            crate::replay::replay(&agent, &mut updates).map_err(|e| agent_error(&e))?;
         }
         let commands = crate::commands::offered(&agent);
         Ok(Arc::new(Session {
@@ -211,6 +212,7 @@ impl Session {
             crate::commands::run_prompt(agent, &self.commands, blocks, &mut updates, &cancel)
                 .await;
         *lock(&self.turn) = None;
+        updates.flush();
         let stop = match result {
             Ok(outcome) => match outcome {
                 None => StopReason::EndTurn,

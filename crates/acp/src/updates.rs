@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -28,6 +29,12 @@ use crate::lock;
 /// Tool output shown in the client is cut at this many characters (the
 /// session file and the model keep all of it).
 const SHOWN_OUTPUT_CHARS: usize = 8_000;
+
+/// Answer text is sent at most this often: the deltas in between go as
+/// one chunk (a fast stream is hundreds of deltas a second; each message
+/// costs the client a parse and a redraw). Any other update, and the end
+/// of the turn, sends what is pending first.
+const TEXT_EVERY: Duration = Duration::from_millis(25);
 
 /// What the client can show besides the standard updates.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,6 +67,9 @@ pub struct Updates {
     /// The diff of the call whose result comes next.
     diff: Option<Diff>,
     compactions: u64,
+    /// Answer text not sent yet, and when text was last sent.
+    text: String,
+    text_sent: Option<Instant>,
 }
 
 impl Updates {
@@ -79,10 +89,36 @@ impl Updates {
             before: HashMap::new(),
             diff: None,
             compactions: 0,
+            text: String::new(),
+            text_sent: None,
         }
     }
 
-    pub fn send(&self, update: SessionUpdate) {
+    pub fn send(&mut self, update: SessionUpdate) {
+        self.flush();
+        self.send_now(update);
+    }
+
+    /// Send the pending answer text.
+    pub fn flush(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        self.text_sent = Some(Instant::now());
+        self.send_now(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::from(text),
+        )));
+    }
+
+    fn answer_delta(&mut self, delta: &str) {
+        self.text.push_str(delta);
+        if self.text_sent.is_none_or(|t| t.elapsed() >= TEXT_EVERY) {
+            self.flush();
+        }
+    }
+
+    fn send_now(&self, update: SessionUpdate) {
         // A closed connection drops updates; the turn still completes
         // and is saved.
         let _ = self
@@ -91,7 +127,7 @@ impl Updates {
     }
 
     /// Text from eonyx (a slash command's output, a compaction line).
-    pub fn text(&self, text: impl Into<String>) {
+    pub fn text(&mut self, text: impl Into<String>) {
         self.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(
             ContentBlock::from(text.into()),
         )));
@@ -99,7 +135,7 @@ impl Updates {
 
     /// A notice or warning: on stderr, and as a notice update to clients
     /// that announce them.
-    fn notice(&self, severity: NoticeSeverity, text: String) {
+    fn notice(&mut self, severity: NoticeSeverity, text: String) {
         crate::diag(&text);
         if self.shows.notices {
             self.send(SessionUpdate::Notice(Notice::new(severity, text)));
@@ -109,9 +145,7 @@ impl Updates {
     /// Show one agent event.
     pub fn event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::TextDelta(t) => self.send(SessionUpdate::AgentMessageChunk(
-                ContentChunk::new(ContentBlock::from(t)),
-            )),
+            AgentEvent::TextDelta(t) => self.answer_delta(&t),
             // Reasoning (`agent_thought_chunk`) and plans (`plan`) are
             // shown here once the agent reports them (issues 35, 36).
             AgentEvent::ToolCall(call) => self.tool_call(&call),
