@@ -17,7 +17,9 @@ use agent_client_protocol::v1::schema::{
     SessionId as AcpSessionId, SessionMode, SessionModeId, SessionModeState, ToolCallContent,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
-use eonyx_agent::tools::{ApprovalKind, Approver, Decision, McpPolicy, PolicyApprover};
+use eonyx_agent::tools::{
+    ApprovalKind, Approver, Decision, McpPolicy, Permissions, PolicyApprover,
+};
 use eonyx_config::{Config, ShellPolicy};
 use eonyx_core::provider::BoxFuture;
 
@@ -195,18 +197,11 @@ pub struct ModeApprover {
     read_only: PolicyApprover,
 }
 
-/// The `--allow-*` flags `eonyx acp` was started with.
-#[derive(Debug, Clone, Copy)]
-pub struct Flags {
-    pub shell: bool,
-    pub write: bool,
-    pub mcp: bool,
-}
-
 impl ModeApprover {
-    pub fn new(config: &Config, flags: Flags, asker: Arc<Asker>) -> Self {
-        let mcp = |allow| McpPolicy {
-            allow,
+    /// The policies of the three modes, from the config and the `--allow-*`
+    /// flags `eonyx acp` was started with.
+    pub fn new(config: &Config, flags: Permissions, asker: Arc<Asker>) -> Self {
+        let mcp = || McpPolicy {
             servers: config
                 .mcp
                 .servers
@@ -214,26 +209,26 @@ impl ModeApprover {
                 .map(|s| (s.name.clone(), s.approval))
                 .collect(),
         };
-        let policy = |shell, allow_shell, write, allow_write, allow_mcp| PolicyApprover {
+        let policy = |shell, write, allowed| PolicyApprover {
             shell,
-            allow_shell,
             write,
-            allow_write,
-            mcp: mcp(allow_mcp),
+            allowed,
+            mcp: mcp(),
             ask: Some(asker.clone() as Arc<dyn Approver>),
         };
         let (shell, write) = (config.tools.shell, config.tools.write);
         Self {
             mode: asker.mode.clone(),
-            ask: policy(shell, flags.shell, write, flags.write, flags.mcp),
-            accept_edits: policy(shell, flags.shell, write, true, flags.mcp),
-            read_only: policy(
-                ShellPolicy::Deny,
-                false,
-                ShellPolicy::Deny,
-                false,
-                false,
+            ask: policy(shell, write, flags),
+            accept_edits: policy(
+                shell,
+                write,
+                Permissions {
+                    write: true,
+                    ..flags
+                },
             ),
+            read_only: policy(ShellPolicy::Deny, ShellPolicy::Deny, Permissions::NONE),
         }
     }
 }

@@ -36,18 +36,14 @@ pub use server::serve;
 
 /// What `eonyx acp` takes from the command line: the same global flags as
 /// every command.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AcpOptions {
     /// `--model KEY`.
     pub model: Option<String>,
     /// `--profile NAME`.
     pub profile: Option<String>,
-    /// `--allow-shell`.
-    pub allow_shell: bool,
-    /// `--allow-write`.
-    pub allow_write: bool,
-    /// `--allow-mcp`.
-    pub allow_mcp: bool,
+    /// `--allow-shell`, `--allow-write`, `--allow-mcp`.
+    pub permissions: eonyx_agent::tools::Permissions,
     /// The `eonyx` executable (the Landlock sandbox helper).
     pub sandbox_helper: Option<std::path::PathBuf>,
 }

@@ -18,7 +18,7 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{FinishReason, SessionId};
 
 use crate::AcpOptions;
-use crate::approval::{Asker, CurrentCall, Flags, Mode, ModeApprover};
+use crate::approval::{Asker, CurrentCall, Mode, ModeApprover};
 use crate::lock;
 use crate::updates::{Shows, Updates};
 
@@ -83,6 +83,7 @@ impl Session {
             .iter()
             .map(crate::mcp::server)
             .collect::<Result<Vec<_>, _>>()?;
+        let flags = opts.permissions;
         let mode = Arc::new(Mutex::new(Mode::Ask));
         let current: CurrentCall = Arc::new(Mutex::new(None));
         let asker = Arc::new(Asker::new(cx.clone(), mode.clone(), current.clone()));
@@ -91,9 +92,7 @@ impl Session {
             env: eonyx_core::paths::Env::from_process(),
             model: opts.model.clone(),
             profile: opts.profile.clone(),
-            allow_shell: opts.allow_shell,
-            allow_write: opts.allow_write,
-            allow_mcp: opts.allow_mcp,
+            permissions: flags,
             approver: Some(asker.clone()),
             provider: None,
             mcp: None,
@@ -106,11 +105,6 @@ impl Session {
         for n in agent.take_startup_notices() {
             crate::diag(&n);
         }
-        let flags = Flags {
-            shell: opts.allow_shell,
-            write: opts.allow_write,
-            mcp: opts.allow_mcp,
-        };
         agent.set_approver(Arc::new(ModeApprover::new(
             agent.config(),
             flags,

@@ -65,9 +65,7 @@ pub fn acp(global: &GlobalArgs) -> anyhow::Result<crate::exit::Status> {
     eonyx_acp::serve(eonyx_acp::AcpOptions {
         model: global.model.clone(),
         profile: global.profile.clone(),
-        allow_shell: global.allow_shell,
-        allow_write: global.allow_write,
-        allow_mcp: global.allow_mcp,
+        permissions: global.allow.permissions(),
         sandbox_helper: std::env::current_exe().ok(),
     })?;
     Ok(crate::exit::Status::Success)
