@@ -23,7 +23,10 @@ fn acp_initialize_new_session_and_a_streamed_answer() {
     let caps = &init["agentCapabilities"];
     assert_eq!(caps["loadSession"], true, "{init}");
     assert_eq!(caps["promptCapabilities"]["image"], true, "{init}");
-    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true, "{init}");
+    assert_eq!(
+        caps["promptCapabilities"]["embeddedContext"], true,
+        "{init}"
+    );
     assert_eq!(caps["mcpCapabilities"]["http"], true, "{init}");
     assert_eq!(init["agentInfo"]["name"], "eonyx", "{init}");
 
@@ -50,7 +53,9 @@ fn acp_initialize_new_session_and_a_streamed_answer() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    for name in ["compact", "status", "context", "memory", "remember", "skills", "rename"] {
+    for name in [
+        "compact", "status", "context", "memory", "remember", "skills", "rename",
+    ] {
         assert!(names.contains(&name), "{name} missing: {names:?}");
     }
 
@@ -80,9 +85,18 @@ fn acp_malformed_input_gets_json_rpc_errors_and_serving_goes_on() {
     let e = c.call("session/new", json!({"cwd": 5, "mcpServers": []}));
     assert_eq!(e["error"]["code"], -32602, "{e}");
 
-    let e = c.call("session/new", json!({"cwd": "relative/dir", "mcpServers": []}));
+    let e = c.call(
+        "session/new",
+        json!({"cwd": "relative/dir", "mcpServers": []}),
+    );
     assert_eq!(e["error"]["code"], -32602, "{e}");
-    assert!(e["error"]["message"].as_str().unwrap().contains("relative/dir"), "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("relative/dir"),
+        "{e}"
+    );
 
     let e = c.prompt("20260101T000000-abcdef12", "hello?");
     assert_eq!(e["error"]["code"], -32602, "{e}");
@@ -106,7 +120,10 @@ fn acp_malformed_input_gets_json_rpc_errors_and_serving_goes_on() {
             .contains("20260101T000000-abcdef12"),
         "{e}"
     );
-    assert!(fx.session_files().is_empty(), "a failed load made a session");
+    assert!(
+        fx.session_files().is_empty(),
+        "a failed load made a session"
+    );
 
     // Still serving.
     let s = c.new_session(&fx.sb.work, json!([]));
@@ -205,10 +222,20 @@ fn acp_load_replays_the_history_and_continues_the_same_file() {
     let file = fx.session();
     assert_eq!(
         roles(&messages(&file)),
-        ["user", "assistant", "tool", "assistant", "user", "assistant"]
+        [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant"
+        ]
     );
     let last = fx.chats().last().cloned().unwrap();
-    assert!(last.all_text().contains("the number is 4242"), "history sent");
+    assert!(
+        last.all_text().contains("the number is 4242"),
+        "history sent"
+    );
 }
 
 #[test]
@@ -250,9 +277,11 @@ fn acp_stdin_closing_mid_turn_ends_cleanly_with_the_file_complete() {
         "session/prompt",
         json!({"sessionId": s, "prompt": [{"type": "text", "text": "read a"}]}),
     );
-    wait_for("the second request at the fake", Duration::from_secs(30), || {
-        fx.chats().len() == 2
-    });
+    wait_for(
+        "the second request at the fake",
+        Duration::from_secs(30),
+        || fx.chats().len() == 2,
+    );
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_consistent(&fx.session());
@@ -271,11 +300,8 @@ fn acp_slash_commands_skills_and_a_compaction() {
     );
     fx.fake
         .set_summarizer(|_| Reply::text("SUMMARY: alpha then beta."));
-    fx.fake.push_all([
-        Reply::text("A"),
-        Reply::text("B"),
-        Reply::text("deploying"),
-    ]);
+    fx.fake
+        .push_all([Reply::text("A"), Reply::text("B"), Reply::text("deploying")]);
     let (mut c, s) = started(&fx);
     let commands = c.wait_update(&s, "available_commands_update");
     assert!(
@@ -319,7 +345,8 @@ fn acp_slash_commands_skills_and_a_compaction() {
 #[test]
 fn acp_compaction_is_a_compaction_update_for_clients_that_announce_it() {
     let fx = Fx::with(|c| c.merge_top_toml("[compaction]\nkeep_turns = 1\n").unwrap());
-    fx.fake.set_summarizer(|_| Reply::text("SUMMARY: one, two."));
+    fx.fake
+        .set_summarizer(|_| Reply::text("SUMMARY: one, two."));
     fx.fake.push_all([Reply::text("1"), Reply::text("2")]);
     let mut c = AcpClient::start(&fx, &[]);
     c.initialize(json!({"session": {"compaction": {}}}));

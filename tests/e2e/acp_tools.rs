@@ -65,7 +65,10 @@ fn acp_tool_call_and_its_updates() {
 #[test]
 fn acp_permission_answered_each_way_and_always_lasts_the_session() {
     let shell = |file: &str| {
-        Reply::tool_call("shell", json!({"command": format!("touch {file} && echo made {file}")}))
+        Reply::tool_call(
+            "shell",
+            json!({"command": format!("touch {file} && echo made {file}")}),
+        )
     };
     let fx = Fx::replying([
         shell("rejected.txt"),
@@ -78,7 +81,8 @@ fn acp_permission_answered_each_way_and_always_lasts_the_session() {
         Reply::text("made again without asking"),
     ]);
     let (mut c, s) = started(&fx);
-    c.answers.extend([Answer::RejectOnce, Answer::AllowOnce, Answer::AllowAlways]);
+    c.answers
+        .extend([Answer::RejectOnce, Answer::AllowOnce, Answer::AllowAlways]);
 
     c.prompt(&s, "make rejected.txt");
     assert!(!fx.sb.work.join("rejected.txt").exists());
@@ -157,7 +161,13 @@ fn acp_edits_show_a_diff_and_the_modes_decide_what_is_asked() {
     assert_eq!(c.asked.len(), 1);
     let q = &c.asked[0]["params"]["toolCall"];
     assert_eq!(q["kind"], "edit", "{q}");
-    assert!(q["content"][0]["content"]["text"].as_str().unwrap().contains("+uno"), "{q}");
+    assert!(
+        q["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+uno"),
+        "{q}"
+    );
     let calls = tool_updates(&c, &s);
     assert_eq!(calls[0]["kind"], "edit");
     assert_eq!(calls[0]["title"], "Edit src.txt");
@@ -165,33 +175,54 @@ fn acp_edits_show_a_diff_and_the_modes_decide_what_is_asked() {
     assert_eq!(diff["type"], "diff", "{diff}");
     assert_eq!(diff["oldText"], "one\ntwo\n");
     assert_eq!(diff["newText"], "uno\ntwo\n");
-    assert_eq!(std::fs::read_to_string(fx.sb.work.join("src.txt")).unwrap(), "uno\ntwo\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.work.join("src.txt")).unwrap(),
+        "uno\ntwo\n"
+    );
     // The undo record is kept as in the REPL.
     let saved = messages(&fx.session());
     assert!(saved[2].get("undo").is_some(), "{}", saved[2]);
 
     // accept-edits: writes go through without a question.
-    let r = c.ok("session/set_mode", json!({"sessionId": s, "modeId": "accept-edits"}));
+    let r = c.ok(
+        "session/set_mode",
+        json!({"sessionId": s, "modeId": "accept-edits"}),
+    );
     assert!(r.is_object());
     let mode = c.wait_update(&s, "current_mode_update");
     assert_eq!(mode["currentModeId"], "accept-edits");
     fx.fake
-        .push(Reply::tool_call("write_file", json!({"path": "new.txt", "content": "fresh\n"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "new.txt", "content": "fresh\n"}),
+        ))
         .push(Reply::text("written"));
     c.prompt(&s, "write new.txt");
     assert_eq!(c.asked.len(), 1, "not asked in accept-edits");
-    assert_eq!(std::fs::read_to_string(fx.sb.work.join("new.txt")).unwrap(), "fresh\n");
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.work.join("new.txt")).unwrap(),
+        "fresh\n"
+    );
 
     // read-only: refused without a question.
-    c.ok("session/set_mode", json!({"sessionId": s, "modeId": "read-only"}));
+    c.ok(
+        "session/set_mode",
+        json!({"sessionId": s, "modeId": "read-only"}),
+    );
     fx.fake
-        .push(Reply::tool_call("write_file", json!({"path": "no.txt", "content": "x"})))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "no.txt", "content": "x"}),
+        ))
         .push(Reply::text("refused"));
     c.prompt(&s, "write no.txt");
     assert_eq!(c.asked.len(), 1);
     assert!(!fx.sb.work.join("no.txt").exists());
 
-    let e = c.call("session/set_mode", json!({"sessionId": s, "modeId": "yolo"}));
+    let e = c.call(
+        "session/set_mode",
+        json!({"sessionId": s, "modeId": "yolo"}),
+    );
     assert_eq!(e["error"]["code"], -32602, "{e}");
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
@@ -222,7 +253,11 @@ fn acp_prompt_with_a_file_link_an_embedded_resource_and_an_image_is_one_turn() {
     assert!(text.contains("Attached: /buffer/unsaved.rs"), "{text}");
     assert!(text.contains("let unsaved = 7;"), "{text}");
     assert!(sent.to_string().contains(png), "the image is sent: {sent}");
-    assert_eq!(messages(&fx.session()).len(), 2, "one user message, one answer");
+    assert_eq!(
+        messages(&fx.session()).len(),
+        2,
+        "one user message, one answer"
+    );
 
     // A missing file is a clear error and nothing is sent.
     let r = c.call(
@@ -232,7 +267,13 @@ fn acp_prompt_with_a_file_link_an_embedded_resource_and_an_image_is_one_turn() {
         ]}),
     );
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("missing.rs"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("missing.rs"),
+        "{r}"
+    );
     assert_eq!(fx.chats().len(), 1);
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");

@@ -58,7 +58,12 @@ const BUILTINS: [(Builtin, &str, &str, Option<&str>); 8] = [
         "list the skills the model can load",
         None,
     ),
-    (Builtin::Rename, "rename", "rename this session", Some("title")),
+    (
+        Builtin::Rename,
+        "rename",
+        "rename this session",
+        Some("title"),
+    ),
     (Builtin::Help, "help", "the commands", None),
 ];
 
@@ -121,9 +126,7 @@ fn command<'c>(commands: &'c [Offered], blocks: &[ContentBlock]) -> Option<(&'c 
         return None;
     };
     let line = first.text.trim_start().strip_prefix('/')?;
-    let (name, rest) = line
-        .split_once(char::is_whitespace)
-        .unwrap_or((line, ""));
+    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
     let c = commands.iter().find(|c| c.name == name)?;
     Some((c, rest.trim().to_owned()))
 }
@@ -226,7 +229,11 @@ async fn builtin(
                 return Err(AgentError::Usage("usage: /remember TEXT".to_owned()));
             };
             let entry = agent.remember(text)?;
-            format!("remembered [{}] {}", entry.id.as_deref().unwrap_or("?"), entry.text)
+            format!(
+                "remembered [{}] {}",
+                entry.id.as_deref().unwrap_or("?"),
+                entry.text
+            )
         }
         Builtin::Skills => {
             let skills = agent.skills();

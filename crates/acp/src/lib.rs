@@ -23,9 +23,9 @@
 //!   and stdin closing cancels the running turns and waits for them.
 
 mod approval;
-mod mcp;
 mod commands;
 mod diag;
+mod mcp;
 mod prompt;
 mod replay;
 mod server;

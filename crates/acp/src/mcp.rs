@@ -54,7 +54,11 @@ pub fn server(s: &McpServer) -> Result<McpServerConfig, Error> {
             ));
         }
     };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         return Err(Error::new(
             ErrorCode::INVALID_PARAMS,
             format!("MCP server name {name:?}: use letters, digits, `-` and `_`"),

@@ -34,12 +34,7 @@ pub fn user_input(
                     text.push_str(&link.uri);
                     continue;
                 };
-                let found = attach::locate(
-                    &path,
-                    agent.cwd(),
-                    agent.project_root(),
-                    None,
-                )?;
+                let found = attach::locate(&path, agent.cwd(), agent.project_root(), None)?;
                 // Shown as the client named it.
                 text.push_str(&format!("@{}", found.shown));
                 attachments.push(attach::read(&found, &limits, Accept::Any)?);
@@ -60,8 +55,7 @@ pub fn user_input(
                     });
                 }
                 EmbeddedResourceResource::BlobResourceContents(b) => {
-                    let Some(media_type) = b.mime_type.as_deref().and_then(image_media_type)
-                    else {
+                    let Some(media_type) = b.mime_type.as_deref().and_then(image_media_type) else {
                         return Err(AgentError::Usage(format!(
                             "embedded resource {} is binary ({}): only images and text can be sent",
                             b.uri,
@@ -180,10 +174,7 @@ mod tests {
             file_path("file:///home/u/a%20b.rs").as_deref(),
             Some("/home/u/a b.rs")
         );
-        assert_eq!(
-            file_path("file://localhost/x").as_deref(),
-            Some("/x")
-        );
+        assert_eq!(file_path("file://localhost/x").as_deref(), Some("/x"));
         assert_eq!(file_path("/abs/p").as_deref(), Some("/abs/p"));
         assert_eq!(file_path("https://example.com/x"), None);
         assert_eq!(file_path("file://otherhost/x"), None);

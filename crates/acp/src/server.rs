@@ -20,8 +20,8 @@ use agent_client_protocol::{Agent as AgentRole, Client, Error, Stdio};
 use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
 
-use crate::{AcpOptions, lock};
 use crate::session::{Opening, Session};
+use crate::{AcpOptions, lock};
 
 /// What the connection shares between its handlers.
 pub(crate) struct Server {
@@ -338,4 +338,3 @@ impl Server {
         }
     }
 }
-

@@ -203,8 +203,7 @@ impl Session {
         *lock(&self.turn) = Some(cancel.clone());
         let mut updates = self.updates(cx);
         let result =
-            crate::commands::run_prompt(agent, &self.commands, blocks, &mut updates, &cancel)
-                .await;
+            crate::commands::run_prompt(agent, &self.commands, blocks, &mut updates, &cancel).await;
         *lock(&self.turn) = None;
         updates.flush();
         let stop = match result {
@@ -256,7 +255,9 @@ pub fn ensure_exists(id: &SessionId) -> Result<(), Error> {
     } else {
         Err(error(
             ErrorCode::INVALID_PARAMS,
-            format!("unknown session {id}: no such session in the store (`eonyx sessions` lists them)"),
+            format!(
+                "unknown session {id}: no such session in the store (`eonyx sessions` lists them)"
+            ),
         ))
     }
 }

@@ -178,7 +178,11 @@ impl Updates {
             AgentEvent::Warning(w) => self.notice(NoticeSeverity::Warning, w),
             AgentEvent::MemoryChanged { action, entry } => self.notice(
                 NoticeSeverity::Info,
-                format!("memory {action}: [{}] {}", entry.id.as_deref().unwrap_or("?"), entry.text),
+                format!(
+                    "memory {action}: [{}] {}",
+                    entry.id.as_deref().unwrap_or("?"),
+                    entry.text
+                ),
             ),
             AgentEvent::Debug(d) => {
                 if std::env::var_os("EONYX_DEBUG").is_some() {
@@ -218,10 +222,8 @@ impl Updates {
             if self.compactions == 0 {
                 self.compactions = 1;
             }
-            let update =
-                CompactionUpdate::new(self.compaction_id(), CompactionStatus::Completed).summary(
-                    Some(vec![ContentBlock::from(record.summary.clone())]),
-                );
+            let update = CompactionUpdate::new(self.compaction_id(), CompactionStatus::Completed)
+                .summary(Some(vec![ContentBlock::from(record.summary.clone())]));
             self.send(SessionUpdate::CompactionUpdate(update));
         } else {
             self.text(compaction_line(record));
@@ -233,8 +235,7 @@ impl Updates {
         let shown = describe(call, &self.root);
         if let Some(path) = &shown.edited {
             let before = std::fs::read_to_string(path).ok();
-            self.before
-                .insert(call.id.clone(), (path.clone(), before));
+            self.before.insert(call.id.clone(), (path.clone(), before));
         }
         let update = AcpToolCall::new(call.id.clone(), shown.title)
             .kind(shown.kind)
@@ -326,7 +327,10 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
         Some(ToolName::ReadFile) => (format!("Read {shown_path}"), ToolKind::Read),
         Some(ToolName::ListDir) => (format!("List {shown_path}"), ToolKind::Read),
         Some(ToolName::Grep) => (
-            format!("Grep {} in {shown_path}", one_line(arg("pattern").unwrap_or(""))),
+            format!(
+                "Grep {} in {shown_path}",
+                one_line(arg("pattern").unwrap_or(""))
+            ),
             ToolKind::Search,
         ),
         Some(ToolName::Shell) => (

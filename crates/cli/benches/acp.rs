@@ -64,7 +64,9 @@ fn acp_turns(bin: &Path, env: &TestEnv, turns: usize) -> Result<Samples> {
     let mut call = |child: &mut Paced, method: &str, params: Value| -> Result<Value> {
         id += 1;
         let n = id;
-        child.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string())?;
+        child.send(
+            &json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string(),
+        )?;
         let got = child
             .wait_for(|m| m["id"] == n && m.get("method").is_none())
             .map_err(|msgs| format!("eonyx acp ended early: {msgs:?}"))?;

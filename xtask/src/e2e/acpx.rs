@@ -20,7 +20,9 @@ pub(super) fn acpx_stage(server_port: u16, bin: &Path) -> Result<()> {
         local_model::find_on_path("npm"),
         local_model::find_on_path("node"),
     ) else {
-        println!("SKIP  acpx: Node and npm are not on PATH; install them to run a prompt through acpx");
+        println!(
+            "SKIP  acpx: Node and npm are not on PATH; install them to run a prompt through acpx"
+        );
         return Ok(());
     };
     println!("== ACP stage: acpx runs a prompt against `eonyx acp`");
@@ -49,7 +51,12 @@ pub(super) fn acpx_stage(server_port: u16, bin: &Path) -> Result<()> {
     let out = env
         .command(&acpx)
         .args(["--agent", &agent, "--approve-all", "--format", "text"])
-        .args(["--timeout", "300", "exec", "Say hello in one short sentence."])
+        .args([
+            "--timeout",
+            "300",
+            "exec",
+            "Say hello in one short sentence.",
+        ])
         .output()
         .context("running acpx")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
