@@ -320,3 +320,64 @@ fn acp_mcp_servers_from_session_new_serve_that_session() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_file_tools_use_the_clients_file_system_when_offered() {
+    let fx = Fx::replying([
+        Reply::tool_call("read_file", json!({"path": "notes.txt"})),
+        Reply::text("the buffer says 777"),
+        Reply::tool_call(
+            "edit_file",
+            json!({"path": "notes.txt", "old_string": "777", "new_string": "778"}),
+        ),
+        Reply::text("edited the buffer"),
+    ]);
+    fx.sb.write("work/notes.txt", "saved on disk: 111\n");
+    let mut c = AcpClient::start(&fx, &[]);
+    c.initialize(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let s = c.new_session(&fx.sb.work, json!([]));
+    let path = fx.sb.work.canonicalize().unwrap().join("notes.txt");
+    let path = path.to_str().unwrap().to_owned();
+    // The editor holds an unsaved change.
+    c.buffers
+        .insert(path.clone(), "unsaved buffer: 777\n".to_owned());
+
+    c.prompt(&s, "what is in notes.txt?");
+    let result = fx.chats()[1].tool_results().join("\n");
+    assert!(result.contains("unsaved buffer: 777"), "{result}");
+    assert!(!result.contains("111"), "{result}");
+
+    c.answers.push_back(Answer::AllowOnce);
+    c.prompt(&s, "make it 778");
+    assert_eq!(
+        c.writes,
+        [(path.clone(), "unsaved buffer: 778\n".to_owned())],
+        "written through the editor"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.work.join("notes.txt")).unwrap(),
+        "saved on disk: 111\n",
+        "the disk is the editor's to save"
+    );
+    // The question showed the diff of the buffer; the update a diff too.
+    let q = &c.asked[0]["params"]["toolCall"];
+    assert!(
+        q["content"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("+unsaved buffer: 778"),
+        "{q}"
+    );
+    let diff = tool_updates(&c, &s)
+        .into_iter()
+        .find_map(|u| (u["content"][0]["type"] == "diff").then(|| u["content"][0].clone()))
+        .unwrap();
+    assert_eq!(diff["oldText"], "unsaved buffer: 777\n");
+    assert_eq!(diff["newText"], "unsaved buffer: 778\n");
+    // The undo record keeps what the buffer held, as for the disk.
+    let saved = messages(&fx.session());
+    let tool = saved.iter().rev().find(|m| m["role"] == "tool").unwrap();
+    assert!(tool.get("undo").is_some(), "{tool}");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

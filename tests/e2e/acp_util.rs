@@ -42,6 +42,12 @@ pub(crate) struct AcpClient {
     pub(crate) answers: VecDeque<Answer>,
     /// The permission requests the agent sent.
     pub(crate) asked: Vec<Value>,
+    /// The editor's buffers, by path: `fs/read_text_file` answers from
+    /// them (else from the disk), `fs/write_text_file` writes them (never
+    /// the disk).
+    pub(crate) buffers: std::collections::HashMap<String, String>,
+    /// Every `fs/write_text_file`: path and content.
+    pub(crate) writes: Vec<(String, String)>,
 }
 
 impl AcpClient {
@@ -78,6 +84,8 @@ impl AcpClient {
             seen: Vec::new(),
             answers: VecDeque::new(),
             asked: Vec::new(),
+            buffers: std::collections::HashMap::new(),
+            writes: Vec::new(),
         }
     }
 
@@ -117,6 +125,22 @@ impl AcpClient {
         assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
         if msg["method"] == "session/request_permission" {
             self.answer_permission(&msg);
+        }
+        if msg["method"] == "fs/read_text_file" {
+            let path = msg["params"]["path"].as_str().unwrap().to_owned();
+            let content = self
+                .buffers
+                .get(&path)
+                .cloned()
+                .unwrap_or_else(|| std::fs::read_to_string(&path).unwrap());
+            self.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": content}}));
+        }
+        if msg["method"] == "fs/write_text_file" {
+            let path = msg["params"]["path"].as_str().unwrap().to_owned();
+            let content = msg["params"]["content"].as_str().unwrap().to_owned();
+            self.buffers.insert(path.clone(), content.clone());
+            self.writes.push((path, content));
+            self.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {}}));
         }
         self.seen.push(msg.clone());
         Some(msg)

@@ -12,7 +12,8 @@
 //! - `replay`: a loaded session's visible history as updates;
 //! - `prompt`: the client's content blocks as one user message;
 //! - `approval`: `session/request_permission` and the modes;
-//! - `commands`: slash commands and skills (`available_commands_update`).
+//! - `commands`: slash commands and skills (`available_commands_update`);
+//! - `files`: the client's file system for the file tools.
 //!
 //! Invariants:
 //! - stdout carries protocol messages only: diagnostics go to stderr.
@@ -25,6 +26,7 @@
 mod approval;
 mod commands;
 mod diag;
+mod files;
 mod mcp;
 mod prompt;
 mod replay;

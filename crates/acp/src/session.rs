@@ -19,6 +19,7 @@ use eonyx_core::{FinishReason, SessionId};
 
 use crate::AcpOptions;
 use crate::approval::{Asker, CurrentCall, Mode, ModeApprover};
+use crate::files::ClientFs;
 use crate::lock;
 use crate::updates::{Shows, Updates};
 
@@ -42,6 +43,7 @@ pub struct Session {
     shows: Shows,
     root: Utf8PathBuf,
     commands: Vec<crate::commands::Offered>,
+    files: Option<Arc<ClientFs>>,
 }
 
 /// A JSON-RPC error with eonyx's message.
@@ -112,6 +114,10 @@ impl Session {
         )));
         let id = AcpSessionId::new(agent.session_id().as_str());
         *lock(&asker.session) = Some(id.clone());
+        let files = ClientFs::offered(client, cx, &id).map(Arc::new);
+        if let Some(f) = &files {
+            agent.set_client_files(f.clone());
+        }
         let root = eonyx_config::paths::find_project(&cwd).root;
         let shows = Shows::of(client);
         if opening.replay {
@@ -129,6 +135,7 @@ impl Session {
             shows,
             root,
             commands,
+            files,
         }))
     }
 
@@ -148,6 +155,7 @@ impl Session {
             self.root.clone(),
             self.current.clone(),
         )
+        .with_files(self.files.clone())
     }
 
     /// `available_commands_update`: the slash commands and skills.

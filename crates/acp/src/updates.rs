@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::Client;
@@ -24,6 +25,7 @@ use eonyx_agent::AgentEvent;
 use eonyx_core::{CompactionRecord, ToolCall, ToolName};
 
 use crate::approval::CurrentCall;
+use crate::files::ClientFs;
 use crate::lock;
 
 /// Tool output shown in the client is cut at this many characters (the
@@ -70,6 +72,9 @@ pub struct Updates {
     /// Answer text not sent yet, and when text was last sent.
     text: String,
     text_sent: Option<Instant>,
+    /// The client's file system, when the file tools use it: it knows an
+    /// edit's before and after.
+    files: Option<Arc<ClientFs>>,
 }
 
 impl Updates {
@@ -91,7 +96,14 @@ impl Updates {
             compactions: 0,
             text: String::new(),
             text_sent: None,
+            files: None,
         }
+    }
+
+    /// Edits go through the client's file system.
+    pub fn with_files(mut self, files: Option<Arc<ClientFs>>) -> Self {
+        self.files = files;
+        self
     }
 
     pub fn send(&mut self, update: SessionUpdate) {
@@ -234,7 +246,10 @@ impl Updates {
         *lock(&self.current) = Some(call.id.clone());
         let shown = describe(call, &self.root);
         if let Some(path) = &shown.edited {
-            let before = std::fs::read_to_string(path).ok();
+            let before = match self.files {
+                Some(_) => None,
+                None => std::fs::read_to_string(path).ok(),
+            };
             self.before.insert(call.id.clone(), (path.clone(), before));
         }
         let update = AcpToolCall::new(call.id.clone(), shown.title)
@@ -254,7 +269,10 @@ impl Updates {
         let Some((path, before)) = self.before.remove(&id) else {
             return;
         };
-        let after = std::fs::read_to_string(&path).unwrap_or_default();
+        let (before, after) = match self.files.as_ref().and_then(|f| f.take_change(&path)) {
+            Some(change) => change,
+            None => (before, std::fs::read_to_string(&path).unwrap_or_default()),
+        };
         self.diff = Some(Diff::new(path, after).old_text(before));
     }
 

@@ -256,6 +256,13 @@ impl Agent {
         self.tools.approver = approver;
     }
 
+    /// Read and write files through the client's file system from now on
+    /// (`eonyx acp`, when the client offers it); see
+    /// [`eonyx_tools::ClientFiles`].
+    pub fn set_client_files(&mut self, files: Arc<dyn eonyx_tools::ClientFiles>) {
+        self.tools.ctx.files = Some(files);
+    }
+
     /// Rename the current session (appends a title record).
     pub fn rename(&mut self, title: &str) -> Result<(), AgentError> {
         self.writer.rename(title)?;
