@@ -209,26 +209,25 @@ impl ModeApprover {
                 .map(|s| (s.name.clone(), s.approval))
                 .collect(),
         };
-        let policy = |shell, write, allowed| PolicyApprover {
-            shell,
-            write,
-            allowed,
-            mcp: mcp(),
-            ask: Some(asker.clone() as Arc<dyn Approver>),
-        };
-        let (shell, write) = (config.tools.shell, config.tools.write);
+        let ask = || Some(asker.clone() as Arc<dyn Approver>);
+        // Read-only: the config's tool settings with writes and commands
+        // denied, through the same constructor as every policy.
+        let mut denied = config.tools.clone();
+        denied.shell = ShellPolicy::Deny;
+        denied.write = ShellPolicy::Deny;
         Self {
             mode: asker.mode.clone(),
-            ask: policy(shell, write, flags),
-            accept_edits: policy(
-                shell,
-                write,
+            ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
+            accept_edits: PolicyApprover::new(
+                &config.tools,
                 Permissions {
                     write: true,
                     ..flags
                 },
+                mcp(),
+                ask(),
             ),
-            read_only: policy(ShellPolicy::Deny, ShellPolicy::Deny, Permissions::NONE),
+            read_only: PolicyApprover::new(&denied, Permissions::NONE, mcp(), ask()),
         }
     }
 }

@@ -318,7 +318,7 @@ pub struct Shown {
     pub edited: Option<PathBuf>,
 }
 
-/// Title, kind and locations of a call (docs/acp.md#tool-calls).
+/// Title, kind and locations of a call (docs/acp.md#updates).
 pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
     let arg = |k: &str| call.arguments.get(k).and_then(|v| v.as_str());
     let path = arg("path").map(|p| {
