@@ -1,4 +1,7 @@
 //! End-to-end tests of the real `eonyx` binary.
+mod acp;
+mod acp_tools;
+mod acp_util;
 mod agent;
 mod agent_failures;
 mod agent_repl;

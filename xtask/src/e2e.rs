@@ -21,7 +21,10 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 5. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
+//!    prompt against `eonyx acp`; skipped with a message without them
+//!    (`--acpx-only` runs only this stage).
+//! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -35,6 +38,7 @@ use anyhow::{Context, Result, bail};
 use crate::local_model::{self, LocalServer};
 use crate::util;
 
+mod acpx;
 mod http;
 mod mcp;
 mod proxy;
@@ -78,6 +82,8 @@ struct Options {
     tasks_only: bool,
     /// Only the MCP stage (`--mcp-only`).
     mcp_only: bool,
+    /// Only the ACP stage (`--acpx-only`).
+    acpx_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
 }
@@ -95,6 +101,7 @@ fn parse(args: &[String]) -> Result<Options> {
         paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         mcp_only: false,
+        acpx_only: false,
         no_tasks: false,
     };
     let mut it = args.iter();
@@ -109,6 +116,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
+            "--acpx-only" => o.acpx_only = true,
             "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
@@ -125,7 +133,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--acpx-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
                      --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
@@ -135,6 +143,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
+                     --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -186,6 +195,11 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.mcp_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         mcp::mcp_stage(opts.port, &bin)?;
+        return Ok(());
+    }
+    if opts.acpx_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        acpx::acpx_stage(opts.port, &bin)?;
         return Ok(());
     }
 
@@ -263,6 +277,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
+                }
+                if let Err(e) = acpx::acpx_stage(opts.port, &bin) {
+                    failed += 1;
+                    println!("FAIL  acpx: {e:#}");
                 }
             }
         }

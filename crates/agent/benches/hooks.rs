@@ -76,6 +76,7 @@ async fn agent(root: &camino::Utf8Path, hooks: bool) -> Agent {
         approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(provider())),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     };
     Agent::open(opts, SessionChoice::New).await.unwrap()

@@ -95,6 +95,10 @@ pub struct AgentOptions {
     pub provider: Option<Arc<dyn Provider>>,
     /// Starts the MCP servers instead of rmcp (tests).
     pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
+    /// MCP servers the frontend adds to the configured ones for this
+    /// session (an ACP client's `mcpServers`); one of the same name
+    /// replaces the configured server.
+    pub mcp_servers: Vec<eonyx_core::McpServerConfig>,
     /// The `eonyx` executable, which runs the Landlock sandbox helper
     /// (`current_exe()` in the binary). `None` (library tests, which do not
     /// run inside `eonyx`): the Landlock backend is unavailable.
@@ -201,6 +205,16 @@ impl Agent {
         self.resumed
     }
 
+    /// The working directory the agent was opened in.
+    pub fn cwd(&self) -> &camino::Utf8Path {
+        &self.cwd
+    }
+
+    /// The project root (where the tools' relative paths start).
+    pub fn project_root(&self) -> &camino::Utf8Path {
+        &self.project.root
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -240,6 +254,20 @@ impl Agent {
     /// once per process).
     pub fn sandbox_status(&self) -> String {
         self.tools.ctx.sandbox.status()
+    }
+
+    /// Replace who decides approvals from now on (the ACP frontend's
+    /// modes, `session/set_mode`). `approver` applies config and flags
+    /// itself: build it as a [`crate::tools::PolicyApprover`].
+    pub fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.tools.approver = approver;
+    }
+
+    /// Read and write files through the client's file system from now on
+    /// (`eonyx acp`, when the client offers it); see
+    /// [`eonyx_tools::ClientFiles`].
+    pub fn set_client_files(&mut self, files: Arc<dyn eonyx_tools::ClientFiles>) {
+        self.tools.ctx.files = Some(files);
     }
 
     /// Rename the current session (appends a title record).

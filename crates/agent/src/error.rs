@@ -50,6 +50,9 @@ pub enum AgentError {
 /// instead.
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
+    /// A command given without what it needs (`0`: its synopsis).
+    #[error("usage: {0}")]
+    Synopsis(&'static str),
     #[error(
         "{id} is a task session of {parent} (profile {profile}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued"
     )]

@@ -98,6 +98,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
     Hooks(HooksArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and acpx.
+    Acp,
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.

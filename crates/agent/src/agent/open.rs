@@ -47,6 +47,12 @@ impl Agent {
                 .clone()
                 .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
+        for server in &opts.mcp_servers {
+            config
+                .mcp
+                .servers
+                .insert(server.name.clone(), server.clone());
+        }
         let depth = match &child {
             Some(c) => store.depth(&c.id)?,
             None => 0,

@@ -34,6 +34,7 @@ pub(crate) fn options(
         approver: None,
         provider: Some(provider),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     }
 }

@@ -58,6 +58,7 @@ pub fn options(
         approver: ask,
         provider: None,
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: std::env::current_exe().ok(),
     })
 }
