@@ -65,7 +65,7 @@ fn batch(
                     // Its own reason (a bad argument, nothing to do): said,
                     // and the batch goes on with its exit status untouched.
                     Slash::Declined(why) => {
-                        ui::slash::declined(&mut s.view, why);
+                        ui::outcome::declined(&mut s.view, why);
                         continue;
                     }
                     Slash::Failed(e) => return Err(e),

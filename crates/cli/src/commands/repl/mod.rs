@@ -104,7 +104,7 @@ pub fn run(
                 match slash {
                     Slash::Continue => {}
                     Slash::Exit => break,
-                    Slash::Declined(why) => ui::slash::declined(&mut view, why),
+                    Slash::Declined(why) => ui::outcome::declined(&mut view, why),
                     Slash::Failed(e) => view.printer.error(&e),
                 }
                 continue;

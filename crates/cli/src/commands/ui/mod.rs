@@ -16,6 +16,7 @@ use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod outcome;
 pub mod quiet;
 pub mod rewind;
 pub mod slash;
@@ -24,7 +25,8 @@ pub mod view;
 
 pub use ahead::Drafts;
 pub use interrupts::Interrupts;
-pub use slash::{Slash, slash};
+pub use outcome::Slash;
+pub use slash::slash;
 pub use view::{Mode, View};
 
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
