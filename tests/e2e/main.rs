@@ -33,6 +33,7 @@ mod sandbox;
 mod session_order;
 mod sessions;
 mod skills;
+mod slash_batch;
 mod tasks;
 mod tasks_limits;
 mod tasks_mcp;

@@ -94,8 +94,7 @@ pub(crate) fn build(
         project_dir: project_root.to_path_buf(),
         hidden_env: hidden_env.to_vec(),
     };
-    let hooks =
-        Hooks::new(config.hooks.running(), env).map_err(|e| AgentError::Usage(e.to_string()))?;
+    let hooks = Hooks::new(config.hooks.running(), env)?;
     Ok(HookState::new(hooks))
 }
 
