@@ -35,8 +35,8 @@ pub use agent::{
     TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
-pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of, status_of};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).
 pub use eonyx_hooks as hooks;
+pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of, status_of};
 pub use events::AgentEvent;
 pub use prompt::{PromptReport, ToolSizes, context_report};
