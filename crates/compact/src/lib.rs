@@ -45,8 +45,8 @@ pub use ahead::{DraftInput, DraftOutcome, draft_applies, plan_at, record_from_dr
 pub use cut::CUT_SUMMARY_NOTE;
 
 pub use budget::{
-    MIN_RESERVED_SUMMARY_TOKENS, RESERVED_SUMMARY_FRACTION, min_shared_budget,
-    reserved_summary_tokens, summary_max_tokens,
+    INSTRUCTION_CHARS_PER_TOKEN, MIN_RESERVED_SUMMARY_TOKENS, RESERVED_SUMMARY_FRACTION,
+    min_shared_budget, reserved_summary_tokens, summary_max_tokens,
 };
 pub use estimate::{
     Estimator, MAX_CHARS_PER_TOKEN, MIN_CHARS_PER_TOKEN, RequestSize, request_size,
