@@ -372,3 +372,56 @@ fn acp_compaction_is_a_compaction_update_for_clients_that_announce_it() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_list_resume_and_fork_map_to_the_store() {
+    let fx = Fx::replying([
+        Reply::text("first answer"),
+        Reply::text("resumed answer"),
+        Reply::text("forked answer"),
+    ]);
+    let (mut c, s) = started(&fx);
+    c.prompt(&s, "first question");
+    let listed = c.ok("session/list", json!({"cwd": fx.sb.work}));
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [s.as_str()], "{listed}");
+    assert!(listed["sessions"][0]["updatedAt"].is_string(), "{listed}");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // Resume: no replay, the same file goes on.
+    let mut c = AcpClient::start(&fx, &[]);
+    c.initialize(json!({}));
+    c.ok(
+        "session/resume",
+        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
+    );
+    assert!(c.updates_of(&s, "user_message_chunk").is_empty());
+    c.prompt(&s, "second question");
+    assert_eq!(messages(&fx.session()).len(), 4);
+
+    // Fork: a new session with the history; the original is untouched.
+    let forked = c.ok(
+        "session/fork",
+        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
+    );
+    let f = forked["sessionId"].as_str().unwrap().to_owned();
+    assert_ne!(f, s);
+    c.prompt(&f, "third question");
+    let last = fx.chats().last().cloned().unwrap();
+    assert!(
+        last.all_text().contains("second question"),
+        "the fork has the history"
+    );
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let files = fx.session_files();
+    assert_eq!(files.len(), 2);
+    let original = files.iter().find(|p| session_id_of(p) == s).unwrap();
+    assert_eq!(messages(original).len(), 4, "the original is untouched");
+}

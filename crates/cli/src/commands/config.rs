@@ -85,7 +85,7 @@ pub fn run(
             "sandbox": { "backend": backend, "status": sandbox_line },
             "warnings": config.warnings,
         });
-        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        printer.json_pretty(&out)?;
         return Ok(Status::Success);
     }
 

@@ -194,7 +194,7 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     if json {
         let rows: Vec<SessionRow<'_>> = rows().collect();
         let v: Vec<SummaryJson<'_>> = rows.iter().map(SummaryJson::from).collect();
-        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        printer.json_pretty(&v)?;
         return Ok(Status::Success);
     }
     let Some(max) = rows().map(|s| s.message_count).max() else {
@@ -250,11 +250,11 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     let id = SessionId::parse(id)?;
     let f = open_store()?.fork(&id, at)?;
     if json {
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "id": f.id,
             "title": f.title,
             "forked_from": {"id": id, "seq": f.seq},
-        }))?)?;
+        }))?;
     } else {
         printer.outln(f.id.as_str())?;
     }
@@ -363,7 +363,7 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             }
             out.push(v);
         }
-        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        printer.json_pretty(&out)?;
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
@@ -460,6 +460,7 @@ fn show_effective(
         printer.warn(w);
     }
     if global.json {
+        // The request body exactly as sent: its keys in the provider's order.
         printer.outln(&serde_json::to_string_pretty(&eff.body)?)?;
         return Ok(Status::Success);
     }
@@ -496,11 +497,11 @@ fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
                 })
             })
             .collect();
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "files": files,
             "ignored": report.ignored,
             "all_readable": report.all_readable(),
-        }))?)?;
+        }))?;
     } else {
         for f in &report.files {
             let mut line = format!("{}  ", f.id);
