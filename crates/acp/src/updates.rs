@@ -197,7 +197,7 @@ impl Updates {
                 ),
             ),
             AgentEvent::Debug(d) => {
-                if std::env::var_os("EONYX_DEBUG").is_some() {
+                if debugging() {
                     crate::diag(&d);
                 }
             }
@@ -313,6 +313,12 @@ impl Updates {
         )));
         *lock(&self.current) = None;
     }
+}
+
+/// `EONYX_DEBUG` is set (read once: debug events can come per step).
+fn debugging() -> bool {
+    static DEBUG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEBUG.get_or_init(|| std::env::var_os("EONYX_DEBUG").is_some())
 }
 
 /// A compaction as one line, for clients without compaction updates.
