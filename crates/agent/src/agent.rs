@@ -37,6 +37,7 @@ use crate::truncation::TruncationCheck;
 
 mod ahead;
 mod compaction;
+mod goal;
 mod input;
 mod mcp;
 mod memory;
@@ -51,6 +52,8 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use goal::GoalChange;
+pub(crate) use goal::goal_in_force;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
 pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
@@ -163,6 +166,9 @@ pub struct Agent {
     /// The newest summary written ahead (from the file or this process);
     /// it applies while it builds on `base_seq`.
     draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// The session's goal (any status but cleared): the last goal record
+    /// of the timeline, or what the compaction in force pinned.
+    goal: Option<eonyx_core::goal::GoalRecord>,
     /// Requests the session's server computes at once, when it said.
     total_slots: Option<u64>,
     tool_ctx: ToolContext,

@@ -62,7 +62,7 @@ pub mod trust;
 pub mod validate;
 pub use file::{
     CompactionFile, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile, ModelFile,
-    ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
+    ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile, GoalsFile,
 };
 pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};
@@ -137,6 +137,20 @@ impl Default for TasksConfig {
             max_depth: 1,
             max_parallel: 4,
         }
+    }
+}
+
+/// Resolved `[goals]` settings (README, section "Goals").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalsConfig {
+    /// Continuation turns a goal may use (`run --goal --max-turns N`
+    /// overrides it for one goal).
+    pub max_turns: u32,
+}
+
+impl Default for GoalsConfig {
+    fn default() -> Self {
+        Self { max_turns: 20 }
     }
 }
 
@@ -262,6 +276,7 @@ pub struct Config {
     /// trusted project (docs/mcp.md#configuration).
     pub mcp: McpConfig,
     pub tasks: TasksConfig,
+    pub goals: GoalsConfig,
     /// Every profile by name: the built-ins with the configured ones merged
     /// over them (docs: README, section "Tasks").
     pub profiles: BTreeMap<String, Profile>,
@@ -295,6 +310,7 @@ impl Config {
             skills: SkillsConfig::default(),
             mcp: McpConfig::default(),
             tasks: TasksConfig::default(),
+            goals: GoalsConfig::default(),
             profiles: profiles::builtins(),
             max_steps: 50,
             sources: BTreeMap::new(),

@@ -13,10 +13,12 @@
 
 pub mod config;
 pub mod fs;
+pub mod goal;
 pub mod id;
 pub mod memory;
 pub mod message;
 pub mod paths;
+pub mod plan;
 pub mod provider;
 pub mod record;
 pub mod text;

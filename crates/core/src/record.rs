@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::goal::{GoalRecord, PinnedGoal};
 use crate::id::SessionId;
 use crate::message::Message;
+use crate::plan::WorkPlan;
 
 /// Current session file format version.
 pub const FORMAT_VERSION: u32 = 1;
@@ -142,6 +144,23 @@ pub struct CompactionRecord {
     /// summary was taken from (docs/session-format.md#summary-draft-records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_seq: Option<u64>,
+    /// The goal as it stood when the compaction was made (not cleared),
+    /// pinned verbatim at the top of the summary section
+    /// (docs/compaction.md#what-is-pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<PinnedGoal>,
+    /// The plan as it stood when the compaction was made, pinned likewise;
+    /// the current plan while no later `plan` call replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<WorkPlan>,
+}
+
+impl CompactionRecord {
+    /// What the summary section starts with: the pinned goal and plan
+    /// (empty when there is neither).
+    pub fn pinned_section(&self) -> String {
+        crate::goal::pinned_section(self.goal.as_ref(), self.plan.as_ref())
+    }
 }
 
 /// A summary written ahead of time, in the background, while eonyx was
@@ -233,6 +252,7 @@ pub enum Record {
     #[serde(rename = "summary_draft")]
     SummaryDraft(SummaryDraftRecord),
     Rewind(RewindRecord),
+    Goal(GoalRecord),
 }
 
 impl Record {
@@ -244,6 +264,7 @@ impl Record {
             Record::Compaction(c) => Some(c.seq),
             Record::Rewind(r) => Some(r.seq),
             Record::SummaryDraft(d) => Some(d.seq),
+            Record::Goal(g) => Some(g.seq),
             Record::Session(_) | Record::Title(_) => None,
         }
     }
@@ -275,7 +296,7 @@ impl Record {
                 match v.get("type").and_then(Value::as_str) {
                     Some(
                         t @ ("session" | "message" | "title" | "compaction" | "rewind"
-                        | "summary_draft"),
+                        | "summary_draft" | "goal"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),
@@ -373,6 +394,8 @@ mod tests {
             skills: Vec::new(),
             mode: Some(CompactionMode::Ahead),
             draft_seq: Some(40),
+            goal: None,
+            plan: None,
         });
         assert_eq!(
             c.to_line(),

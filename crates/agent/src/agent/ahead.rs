@@ -136,6 +136,7 @@ impl Agent {
                 .chars,
             next,
             base_seq: self.base_seq,
+            pinned: self.pinned(),
         };
         let provider = self.summarizer.clone();
         let job_cancel = cancel.clone();

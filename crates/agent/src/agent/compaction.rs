@@ -268,6 +268,7 @@ impl Agent {
             window: self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
             next: None,
+            pinned: self.pinned(),
         };
         let mut record = eonyx_compact::record_from_draft(&draft, input)
             .map_err(|e| AgentError::Compaction(e.to_string()))?;
@@ -301,6 +302,7 @@ impl Agent {
             window: self.summarizer_window.unwrap_or(self.trigger.window),
             system_chars,
             next: next.as_ref(),
+            pinned: self.pinned(),
         };
         let record =
             eonyx_compact::compact(self.summarizer.as_ref(), input, &mut debug, cancel.clone())
@@ -332,9 +334,12 @@ impl Agent {
     /// saved since, the skills in use; drafts before it no longer apply.
     fn save_compaction(
         &mut self,
-        record: CompactionRecord,
+        mut record: CompactionRecord,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<CompactionRecord, AgentError> {
+        // Every compaction, however its summary was written, pins the goal
+        // and the plan as they stand (docs/compaction.md#what-is-pinned).
+        self.pin(&mut record);
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
         self.base_seq = Some(saved.seq);

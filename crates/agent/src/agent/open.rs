@@ -166,6 +166,7 @@ impl Agent {
             guard,
             base_seq: (compaction_seq > 0).then_some(compaction_seq),
             draft: opened.draft,
+            goal: opened.goal.take(),
             total_slots: models.total_slots,
             tool_ctx,
             tool_defs: tool_definitions(&config, &skills, depth),
@@ -205,6 +206,7 @@ impl Agent {
             agent.startup_notices.push(w);
         }
         agent.calibrate_from_history(compaction_seq);
+        agent.sync_goal_tool();
         Ok(agent)
     }
 
@@ -293,6 +295,8 @@ impl Agent {
         self.view = opened.view;
         self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.draft = opened.draft;
+        self.goal = opened.goal;
+        self.sync_goal_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tool_ctx.undo = Some(self.undo_store());
@@ -338,6 +342,9 @@ impl Agent {
         // fits the view (docs/compaction.md#ahead-of-time-summaries).
         self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.draft = effective.draft;
+        // The goal as of the rewind target.
+        self.goal = super::goal_in_force(effective.compaction.as_ref(), effective.goal);
+        self.sync_goal_tool();
         let notes = self.reattach_skills(skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();
@@ -446,6 +453,8 @@ pub(super) struct Opened {
     pub skills_in_use: Vec<String>,
     /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
     pub draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// The goal in force (docs/session-format.md#goal-records).
+    pub goal: Option<eonyx_core::goal::GoalRecord>,
     /// What opening it did that the user is told (a rewind finished).
     pub notices: Vec<String>,
 }
@@ -461,6 +470,7 @@ impl Opened {
             compaction_seq: 0,
             skills_in_use: Vec::new(),
             draft: None,
+            goal: None,
             notices: Vec::new(),
         }
     }
@@ -534,6 +544,7 @@ pub(super) fn open_session(
                 resumed: true,
                 compaction_seq,
                 skills_in_use,
+                goal: super::goal_in_force(effective.compaction.as_ref(), effective.goal),
                 draft: effective.draft,
                 notices,
             })

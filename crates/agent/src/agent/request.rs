@@ -97,6 +97,7 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> 
     if config.memory.enabled {
         defs.push(tools::memory::definition());
     }
+    defs.push(tools::plan_definition());
     if skills.is_empty() {
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
@@ -165,7 +166,7 @@ pub(crate) fn system_prompt(
 ) -> SystemPrompt {
     let summary = view
         .summary()
-        .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
+        .map(|s| eonyx_prompt::summary_for_prompt(view.pinned(), s, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
     add_sections(&mut prompt, sections);

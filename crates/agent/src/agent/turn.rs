@@ -160,6 +160,11 @@ impl Agent {
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
+            } else if ToolName::parse(&call.name) == Some(ToolName::GoalUpdate)
+                && cut_call != Some(call.id.as_str())
+            {
+                // Offered or not, a call gets the answer that says why.
+                self.run_goal_update_tool(call, sink)?
             } else if !self.offers(&call.name) && !self.is_mcp_call(call) {
                 // (An MCP name is looked up in the catalog, which says
                 // what is available, deferred tools included.)
@@ -170,6 +175,8 @@ impl Agent {
                     call.name,
                     self.output_cap_text()
                 ))
+            } else if ToolName::parse(&call.name) == Some(ToolName::Plan) {
+                self.run_plan_tool(call, sink)
             } else if ToolName::parse(&call.name) == Some(ToolName::Memory) && self.memory.is_some()
             {
                 self.run_memory_tool(call, sink)

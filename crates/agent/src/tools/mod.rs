@@ -38,6 +38,7 @@ mod grep;
 mod list_dir;
 pub mod memory;
 mod path;
+mod plan;
 mod read_file;
 mod recall;
 mod shell;
@@ -60,6 +61,7 @@ pub use definitions::{definitions, enabled_definitions};
 pub(crate) use list_dir::walker;
 pub use path::{Resolved, resolve_path};
 pub(crate) use path::{display_path, resolve_approved};
+pub use plan::{GoalUpdate, goal_update_definition, parse_goal_update, plan_definition};
 pub use recall::RecallSource;
 pub use shell::Tee;
 pub(crate) use shell::run_command;
@@ -274,7 +276,14 @@ pub async fn execute(
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
-        Some(ToolName::Memory | ToolName::Task | ToolName::McpDescribe | ToolName::McpCall)
+        Some(
+            ToolName::Memory
+            | ToolName::Task
+            | ToolName::Plan
+            | ToolName::GoalUpdate
+            | ToolName::McpDescribe
+            | ToolName::McpCall,
+        )
         | None => Err(ToolError::Usage(format!(
             "unknown tool `{}`; available tools: {}",
             call.name,

@@ -33,7 +33,11 @@ pub fn run(
                 .load_effective(&id)?
                 .compaction
                 .map(|c| {
-                    let summary = eonyx_prompt::summary_for_prompt(&c.summary, config.tools.recall);
+                    let summary = eonyx_prompt::summary_for_prompt(
+                        &c.pinned_section(),
+                        &c.summary,
+                        config.tools.recall,
+                    );
                     (Some(summary), c.skills)
                 })
                 .unwrap_or_default()

@@ -194,6 +194,8 @@ fn collapse_is_deterministic_under_replay_and_resume() {
         mode: None,
         draft_seq: None,
         skills: Vec::new(),
+        goal: None,
+        plan: None,
     };
     let mut live = a.clone();
     live.apply(&rec);

@@ -150,6 +150,8 @@ impl Agent {
             // (docs/compaction.md#ahead-of-time-summaries). A draft already
             // in a continued child's file still applies.
             draft: opened.draft,
+            // A task's child has its own plan and no goal (docs/tools.md#plan).
+            goal: None,
             total_slots: models.total_slots,
             tool_ctx,
             tool_defs,

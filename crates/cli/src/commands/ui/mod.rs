@@ -15,6 +15,7 @@ use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
 pub mod ahead;
+pub mod goal;
 pub mod interrupts;
 pub mod rewind;
 pub mod slash;
