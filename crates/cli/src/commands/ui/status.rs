@@ -228,8 +228,8 @@ mod tests {
         memory:      4 entries
         skills:      1 (deploy)
         refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
-    goal:        active (3/20 continuation turns) · make the tests pass
-    plan:        1/3 completed, in progress: fix the parser
+        goal:        active (3/20 continuation turns) · make the tests pass
+        plan:        1/3 completed, in progress: fix the parser
         sandbox:     bwrap, workspace-write, no network
         mcp:         git failed, time ready (2 tools, restarted) · ~267 tokens per request
         session:     20260705T091500-1a2b3c4d "7"
