@@ -14,6 +14,7 @@ mod compaction_window;
 mod config;
 mod context;
 mod editing;
+mod goals;
 mod effective;
 mod json_errors;
 mod keys;

@@ -25,6 +25,7 @@ use crate::reply::Reply;
 use crate::wire::OverflowFlavor;
 
 pub use quirks::{Ollama, Refuse};
+pub use script::FORGETFUL_SUMMARY;
 use routing::handle;
 pub use timeline::{Moment, Span};
 
