@@ -26,7 +26,7 @@ pub enum ToolName {
     /// Replaces the session's plan (docs/tools.md#plan); offered in every
     /// session and profile. The agent runs it.
     Plan,
-    /// Marks the session's goal achieved or blocked (docs/tools.md#goal_update);
+    /// Marks the session's goal achieved or blocked (docs/tools.md#goal-update);
     /// offered only while a goal is active, never to a task's child. The
     /// agent runs it.
     GoalUpdate,

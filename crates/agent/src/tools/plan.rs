@@ -1,5 +1,5 @@
 //! The definitions of `plan` and `goal_update` (docs/tools.md#plan,
-//! docs/tools.md#goal_update). The agent runs both itself: the plan is
+//! docs/tools.md#goal-update). The agent runs both itself: the plan is
 //! derived from the session's timeline and the goal lives in the session's
 //! `goal` records. Their checks are pure (`eonyx_core::plan`,
 //! [`parse_goal_update`]), so a call is judged the same wherever it runs.
