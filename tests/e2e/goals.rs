@@ -100,6 +100,9 @@ fn the_goal_and_the_plan_survive_two_compactions_by_a_summarizer_that_keeps_noth
         );
     }
     let session = records(&fx.session());
+    // `/goal` on a session with no message yet: its first record.
+    assert_eq!(session[1]["type"], "goal");
+    assert_eq!(session[1]["text"], GOAL);
     let saved: Vec<&Value> = session
         .iter()
         .filter(|r| r["type"] == "compaction")
@@ -217,6 +220,35 @@ fn goal_update_achieved_ends_the_run_with_exit_0_and_sends_nothing_more() {
         .collect();
     assert_eq!(statuses, ["active", "achieved"]);
     assert_eq!(goal_records(&fx).last().unwrap()["evidence"], "all 12 fixtures parse");
+    // `/status` shows the goal and where it stands.
+    let o = fx.run(&["-c", "--json"], "/status\n");
+    let status = json_lines(&o.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "status")
+        .unwrap_or_else(|| panic!("{}", stdout(&o)));
+    assert_eq!(status["goal"]["status"], "achieved");
+    assert_eq!(status["goal"]["text"], GOAL);
+    assert_eq!(status["goal"]["turns_used"], 0);
+}
+
+#[test]
+fn goal_flags_are_checked_before_anything_is_sent() {
+    let fx = goal_fx(20);
+    for args in [
+        &["run", "--max-turns", "3", "hello"][..],
+        &["run", "--goal", "x", "--max-turns", "0"][..],
+        &["run", "--goal", "  "][..],
+    ] {
+        let o = fx.cmd(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(code(&o), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    assert!(fx.chats().is_empty());
+    // `/goal pause` with no goal is a usage error, as other bad slash
+    // commands in a batch are.
+    let o = fx.run(&[], "/goal pause\n");
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no goal is set"), "{}", stderr(&o));
+    assert!(fx.chats().is_empty());
 }
 
 #[test]

@@ -7,35 +7,31 @@
 use eonyx_core::{ToolDef, ToolName};
 use serde_json::{Value, json};
 
-/// The `plan` tool, offered in every session and profile.
+/// The `plan` tool, offered in every session and profile. Its definition
+/// is in every request, so it is kept short (docs/tools.md#plan).
 pub fn plan_definition() -> ToolDef {
     ToolDef {
         name: ToolName::Plan.as_str().into(),
-        description: "Keep a plan of the work at hand: send the whole list of steps every \
-                      time (it replaces the previous plan), each pending, in_progress or \
-                      completed, at most one in_progress. Update it as you finish steps. The \
-                      plan survives compaction verbatim."
+        description: "Keep your plan: send every step each time (it replaces the last plan), \
+                      at most one in_progress. It survives compaction verbatim."
             .into(),
         parameters: json!({
             "type": "object",
             "properties": {
                 "steps": {
                     "type": "array",
-                    "minItems": 1,
                     "items": {
                         "type": "object",
                         "properties": {
-                            "step": { "type": "string", "description": "What to do, in a short line." },
+                            "step": { "type": "string" },
                             "status": { "enum": ["pending", "in_progress", "completed"] }
                         },
-                        "required": ["step", "status"],
-                        "additionalProperties": false
+                        "required": ["step", "status"]
                     }
                 },
-                "note": { "type": "string", "description": "Optional: why the plan changed." }
+                "note": { "type": "string" }
             },
-            "required": ["steps"],
-            "additionalProperties": false
+            "required": ["steps"]
         }),
     }
 }

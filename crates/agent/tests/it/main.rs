@@ -3,5 +3,6 @@
 //! and compiling test targets).
 
 mod ahead;
+mod goals;
 mod resume;
 mod turn_loop;
