@@ -74,7 +74,10 @@ fn the_goal_and_the_plan_survive_two_compactions_by_a_summarizer_that_keeps_noth
     assert_eq!(plan_events.len(), 1, "{events:#?}");
     assert_eq!(plan_events[0]["steps"][1]["status"], "in_progress");
     assert_eq!(
-        events.iter().filter(|e| e["type"] == "goal_continue").count(),
+        events
+            .iter()
+            .filter(|e| e["type"] == "goal_continue")
+            .count(),
         2
     );
     let compactions: Vec<&Value> = events
@@ -107,7 +110,12 @@ fn the_goal_and_the_plan_survive_two_compactions_by_a_summarizer_that_keeps_noth
         .iter()
         .filter(|r| r["type"] == "compaction")
         .collect();
-    assert!(saved[1]["summary"].as_str().unwrap().starts_with(FORGETFUL_SUMMARY));
+    assert!(
+        saved[1]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with(FORGETFUL_SUMMARY)
+    );
 
     // The last request: the goal and every step with its status, verbatim,
     // at the top of the summary section, though no message holds them.
@@ -219,7 +227,10 @@ fn goal_update_achieved_ends_the_run_with_exit_0_and_sends_nothing_more() {
         .map(|e| e["status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["active", "achieved"]);
-    assert_eq!(goal_records(&fx).last().unwrap()["evidence"], "all 12 fixtures parse");
+    assert_eq!(
+        goal_records(&fx).last().unwrap()["evidence"],
+        "all 12 fixtures parse"
+    );
     // `/status` shows the goal and where it stands.
     let o = fx.run(&["-c", "--json"], "/status\n");
     let status = json_lines(&o.stdout)
@@ -267,7 +278,11 @@ fn ctrl_c_pauses_the_goal_and_run_c_goes_on_until_it_is_achieved() {
     });
     let (o, _) = ctrl_c(child);
     assert_eq!(code(&o), Some(130), "{}", stderr(&o));
-    assert!(stderr(&o).contains("goal paused: interrupted"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("goal paused: interrupted"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(goal_records(&fx).last().unwrap()["status"], "paused");
 
     // `run -c` resumes it: the prompt, a continuation, then achieved.
@@ -314,10 +329,7 @@ fn rewind_brings_back_the_earlier_plan() {
         ),
         Reply::text("replanned"),
     ]);
-    let o = fx.run(
-        &[],
-        "make a plan\nmove on\n/plan\n/rewind\n/plan\n",
-    );
+    let o = fx.run(&[], "make a plan\nmove on\n/plan\n/rewind\n/plan\n");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     // `/plan` on stdout, before and after the rewind.
@@ -327,7 +339,11 @@ fn rewind_brings_back_the_earlier_plan() {
     let b = out.rfind(first).unwrap_or_else(|| panic!("{out}"));
     assert!(a < b, "{out}");
     // The checklist was drawn on stderr after each change.
-    assert!(stderr(&o).contains("[>] second plan step"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[>] second plan step"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -356,8 +372,16 @@ fn bad_plans_and_goal_updates_are_error_results_and_change_nothing() {
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let results = fx.agent_requests().pop().unwrap().tool_results();
     assert_eq!(results.len(), 5, "{results:#?}");
-    assert!(results[1].contains("at most one step may be in progress"), "{}", results[1]);
-    assert!(results[2].contains("unknown status \"done\""), "{}", results[2]);
+    assert!(
+        results[1].contains("at most one step may be in progress"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("unknown status \"done\""),
+        "{}",
+        results[2]
+    );
     assert!(results[3].contains("`steps` is empty"), "{}", results[3]);
     assert!(results[4].contains("no goal is active"), "{}", results[4]);
     // One plan event (the good call); the plan is still the first one.
@@ -404,10 +428,17 @@ fn a_task_child_gets_the_plan_tool_and_never_the_goal() {
     let requests = fx.agent_requests();
     // Request 1: the parent; 2 and 3: the child.
     let child = &requests[1];
-    assert!(child.tool_names().contains(&"plan".to_owned()), "{:?}", child.tool_names());
+    assert!(
+        child.tool_names().contains(&"plan".to_owned()),
+        "{:?}",
+        child.tool_names()
+    );
     assert!(!child.tool_names().contains(&"goal_update".to_owned()));
     let child_results = requests[2].tool_results();
-    assert!(child_results[0].contains("no goal is active"), "{child_results:?}");
+    assert!(
+        child_results[0].contains("no goal is active"),
+        "{child_results:?}"
+    );
     // The child's session file has no goal record; the parent's goal was
     // achieved by the parent's own call.
     let files = fx.session_files();
@@ -420,5 +451,9 @@ fn a_task_child_gets_the_plan_tool_and_never_the_goal() {
     };
     let with_goals: Vec<usize> = files.iter().map(|f| goals_in(f)).collect();
     assert!(with_goals.contains(&0), "{with_goals:?}");
-    assert!(stderr(&o).contains("goal achieved: parent checked"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("goal achieved: parent checked"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -28,7 +28,8 @@ mod truncation;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, GoalChange, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    DraftJob, GoalChange, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome,
+    UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 pub use error::AgentError;

@@ -61,8 +61,8 @@ pub mod secrets;
 pub mod trust;
 pub mod validate;
 pub use file::{
-    CompactionFile, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile, ModelFile,
-    ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile, GoalsFile,
+    CompactionFile, ConfigFile, ContextFile, GoalsFile, McpFile, McpServerFile, MemoryFile,
+    ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};

@@ -10,8 +10,8 @@ use camino::Utf8Path;
 
 use crate::validate::validate;
 use crate::{
-    CompactionFile, ConfigError, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile,
-    ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile, GoalsFile,
+    CompactionFile, ConfigError, ConfigFile, ContextFile, GoalsFile, McpFile, McpServerFile,
+    MemoryFile, ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error

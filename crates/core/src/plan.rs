@@ -68,7 +68,9 @@ impl WorkPlan {
     pub fn from_args(args: &Value) -> Result<Self, PlanError> {
         let bad = |m: String| Err(PlanError(m));
         let Some(obj) = args.as_object() else {
-            return bad("the arguments must be an object {\"steps\": [...], \"note\": \"...\"}".into());
+            return bad(
+                "the arguments must be an object {\"steps\": [...], \"note\": \"...\"}".into(),
+            );
         };
         if let Some(k) = obj.keys().find(|k| *k != "steps" && *k != "note") {
             return bad(format!(

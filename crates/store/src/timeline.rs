@@ -12,8 +12,8 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use eonyx_core::record::{ParsedLine, Record};
 use eonyx_core::goal::GoalRecord;
+use eonyx_core::record::{ParsedLine, Record};
 use eonyx_core::{CompactionRecord, MessageRecord, SummaryDraftRecord};
 use serde::Deserialize;
 

@@ -25,8 +25,8 @@ use crate::reply::Reply;
 use crate::wire::OverflowFlavor;
 
 pub use quirks::{Ollama, Refuse};
-pub use script::FORGETFUL_SUMMARY;
 use routing::handle;
+pub use script::FORGETFUL_SUMMARY;
 pub use timeline::{Moment, Span};
 
 /// A closure consulted before the reply queue for every chat request;

@@ -120,6 +120,10 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown status")
         );
-        assert!(parse_goal_update(&json!({})).unwrap_err().contains("missing"));
+        assert!(
+            parse_goal_update(&json!({}))
+                .unwrap_err()
+                .contains("missing")
+        );
     }
 }

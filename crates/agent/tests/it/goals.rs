@@ -21,7 +21,8 @@ fn provider() -> Arc<ScriptedProvider> {
         let last = r.messages.last();
         if is_summarizer(r) {
             Step::text("## Active goal\nnone\n## Critical context\nnone")
-        } else if last.is_some_and(|m| m.role == Role::User && m.content.text().contains("PLAN-NOW"))
+        } else if last
+            .is_some_and(|m| m.role == Role::User && m.content.text().contains("PLAN-NOW"))
         {
             Step::tool_calls(&[(
                 "plan",
@@ -43,13 +44,22 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
     agent
-        .set_goal("GOAL-TEXT ship the parser", Some(5), &mut |e| events.push(e))
+        .set_goal("GOAL-TEXT ship the parser", Some(5), &mut |e| {
+            events.push(e)
+        })
         .unwrap();
     agent
-        .turn("PLAN-NOW", &mut |e| events.push(e), &CancellationToken::new())
+        .turn(
+            "PLAN-NOW",
+            &mut |e| events.push(e),
+            &CancellationToken::new(),
+        )
         .await
         .unwrap();
-    assert_eq!(agent.plan().unwrap().progress(), "1/2 completed, in progress: STEP-TWO");
+    assert_eq!(
+        agent.plan().unwrap().progress(),
+        "1/2 completed, in progress: STEP-TWO"
+    );
     let mut n = 0;
     let job = loop {
         n += 1;
@@ -101,7 +111,10 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
             .iter()
             .any(|m| m.content.text().contains("PLAN-NOW"))
     );
-    assert_eq!(agent.plan().unwrap().progress(), "1/2 completed, in progress: STEP-TWO");
+    assert_eq!(
+        agent.plan().unwrap().progress(),
+        "1/2 completed, in progress: STEP-TWO"
+    );
     let system = agent.system_prompt().suffix;
     let pinned = "# Summary of earlier conversation\n\n## Goal (kept verbatim by eonyx)\nStatus: active (0/5 continuation turns used)\nGOAL-TEXT ship the parser\n\n## Plan (kept verbatim by eonyx)\n- [completed] STEP-ONE\n- [in_progress] STEP-TWO\n\n## Active goal\nnone";
     assert!(system.contains(pinned), "{system}");

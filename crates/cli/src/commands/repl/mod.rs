@@ -142,7 +142,9 @@ pub fn run(
                         .await;
                     Drafts::finish(done, &mut agent, &mut view);
                     match end {
-                        GoalEnd::Failed(e) if e.is_interrupted() => view.printer.info("interrupted"),
+                        GoalEnd::Failed(e) if e.is_interrupted() => {
+                            view.printer.info("interrupted")
+                        }
                         GoalEnd::Failed(e) => view.printer.error(&ui::agent_error(e)),
                         GoalEnd::Stopped(_) => {}
                     }
