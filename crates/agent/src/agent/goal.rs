@@ -16,7 +16,7 @@ use eonyx_core::{CompactionRecord, ToolCall, ToolName};
 use super::{Agent, UserInput};
 use crate::error::AgentError;
 use crate::events::AgentEvent;
-use crate::tools::{self, GoalUpdate, ToolOutput};
+use eonyx_tools::{self as tools, GoalUpdate, ToolOutput};
 
 /// A change `/goal` asks for besides setting a new goal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,11 +212,11 @@ impl Agent {
     pub(super) fn sync_goal_tool(&mut self) {
         let name = ToolName::GoalUpdate.as_str();
         let want = self.depth == 0 && self.goal_active();
-        let has = self.tool_defs.iter().any(|d| d.name == name);
+        let has = self.tools.defs.iter().any(|d| d.name == name);
         if want && !has {
-            self.tool_defs.push(tools::goal_update_definition());
+            self.tools.defs.push(tools::goal_update_definition());
         } else if !want && has {
-            self.tool_defs.retain(|d| d.name != name);
+            self.tools.defs.retain(|d| d.name != name);
         }
     }
 
