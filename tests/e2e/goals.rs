@@ -186,7 +186,7 @@ fn run_goal_continues_by_itself_until_the_budget_and_exits_1() {
     let id = session_id_of(&fx.session());
     let shown = fx.run(&["sessions", "show", &id], "");
     assert!(
-        stdout(&shown).contains(&format!("goal budget_limited · 3/3 continuation turns")),
+        stdout(&shown).contains("goal budget_limited · 3/3 continuation turns"),
         "{}",
         stdout(&shown)
     );

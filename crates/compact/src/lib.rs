@@ -130,7 +130,7 @@ fn note_pinned(req: &mut ChatRequest, pinned: Pinned) {
         ..
     }) = req.messages.last_mut()
     {
-        t.push_str("\n");
+        t.push('\n');
         t.push_str(eonyx_core::goal::PINNED_NOTE);
     }
 }
