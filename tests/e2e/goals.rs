@@ -457,3 +457,45 @@ fn a_task_child_gets_the_plan_tool_and_never_the_goal() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_repl_continues_visibly_draws_the_plan_and_ctrl_c_pauses_the_goal() {
+    let fx = goal_fx(20);
+    fx.fake.push_all([
+        plan_call(),
+        Reply::text("planned"),
+        // The first continuation waits: Ctrl-C stops it.
+        Reply::text("too late").with_delay(Duration::from_secs(20)),
+    ]);
+    let tmux = crate::agent_repl::start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| crate::agent_repl::prompt_count(p) >= 1);
+    tmux.send(&format!("/goal {GOAL}"));
+    let pane = tmux.wait_pane("the continuation", |p| {
+        p.contains("goal: continuing by itself (1 of 20")
+    });
+    // The checklist was drawn when the plan changed, and the goal was set.
+    assert!(
+        pane.contains("[>] fix the CODEWORD-STEP tokenizer"),
+        "{pane}"
+    );
+    assert!(pane.contains("[x] read the fixtures"), "{pane}");
+    assert!(pane.contains(&format!("goal set: {GOAL}")), "{pane}");
+    wait_for(
+        "the continuation's request",
+        Duration::from_secs(20),
+        || fx.agent_requests().len() == 3,
+    );
+    tmux.keys(&["C-c"]);
+    tmux.wait_pane("the pause", |p| {
+        p.contains("goal paused: interrupted (Ctrl-C)") && crate::agent_repl::prompt_count(p) >= 2
+    });
+    tmux.send("/goal");
+    tmux.wait_pane("the goal's status", |p| {
+        p.contains("status: paused, 1/20 continuation turns used")
+    });
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    assert_eq!(goal_records(&fx).last().unwrap()["status"], "paused");
+}
