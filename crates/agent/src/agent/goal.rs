@@ -14,7 +14,7 @@ use eonyx_core::plan::WorkPlan;
 use eonyx_core::{CompactionRecord, ToolCall, ToolName};
 
 use super::{Agent, UserInput};
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::events::AgentEvent;
 use eonyx_tools::{self as tools, GoalUpdate, ToolOutput};
 
@@ -79,14 +79,10 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<GoalRecord, AgentError> {
         if self.depth > 0 {
-            return Err(AgentError::Usage(
-                "a task's session has no goal; set it on the main session".into(),
-            ));
+            return Err(AgentError::Usage(UsageError::GoalInTask));
         }
         if text.trim().is_empty() {
-            return Err(AgentError::Usage(
-                "a goal needs text: /goal TEXT (or /goal pause | resume | clear)".into(),
-            ));
+            return Err(AgentError::Usage(UsageError::GoalNeedsText));
         }
         let max = max_turns.unwrap_or(self.config.goals.max_turns);
         self.write_goal(GoalRecord::new(text, max), sink)
@@ -99,9 +95,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<GoalRecord, AgentError> {
         let Some(goal) = self.goal.clone() else {
-            return Err(AgentError::Usage(
-                "no goal is set; set one with /goal TEXT".into(),
-            ));
+            return Err(AgentError::Usage(UsageError::NoGoal));
         };
         let next = match change {
             GoalChange::Clear => goal.with_status(GoalStatus::Cleared),
@@ -111,10 +105,9 @@ impl Agent {
                 g
             }
             GoalChange::Pause => {
-                return Err(AgentError::Usage(format!(
-                    "the goal is {}, not active: nothing to pause",
-                    goal.status.as_str()
-                )));
+                return Err(AgentError::Usage(UsageError::GoalNotActive {
+                    status: goal.status.as_str(),
+                }));
             }
             GoalChange::Resume if goal.status.resumable() => {
                 let mut g = goal.with_status(GoalStatus::Active);
@@ -124,10 +117,9 @@ impl Agent {
                 g
             }
             GoalChange::Resume => {
-                return Err(AgentError::Usage(format!(
-                    "the goal is {}; only a paused, blocked or budget-limited goal resumes (set a new one with /goal TEXT)",
-                    goal.status.as_str()
-                )));
+                return Err(AgentError::Usage(UsageError::GoalNotResumable {
+                    status: goal.status.as_str(),
+                }));
             }
         };
         self.write_goal(next, sink)

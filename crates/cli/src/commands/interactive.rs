@@ -78,8 +78,8 @@ fn batch(
                     .await;
                 Drafts::finish(done, &mut s.agent, &mut s.view);
                 if let Err(e) = result {
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
                 if let Some(e) = s.view.last_error.take() {
@@ -108,16 +108,16 @@ fn batch(
                 TurnResult::Ok if s.agent.goal_active() => {
                     let end = goal::continue_goal(&mut s.agent, &mut s.view, &s.interrupts).await;
                     if let GoalEnd::Failed(e) = end {
-                        let status = ui::status_for(&e);
-                        s.view.printer.error(&ui::agent_error(e));
+                        let status = e.status();
+                        s.view.printer.error(&e.into());
                         return Ok(status);
                     }
                 }
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
                     goal::pause_after(&mut s.agent, &mut s.view, &e);
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
             }

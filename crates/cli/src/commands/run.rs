@@ -32,25 +32,18 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
     ui::with_session(printer, global, choice, true, |mut s| async move {
         // The prompt goes as written (`@` is a REPL and batch-line
         // convenience); images only through --image.
-        let input = s
-            .agent
-            .prepare_prompt(&prompt, &args.images)
-            .map_err(ui::agent_error)?;
+        let input = s.agent.prepare_prompt(&prompt, &args.images)?;
         let goal_run = {
             let view = &mut s.view;
             let mut sink = |ev| view.event(ev);
             match &goal_text {
                 Some(text) => {
-                    s.agent
-                        .set_goal(text, args.max_turns, &mut sink)
-                        .map_err(ui::agent_error)?;
+                    s.agent.set_goal(text, args.max_turns, &mut sink)?;
                     true
                 }
                 // `run -c` goes on with a paused (or blocked) goal.
                 None if continues => {
-                    s.agent
-                        .resume_paused_goal(&mut sink)
-                        .map_err(ui::agent_error)?;
+                    s.agent.resume_paused_goal(&mut sink)?;
                     s.agent.goal_active()
                 }
                 None => false,
@@ -70,9 +63,9 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
         match result {
             TurnResult::Ok => Ok(Status::Success),
             TurnResult::Failed(e) => {
-                let status = ui::status_for(&e);
+                let status = e.status();
                 if s.view.mode != Mode::Json || status != Status::Interrupted {
-                    s.view.printer.error(&ui::agent_error(e));
+                    s.view.printer.error(&e.into());
                 }
                 Ok(status)
             }
@@ -87,7 +80,7 @@ fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
     let json = s.view.mode == Mode::Json;
     match end {
         GoalEnd::Failed(e) if !e.is_interrupted() && !json => {
-            s.view.printer.error(&ui::agent_error(e));
+            s.view.printer.error(&e.into());
         }
         // The goal event already printed its line.
         _ if !json => {}

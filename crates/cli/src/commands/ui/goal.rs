@@ -6,7 +6,7 @@ use eonyx_agent::{Agent, AgentError, AgentEvent, GoalChange, UserInput};
 use eonyx_core::goal::{GoalRecord, GoalStatus};
 use eonyx_core::plan::{StepStatus, WorkPlan};
 
-use super::{Interrupts, Slash, View, agent_error, report};
+use super::{Interrupts, Slash, View, report};
 use crate::event::Event;
 use crate::exit::Status;
 
@@ -26,7 +26,7 @@ impl GoalEnd {
         match self {
             GoalEnd::Stopped(Some(GoalStatus::Achieved) | None) => Status::Success,
             GoalEnd::Stopped(Some(_)) => Status::Failed,
-            GoalEnd::Failed(e) => super::status_for(e),
+            GoalEnd::Failed(e) => e.status(),
         }
     }
 }
@@ -123,14 +123,14 @@ pub async fn goal_command(
     };
     let goal = match changed {
         Ok(g) => g,
-        Err(e) => return Slash::Failed(agent_error(e)),
+        Err(e) => return Slash::Failed(e.into()),
     };
     let end = match change {
         // A new goal: its text is the first message.
         None => {
             let input = match agent.prepare_input(&goal.text).await {
                 Ok(i) => i,
-                Err(e) => return Slash::Failed(agent_error(e)),
+                Err(e) => return Slash::Failed(e.into()),
             };
             run_goal(agent, view, interrupts, &input).await
         }
@@ -151,7 +151,7 @@ fn ended(view: &mut View<'_>, end: GoalEnd) -> Slash {
             }
             Slash::Continue
         }
-        GoalEnd::Failed(e) => Slash::Failed(agent_error(e)),
+        GoalEnd::Failed(e) => Slash::Failed(e.into()),
     }
 }
 

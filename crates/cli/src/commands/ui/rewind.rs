@@ -6,7 +6,7 @@ use eonyx_agent::rewind::{FileAction, RewindPlan, RewindReport};
 use eonyx_agent::{Agent, RewindOptions};
 
 use super::view::Mode;
-use super::{Slash, View, agent_error};
+use super::{Slash, View};
 use crate::event::{Event, ForkPoint, PathReason};
 use crate::exit::usage;
 
@@ -41,7 +41,7 @@ pub async fn rewind(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash
     };
     let plan = match agent.plan_rewind(opts) {
         Ok(p) => p,
-        Err(e) => return Slash::Failed(agent_error(e)),
+        Err(e) => return Slash::Failed(e.into()),
     };
     if let Some(asker) = &view.asker {
         view.printer.info(&describe(&plan));
@@ -65,7 +65,7 @@ pub async fn rewind(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash
             rewound(view, &report);
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => Slash::Failed(e.into()),
     }
 }
 
@@ -196,7 +196,7 @@ pub fn fork(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash {
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => Slash::Failed(e.into()),
     }
 }
 

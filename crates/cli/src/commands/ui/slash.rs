@@ -3,7 +3,7 @@
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
-use super::{Interrupts, View, agent_error};
+use super::{Interrupts, View};
 use crate::exit::usage;
 
 /// One slash command as `/help` lists it and Tab completes it.
@@ -161,7 +161,7 @@ pub async fn slash(
                 Ok(_) => Slash::Continue,
                 Err(e) => {
                     view.failed(&e);
-                    Slash::Failed(agent_error(e))
+                    Slash::Failed(e.into())
                 }
             }
         }
@@ -193,7 +193,7 @@ pub async fn slash(
                     view.printer.info(&format!("renamed to {title}"));
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => Slash::Failed(e.into()),
             }
         }
         "/sessions" => match agent.store().list() {
@@ -220,23 +220,17 @@ pub async fn slash(
             Err(e) => Slash::Failed(e.into()),
         },
         "/context" => {
-            let system = agent.system_prompt();
-            let system_tokens = eonyx_core::tokens::estimate(
-                system.chars(),
-                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
-            );
+            let report = agent.prompt_report();
             crate::commands::context::print_table(
                 view.printer,
-                agent.context_files(),
-                &system,
-                system_tokens,
+                &report,
                 std::env::var("HOME").ok().as_deref(),
             );
-            if !agent.skills().is_empty() {
+            if !report.skills.is_empty() {
                 view.printer
-                    .info(&crate::commands::skills::section_line(agent.skills()));
+                    .info(&crate::commands::skills::section_line(&report.skills));
             }
-            crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            crate::commands::context::print_memory_line(view.printer, &report);
             if !agent.mcp_catalog().is_empty() {
                 view.printer
                     .info(&crate::commands::mcp::catalog_line(agent.mcp_catalog()));
@@ -275,7 +269,7 @@ pub async fn slash(
                 }
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => Slash::Failed(e.into()),
         },
         "/remember" => {
             let Some(text) = arg else {
@@ -286,7 +280,7 @@ pub async fn slash(
                     view.memory_changed("add", &entry);
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => Slash::Failed(e.into()),
             }
         }
         "/status" => match agent.status() {
@@ -294,7 +288,7 @@ pub async fn slash(
                 super::status::show(view, &st, std::env::var("HOME").ok().as_deref());
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => Slash::Failed(e.into()),
         },
         "/skills" => {
             crate::commands::skills::print_for_repl(
@@ -324,7 +318,7 @@ fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentErro
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => Slash::Failed(e.into()),
     }
 }
 
