@@ -327,7 +327,7 @@ impl ContextView {
     /// retained records, else the one the last compaction pinned
     /// (docs/tools.md#plan).
     pub fn plan(&self) -> Option<WorkPlan> {
-        eonyx_core::plan::current_plan(&self.records, self.pinned_plan.as_ref())
+        eonyx_core::record::current_plan(&self.records, self.pinned_plan.as_ref())
     }
 
     /// The `facts` of the last compaction record.

@@ -9,10 +9,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::message::Role;
-use crate::record::MessageRecord;
-use crate::tool::ToolName;
-
 /// Where a step stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -175,61 +171,10 @@ impl WorkPlan {
     }
 }
 
-/// The plan of a run of records (oldest first): the last `plan` call whose
-/// result is not an error; `pinned` (the compaction record's) when there
-/// is none among them. A call whose result is missing (an interrupted
-/// step) does not count.
-pub fn current_plan(records: &[MessageRecord], pinned: Option<&WorkPlan>) -> Option<WorkPlan> {
-    // Tool messages come after their call: walk back collecting the ids of
-    // successful results until a matching call.
-    let mut ok_results: Vec<&str> = Vec::new();
-    for r in records.iter().rev() {
-        let m = &r.message;
-        match m.role {
-            Role::Tool if !m.is_error => {
-                if let Some(id) = m.tool_call_id.as_deref() {
-                    ok_results.push(id);
-                }
-            }
-            Role::Assistant => {
-                for call in m.tool_calls.iter().rev() {
-                    if ToolName::parse(&call.name) == Some(ToolName::Plan)
-                        && ok_results.contains(&call.id.as_str())
-                        && let Ok(p) = WorkPlan::from_args(&call.arguments)
-                    {
-                        return Some(p);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    pinned.cloned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::{Message, ToolCall};
     use serde_json::json;
-
-    fn rec(seq: u64, message: Message) -> MessageRecord {
-        MessageRecord {
-            seq,
-            ts: String::new(),
-            message,
-        }
-    }
-
-    fn call(id: &str, args: Value) -> Message {
-        let mut m = Message::assistant("");
-        m.tool_calls.push(ToolCall {
-            id: id.into(),
-            name: "plan".into(),
-            arguments: args,
-        });
-        m
-    }
 
     #[test]
     fn bad_plans_say_what_is_wrong() {
@@ -259,27 +204,5 @@ mod tests {
             ok.render(),
             "- [completed] a\n- [in_progress] b\n- [pending] c\nNote: n"
         );
-    }
-
-    #[test]
-    fn the_current_plan_is_the_last_call_that_succeeded() {
-        let one = json!({"steps": [{"step": "one", "status": "pending"}]});
-        let two = json!({"steps": [{"step": "two", "status": "pending"}]});
-        let mut failed = Message::tool_result("c2", "plan not changed");
-        failed.is_error = true;
-        let records = vec![
-            rec(1, Message::user("go")),
-            rec(2, call("c1", one)),
-            rec(3, Message::tool_result("c1", "ok")),
-            rec(4, call("c2", two.clone())),
-            rec(5, failed),
-        ];
-        let p = current_plan(&records, None).unwrap();
-        assert_eq!(p.steps[0].step, "one");
-        // No call at all: the pinned plan.
-        let pinned = WorkPlan::from_args(&two).unwrap();
-        assert_eq!(current_plan(&records[..1], Some(&pinned)), Some(pinned));
-        // A call without a result does not count.
-        assert_eq!(current_plan(&records[..2], None), None);
     }
 }

@@ -163,6 +163,38 @@ impl CompactionRecord {
     }
 }
 
+/// The plan of a run of records (oldest first): the last `plan` call whose
+/// result is not an error; `pinned` (the compaction record's) when there
+/// is none among them. A call whose result is missing (an interrupted
+/// step) does not count.
+pub fn current_plan(records: &[MessageRecord], pinned: Option<&WorkPlan>) -> Option<WorkPlan> {
+    // Tool messages come after their call: walk back collecting the ids of
+    // successful results until a matching call.
+    let mut ok_results: Vec<&str> = Vec::new();
+    for r in records.iter().rev() {
+        let m = &r.message;
+        match m.role {
+            crate::message::Role::Tool if !m.is_error => {
+                if let Some(id) = m.tool_call_id.as_deref() {
+                    ok_results.push(id);
+                }
+            }
+            crate::message::Role::Assistant => {
+                for call in m.tool_calls.iter().rev() {
+                    if crate::tool::ToolName::parse(&call.name) == Some(crate::tool::ToolName::Plan)
+                        && ok_results.contains(&call.id.as_str())
+                        && let Ok(p) = WorkPlan::from_args(&call.arguments)
+                    {
+                        return Some(p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    pinned.cloned()
+}
+
 /// A summary written ahead of time, in the background, while eonyx was
 /// idle (docs/compaction.md#ahead-of-time-summaries). It changes nothing by
 /// itself: a later compaction may apply it (a [`CompactionRecord`] with
@@ -448,5 +480,42 @@ mod tests {
         assert!(Record::parse_line(b"{\"type\":\"message\"").is_err());
         assert!(Record::parse_line(b"[1,2]").is_err());
         assert!(Record::parse_line(&[0xff, 0xfe]).is_err());
+    }
+
+    #[test]
+    fn the_current_plan_is_the_last_call_that_succeeded() {
+        use crate::plan::WorkPlan;
+        let rec = |seq: u64, message: Message| MessageRecord {
+            seq,
+            ts: String::new(),
+            message,
+        };
+        let call = |id: &str, args: Value| {
+            let mut m = Message::assistant("");
+            m.tool_calls.push(ToolCall {
+                id: id.into(),
+                name: "plan".into(),
+                arguments: args,
+            });
+            m
+        };
+        let one = serde_json::json!({"steps": [{"step": "one", "status": "pending"}]});
+        let two = serde_json::json!({"steps": [{"step": "two", "status": "pending"}]});
+        let mut failed = Message::tool_result("c2", "plan not changed");
+        failed.is_error = true;
+        let records = vec![
+            rec(1, Message::user("go")),
+            rec(2, call("c1", one)),
+            rec(3, Message::tool_result("c1", "ok")),
+            rec(4, call("c2", two.clone())),
+            rec(5, failed),
+        ];
+        let p = current_plan(&records, None).unwrap();
+        assert_eq!(p.steps[0].step, "one");
+        // No call at all: the pinned plan.
+        let pinned = WorkPlan::from_args(&two).unwrap();
+        assert_eq!(current_plan(&records[..1], Some(&pinned)), Some(pinned));
+        // A call without a result does not count.
+        assert_eq!(current_plan(&records[..2], None), None);
     }
 }
