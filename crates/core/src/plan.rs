@@ -3,7 +3,7 @@
 //! `plan` call. The current plan is not stored apart: it is the last
 //! successful `plan` call on the session's timeline, or the plan a
 //! compaction record pinned when that call lies before its boundary
-//! ([`current_plan`]), so a resume, a fork or a rewind gives the plan of
+//! (`record::current_plan`), so a resume, a fork or a rewind gives the plan of
 //! that point.
 
 use serde::{Deserialize, Serialize};
