@@ -433,7 +433,7 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
 
 /// The model's plan as ACP's: the whole list each time, every entry of the
 /// same (medium) priority since eonyx's plan has none.
-fn acp_plan(plan: &eonyx_core::plan::WorkPlan) -> Plan {
+pub fn acp_plan(plan: &eonyx_core::plan::WorkPlan) -> Plan {
     use eonyx_core::plan::StepStatus;
     Plan::new(
         plan.steps
