@@ -1,6 +1,6 @@
 //! One client session: its own agent (so sessions never wait on each
-//! other), the running turn and its cancel, the mode, and the commands it
-//! offers.
+//! other), the cancels of its prompts (taken when each arrives), the mode,
+//! and the commands it offers.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -37,15 +37,21 @@ pub struct Session {
     id: AcpSessionId,
     /// `None` once closed.
     agent: tokio::sync::Mutex<Option<Agent>>,
-    /// The cancels of the prompts not answered yet (the running one, and
-    /// any sent while it runs), by number, and the next number.
-    prompts: Mutex<(u64, HashMap<u64, CancellationToken>)>,
+    prompts: Mutex<Prompts>,
     mode: Arc<Mutex<Mode>>,
     current: CurrentCall,
     shows: Shows,
     root: Utf8PathBuf,
     commands: Vec<crate::commands::Offered>,
     files: Option<Arc<ClientFs>>,
+}
+
+/// The cancels of a session's prompts not answered yet (the running one,
+/// and any sent while it runs), by number.
+#[derive(Default)]
+struct Prompts {
+    last: u64,
+    open: HashMap<u64, CancellationToken>,
 }
 
 /// A prompt of a session from the moment its request arrived until it is
@@ -138,7 +144,7 @@ impl Session {
         Ok(Arc::new(Session {
             id,
             agent: tokio::sync::Mutex::new(Some(agent)),
-            prompts: Mutex::new((0, HashMap::new())),
+            prompts: Mutex::new(Prompts::default()),
             mode,
             current,
             shows,
@@ -193,19 +199,19 @@ impl Session {
     /// on the wire always reaches it.
     pub fn begin_prompt(&self) -> PromptTicket {
         let mut prompts = lock(&self.prompts);
-        prompts.0 += 1;
+        prompts.last += 1;
         let ticket = PromptTicket {
-            number: prompts.0,
+            number: prompts.last,
             cancel: CancellationToken::new(),
         };
-        prompts.1.insert(ticket.number, ticket.cancel.clone());
+        prompts.open.insert(ticket.number, ticket.cancel.clone());
         ticket
     }
 
     /// `session/cancel`: stop the running turn like Ctrl-C; a prompt
     /// waiting for it, or whose turn has not started, ends `cancelled` too.
     pub fn cancel(&self) {
-        for t in lock(&self.prompts).1.values() {
+        for t in lock(&self.prompts).open.values() {
             t.cancel();
         }
     }
@@ -226,7 +232,7 @@ impl Session {
         cx: &ConnectionTo<Client>,
     ) -> Result<PromptResponse, Error> {
         let result = self.answer(&ticket.cancel, &blocks, cx).await;
-        lock(&self.prompts).1.remove(&ticket.number);
+        lock(&self.prompts).open.remove(&ticket.number);
         result
     }
 
