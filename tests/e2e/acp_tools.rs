@@ -410,7 +410,12 @@ fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
     let entries = plans[0]["entries"].as_array().unwrap();
     let got: Vec<(&str, &str)> = entries
         .iter()
-        .map(|e| (e["content"].as_str().unwrap(), e["status"].as_str().unwrap()))
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -420,5 +425,8 @@ fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
             ("run the tests", "pending")
         ]
     );
-    assert!(entries.iter().all(|e| e["priority"] == "medium"), "{entries:?}");
+    assert!(
+        entries.iter().all(|e| e["priority"] == "medium"),
+        "{entries:?}"
+    );
 }
