@@ -19,10 +19,7 @@ const WINDOW: u64 = 8192;
 /// default: ten points below), keeping two turns; `extra` is more model
 /// TOML.
 fn ahead_setup(extra: &str) -> (FakeServer, TestEnv) {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
+    let server = summarizing_server(WINDOW);
     let env = env_with(
         &windowed(openai(&server), WINDOW, 60.0, 2)
             .merge_model_toml(extra)
