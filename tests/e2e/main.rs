@@ -20,6 +20,7 @@ mod editing;
 mod effective;
 mod goals;
 mod hooks;
+mod hooks_compaction;
 mod hooks_events;
 mod json_errors;
 mod keys;
