@@ -68,7 +68,7 @@ fn shared_prefix_compaction(anthropic: bool) {
         .set_context_window(Some(WINDOW))
         .set_summarizer(echo_summary)
         // The first turn reads a file, so tool messages are in the history.
-        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+        .push(crate::agent::read_notes());
     let base = if anthropic {
         FakeConfig::anthropic(&server.base_url()).set("retries", 0)
     } else {
