@@ -63,6 +63,7 @@ impl AnthropicDecoder {
             prompt_tokens: self.input_tokens + self.cache_read + self.cache_creation,
             completion_tokens: self.output_tokens,
             cached_tokens: self.cache_read,
+            cache_write_tokens: self.cache_creation,
         })
     }
 
@@ -304,7 +305,8 @@ mod tests {
                 StreamEvent::Usage(Usage {
                     prompt_tokens: 2112,
                     completion_tokens: 35,
-                    cached_tokens: 2000
+                    cached_tokens: 2000,
+                    cache_write_tokens: 100,
                 }),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
@@ -375,7 +377,8 @@ mod tests {
                 StreamEvent::Usage(Usage {
                     prompt_tokens: 10,
                     completion_tokens: 9,
-                    cached_tokens: 7
+                    cached_tokens: 7,
+                    ..Usage::default()
                 }),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
