@@ -117,6 +117,10 @@ pub struct TurnOutcome {
     /// Why the model stopped in the turn's last step (`length`: cut by the
     /// output cap).
     pub finish_reason: Option<FinishReason>,
+    /// What the turn cost, its tasks included, from the usage the servers
+    /// reported and `models.<key>.pricing`; `None` when a model that
+    /// answered has no pricing (README, section "Cost").
+    pub cost_usd: Option<f64>,
 }
 
 /// The `{ctx N%}` figures.
@@ -221,6 +225,10 @@ pub(crate) struct Inherit {
     /// The user (REPL), already labelled for a child; `None` in batch runs.
     ask: Option<Arc<dyn Approver>>,
     provider: Option<Arc<dyn Provider>>,
+    /// What the user's current turn has cost so far, its tasks' steps
+    /// included: one total shared down the tree of tasks, reset when a
+    /// turn of the user's session starts.
+    spend: Arc<std::sync::Mutex<eonyx_core::cost::Spend>>,
 }
 
 impl Agent {

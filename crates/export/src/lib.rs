@@ -16,6 +16,7 @@
 use std::io::Write;
 
 use eonyx_core::SessionId;
+use eonyx_core::record::SessionHeader;
 use eonyx_store::{Store, StoreError};
 
 mod chart;
@@ -138,13 +139,14 @@ pub enum ExportError {
 }
 
 /// Write session `id` to `out` as `format`. JSONL is the file byte for
-/// byte; the readable formats render what can be read and say in the
+/// byte; the readable formats render what can be read, with the
+/// [`Options`] `opts` gives for the session's header, and say in the
 /// returned [`Skipped`] what could not.
 pub fn export(
     store: &Store,
     id: &SessionId,
     format: Format,
-    opts: &Options,
+    opts: &dyn Fn(&SessionHeader) -> Options,
     out: &mut dyn Write,
 ) -> Result<Skipped, ExportError> {
     if format == Format::Jsonl {
@@ -157,7 +159,8 @@ pub fn export(
         bad_lines: log.stats.bad_lines,
         unknown_lines: log.stats.unknown_lines,
     };
-    let session = model::Session::new(&log, opts).ok_or_else(|| ExportError::NoHeader {
+    let opts = log.header.as_ref().map(opts).unwrap_or_default();
+    let session = model::Session::new(&log, &opts).ok_or_else(|| ExportError::NoHeader {
         id: id.clone(),
         format: format.as_str(),
     })?;

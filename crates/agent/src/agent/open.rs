@@ -180,6 +180,7 @@ impl Agent {
                 allow_mcp: opts.allow_mcp,
                 ask: opts.approver.clone(),
                 provider: opts.provider.clone(),
+                spend: Default::default(),
             },
             project,
             cwd: opts.cwd,

@@ -44,6 +44,9 @@ impl Agent {
         self.append(&message)?;
 
         let mut outcome = TurnOutcome::default();
+        if self.depth == 0 {
+            self.reset_spend();
+        }
         let max_steps = self.config.max_steps.max(1);
         loop {
             if outcome.steps >= max_steps {
@@ -51,6 +54,7 @@ impl Agent {
                 sink(AgentEvent::Notice(format!(
                     "stopped after {max_steps} model steps (max_steps); send another message to continue"
                 )));
+                outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
             if cancel.is_cancelled() {
@@ -69,6 +73,7 @@ impl Agent {
                 outcome.usage.completion_tokens += u.completion_tokens;
                 outcome.usage.cached_tokens = u.cached_tokens;
                 sink(AgentEvent::StepUsage(u));
+                self.add_spend(&u);
             }
             let calls = message.tool_calls.clone();
             outcome.text = message.content.text();
@@ -87,6 +92,7 @@ impl Agent {
             };
 
             if calls.is_empty() {
+                outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
             self.run_tools(&calls, cut_call.as_deref(), sink, cancel)

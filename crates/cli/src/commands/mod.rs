@@ -5,6 +5,7 @@ pub mod compact;
 pub mod completions;
 pub mod config;
 pub mod context;
+pub mod export;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;

@@ -1,10 +1,12 @@
 //! `eonyx sessions`: list, search, delete, rename, show, export, fork, doctor.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::Context as _;
 use eonyx_config::paths::{Env, data_dir};
+use eonyx_core::cost::Spend;
 use eonyx_core::record::Record;
 use eonyx_core::{MessageRecord, SessionId};
 use eonyx_store::{DoctorStatus, SessionRow, SessionSummary, Store};
@@ -23,7 +25,7 @@ pub fn run(
     match &args.command {
         None => list(
             printer,
-            json,
+            global,
             &ListArgs {
                 search: args.search.as_deref(),
                 limit: args.limit,
@@ -49,13 +51,16 @@ pub fn run(
                     if *effective {
                         show_effective(printer, global, &id)
                     } else {
-                        show(printer, json, &id)
+                        show(printer, global, &id)
                     }
                 }
-                SessionsCommand::Export { id } => {
+                SessionsCommand::Export { id, format, output } => {
+                    let format = super::export::parse_format(format)?;
                     let id = SessionId::parse(id)?;
                     let store = open_store()?;
-                    store.export(&id, &mut printer.stdout_writer())?;
+                    let config = super::setup(printer, global)?.config;
+                    let output = output.as_deref().map(camino::Utf8Path::new);
+                    super::export::export(printer, &store, &config, &id, format, output)?;
                     Ok(Status::Success)
                 }
                 SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),
@@ -91,6 +96,10 @@ struct SummaryJson<'a> {
     profile: Option<&'a str>,
     project: &'a str,
     title: &'a str,
+    /// What the session and its tasks cost (README, section "Cost");
+    /// absent without pricing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
 }
 
 impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
@@ -106,6 +115,7 @@ impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
             profile: s.profile.as_deref(),
             project: &s.project,
             title: &s.title,
+            cost_usd: None,
         }
     }
 }
@@ -156,8 +166,16 @@ struct ListArgs<'a> {
     all: bool,
 }
 
-fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Result<Status> {
+fn list(printer: &mut Printer, global: &GlobalArgs, what: &ListArgs<'_>) -> anyhow::Result<Status> {
+    let json = global.json;
     let store = open_store()?;
+    // Costs are shown with `--json` when some model has pricing.
+    let costs = if json {
+        let config = super::setup(printer, global)?.config;
+        costs(&store, &config)?
+    } else {
+        None
+    };
     let limit = what.limit.unwrap_or(usize::MAX);
     let keep = |r: &SessionRow<'_>| what.all || r.parent.is_none();
     // Rows borrowed from the index text (or from the search's summaries):
@@ -172,12 +190,12 @@ fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Resul
                     .filter(keep)
                     .take(limit)
             };
-            show_rows(printer, json, true, rows)
+            show_rows(printer, json, costs.as_ref(), true, rows)
         }
         None => {
             let listing = store.listing()?;
             let rows = || listing.rows().filter(keep).take(limit);
-            show_rows(printer, json, false, rows)
+            show_rows(printer, json, costs.as_ref(), false, rows)
         }
     }
 }
@@ -188,12 +206,19 @@ fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Resul
 fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     printer: &mut Printer,
     json: bool,
+    costs: Option<&HashMap<String, Option<f64>>>,
     searched: bool,
     rows: impl Fn() -> I,
 ) -> anyhow::Result<Status> {
     if json {
         let rows: Vec<SessionRow<'_>> = rows().collect();
-        let v: Vec<SummaryJson<'_>> = rows.iter().map(SummaryJson::from).collect();
+        let v: Vec<SummaryJson<'_>> = rows
+            .iter()
+            .map(|r| SummaryJson {
+                cost_usd: costs.and_then(|c| c.get(r.id).copied().flatten()),
+                ..SummaryJson::from(r)
+            })
+            .collect();
         printer.outln(&serde_json::to_string_pretty(&v)?)?;
         return Ok(Status::Success);
     }
@@ -242,6 +267,57 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     out.write_all(line.as_bytes())?;
     out.flush()?;
     Ok(Status::Success)
+}
+
+/// What each session and its tasks cost, by id, when some model has
+/// pricing (`None`: no pricing, no cost). Reads every session's replies
+/// for their usage; a session whose model has no pricing has no cost, nor
+/// has any session above it.
+fn costs(
+    store: &Store,
+    config: &eonyx_config::Config,
+) -> anyhow::Result<Option<HashMap<String, Option<f64>>>> {
+    let priced = config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
+    if !priced {
+        return Ok(None);
+    }
+    let listing = store.listing()?;
+    let parents: HashMap<&str, Option<&str>> = listing.rows().map(|r| (r.id, r.parent)).collect();
+    let mut totals: HashMap<&str, Spend> = HashMap::new();
+    for r in listing.rows() {
+        let id = SessionId::parse(r.id)?;
+        let (model, requests, usage) = match eonyx_agent::cost::session_usage(store, &id) {
+            Ok(u) => u,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let mut own = Spend::default();
+        own.add(eonyx_agent::cost::pricing_for(config, model.as_deref()), &usage);
+        if requests == 0 {
+            // Its own model decides whether it has a cost; it adds nothing above.
+            totals.entry(r.id).or_default().merge(own);
+            continue;
+        }
+        // The session itself and every session above it.
+        let mut at = Some(r.id);
+        let mut depth = 0;
+        while let Some(id) = at
+            && depth <= parents.len()
+        {
+            totals.entry(id).or_default().merge(own);
+            at = parents.get(id).copied().flatten();
+            depth += 1;
+        }
+    }
+    Ok(Some(
+        listing
+            .rows()
+            .map(|r| {
+                let usd = totals.get(r.id).map_or(Some(0.0), Spend::usd);
+                (r.id.to_owned(), usd)
+            })
+            .collect(),
+    ))
 }
 
 /// `sessions fork ID [--at SEQ]`: the new session's id on stdout (its
@@ -347,7 +423,8 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     out
 }
 
-fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
+fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::Result<Status> {
+    let json = global.json;
     let store = open_store()?;
     let log = store.read_all(id)?;
     let skipped = log.stats.bad_lines + log.stats.unknown_lines;
@@ -376,6 +453,8 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
+    let config = super::setup(printer, global)?.config;
+    let cost = eonyx_agent::cost::session_cost(&store, &config, id)?;
     let mut blocks = Vec::new();
     for r in &log.records {
         blocks.push(match r {
@@ -399,6 +478,12 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                         "\na task of session {p} (call {}) · profile {}",
                         h.parent_call.as_deref().unwrap_or("?"),
                         h.profile.as_deref().unwrap_or("?")
+                    ));
+                }
+                if let Some(usd) = cost {
+                    s.push_str(&format!(
+                        "\ncost {} (reported usage × configured prices, tasks included)",
+                        eonyx_core::cost::format_usd(usd)
                     ));
                 }
                 for c in &children {

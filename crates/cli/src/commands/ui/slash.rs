@@ -58,6 +58,11 @@ pub const COMMANDS: &[Command] = &[
         help: "continue in a copy of this session (before the last N turns)",
     },
     Command {
+        name: "/export",
+        args: "[FILE]",
+        help: "write this session as Markdown (HTML for a .html FILE; default <id>.md here)",
+    },
+    Command {
         name: "/context",
         args: "",
         help: "show the context files and the {ctx} estimate",
@@ -157,6 +162,7 @@ pub async fn slash(
         }
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
         "/fork" => super::rewind::fork(agent, view, rest),
+        "/export" => export(agent, view, arg),
         "/new" => {
             let switch = agent.new_session();
             switched(view, agent, switch)
@@ -301,6 +307,31 @@ pub async fn slash(
     }
 }
 
+/// `/export [FILE]`: the session as Markdown, or as the format FILE's
+/// extension names (`.html`, `.jsonl`), to FILE or `<id>.md` in the
+/// working directory.
+fn export(agent: &Agent, view: &mut View<'_>, file: Option<&str>) -> Slash {
+    let id = agent.session_id().clone();
+    if !agent.store().session_path(&id).exists() {
+        view.printer
+            .info("nothing to export yet: the session is saved with its first message");
+        return Slash::Continue;
+    }
+    let path = file.map_or_else(|| format!("{id}.md"), str::to_owned);
+    let format = eonyx_export::Format::for_path(&path);
+    match crate::commands::export::export(
+        view.printer,
+        agent.store(),
+        agent.config(),
+        &id,
+        format,
+        Some(camino::Utf8Path::new(&path)),
+    ) {
+        Ok(()) => Slash::Continue,
+        Err(e) => Slash::Failed(e),
+    }
+}
+
 /// After `/new` or `/resume`: the session line and the notices of opening it
 /// (memory and skill warnings).
 fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentError>) -> Slash {
@@ -333,6 +364,7 @@ mod tests {
 /rename TITLE               rename this session
 /rewind [N] [--keep-files]  go back N user turns (default 1), restoring the files they changed
 /fork [N]                   continue in a copy of this session (before the last N turns)
+/export [FILE]              write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                    show the context files and the {ctx} estimate
 /memory                     list memory entries
 /remember TEXT              remember TEXT in this project's memory (sent from the next session on)
