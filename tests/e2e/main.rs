@@ -15,6 +15,7 @@ mod config;
 mod context;
 mod editing;
 mod effective;
+mod export;
 mod json_errors;
 mod keys;
 mod mcp;

@@ -24,7 +24,10 @@ pub fn pricing_for<'a>(config: &'a Config, model_key: Option<&str>) -> Option<&'
 
 /// The usage of every reply of a session file, summed (rewound ones
 /// too: they were paid for), and the model key its header recorded.
-pub fn session_usage(store: &Store, id: &SessionId) -> Result<(Option<String>, u64, Usage), StoreError> {
+pub fn session_usage(
+    store: &Store,
+    id: &SessionId,
+) -> Result<(Option<String>, u64, Usage), StoreError> {
     let log = store.read_all(id)?;
     let mut sum = Usage::default();
     let mut requests = 0;
@@ -45,7 +48,11 @@ pub fn session_usage(store: &Store, id: &SessionId) -> Result<(Option<String>, u
 
 /// What session `id` and all its task sessions cost, in USD; `None` when
 /// a session among them that reported usage has no pricing.
-pub fn session_cost(store: &Store, config: &Config, id: &SessionId) -> Result<Option<f64>, StoreError> {
+pub fn session_cost(
+    store: &Store,
+    config: &Config,
+    id: &SessionId,
+) -> Result<Option<f64>, StoreError> {
     let mut spend = Spend::default();
     let mut ids = vec![id.clone()];
     ids.extend(store.descendants(id)?.into_iter().map(|s| s.id));
@@ -75,7 +82,11 @@ pub struct ChartLimits {
     pub threshold: Option<u64>,
 }
 
-pub fn chart_limits(config: &Config, data_dir: &Utf8Path, model_key: Option<&str>) -> (ChartLimits, Vec<String>) {
+pub fn chart_limits(
+    config: &Config,
+    data_dir: &Utf8Path,
+    model_key: Option<&str>,
+) -> (ChartLimits, Vec<String>) {
     let model = model_key
         .and_then(|k| config.models.get(k))
         .unwrap_or(&config.model);

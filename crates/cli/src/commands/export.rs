@@ -69,7 +69,10 @@ pub fn export(
         ));
     }
     if let Some(path) = output {
-        printer.info(&format!("exported session {id} as {} to {path}", format.as_str()));
+        printer.info(&format!(
+            "exported session {id} as {} to {path}",
+            format.as_str()
+        ));
     }
     Ok(())
 }
@@ -78,9 +81,12 @@ pub fn export(
 /// session cost (only read when some model has pricing).
 fn options(store: &Store, config: &Config, h: &eonyx_core::SessionHeader) -> Options {
     let (limits, _) = eonyx_agent::cost::chart_limits(config, store.data_dir(), h.model.as_deref());
-    let priced = config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
+    let priced =
+        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
     let cost_usd = if priced {
-        eonyx_agent::cost::session_cost(store, config, &h.id).ok().flatten()
+        eonyx_agent::cost::session_cost(store, config, &h.id)
+            .ok()
+            .flatten()
     } else {
         None
     };

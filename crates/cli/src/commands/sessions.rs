@@ -277,7 +277,8 @@ fn costs(
     store: &Store,
     config: &eonyx_config::Config,
 ) -> anyhow::Result<Option<HashMap<String, Option<f64>>>> {
-    let priced = config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
+    let priced =
+        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
     if !priced {
         return Ok(None);
     }
@@ -292,7 +293,10 @@ fn costs(
             Err(e) => return Err(e.into()),
         };
         let mut own = Spend::default();
-        own.add(eonyx_agent::cost::pricing_for(config, model.as_deref()), &usage);
+        own.add(
+            eonyx_agent::cost::pricing_for(config, model.as_deref()),
+            &usage,
+        );
         if requests == 0 {
             // Its own model decides whether it has a cost; it adds nothing above.
             totals.entry(r.id).or_default().merge(own);
