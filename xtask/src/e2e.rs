@@ -18,7 +18,11 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 5. Export (`export.rs`; `--export-only` runs just it): a session of a
+//!    few turns with a compaction and a rewind exported as HTML and
+//!    Markdown, the page rendered by headless Chromium when installed; the
+//!    screenshots land in `target/e2e-export/`.
+//! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -32,6 +36,7 @@ use anyhow::{Context, Result, bail};
 use crate::local_model::{self, LocalServer, MODEL_NAME};
 use crate::util;
 
+mod export;
 mod http;
 mod mcp;
 mod proxy;
@@ -51,6 +56,8 @@ pub(crate) fn ctx() -> u32 {
     CTX.load(std::sync::atomic::Ordering::Relaxed)
 }
 const DEFAULT_E2E_PORT: u16 = 8089;
+/// Turns of the export stage: enough to compact in a 2048-token window.
+const EXPORT_TURNS: usize = 14;
 
 /// One HTTP check: given the server root URL, a one-line result.
 type Check = fn(&str) -> Result<String>;
@@ -77,6 +84,8 @@ struct Options {
     mcp_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
+    /// Only the export stage (`--export-only`).
+    export_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -93,6 +102,7 @@ fn parse(args: &[String]) -> Result<Options> {
         tasks_only: false,
         mcp_only: false,
         no_tasks: false,
+        export_only: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -105,6 +115,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
             "--no-tasks" => o.no_tasks = true,
+            "--export-only" => o.export_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
             "--paced-max-tokens" => {
@@ -120,7 +131,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
                      --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
@@ -128,6 +139,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
+                     --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -179,6 +191,11 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.mcp_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         mcp::mcp_stage(opts.port, &bin)?;
+        return Ok(());
+    }
+    if opts.export_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        export::export_stage(&bin, opts.port, EXPORT_TURNS)?;
         return Ok(());
     }
 
@@ -256,6 +273,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
+                }
+                if let Err(e) = export::export_stage(&bin, opts.port, EXPORT_TURNS) {
+                    failed += 1;
+                    println!("FAIL  export: {e:#}");
                 }
             }
         }
