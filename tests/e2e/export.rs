@@ -85,9 +85,24 @@ fn markdown_holds_every_message_the_tool_calls_the_task_the_compactions_and_the_
     let ((parent, _), (_, child)) = parent_and_child(&fx);
     let id = session_id_of(&parent);
     let md = export(&fx, &id, "markdown");
+    // Read as CommonMark: every line of every message is text of the
+    // document (none swallowed by a fence or a raw HTML block), and each
+    // message and compaction is its own heading.
+    let doc = commonmark(&md);
     for t in texts(&parent) {
-        assert!(md.contains(&t), "missing {t:?} in\n{md}");
+        for line in t.lines().filter(|l| !l.trim_start().starts_with("```")) {
+            assert!(doc.text.contains(line), "missing {line:?} in\n{md}");
+        }
     }
+    let headed = count(&parent, "message", Some("user"))
+        + count(&parent, "message", Some("assistant"))
+        + count(&parent, "compaction", None);
+    assert_eq!(doc.h2, headed, "{:?}", doc.text);
+    assert!(
+        doc.html.is_empty(),
+        "raw HTML in the document: {:?}",
+        doc.html
+    );
     assert!(md.contains(&format!("| id | {id} |")), "{md}");
     // The tool call with its arguments, and its result.
     assert!(md.contains("**Tool call** `read_file`"), "{md}");
@@ -187,6 +202,51 @@ fn html_parses_holds_the_texts_loads_nothing_escapes_and_charts_every_request() 
     }
     assert!(html.contains("window 8192"), "the window line");
     assert!(html.contains("class=\"threshold\""), "the threshold line");
+}
+
+/// A Markdown document as a CommonMark parser reads it.
+struct Doc {
+    /// Text and code, a newline at each line break and block end.
+    text: String,
+    /// Level-2 headings outside block quotes.
+    h2: usize,
+    /// Raw HTML outside `<details>`/`<summary>` (which fold reasoning).
+    html: Vec<String>,
+}
+
+fn commonmark(md: &str) -> Doc {
+    use pulldown_cmark::{Event, HeadingLevel, Parser, Tag, TagEnd};
+    let mut doc = Doc {
+        text: String::new(),
+        h2: 0,
+        html: Vec::new(),
+    };
+    // Headings inside quotes are a summary's own.
+    let mut quoted = 0;
+    for ev in Parser::new(md) {
+        match ev {
+            Event::Text(t) | Event::Code(t) => doc.text.push_str(&t),
+            Event::Start(Tag::BlockQuote(_)) => quoted += 1,
+            Event::End(TagEnd::BlockQuote(_)) => {
+                quoted -= 1;
+                doc.text.push('\n');
+            }
+            Event::SoftBreak | Event::HardBreak | Event::End(_) => doc.text.push('\n'),
+            Event::Start(Tag::Heading {
+                level: HeadingLevel::H2,
+                ..
+            }) if quoted == 0 => doc.h2 += 1,
+            Event::Html(h) | Event::InlineHtml(h)
+                if !["<details>", "</details>", "<summary>"]
+                    .iter()
+                    .any(|ok| h.trim_start().starts_with(ok)) =>
+            {
+                doc.html.push(h.to_string())
+            }
+            _ => {}
+        }
+    }
+    doc
 }
 
 /// A page as the tokenizer sees it.

@@ -94,6 +94,9 @@ pub(crate) fn render(out: &mut String, c: &Chart) {
         } else {
             (x((m.before - 1) as f64) + x(m.before as f64)) / 2.0
         };
+        // The label beside the line, on the side with room.
+        let at_right = xx > W - RIGHT - 30.0;
+        let anchor = if at_right { "end" } else { "start" };
         let mut tip = String::new();
         escape(
             &mut tip,
@@ -107,11 +110,11 @@ pub(crate) fn render(out: &mut String, c: &Chart) {
         );
         let _ = writeln!(
             out,
-            "<a class=\"mark\" href=\"#c-{}\"><title>{tip}</title><line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{TOP}\" y2=\"{}\"/><text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">C{}</text></a>",
+            "<a class=\"mark\" href=\"#c-{}\"><title>{tip}</title><line x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{TOP}\" y2=\"{}\"/><text x=\"{:.1}\" y=\"{}\" text-anchor=\"{anchor}\">C{}</text></a>",
             m.seq,
             TOP + plot_h,
-            xx,
-            TOP + 10.0,
+            if at_right { xx - 4.0 } else { xx + 4.0 },
+            TOP + plot_h - 6.0,
             k + 1
         );
     }
@@ -128,14 +131,16 @@ pub(crate) fn render(out: &mut String, c: &Chart) {
         let how = if p.estimated { "estimated" } else { "reported" };
         let _ = writeln!(
             out,
-            "<a href=\"#m-{}\"><circle class=\"req{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.2\"><title>request {} (reply #{}): {} tokens {how}</title></circle></a>",
+            "<a href=\"#m-{}\"><circle class=\"req{}{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.2\"><title>request {} (reply #{}): {} tokens {how}{}</title></circle></a>",
             p.seq,
             if p.estimated { " est" } else { "" },
+            if p.rewound { " rewound" } else { "" },
             x(i as f64),
             y(p.tokens),
             i + 1,
             p.seq,
-            p.tokens
+            p.tokens,
+            if p.rewound { ", later rewound" } else { "" }
         );
     }
     out.push_str("</svg>\n");
@@ -178,6 +183,7 @@ mod tests {
             seq,
             tokens,
             estimated: seq == 4,
+            rewound: false,
         };
         let c = Chart {
             points: vec![p(2, 1000), p(4, 5000), p(7, 1500)],

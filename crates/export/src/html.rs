@@ -57,6 +57,7 @@ svg.chart .threshold-label { fill: var(--threshold); }
 svg.chart .used { fill: none; stroke: var(--accent); stroke-width: 1.6; }
 svg.chart circle.req { fill: var(--accent); stroke: var(--bg); stroke-width: 1; }
 svg.chart circle.est { fill: var(--bg); stroke: var(--accent); stroke-width: 1.4; }
+svg.chart circle.rewound { opacity: .4; }
 svg.chart .mark line { stroke: var(--compaction); stroke-width: 2; }
 svg.chart .mark text { fill: var(--compaction); font: 600 11px system-ui, sans-serif; }
 .legend { font-size: .85rem; color: var(--muted); margin: .3rem 0 0; }
@@ -79,7 +80,7 @@ pub(crate) fn render(s: &Session<'_>) -> String {
     }
     out.push_str("</table>\n</header>\n<section>\n<h2>Context per request</h2>\n");
     crate::chart::render(&mut out, &s.chart);
-    out.push_str("<p class=\"legend\">Each point is one request of this session (hollow: no usage reported, estimated). The dashed line is where compaction starts; each violet mark is a compaction, linked to its place below.</p>\n</section>\n<main>\n<h2>Transcript</h2>\n");
+    out.push_str("<p class=\"legend\">Each point is one request of this session, as the server reported it (hollow: no usage reported, estimated; faded: a rewind left its reply out). The top line is the window, the dashed line where compaction starts; each violet mark is a compaction, linked to its place below.</p>\n</section>\n<main>\n<h2>Transcript</h2>\n");
     let fork = s.header.forked_from.as_ref();
     for r in s.records {
         match r {
@@ -202,7 +203,12 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
                 escape(out, &t.session);
                 out.push_str(" --format html</code> (profile ");
                 escape(out, &t.profile);
-                let _ = writeln!(out, ", {} steps)</p>", t.steps);
+                let _ = writeln!(
+                    out,
+                    ", {} step{})</p>",
+                    t.steps,
+                    if t.steps == 1 { "" } else { "s" }
+                );
             }
             out.push_str("<pre>");
             escape(out, cut.shown);

@@ -103,10 +103,11 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
             {
                 let _ = writeln!(
                     out,
-                    "Task session `{}` (profile {}, {} steps); its own transcript: `eonyx sessions export {} --format markdown`\n",
+                    "Task session `{}` (profile {}, {} step{}); its own transcript: `eonyx sessions export {} --format markdown`\n",
                     t.session,
                     inline(&t.profile),
                     t.steps,
+                    if t.steps == 1 { "" } else { "s" },
                     t.session
                 );
             }
@@ -151,18 +152,24 @@ fn compaction(out: &mut String, s: &Session<'_>, c: &CompactionRecord) {
     quote(out, &c.summary);
 }
 
-/// A message's own Markdown, kept as it is except that a line that would
-/// open a raw HTML block (`<pre>`, `<script>`, `<!--`…, which run to their
-/// closing tag) is escaped, and a fence left open is closed.
+/// A message's own Markdown, kept as it is except that `<` outside code is
+/// escaped (so `Vec<String>` stays visible and `<pre>`, `<script>` or
+/// `<!--` cannot open a raw HTML block that runs to its closing tag), and a
+/// fence left open is closed.
 fn text(out: &mut String, t: &str) {
     if t.trim().is_empty() {
         return;
     }
     let mut open: Option<(char, usize)> = None;
+    // The backtick run of a code span still open (spans may cross lines
+    // within a paragraph).
+    let mut span: usize = 0;
     for line in t.lines() {
         let trimmed = line.trim_start_matches(' ');
         let indent = line.len() - trimmed.len();
-        let fence = (indent < 4).then(|| fence_of(trimmed)).flatten();
+        let fence = (indent < 4 && span == 0)
+            .then(|| fence_of(trimmed))
+            .flatten();
         match (open, fence) {
             (None, Some((ch, n))) => open = Some((ch, n)),
             (Some((ch, n)), Some((c2, n2)))
@@ -170,10 +177,11 @@ fn text(out: &mut String, t: &str) {
             {
                 open = None
             }
-            (None, None) if indent < 4 && trimmed.starts_with('<') => {
-                out.push_str(&line[..indent]);
-                out.push('\\');
-                out.push_str(trimmed);
+            (None, None) if indent < 4 => {
+                if trimmed.is_empty() {
+                    span = 0;
+                }
+                escape_angles(out, line, &mut span);
                 out.push('\n');
                 continue;
             }
@@ -187,6 +195,31 @@ fn text(out: &mut String, t: &str) {
         out.push('\n');
     }
     out.push('\n');
+}
+
+/// `line` with every `<` outside a code span written `\<`; `span` is the
+/// backtick run of the code span open at its start (0: none) and at its end.
+fn escape_angles(out: &mut String, line: &str, span: &mut usize) {
+    let mut chars = line.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        if c == '`' {
+            let mut n = 1;
+            while chars.next_if(|(_, c)| *c == '`').is_some() {
+                n += 1;
+            }
+            out.extend(std::iter::repeat_n('`', n));
+            if *span == 0 {
+                *span = n;
+            } else if *span == n {
+                *span = 0;
+            }
+            continue;
+        }
+        if c == '<' && *span == 0 {
+            out.push('\\');
+        }
+        out.push(c);
+    }
 }
 
 /// The fence a line opens or closes: its character and length.
@@ -283,5 +316,8 @@ mod tests {
             out.contains("\n<script>y</script>\n"),
             "inside a fence: {out}"
         );
+        let mut out = String::new();
+        text(&mut out, "a Vec<String> and `Vec<u8>` and ``x ` <y>``");
+        assert_eq!(out, "a Vec\\<String> and `Vec<u8>` and ``x ` <y>``\n\n");
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct Point {
     pub tokens: u64,
     /// No usage was reported: estimated from the text sent.
     pub estimated: bool,
+    /// A later rewind left its reply out.
+    pub rewound: bool,
 }
 
 /// A compaction on the chart: it falls before point `before`.
@@ -114,7 +116,7 @@ impl<'a> Session<'a> {
                 Record::Session(_) | Record::SummaryDraft(_) => {}
             }
         }
-        let chart = chart(&log.records, opts);
+        let chart = chart(&log.records, &timeline, opts);
         Some(Session {
             header,
             records: &log.records,
@@ -151,7 +153,7 @@ fn add_usage(sum: &mut Usage, u: &Usage) {
 /// The context of each main request (the prompt tokens the server
 /// reported; where it reported none, the last known size plus an estimate
 /// of what was added since) and each compaction's place among them.
-fn chart(records: &[Record], opts: &Options) -> Chart {
+fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
     let cpt = if opts.chars_per_token.is_finite() && opts.chars_per_token > 0.0 {
         opts.chars_per_token
     } else {
@@ -185,6 +187,7 @@ fn chart(records: &[Record], opts: &Options) -> Chart {
                         seq: m.seq,
                         tokens,
                         estimated,
+                        rewound: timeline.is_rewound(m.seq),
                     });
                     known = tokens
                         + m.message

@@ -21,7 +21,10 @@ pub(crate) fn out_dir() -> PathBuf {
 /// compaction and a rewind among them.
 fn lines(turns: usize) -> String {
     let mut out = super::turn_lines(turns);
-    let at = out.match_indices('\n').nth(turns / 2).map_or(out.len(), |(i, _)| i + 1);
+    let at = out
+        .match_indices('\n')
+        .nth(turns / 2)
+        .map_or(out.len(), |(i, _)| i + 1);
     out.insert_str(at, "/compact keep the code words\n/rewind\n");
     out.push_str("What was code word 1? Answer with <b>markup</b> and </script> as plain text.\n");
     out
