@@ -5,6 +5,8 @@ pub mod compact;
 pub mod completions;
 pub mod config;
 pub mod context;
+pub mod cost;
+pub mod doctor;
 pub mod export;
 pub mod interactive;
 pub mod mcp;

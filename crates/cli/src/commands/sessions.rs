@@ -6,10 +6,9 @@ use std::io::Write as _;
 
 use anyhow::Context as _;
 use eonyx_config::paths::{Env, data_dir};
-use eonyx_core::cost::Spend;
 use eonyx_core::record::Record;
 use eonyx_core::{MessageRecord, SessionId};
-use eonyx_store::{DoctorStatus, SessionRow, SessionSummary, Store};
+use eonyx_store::{SessionRow, SessionSummary, Store};
 use serde_json::json;
 
 use crate::cli::{GlobalArgs, SessionsArgs, SessionsCommand};
@@ -64,7 +63,7 @@ pub fn run(
                     Ok(Status::Success)
                 }
                 SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),
-                SessionsCommand::Doctor => doctor(printer, json),
+                SessionsCommand::Doctor => super::doctor::doctor(printer, json),
             }
         }
     }
@@ -172,7 +171,7 @@ fn list(printer: &mut Printer, global: &GlobalArgs, what: &ListArgs<'_>) -> anyh
     // Costs are shown with `--json` when some model has pricing.
     let costs = if json {
         let config = super::setup(printer, global)?.config;
-        costs(&store, &config)?
+        super::cost::costs(&store, &config)?
     } else {
         None
     };
@@ -267,61 +266,6 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     out.write_all(line.as_bytes())?;
     out.flush()?;
     Ok(Status::Success)
-}
-
-/// What each session and its tasks cost, by id, when some model has
-/// pricing (`None`: no pricing, no cost). Reads every session's replies
-/// for their usage; a session whose model has no pricing has no cost, nor
-/// has any session above it.
-fn costs(
-    store: &Store,
-    config: &eonyx_config::Config,
-) -> anyhow::Result<Option<HashMap<String, Option<f64>>>> {
-    let priced =
-        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
-    if !priced {
-        return Ok(None);
-    }
-    let listing = store.listing()?;
-    let parents: HashMap<&str, Option<&str>> = listing.rows().map(|r| (r.id, r.parent)).collect();
-    let mut totals: HashMap<&str, Spend> = HashMap::new();
-    for r in listing.rows() {
-        let id = SessionId::parse(r.id)?;
-        let (model, requests, usage) = match eonyx_agent::cost::session_usage(store, &id) {
-            Ok(u) => u,
-            Err(e) if e.is_not_found() => continue,
-            Err(e) => return Err(e.into()),
-        };
-        let mut own = Spend::default();
-        own.add(
-            eonyx_agent::cost::pricing_for(config, model.as_deref()),
-            &usage,
-        );
-        if requests == 0 {
-            // Its own model decides whether it has a cost; it adds nothing above.
-            totals.entry(r.id).or_default().merge(own);
-            continue;
-        }
-        // The session itself and every session above it.
-        let mut at = Some(r.id);
-        let mut depth = 0;
-        while let Some(id) = at
-            && depth <= parents.len()
-        {
-            totals.entry(id).or_default().merge(own);
-            at = parents.get(id).copied().flatten();
-            depth += 1;
-        }
-    }
-    Ok(Some(
-        listing
-            .rows()
-            .map(|r| {
-                let usd = totals.get(r.id).map_or(Some(0.0), Spend::usd);
-                (r.id.to_owned(), usd)
-            })
-            .collect(),
-    ))
 }
 
 /// `sessions fork ID [--at SEQ]`: the new session's id on stdout (its
@@ -572,74 +516,4 @@ fn show_effective(
 /// and tool calls.
 fn view_block(m: &eonyx_core::Message) -> String {
     block("", m, "")
-}
-
-fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
-    let store = open_store()?;
-    let report = store.doctor()?;
-    if json {
-        let files: Vec<_> = report
-            .files
-            .iter()
-            .map(|f| {
-                let (status, detail) = match &f.status {
-                    DoctorStatus::Ok => ("ok", json!(null)),
-                    DoctorStatus::Repaired { torn_bytes } => ("repaired", json!(torn_bytes)),
-                    DoctorStatus::RemovedEmpty => ("removed_empty", json!(null)),
-                    DoctorStatus::InUse { pid } => ("in_use", json!(pid)),
-                    DoctorStatus::Unreadable { reason } => ("unreadable", json!(reason)),
-                };
-                json!({
-                    "id": f.id, "path": f.path, "status": status, "detail": detail,
-                    "bad_lines": f.bad_lines, "unknown_lines": f.unknown_lines,
-                })
-            })
-            .collect();
-        printer.outln(&serde_json::to_string_pretty(&json!({
-            "files": files,
-            "ignored": report.ignored,
-            "all_readable": report.all_readable(),
-        }))?)?;
-    } else {
-        for f in &report.files {
-            let mut line = format!("{}  ", f.id);
-            line.push_str(&match &f.status {
-                DoctorStatus::Ok => "ok".to_owned(),
-                DoctorStatus::Repaired { torn_bytes } => {
-                    format!("repaired torn tail ({torn_bytes} bytes cut)")
-                }
-                DoctorStatus::RemovedEmpty => {
-                    "removed: no complete line (empty session)".to_owned()
-                }
-                DoctorStatus::InUse { pid } => match pid {
-                    Some(p) => format!("in use by process {p}, not checked"),
-                    None => "in use by another process, not checked".to_owned(),
-                },
-                DoctorStatus::Unreadable { reason } => format!("unreadable: {reason}"),
-            });
-            if f.bad_lines > 0 {
-                line.push_str(&format!(", skipped {} bad line(s)", f.bad_lines));
-            }
-            if f.unknown_lines > 0 {
-                line.push_str(&format!(
-                    ", skipped {} record(s) of unknown type",
-                    f.unknown_lines
-                ));
-            }
-            printer.outln(&line)?;
-        }
-        for p in &report.ignored {
-            printer.outln(&format!("ignored {p} (not a session file)"))?;
-        }
-    }
-    let n = report.files.len();
-    if report.all_readable() {
-        printer.info(&format!("{n} session file(s) checked; all readable"));
-        Ok(Status::Success)
-    } else {
-        printer.info(&format!(
-            "{n} session file(s) checked; some cannot be read (see above)"
-        ));
-        Ok(Status::Failed)
-    }
 }
