@@ -69,7 +69,9 @@ fn write_session(dir: &Path, id: &str, n: u64) -> u64 {
         }
     }
     w.flush().unwrap();
-    std::fs::metadata(dir.join(format!("{id}.jsonl"))).unwrap().len()
+    std::fs::metadata(dir.join(format!("{id}.jsonl")))
+        .unwrap()
+        .len()
 }
 
 fn main() {

@@ -7,7 +7,7 @@ use crate::exit::Status;
 use crate::printer::Printer;
 
 pub fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
-    let store = open_store()?;
+    let store = super::open_store()?;
     let report = store.doctor()?;
     if json {
         let files: Vec<_> = report

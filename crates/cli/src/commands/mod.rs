@@ -50,6 +50,12 @@ pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup
     Ok(Setup { cwd, env, config })
 }
 
+/// The store of the data dir (`EONYX_DATA_DIR`, else the XDG location).
+pub fn open_store() -> anyhow::Result<eonyx_store::Store> {
+    let dir = eonyx_config::paths::data_dir(&Env::from_process())?;
+    eonyx_store::Store::open(&dir).with_context(|| format!("cannot open the data dir {dir}"))
+}
+
 /// `eonyx sandbox-exec -- SPEC -- COMMAND…`: the Landlock helper. It only
 /// returns when it could not confine or run the command (or, with
 /// `--probe`, with what it enforced, for the parent to read on stdout).

@@ -5,12 +5,13 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use eonyx_config::paths::{Env, data_dir};
+use eonyx_config::paths::Env;
 use eonyx_core::record::Record;
 use eonyx_core::{MessageRecord, SessionId};
-use eonyx_store::{SessionRow, SessionSummary, Store};
+use eonyx_store::{SessionRow, SessionSummary};
 use serde_json::json;
 
+use super::open_store;
 use crate::cli::{GlobalArgs, SessionsArgs, SessionsCommand};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -67,11 +68,6 @@ pub fn run(
             }
         }
     }
-}
-
-fn open_store() -> anyhow::Result<Store> {
-    let dir = data_dir(&Env::from_process())?;
-    Store::open(&dir).with_context(|| format!("cannot open the data dir {dir}"))
 }
 
 /// `YYYY-MM-DD HH:MM` in UTC, or the input when it is not RFC 3339.
