@@ -283,25 +283,6 @@ pub(crate) fn left_out_note(lines: usize, bytes: usize) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn long_results_are_cut_at_a_line_or_a_char_limit_and_say_how_much() {
-        let short = "a\nb";
-        assert!(cut(short).left_out.is_none());
-        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
-        let c = cut(&many);
-        assert_eq!(c.shown.lines().count(), RESULT_MAX_LINES);
-        assert_eq!(c.left_out.map(|l| l.0), Some(100 - RESULT_MAX_LINES));
-        let wide = "é".repeat(RESULT_MAX_CHARS + 10);
-        let c = cut(&wide);
-        assert_eq!(c.shown.chars().count(), RESULT_MAX_CHARS);
-        assert_eq!(c.left_out, Some((1, 20)));
-    }
-}
-
 /// `2026-07-05 09:15 UTC`, or the text as stored when it is not RFC 3339.
 pub(crate) fn short_date(ts: &str) -> String {
     eonyx_core::time::parse_rfc3339(ts)
@@ -369,5 +350,24 @@ impl Session<'_> {
             ));
         }
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_are_cut_at_a_line_or_a_char_limit_and_say_how_much() {
+        let short = "a\nb";
+        assert!(cut(short).left_out.is_none());
+        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let c = cut(&many);
+        assert_eq!(c.shown.lines().count(), RESULT_MAX_LINES);
+        assert_eq!(c.left_out.map(|l| l.0), Some(100 - RESULT_MAX_LINES));
+        let wide = "é".repeat(RESULT_MAX_CHARS + 10);
+        let c = cut(&wide);
+        assert_eq!(c.shown.chars().count(), RESULT_MAX_CHARS);
+        assert_eq!(c.left_out, Some((1, 20)));
     }
 }
