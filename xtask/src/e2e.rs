@@ -18,10 +18,11 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. Export (`export.rs`; `--export-only` runs just it): a session of a
-//!    few turns with a compaction and a rewind exported as HTML and
-//!    Markdown, the page rendered by headless Chromium when installed; the
-//!    screenshots land in `target/e2e-export/`.
+//! 5. Export (`export.rs`; `--export-only` runs just it, without
+//!    llama-server): a session with tool calls, a task, compactions and a
+//!    rewind (the fake server deciding) exported as HTML and Markdown, the
+//!    page rendered by headless Chromium when installed; the screenshots
+//!    land in `target/e2e-export/`.
 //! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
@@ -56,8 +57,6 @@ pub(crate) fn ctx() -> u32 {
     CTX.load(std::sync::atomic::Ordering::Relaxed)
 }
 const DEFAULT_E2E_PORT: u16 = 8089;
-/// Turns of the export stage: enough to compact in a 2048-token window.
-const EXPORT_TURNS: usize = 14;
 
 /// One HTTP check: given the server root URL, a one-line result.
 type Check = fn(&str) -> Result<String>;
@@ -139,7 +138,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
-                     --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed).\n\
+                     --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed; no llama-server).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -163,6 +162,10 @@ impl Drop for ServerGuard {
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
+    if opts.export_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        return export::export_stage(&bin);
+    }
     if opts.tasks_only {
         let failed = run_task_stage(&opts)?;
         if failed > 0 {
@@ -191,11 +194,6 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.mcp_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         mcp::mcp_stage(opts.port, &bin)?;
-        return Ok(());
-    }
-    if opts.export_only {
-        let bin = eonyx_binary(opts.eonyx.as_deref())?;
-        export::export_stage(&bin, opts.port, EXPORT_TURNS)?;
         return Ok(());
     }
 
@@ -274,7 +272,7 @@ pub fn run(args: &[String]) -> Result<()> {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
                 }
-                if let Err(e) = export::export_stage(&bin, opts.port, EXPORT_TURNS) {
+                if let Err(e) = export::export_stage(&bin) {
                     failed += 1;
                     println!("FAIL  export: {e:#}");
                 }
