@@ -88,10 +88,11 @@ fn lines() -> String {
     }
     out.push("/rewind".to_owned());
     out.push("circuit breakers: explain, and show <b>markup</b> and </script> as text".to_owned());
-    out.push("/compact keep the TODOs".to_owned());
-    for t in ["logging", "metrics", "tests"] {
+    for t in ["logging", "metrics"] {
         out.push(format!("{t}: explain how it applies to our client"));
     }
+    out.push("/compact keep the TODOs".to_owned());
+    out.push("tests: explain how it applies to our client".to_owned());
     out.iter().map(|l| format!("{l}\n")).collect()
 }
 
@@ -117,7 +118,8 @@ pub(crate) fn export_stage(bin: &Path) -> Result<()> {
     let config = FakeConfig::openai(&fake.base_url())
         .set("retries", 0)
         .set("context_window", 4096_i64)
-        .merge_model_toml("pricing = { input = 3.0, cached_input = 0.3, output = 15.0 }\n")?;
+        .merge_model_toml("pricing = { input = 3.0, cached_input = 0.3, output = 15.0 }\n")?
+        .merge_top_toml("[compaction]\nkeep_turns = 1\n")?;
     env.write_config(&config)?;
     let out = env
         .command(bin)
