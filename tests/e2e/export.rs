@@ -342,6 +342,17 @@ fn jsonl_stays_the_file_and_o_writes_a_file_and_bad_input_says_what_to_do() {
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("CODEWORD-DELTA"));
     assert!(stderr(&o).contains("torn"), "{}", stderr(&o));
+
+    // A config that no longer loads does not stop an export: the JSONL
+    // needs none, the readable formats go without the window and cost.
+    std::fs::write(fx.sb.config.join("config.toml"), "model = \n").unwrap();
+    let o = fx.run(&["sessions", "export", &id], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, std::fs::read(&parent).unwrap());
+    let o = fx.run(&["sessions", "export", &id, "--format", "html"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("CODEWORD-DELTA"));
+    assert!(stderr(&o).contains("without the window and the cost"), "{}", stderr(&o));
 }
 
 #[test]

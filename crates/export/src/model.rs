@@ -226,8 +226,9 @@ pub(crate) fn task_child(result: &Message) -> Option<TaskHeader> {
 }
 
 /// What a message's reasoning says, one text per part, empty when it has
-/// none. Reasoning parts (issue 35, docs/session-format.md#reasoning) are
-/// read here and nowhere else, so both formats fold them alike.
+/// none; both formats fold what it returns. Messages of this version hold
+/// no reasoning: when they do (issue 35's `Message::reasoning`), this is
+/// the one place that reads it (each part's readable text).
 pub(crate) fn reasoning(_m: &Message) -> Vec<String> {
     Vec::new()
 }

@@ -24,16 +24,19 @@ pub fn parse_format(name: &str) -> anyhow::Result<Format> {
 
 /// Write session `id` as `format` to `output` (atomically) or stdout.
 /// The chart and the cost come from `config`; what could not be read is
-/// said on stderr. Returns the file written, if any.
+/// said on stderr. Without a config the chart has no window or trigger
+/// and no cost is shown.
 pub fn export(
     printer: &mut Printer,
     store: &Store,
-    config: &Config,
+    config: Option<&Config>,
     id: &SessionId,
     format: Format,
     output: Option<&Utf8Path>,
 ) -> anyhow::Result<()> {
-    let opts = |h: &eonyx_core::SessionHeader| options(store, config, h);
+    let opts = |h: &eonyx_core::SessionHeader| {
+        config.map_or_else(Options::default, |c| options(store, c, h))
+    };
     let mut bytes = Vec::new();
     let result = match output {
         Some(_) => eonyx_export::export(store, id, format, &opts, &mut bytes),

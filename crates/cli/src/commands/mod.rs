@@ -50,6 +50,19 @@ pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup
     Ok(Setup { cwd, env, config })
 }
 
+/// [`setup`]'s config for a command that works without one (listing,
+/// showing, exporting): a config that does not load is a warning saying
+/// what is left out (`without`), not an error.
+pub fn lenient_config(printer: &mut Printer, global: &GlobalArgs, without: &str) -> Option<Config> {
+    match setup(printer, global) {
+        Ok(s) => Some(s.config),
+        Err(e) => {
+            printer.warn(&format!("{e:#}; {without}"));
+            None
+        }
+    }
+}
+
 /// The store of the data dir (`EONYX_DATA_DIR`, else the XDG location).
 pub fn open_store() -> anyhow::Result<eonyx_store::Store> {
     let dir = eonyx_config::paths::data_dir(&Env::from_process())?;

@@ -58,9 +58,18 @@ pub fn run(
                     let format = super::export::parse_format(format)?;
                     let id = SessionId::parse(id)?;
                     let store = open_store()?;
-                    let config = super::setup(printer, global)?.config;
+                    // The JSONL needs no config; the readable formats take the
+                    // chart's window and the cost from it when it loads.
+                    let config = match format {
+                        eonyx_export::Format::Jsonl => None,
+                        _ => super::lenient_config(
+                            printer,
+                            global,
+                            "exported without the window and the cost",
+                        ),
+                    };
                     let output = output.as_deref().map(camino::Utf8Path::new);
-                    super::export::export(printer, &store, &config, &id, format, output)?;
+                    super::export::export(printer, &store, config.as_ref(), &id, format, output)?;
                     Ok(Status::Success)
                 }
                 SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),
@@ -165,11 +174,12 @@ fn list(printer: &mut Printer, global: &GlobalArgs, what: &ListArgs<'_>) -> anyh
     let json = global.json;
     let store = open_store()?;
     // Costs are shown with `--json` when some model has pricing.
-    let costs = if json {
-        let config = super::setup(printer, global)?.config;
-        super::cost::costs(&store, &config)?
-    } else {
-        None
+    let costs = match json
+        .then(|| super::lenient_config(printer, global, "listed without costs"))
+        .flatten()
+    {
+        Some(config) => super::cost::costs(&store, &config)?,
+        None => None,
     };
     let limit = what.limit.unwrap_or(usize::MAX);
     let keep = |r: &SessionRow<'_>| what.all || r.parent.is_none();
@@ -397,8 +407,10 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
-    let config = super::setup(printer, global)?.config;
-    let cost = eonyx_agent::cost::session_cost(&store, &config, id)?;
+    let cost = match super::lenient_config(printer, global, "shown without its cost") {
+        Some(config) => eonyx_agent::cost::session_cost(&store, &config, id)?,
+        None => None,
+    };
     let mut blocks = Vec::new();
     for r in &log.records {
         blocks.push(match r {

@@ -322,7 +322,7 @@ fn export(agent: &Agent, view: &mut View<'_>, file: Option<&str>) -> Slash {
     match crate::commands::export::export(
         view.printer,
         agent.store(),
-        agent.config(),
+        Some(agent.config()),
         &id,
         format,
         Some(camino::Utf8Path::new(&path)),
