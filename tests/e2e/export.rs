@@ -352,7 +352,11 @@ fn jsonl_stays_the_file_and_o_writes_a_file_and_bad_input_says_what_to_do() {
     let o = fx.run(&["sessions", "export", &id, "--format", "html"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("CODEWORD-DELTA"));
-    assert!(stderr(&o).contains("without the window and the cost"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("without the window and the cost"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
