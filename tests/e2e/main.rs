@@ -32,6 +32,7 @@ mod sandbox;
 mod session_order;
 mod sessions;
 mod skills;
+mod slash_batch;
 mod tasks;
 mod tasks_limits;
 mod tasks_mcp;

@@ -8,7 +8,10 @@
 //! 2. The real binary: `target/debug/eonyx` in batch mode (N piped lines)
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
-//!    the compactions found in the session file.
+//!    the compactions found in the session file, and per summarizer request
+//!    its path, cache reuse and prefill (`report.rs`). `--threshold`,
+//!    `--buffer`, `--keep-turns`, `--max-tokens` and `--words` set up the
+//!    compaction (`setup.rs`).
 //! 3. Paced (`--pause-ms MS`, default 8000; `--paced-turns N`, 0 skips it):
 //!    the binary fed one line at a time with that pause between an answer
 //!    and the next line, with summaries written ahead and with
@@ -34,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::local_model::{self, LocalServer, MODEL_NAME};
+use crate::local_model::{self, LocalServer};
 use crate::util;
 
 mod export;
@@ -42,6 +45,7 @@ mod http;
 mod mcp;
 mod proxy;
 mod report;
+mod setup;
 mod task;
 mod waits;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
@@ -66,9 +70,8 @@ struct Options {
     turns: usize,
     http_only: bool,
     ctx: u32,
-    /// Force the transcript summarizer (a `compaction.model` alias of the
-    /// same server), to measure the old cost in the same conditions.
-    transcript: bool,
+    /// The binary stage's compaction setup.
+    setup: setup::Setup,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
     /// Turns of the paced stage (0: skip it).
@@ -93,7 +96,7 @@ fn parse(args: &[String]) -> Result<Options> {
         turns: 30,
         http_only: false,
         ctx: E2E_CTX,
-        transcript: false,
+        setup: setup::Setup::default(),
         eonyx: None,
         paced_turns: 30,
         pause: Duration::from_millis(8000),
@@ -105,12 +108,14 @@ fn parse(args: &[String]) -> Result<Options> {
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
+        if o.setup.flag(a, &mut it)? {
+            continue;
+        }
         match a.as_str() {
             "--port" => o.port = local_model::value(&mut it, "--port")?,
             "--turns" => o.turns = local_model::value(&mut it, "--turns")?,
             "--http-only" => o.http_only = true,
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
-            "--transcript-summaries" => o.transcript = true,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
             "--no-tasks" => o.no_tasks = true,
@@ -130,7 +135,9 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                     --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
+                     --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
                      --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
@@ -245,7 +252,7 @@ pub fn run(args: &[String]) -> Result<()> {
             Ok(bin) => {
                 if opts.turns == 0 {
                     println!("== binary stage skipped (--turns 0)");
-                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
+                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, &opts.setup) {
                     failed += 1;
                     println!("FAIL  binary stage: {e:#}");
                 }
@@ -366,20 +373,13 @@ fn binary_stage(
     bin: &std::path::Path,
     server_port: u16,
     turns: usize,
-    transcript: bool,
+    setup: &setup::Setup,
 ) -> Result<()> {
     println!("== binary stage: {turns} batch turns, no context_window in config");
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
-    let mut config = local_model::config_snippet(proxy_port);
-    if transcript {
-        // Another model key for the same server: eonyx then cannot share
-        // the conversation's prompt and uses the transcript summarizer.
-        config.push_str(&format!(
-            "\n\n[compaction]\nmodel = \"summarizer\"\n\n[models.summarizer]\nprovider = \"openai\"\n\
-             base_url = \"http://127.0.0.1:{proxy_port}/v1\"\nname = \"{MODEL_NAME}\"\nmax_output_tokens = 128"
-        ));
-    }
+    let config = setup.config(proxy_port);
+    println!("config:\n{config}");
     std::fs::create_dir_all(&env.config_dir)?;
     std::fs::write(env.config_dir.join("config.toml"), format!("{config}\n"))
         .context("writing the e2e config")?;
@@ -396,7 +396,11 @@ fn binary_stage(
     if let Some(mut stdin) = child.stdin.take() {
         // A binary that exits early closes its stdin: its exit status and
         // stderr below say why, so a broken pipe here is not the error.
-        if let Err(e) = stdin.write_all(turn_lines(turns).as_bytes()) {
+        let lines: String = turn_lines(turns)
+            .lines()
+            .map(|l| format!("{}\n", setup.pad(l)))
+            .collect();
+        if let Err(e) = stdin.write_all(lines.as_bytes()) {
             eprintln!("note: eonyx stopped reading its stdin early ({e})");
         }
     }
@@ -440,7 +444,7 @@ fn binary_stage(
     );
     let root = format!("http://127.0.0.1:{server_port}");
     let tokens = |text: &str| http::count_tokens(&root, text).ok();
-    let report = compaction_report(&entries, u64::from(ctx()), &tokens);
+    let report = compaction_report(&entries, u64::from(ctx()), &tokens, setup);
     for line in &report.lines {
         println!("{line}");
     }

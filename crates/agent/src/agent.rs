@@ -9,8 +9,9 @@
 //!   ahead, and the call into eonyx-compact;
 //! - `ahead`: summaries written ahead of time, in the background, while the
 //!   frontend waits for the user;
-//! - `request`: the system prompt and the next request (shared with
-//!   [`crate::effective_request`]), and the size estimate;
+//! - `request`: the system prompt (assembled by [`crate::prompt`]) and the
+//!   next request (shared with [`crate::effective_request`]), and the size
+//!   estimate;
 //! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
 //!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
@@ -53,8 +54,7 @@ mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
-pub(crate) use memory::read_memory_section;
-pub(crate) use request::{Sections, next_request, system_prompt, task_section, tool_definitions};
+pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
 pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};

@@ -22,6 +22,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod prompt;
 pub mod rewind;
 pub mod secrets;
 mod truncation;
@@ -34,5 +35,6 @@ pub use agent::{
     DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
-pub use error::AgentError;
+pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of, status_of};
 pub use events::AgentEvent;
+pub use prompt::{PromptReport, ToolSizes, context_report};

@@ -53,6 +53,7 @@ use crate::paths::Env;
 
 pub mod file;
 pub mod load;
+mod options;
 pub mod parse;
 pub mod paths;
 pub mod profiles;

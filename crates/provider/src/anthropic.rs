@@ -10,8 +10,10 @@ use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
-use crate::sse::{self, AnthropicDecoder};
+use crate::sse;
+pub use stream::AnthropicDecoder;
 
+mod stream;
 pub(crate) mod wire;
 
 /// The `anthropic-version` header sent with every request.
@@ -326,6 +328,13 @@ fn messages_json(messages: &[Message], breakpoint: Option<usize>) -> Value {
         last["cache_control"] = ephemeral();
     }
     Value::Array(out)
+}
+
+/// Parse a complete Anthropic Messages event stream given as byte chunks.
+pub fn parse_anthropic_sse_chunks(
+    chunks: &[&[u8]],
+) -> Result<Vec<eonyx_core::StreamEvent>, eonyx_core::ProviderError> {
+    sse::parse_chunks(chunks, AnthropicDecoder::default())
 }
 
 #[cfg(test)]

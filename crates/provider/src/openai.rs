@@ -13,9 +13,11 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
-use crate::sse::{self, OpenAiDecoder};
+use crate::sse;
 use crate::wire::{Arguments, decode};
+pub use stream::OpenAiDecoder;
 
+mod stream;
 pub(crate) mod wire;
 
 /// Client for `POST {base_url}/chat/completions`.
@@ -403,6 +405,14 @@ pub(crate) fn parse_completion(
         usage,
         finish_reason: finish,
     })
+}
+
+/// Parse a complete OpenAI Chat Completions event stream given as byte
+/// chunks; returns every event a caller would have seen.
+pub fn parse_openai_sse_chunks(
+    chunks: &[&[u8]],
+) -> Result<Vec<eonyx_core::StreamEvent>, eonyx_core::ProviderError> {
+    sse::parse_chunks(chunks, OpenAiDecoder::default())
 }
 
 #[cfg(test)]

@@ -125,18 +125,16 @@ impl Agent {
                 r.cancel = cancel.clone();
                 r
             });
+        // What a compaction now would work on, owned by the job.
+        let now = self.compact_input(&plan, CompactionTrigger::Auto, None, None);
         let input = DraftInput {
-            model_name: self.models.summarizer_model.clone(),
-            view: self.view.clone(),
+            model_name: now.model_name.to_owned(),
+            view: now.view.clone(),
             plan: plan.clone(),
-            cfg: self.config.compaction.clone(),
-            estimator: self.compaction.estimator.clone(),
-            window: self
-                .models
-                .summarizer_window
-                .unwrap_or(self.compaction.trigger.window),
-            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
-                .chars,
+            cfg: now.cfg.clone(),
+            estimator: now.estimator.clone(),
+            window: now.window,
+            system_chars: now.system_chars,
             next,
             base_seq: self.compaction.base_seq,
         };

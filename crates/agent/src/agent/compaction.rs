@@ -269,27 +269,39 @@ impl Agent {
             return Ok(None);
         };
         let skills_in_use = self.skills_after(at.compacted(&self.view));
-        let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
-        let input = eonyx_compact::CompactInput {
+        let input = self.compact_input(&at, trigger, None, None);
+        let mut record = eonyx_compact::record_from_draft(&draft, input)
+            .map_err(|e| AgentError::Compaction(e.to_string()))?;
+        record.skills = skills_in_use;
+        self.save_compaction(record, sink).map(Some)
+    }
+
+    /// What compacting `plan` works on: the summarizer's model and window,
+    /// the view, the estimator, the system prompt's size, and `next`, the
+    /// request the shared-prefix summary extends (`None`: the transcript).
+    pub(super) fn compact_input<'a>(
+        &'a self,
+        plan: &'a Plan,
+        trigger: CompactionTrigger,
+        focus: Option<&'a str>,
+        next: Option<&'a ChatRequest>,
+    ) -> eonyx_compact::CompactInput<'a> {
+        eonyx_compact::CompactInput {
             model_name: &self.models.summarizer_model,
             view: &self.view,
-            plan: &at,
+            plan,
             cfg: &self.config.compaction,
-            focus: None,
+            focus,
             trigger,
             estimator: &self.compaction.estimator,
             window: self
                 .models
                 .summarizer_window
                 .unwrap_or(self.compaction.trigger.window),
-            system_chars,
-            next: None,
-        };
-        let mut record = eonyx_compact::record_from_draft(&draft, input)
-            .map_err(|e| AgentError::Compaction(e.to_string()))?;
-        record.skills = skills_in_use;
-        self.save_compaction(record, sink).map(Some)
+            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
+                .chars,
+            next,
+        }
     }
 
     /// Ask the summarizer for `plan` and save the compaction.
@@ -303,25 +315,9 @@ impl Agent {
     ) -> Result<CompactionRecord, AgentError> {
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
-        let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
         let next = self.shared_prefix_base(trigger, sink, cancel);
         let mut debug = |m: String| sink(AgentEvent::Debug(m));
-        let input = eonyx_compact::CompactInput {
-            model_name: &self.models.summarizer_model,
-            view: &self.view,
-            plan: &plan,
-            cfg: &self.config.compaction,
-            focus,
-            trigger,
-            estimator: &self.compaction.estimator,
-            window: self
-                .models
-                .summarizer_window
-                .unwrap_or(self.compaction.trigger.window),
-            system_chars,
-            next: next.as_ref(),
-        };
+        let input = self.compact_input(&plan, trigger, focus, next.as_ref());
         let record = eonyx_compact::compact(
             self.models.summarizer.as_ref(),
             input,
@@ -339,7 +335,7 @@ impl Agent {
         self.remember_quirks(sink);
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(
-                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room) even when asked for a shorter one; it was kept as is and may be incomplete",
+                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room); it was kept, marked, and may be incomplete",
                 self.config.compaction.summary_max_tokens
             )));
         }

@@ -31,13 +31,14 @@ pub fn run(
     }
     let super::Setup { env, config, .. } = super::setup(printer, global)?;
     let cache = match paths::data_dir(&env) {
-        Ok(dir) => match LimitsCache::open(&dir) {
-            Ok(cache) => Some(cache),
-            Err(e) => {
-                printer.warn(&e.to_string());
-                None
+        Ok(dir) => {
+            let mut warnings = Vec::new();
+            let cache = window::open_cache(&dir, &mut warnings);
+            for w in &warnings {
+                printer.warn(w);
             }
-        },
+            Some(cache)
+        }
         Err(e) => {
             printer.warn(&format!("cannot read learned context windows: {e}"));
             None

@@ -295,9 +295,8 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     Ok(Status::Success)
 }
 
-/// Delete the sessions named and, with each, the child sessions of its
-/// tasks (named on stderr as they go): a child is part of its parent's
-/// history.
+/// Delete the sessions named, each with the child sessions of its tasks
+/// (the store deletes them; they are named on stderr as they go).
 fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     // Validate every id before touching anything.
     let ids = ids
@@ -316,21 +315,13 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
         if deleted.contains(id) {
             continue;
         }
-        let below = store.descendants(id)?;
-        // Children first: a failure then leaves the parent (with what is
-        // left of its tasks), never a child without its parent.
-        for child in below.iter().rev() {
-            if deleted.contains(&child.id) {
-                continue;
-            }
-            store.delete(&child.id)?;
+        let below = store.delete_with(id, |child| {
             printer.info(&format!(
                 "deleted {} \"{}\" (a task of {id})",
                 child.id, child.title
             ));
             deleted.push(child.id.clone());
-        }
-        store.delete(id)?;
+        })?;
         printer.info(&match below.len() {
             0 => format!("deleted {id}"),
             n => format!("deleted {id} and its {n} task session(s)"),
@@ -505,8 +496,7 @@ fn show_effective(
         global.model.clone(),
         global.profile.clone(),
         id,
-    )
-    .map_err(super::ui::agent_error)?;
+    )?;
     for w in &eff.warnings {
         printer.warn(w);
     }

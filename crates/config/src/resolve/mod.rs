@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use crate::load::{LoadOptions, global_config_path};
+use crate::options::{LoadOptions, global_config_path};
 use crate::paths::Env;
 use crate::trust::is_trusted;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};

@@ -11,11 +11,11 @@ use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
 
 use crate::cli::{GlobalArgs, SessionArgs};
-use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod quiet;
 pub mod rewind;
 pub mod slash;
 pub mod status;
@@ -25,13 +25,6 @@ pub use ahead::Drafts;
 pub use interrupts::Interrupts;
 pub use slash::{Slash, slash};
 pub use view::{Mode, View};
-
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
 
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
     if let Some(id) = &args.session {
@@ -68,24 +61,6 @@ pub fn options(
     })
 }
 
-/// Map agent errors to anyhow, keeping config errors as exit 2.
-pub fn agent_error(e: AgentError) -> anyhow::Error {
-    match e {
-        AgentError::Config(c) => anyhow::Error::new(c),
-        AgentError::Usage(m) => usage(m),
-        AgentError::Memory(m @ eonyx_store::memory::MemoryError::Io { .. }) => {
-            anyhow::Error::new(m)
-        }
-        AgentError::Memory(m) => usage(m.to_string()),
-        AgentError::Attach(a) => usage(a.to_string()),
-        // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
-            anyhow::Error::new(crate::exit::SetupError(message))
-        }
-        other => anyhow::Error::new(other),
-    }
-}
-
 /// An open agent with its view and Ctrl-C handling.
 pub struct Session<'p> {
     pub agent: Agent,
@@ -114,7 +89,7 @@ where
 {
     let opts = options(global, None)?;
     let mode = mode(global, Mode::Final);
-    runtime()?
+    super::runtime()?
         .block_on(async move { body(start(printer, opts, choice, mode, announce).await?).await })
 }
 
@@ -141,7 +116,7 @@ pub async fn start_with(
     interrupts: Interrupts,
 ) -> anyhow::Result<Session<'_>> {
     interrupts.listen();
-    let mut agent = Agent::open(opts, choice).await.map_err(agent_error)?;
+    let mut agent = Agent::open(opts, choice).await?;
     for n in agent.take_startup_notices() {
         printer.warn(&n);
     }
@@ -257,19 +232,5 @@ pub async fn user_command(
             view.failed(&e);
             Err(e)
         }
-    }
-}
-
-/// Final status for a failed turn.
-pub fn status_for(err: &AgentError) -> Status {
-    if err.is_interrupted() {
-        Status::Interrupted
-    } else if matches!(
-        err,
-        AgentError::Config(_) | AgentError::Usage(_) | AgentError::Attach(_)
-    ) {
-        Status::Usage
-    } else {
-        Status::Failed
     }
 }

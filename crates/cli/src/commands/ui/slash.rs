@@ -3,8 +3,8 @@
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
-use super::{Interrupts, View, agent_error};
-use crate::exit::usage;
+use super::{Interrupts, Mode, View};
+use crate::event::Event;
 
 /// One slash command as `/help` lists it and Tab completes it.
 pub struct Command {
@@ -124,7 +124,43 @@ pub fn help() -> String {
 pub enum Slash {
     Continue,
     Exit,
+    /// The command did nothing for a reason of its own (a bad argument,
+    /// nothing to do): the loop reports it with [`declined`] and goes on,
+    /// the exit status untouched (docs/cli.md#batch-input).
+    Declined(String),
+    /// The machinery under it failed (disk, provider): a batch stops.
     Failed(anyhow::Error),
+}
+
+/// Whether `e` is a command's own reason not to act rather than a failure
+/// of what runs it: nothing to compact, a bad argument (usage, an
+/// attachment, a memory entry refused), a session that does not exist or
+/// is in use. Disk, provider and compaction failures are not.
+fn own_reason(e: &AgentError) -> bool {
+    match e {
+        AgentError::NothingToCompact | AgentError::Usage(_) | AgentError::Attach(_) => true,
+        AgentError::Memory(m) => !matches!(m, eonyx_store::memory::MemoryError::Io { .. }),
+        AgentError::Store(s) => s.is_usage() || s.is_not_found() || s.is_in_use(),
+        _ => false,
+    }
+}
+
+/// How an agent error ends a slash command (see [`Slash`]).
+pub fn ended(e: AgentError) -> Slash {
+    if own_reason(&e) {
+        Slash::Declined(e.to_string())
+    } else {
+        Slash::Failed(e.into())
+    }
+}
+
+/// Report a declined command: on stderr, and as a `notice` event with
+/// `--json` too.
+pub fn declined(view: &mut View<'_>, why: String) {
+    if view.mode == Mode::Json {
+        view.json(&Event::Notice { message: &why });
+    }
+    view.printer.info(&why);
 }
 
 pub async fn slash(
@@ -154,9 +190,10 @@ pub async fn slash(
             interrupts.end();
             match result {
                 Ok(_) => Slash::Continue,
+                Err(e) if own_reason(&e) => ended(e),
                 Err(e) => {
                     view.failed(&e);
-                    Slash::Failed(agent_error(e))
+                    Slash::Failed(e.into())
                 }
             }
         }
@@ -169,25 +206,25 @@ pub async fn slash(
         }
         "/resume" => {
             let Some(id) = arg else {
-                return Slash::Failed(usage("usage: /resume ID (see /sessions)"));
+                return Slash::Declined("usage: /resume ID (see /sessions)".to_owned());
             };
             let id = match SessionId::parse(id) {
                 Ok(id) => id,
-                Err(e) => return Slash::Failed(e.into()),
+                Err(e) => return Slash::Declined(e.to_string()),
             };
             let switch = agent.resume(&id);
             switched(view, agent, switch)
         }
         "/rename" => {
             let Some(title) = arg else {
-                return Slash::Failed(usage("usage: /rename TITLE"));
+                return Slash::Declined("usage: /rename TITLE".to_owned());
             };
             match agent.rename(title) {
                 Ok(()) => {
                     view.printer.info(&format!("renamed to {title}"));
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => ended(e),
             }
         }
         "/sessions" => match agent.store().list() {
@@ -214,23 +251,17 @@ pub async fn slash(
             Err(e) => Slash::Failed(e.into()),
         },
         "/context" => {
-            let system = agent.system_prompt();
-            let system_tokens = eonyx_core::tokens::estimate(
-                system.chars(),
-                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
-            );
+            let report = agent.prompt_report();
             crate::commands::context::print_table(
                 view.printer,
-                agent.context_files(),
-                &system,
-                system_tokens,
+                &report,
                 std::env::var("HOME").ok().as_deref(),
             );
-            if !agent.skills().is_empty() {
+            if !report.skills.is_empty() {
                 view.printer
-                    .info(&crate::commands::skills::section_line(agent.skills()));
+                    .info(&crate::commands::skills::section_line(&report.skills));
             }
-            crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            crate::commands::context::print_memory_line(view.printer, &report);
             if !agent.mcp_catalog().is_empty() {
                 view.printer
                     .info(&crate::commands::mcp::catalog_line(agent.mcp_catalog()));
@@ -269,18 +300,18 @@ pub async fn slash(
                 }
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => ended(e),
         },
         "/remember" => {
             let Some(text) = arg else {
-                return Slash::Failed(usage("usage: /remember TEXT"));
+                return Slash::Declined("usage: /remember TEXT".to_owned());
             };
             match agent.remember(text) {
                 Ok(entry) => {
                     view.memory_changed("add", &entry);
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => ended(e),
             }
         }
         "/status" => match agent.status() {
@@ -288,7 +319,7 @@ pub async fn slash(
                 super::status::show(view, &st, std::env::var("HOME").ok().as_deref());
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => ended(e),
         },
         "/skills" => {
             crate::commands::skills::print_for_repl(
@@ -343,7 +374,7 @@ fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentErro
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => ended(e),
     }
 }
 

@@ -1,10 +1,12 @@
 //! Shows agent events: streamed text, tool calls, progress, JSON events.
 
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::commands::repl::editor::Asker;
+use eonyx_core::provider::BoxFuture;
+
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
 use eonyx_agent::tools::{Tee, ToolEvent};
@@ -31,7 +33,7 @@ pub struct View<'p> {
     pub last_error: Option<std::io::Error>,
     /// The user to ask before a slash command acts (the REPL); `None` in
     /// batch runs, which just act.
-    pub asker: Option<Asker>,
+    pub asker: Option<Box<dyn Ask>>,
     /// While a task's child event is shown: the task's call id (JSON
     /// events get it as `task`).
     task: Option<String>,
@@ -176,7 +178,7 @@ impl<'p> View<'p> {
                         added: change.added,
                         removed: change.removed,
                     });
-                } else if !crate::commands::approve::take_shown(&change.diff) {
+                } else if !take_shown(&change.diff) {
                     self.end_stream_line();
                     self.printer.diff(&change.diff);
                 }
@@ -539,4 +541,29 @@ fn debug_enabled() -> bool {
 /// `s` on one line (newlines as spaces), ellipsized to `max` characters.
 pub fn preview(s: &str, max: usize) -> String {
     eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
+}
+
+static SHOWN: Mutex<Option<String>> = Mutex::new(None);
+
+/// Asks the user one question while a command runs (the REPL's line
+/// editor); `None` (no answer, Ctrl-C, end of input) counts as "no".
+pub trait Ask: Send + Sync {
+    fn ask<'a>(&'a self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+}
+
+/// Note that the approval question just showed `diff` (see [`take_shown`]).
+pub fn remember_shown(diff: &str) {
+    if let Ok(mut s) = SHOWN.lock() {
+        *s = Some(diff.to_owned());
+    }
+}
+
+/// Whether `diff` was just shown by the approval question (so the view need not repeat
+/// it); forgets it either way.
+pub fn take_shown(diff: &str) -> bool {
+    SHOWN
+        .lock()
+        .ok()
+        .and_then(|mut s| s.take())
+        .is_some_and(|d| d == diff)
 }

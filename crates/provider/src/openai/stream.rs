@@ -8,9 +8,9 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::Value;
 
-use super::{Decoder, PartialCall, parse_json, response};
+use super::wire::{self, Chunk};
 use crate::classify::classify_stream_error;
-use crate::openai::wire::{self, Chunk};
+use crate::sse::{Decoder, Emit, PartialCall, parse_json, response};
 use crate::wire::{Arguments, decode};
 
 /// Decoder for OpenAI Chat Completions chunks.
@@ -107,11 +107,7 @@ impl OpenAiDecoder {
 }
 
 impl Decoder for OpenAiDecoder {
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -159,7 +155,7 @@ impl Decoder for OpenAiDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::parse_openai_sse_chunks;
+    use crate::parse_openai_sse_chunks;
     use serde_json::json;
 
     const OPENAI_TOOL_STREAM: &str = concat!(
