@@ -15,6 +15,7 @@ use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod outcome;
 pub mod quiet;
 pub mod rewind;
 pub mod slash;

@@ -5,7 +5,7 @@
 use eonyx_agent::rewind::{FileAction, RewindPlan, RewindReport};
 use eonyx_agent::{Agent, RewindOptions};
 
-use super::slash::ended;
+use super::outcome::ended;
 use super::view::Mode;
 use super::{Slash, View};
 use crate::event::{Event, ForkPoint, PathReason};
