@@ -2,7 +2,7 @@
 //! docs/session-format.md#readable-exports): the lossless JSONL (the file,
 //! byte for byte), a Markdown transcript and one self-contained HTML page
 //! with the chart of the context each request used. Both readable formats
-//! render the same [`model::Session`], read once from the store's records;
+//! render the same `model::Session`, read once from the store's records;
 //! one module per format (`markdown`, `html`, with the chart in `chart`).
 //!
 //! Invariant: export only reads the session (never its lock): a session in
@@ -11,7 +11,7 @@
 //!
 //! Invariant: the HTML page loads nothing (no script, stylesheet, image or
 //! font from anywhere) and every text of the session goes through
-//! [`html::escape`].
+//! `escape::escape`.
 
 use std::io::Write;
 
