@@ -372,6 +372,33 @@ fn slash_export_writes_markdown_or_html_by_extension() {
     assert!(stderr(&o).contains("page.html"), "{}", stderr(&o));
 }
 
+#[test]
+fn a_goal_shows_when_set_and_when_achieved_but_not_at_each_continuation() {
+    let fx = Fx::replying([
+        Reply::text("working on it"),
+        Reply::tool_call(
+            "goal_update",
+            json!({"status": "achieved", "evidence": "GOAL-EVIDENCE-7"}),
+        ),
+        Reply::text("done"),
+    ]);
+    let o = fx.run(&[], "/goal make GOAL-TEXT-3 true\n/export\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let id = session_id_of(&fx.session());
+    let md = std::fs::read_to_string(fx.sb.work.join(format!("{id}.md"))).unwrap();
+    let goal_lines: Vec<&str> = md.lines().filter(|l| l.starts_with("*Goal ")).collect();
+    assert_eq!(goal_lines.len(), 2, "{md}");
+    assert!(
+        goal_lines[0].starts_with("*Goal set: make GOAL-TEXT-3 true"),
+        "{md}"
+    );
+    assert!(
+        goal_lines[1]
+            .starts_with("*Goal achieved: make GOAL-TEXT-3 true (evidence: GOAL-EVIDENCE-7)"),
+        "{md}"
+    );
+}
+
 /// Prices of `[models.fake]` (USD per million tokens).
 const PRICING: &str = "pricing = { input = 2.0, cached_input = 0.5, output = 8.0 }\n";
 

@@ -1,4 +1,7 @@
 //! End-to-end tests of the real `eonyx` binary.
+mod acp;
+mod acp_tools;
+mod acp_util;
 mod agent;
 mod agent_failures;
 mod agent_repl;
@@ -16,6 +19,9 @@ mod context;
 mod editing;
 mod effective;
 mod export;
+mod goals;
+mod hooks;
+mod hooks_events;
 mod json_errors;
 mod keys;
 mod mcp;

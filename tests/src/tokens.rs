@@ -47,14 +47,21 @@ fn count_text_chars(chars: usize) -> u64 {
 /// (keys of each object sorted).
 pub(crate) fn canonical_prompt(body: &Value) -> String {
     let mut out = String::new();
+    // Sorted here, not by `Value`: serde_json's `preserve_order` (which
+    // the ACP crate turns on for the workspace) keeps insertion order.
+    let sorted = |v: &Value| {
+        let mut v = v.clone();
+        v.sort_all_objects();
+        v.to_string()
+    };
     for key in ["system", "tools"] {
         if let Some(v) = body.get(key) {
-            out.push_str(&v.to_string());
+            out.push_str(&sorted(v));
         }
     }
     if let Some(messages) = body.get("messages").and_then(Value::as_array) {
         for m in messages {
-            out.push_str(&m.to_string());
+            out.push_str(&sorted(m));
         }
     }
     out

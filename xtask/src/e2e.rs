@@ -26,7 +26,10 @@
 //!    rewind (the fake server deciding) exported as HTML and Markdown, the
 //!    page rendered by headless Chromium when installed; the screenshots
 //!    land in `target/e2e-export/`.
-//! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 6. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
+//!    prompt against `eonyx acp`; skipped with a message without them
+//!    (`--acpx-only` runs only this stage).
+//! 7. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -40,6 +43,7 @@ use anyhow::{Context, Result, bail};
 use crate::local_model::{self, LocalServer};
 use crate::util;
 
+mod acpx;
 mod export;
 mod http;
 mod mcp;
@@ -84,6 +88,8 @@ struct Options {
     tasks_only: bool,
     /// Only the MCP stage (`--mcp-only`).
     mcp_only: bool,
+    /// Only the ACP stage (`--acpx-only`).
+    acpx_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
     /// Only the export stage (`--export-only`).
@@ -103,6 +109,7 @@ fn parse(args: &[String]) -> Result<Options> {
         paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         mcp_only: false,
+        acpx_only: false,
         no_tasks: false,
         export_only: false,
     };
@@ -118,6 +125,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
+            "--acpx-only" => o.acpx_only = true,
             "--no-tasks" => o.no_tasks = true,
             "--export-only" => o.export_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
@@ -135,7 +143,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--acpx-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
                      --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
@@ -146,6 +154,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
                      --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed; no llama-server).\n\
+                     --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -201,6 +210,11 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.mcp_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         mcp::mcp_stage(opts.port, &bin)?;
+        return Ok(());
+    }
+    if opts.acpx_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        acpx::acpx_stage(opts.port, &bin)?;
         return Ok(());
     }
 
@@ -282,6 +296,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = export::export_stage(&bin) {
                     failed += 1;
                     println!("FAIL  export: {e:#}");
+                }
+                if let Err(e) = acpx::acpx_stage(opts.port, &bin) {
+                    failed += 1;
+                    println!("FAIL  acpx: {e:#}");
                 }
             }
         }

@@ -37,6 +37,8 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod goal;
+mod hooks;
 mod input;
 mod mcp;
 mod memory;
@@ -53,6 +55,9 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use goal::GoalChange;
+pub(crate) use goal::goal_in_force;
+pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
@@ -93,6 +98,10 @@ pub struct AgentOptions {
     pub provider: Option<Arc<dyn Provider>>,
     /// Starts the MCP servers instead of rmcp (tests).
     pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
+    /// MCP servers the frontend adds to the configured ones for this
+    /// session (an ACP client's `mcpServers`); one of the same name
+    /// replaces the configured server.
+    pub mcp_servers: Vec<eonyx_core::McpServerConfig>,
     /// The `eonyx` executable, which runs the Landlock sandbox helper
     /// (`current_exe()` in the binary). `None` (library tests, which do not
     /// run inside `eonyx`): the Landlock backend is unavailable.
@@ -116,6 +125,9 @@ pub struct TurnOutcome {
     /// reported and `models.<key>.pricing`; `None` when a model that
     /// answered has no pricing (README, section "Cost").
     pub cost_usd: Option<f64>,
+    /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
+    /// saved); its reason.
+    pub blocked: Option<String>,
 }
 
 /// The `{ctx N%}` figures.
@@ -168,6 +180,12 @@ pub struct Agent {
     /// How deep in a tree of tasks this agent runs (0: the user's own
     /// session); from `tasks.max_depth` on it gets no `task` tool.
     depth: u32,
+    /// The hooks that run here and what they left for later (docs/hooks.md).
+    hook: hooks::HookState,
+    /// The session's goal (any status but cleared): the last goal record
+    /// of the timeline, or what the compaction in force pinned; never one
+    /// in a task's child (README, section "Goals").
+    goal: Option<eonyx_core::goal::GoalRecord>,
 }
 
 impl Agent {
@@ -196,6 +214,16 @@ impl Agent {
     /// Whether the current session was resumed (as opposed to new).
     pub fn resumed(&self) -> bool {
         self.resumed
+    }
+
+    /// The working directory the agent was opened in.
+    pub fn cwd(&self) -> &camino::Utf8Path {
+        &self.cwd
+    }
+
+    /// The project root (where the tools' relative paths start).
+    pub fn project_root(&self) -> &camino::Utf8Path {
+        &self.project.root
     }
 
     pub fn store(&self) -> &Store {
@@ -237,6 +265,20 @@ impl Agent {
     /// once per process).
     pub fn sandbox_status(&self) -> String {
         self.tools.ctx.sandbox.status()
+    }
+
+    /// Replace who decides approvals from now on (the ACP frontend's
+    /// modes, `session/set_mode`). `approver` applies config and flags
+    /// itself: build it as a [`crate::tools::PolicyApprover`].
+    pub fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.tools.approver = approver;
+    }
+
+    /// Read and write files through the client's file system from now on
+    /// (`eonyx acp`, when the client offers it); see
+    /// [`eonyx_tools::ClientFiles`].
+    pub fn set_client_files(&mut self, files: Arc<dyn eonyx_tools::ClientFiles>) {
+        self.tools.ctx.files = Some(files);
     }
 
     /// Rename the current session (appends a title record).

@@ -37,12 +37,22 @@ pub enum AgentError {
     /// An `@path` or `--image` file that cannot be sent; nothing was sent.
     #[error(transparent)]
     Attach(#[from] crate::attach::AttachError),
+    /// A hook the config names cannot be set up (a matcher that is no
+    /// regex): class `config`, exit 2.
+    #[error(transparent)]
+    Hooks(#[from] eonyx_hooks::HookError),
+    /// A hook blocked what was about to happen (docs/hooks.md#answers).
+    #[error("a {event} hook blocked it: {reason}")]
+    HookBlocked { event: &'static str, reason: String },
 }
 
 /// What the user asked that cannot be done as asked; each says what to do
 /// instead.
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {
+    /// A command given without what it needs (`0`: its synopsis).
+    #[error("usage: {0}")]
+    Synopsis(&'static str),
     #[error(
         "{id} is a task session of {parent} (profile {profile}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued"
     )]
@@ -75,6 +85,19 @@ pub enum UsageError {
     NoTurnsYet { what: &'static str },
     #[error("this session has only {have} user turn(s) to {what}")]
     TooFewTurns { what: &'static str, have: usize },
+    /// Goals (README, section "Goals").
+    #[error("a task's session has no goal; set it on the main session")]
+    GoalInTask,
+    #[error("a goal needs text: /goal TEXT (or /goal pause | resume | clear)")]
+    GoalNeedsText,
+    #[error("no goal is set; set one with /goal TEXT")]
+    NoGoal,
+    #[error("the goal is {status}, not active: nothing to pause")]
+    GoalNotActive { status: &'static str },
+    #[error(
+        "the goal is {status}; only a paused, blocked or budget-limited goal resumes (set a new one with /goal TEXT)"
+    )]
+    GoalNotResumable { status: &'static str },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -92,7 +115,7 @@ impl AgentError {
     /// error; [`status_of`] turns it into the exit status).
     pub fn class(&self) -> &'static str {
         match self {
-            AgentError::Config(_) => "config",
+            AgentError::Config(_) | AgentError::Hooks(_) => "config",
             AgentError::Store(e) => store_class(e),
             AgentError::Provider(e) => e.class(),
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
@@ -101,6 +124,7 @@ impl AgentError {
             AgentError::Usage(_) | AgentError::Attach(_) => "usage",
             AgentError::Memory(e) => memory_class(e),
             AgentError::McpRequired { .. } => "mcp",
+            AgentError::HookBlocked { .. } => "hook",
         }
     }
 

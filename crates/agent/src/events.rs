@@ -61,6 +61,25 @@ pub enum AgentEvent {
         call_id: String,
         event: Box<AgentEvent>,
     },
+    /// A hook ran (docs/hooks.md): one per command, when it ended.
+    Hook {
+        event: eonyx_core::hooks::HookEvent,
+        command: String,
+        /// `None`: timed out or could not start.
+        exit_code: Option<i32>,
+        /// `block`, `deny`, `ask`, `allow`, `stop`, or none.
+        decision: Option<&'static str>,
+        millis: u64,
+        /// Why, when it blocked, denied or stopped something.
+        reason: Option<String>,
+    },
+    /// A `plan` call replaced the plan (docs/tools.md#plan).
+    Plan(eonyx_core::plan::WorkPlan),
+    /// The goal was set or its status changed (the record as saved).
+    Goal(eonyx_core::goal::GoalRecord),
+    /// eonyx continues an active goal by itself: the continuation
+    /// `turns_used` of `max_turns` is about to be sent.
+    GoalContinue { turns_used: u32, max_turns: u32 },
     /// A task's child finished (answered, failed or was interrupted).
     TaskCompleted {
         call_id: String,

@@ -6,7 +6,9 @@
 //! builds one.
 
 use eonyx_agent::AgentStatus;
+use eonyx_core::goal::GoalStatus;
 use eonyx_core::memory::MemoryScope;
+use eonyx_core::plan::PlanStep;
 use eonyx_core::{CompactionMode, CompactionRecord, CompactionTrigger, FinishReason, Usage};
 use serde::Serialize;
 use serde_json::Value;
@@ -98,6 +100,18 @@ pub enum Event<'a> {
     Warning {
         message: &'a str,
     },
+    /// A hook ran (docs/hooks.md#events-and-json): its event, command,
+    /// exit code (`null`: timed out or could not start), decision (`block`,
+    /// `deny`, `ask`, `allow`, `stop` or `null`) and milliseconds.
+    Hook {
+        event: &'a str,
+        command: &'a str,
+        exit_code: Option<i32>,
+        decision: Option<&'a str>,
+        ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
     MemoryChanged {
         /// `add` or `forget`.
         action: &'a str,
@@ -156,6 +170,28 @@ pub enum Event<'a> {
         session: &'a str,
         profile: &'a str,
         description: &'a str,
+    },
+    /// A `plan` call replaced the plan (docs/tools.md#plan).
+    Plan {
+        steps: &'a [PlanStep],
+        note: Option<&'a str>,
+    },
+    /// The goal was set or its status changed (the `goal` record saved).
+    Goal {
+        text: &'a str,
+        status: GoalStatus,
+        turns_used: u32,
+        max_turns: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        evidence: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
+    /// eonyx continues the active goal by itself: continuation
+    /// `turns_used` of `max_turns` is sent next.
+    GoalContinue {
+        turns_used: u32,
+        max_turns: u32,
     },
     /// A task's child finished: answered, or `is_error` (failed or
     /// interrupted).
@@ -233,6 +269,28 @@ pub struct StatusEvent<'a> {
     /// Tokens the MCP tools add to every request.
     pub mcp_tokens: u64,
     pub mcp_deferred: bool,
+    /// The session's goal (`null`: none).
+    pub goal: Option<StatusGoal<'a>>,
+    /// The plan's progress (`null`: no plan).
+    pub plan: Option<StatusPlan<'a>>,
+}
+
+/// The goal in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusGoal<'a> {
+    pub text: &'a str,
+    pub status: GoalStatus,
+    pub turns_used: u32,
+    pub max_turns: u32,
+}
+
+/// The plan in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusPlan<'a> {
+    pub completed: usize,
+    pub steps: usize,
+    /// The step in progress.
+    pub in_progress: Option<&'a str>,
 }
 
 /// One MCP server in a `status` event.
@@ -293,6 +351,17 @@ impl<'a> StatusEvent<'a> {
                 .collect(),
             mcp_tokens: s.mcp_tokens,
             mcp_deferred: s.mcp_deferred,
+            goal: s.goal.as_ref().map(|g| StatusGoal {
+                text: &g.text,
+                status: g.status,
+                turns_used: g.turns_used,
+                max_turns: g.max_turns,
+            }),
+            plan: s.plan.as_ref().map(|p| StatusPlan {
+                completed: p.completed(),
+                steps: p.steps.len(),
+                in_progress: p.in_progress().map(|s| s.step.as_str()),
+            }),
         }
     }
 }
@@ -350,17 +419,24 @@ struct ChildEvent<'e, 'a> {
 
 impl Event<'_> {
     /// The event as one line of JSON (no newline). It goes through
-    /// [`serde_json::Value`], whose object keys are sorted, so every
-    /// object's keys, nested ones too, come out in alphabetical order:
-    /// the output these events have always had.
+    /// [`serde_json::Value`] with every object's keys, nested ones too,
+    /// sorted: the output these events have always had (serde_json keeps
+    /// insertion order in the tree, `preserve_order`, which the ACP crate
+    /// turns on).
     pub fn to_line(&self) -> serde_json::Result<String> {
-        Ok(serde_json::to_value(self)?.to_string())
+        Ok(sorted(serde_json::to_value(self)?).to_string())
     }
 
     /// The event of a task's child, with `task` = the task call's id.
     pub fn to_child_line(&self, task: &str) -> serde_json::Result<String> {
-        Ok(serde_json::to_value(ChildEvent { event: self, task })?.to_string())
+        Ok(sorted(serde_json::to_value(ChildEvent { event: self, task })?).to_string())
     }
+}
+
+/// `v` with the keys of every object in it sorted.
+pub fn sorted(mut v: serde_json::Value) -> serde_json::Value {
+    v.sort_all_objects();
+    v
 }
 
 /// The API-neutral name of a finish reason for JSON events.

@@ -137,7 +137,8 @@ pub struct SharedCut<'a> {
 ///
 /// When `next` leaves too little room, the messages after its last
 /// assistant message are left out if they stay verbatim anyway
-/// (`cut.unsent`): what remains is still a prefix the provider has cached,
+/// (`cut.unsent`) and that message calls no tool (a call is never sent
+/// without its result): what remains is still a prefix the provider has cached,
 /// and one step's growth past the trigger no longer pushes the request
 /// onto the transcript path. `has_summary` is whether `next` carries a
 /// previous summary.
@@ -177,7 +178,10 @@ pub fn shared_prefix_request(
         .rev()
         .take_while(|m| m.role != Role::Assistant)
         .count();
-    if room < floor && trailing > 0 && trailing <= cut.unsent && trailing < all {
+    // Never the results of a call the kept part ends with: a tool call
+    // without its result is not a valid request.
+    let ends_clean = all > trailing && next.messages[all - trailing - 1].tool_calls.is_empty();
+    if room < floor && trailing > 0 && trailing <= cut.unsent && ends_clean {
         sent = all - trailing;
         if trailing >= cut.kept {
             // The first kept message is left out: everything shown goes.

@@ -24,6 +24,9 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
     if let Some(c) = &file.compaction {
         validate_compaction(c, "compaction", path)?;
     }
+    if let Some(h) = &file.hooks {
+        crate::hooks::validate(h, path)?;
+    }
     if let Some(c) = &file.context {
         if c.max_file_bytes == Some(0) {
             return Err(invalid(
@@ -210,6 +213,14 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         return Err(invalid(
             "tasks.max_parallel".into(),
             "must be at least 1; to turn tasks off set `tools.task = false`",
+        ));
+    }
+    if let Some(g) = &file.goals
+        && g.max_turns == Some(0)
+    {
+        return Err(invalid(
+            "goals.max_turns".into(),
+            "must be at least 1 (the continuation turns a goal may use)",
         ));
     }
     for (name, server) in &file.mcp_servers {

@@ -45,7 +45,7 @@ pre { background: var(--code); padding: .5rem .7rem; border-radius: 6px; margin:
 .error .badge-error { color: var(--threshold); border-color: var(--threshold); }
 .compaction { border: 2px solid var(--compaction); border-radius: 8px; padding: .7rem .9rem; margin: 1.2rem 0; }
 .compaction h3 { color: var(--compaction); }
-.rewind, .fork, .rename { border-left: 4px solid var(--accent); padding: .3rem .8rem; margin: 1rem 0; color: var(--muted); }
+.rewind, .fork, .rename, .goal { border-left: 4px solid var(--accent); padding: .3rem .8rem; margin: 1rem 0; color: var(--muted); }
 .note { color: var(--muted); font-style: italic; margin: .3rem 0 0; }
 a { color: var(--accent); }
 svg.chart { width: 100%; height: auto; display: block; }
@@ -101,6 +101,13 @@ pub(crate) fn render(s: &Session<'_>) -> String {
                 out.push_str("<div class=\"rename\">Renamed to ");
                 escape(&mut out, &t.title);
                 let _ = writeln!(out, " · {}</div>", model::short_date(&t.ts));
+            }
+            Record::Goal(g) => {
+                if let Some(line) = model::goal_line(g) {
+                    let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);
+                    escape(&mut out, &line);
+                    let _ = writeln!(out, " · #{} · {}</div>", g.seq, model::short_date(&g.ts));
+                }
             }
             Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
         }

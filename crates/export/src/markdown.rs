@@ -42,6 +42,17 @@ pub(crate) fn render(s: &Session<'_>) -> String {
                     model::short_date(&t.ts)
                 );
             }
+            Record::Goal(g) => {
+                if let Some(line) = model::goal_line(g) {
+                    let _ = writeln!(
+                        out,
+                        "*{} · #{} · {}*\n",
+                        inline(&line),
+                        g.seq,
+                        model::short_date(&g.ts)
+                    );
+                }
+            }
             Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
         }
         if let Some(f) = fork

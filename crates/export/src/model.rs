@@ -113,6 +113,7 @@ impl<'a> Session<'a> {
                     last_activity = &w.ts;
                     totals.rewinds += u64::from(w.is_effective());
                 }
+                Record::Goal(g) => last_activity = &g.ts,
                 Record::Session(_) | Record::SummaryDraft(_) => {}
             }
         }
@@ -352,6 +353,27 @@ impl Session<'_> {
         }
         rows
     }
+}
+
+/// What a goal record says to a reader: the goal set, or its new status
+/// with the evidence or reason; `None` for a continuation (the same goal,
+/// still active, one more turn used), which would only repeat it.
+pub(crate) fn goal_line(g: &eonyx_core::goal::GoalRecord) -> Option<String> {
+    use eonyx_core::goal::GoalStatus;
+    if g.status == GoalStatus::Active && g.turns_used > 0 {
+        return None;
+    }
+    let mut line = match g.status {
+        GoalStatus::Active => format!("Goal set: {}", g.text),
+        other => format!("Goal {}: {}", other.as_str().replace('_', " "), g.text),
+    };
+    if let Some(e) = &g.evidence {
+        line.push_str(&format!(" (evidence: {e})"));
+    }
+    if let Some(r) = &g.reason {
+        line.push_str(&format!(" ({r})"));
+    }
+    Some(line)
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ mod grep;
 mod list_dir;
 pub mod memory;
 mod path;
+mod plan;
 mod read_file;
 mod recall;
 mod shell;
@@ -66,6 +67,7 @@ pub use definitions::{definitions, enabled_definitions};
 pub use list_dir::walker;
 pub(crate) use path::resolve_approved;
 pub use path::{Resolved, display_path, resolve_path};
+pub use plan::{GoalUpdate, goal_update_definition, parse_goal_update, plan_definition};
 pub use recall::RecallSource;
 pub use shell::{Tee, run_command};
 pub use skill::{NoSkills, Skill, SkillSource};
@@ -113,6 +115,26 @@ pub struct ToolContext {
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
+    /// The client's file system (`eonyx acp`), read and written by
+    /// `read_file`, `write_file` and `edit_file` instead of the disk;
+    /// `None`: the disk.
+    pub files: Option<Arc<dyn ClientFiles>>,
+}
+
+/// A file system the file tools use instead of the disk: an ACP client's,
+/// so the editor's unsaved buffers count (docs/acp.md#client-file-system).
+/// Only reading and writing text go through it: resolving paths, approval,
+/// the diff, the undo records and the compaction facts are as for the disk.
+pub trait ClientFiles: Send + Sync + std::fmt::Debug {
+    /// The text of the file at `path` (absolute), as the client has it.
+    fn read_text<'a>(&'a self, path: &'a camino::Utf8Path)
+    -> BoxFuture<'a, Result<String, String>>;
+    /// Replace the text of the file at `path` (absolute).
+    fn write_text<'a>(
+        &'a self,
+        path: &'a camino::Utf8Path,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>>;
 }
 
 /// The session's file history and what must never go into it
@@ -151,6 +173,7 @@ impl ToolContext {
             recall: None,
             skills: Arc::new(NoSkills),
             undo: None,
+            files: None,
         }
     }
 }
@@ -312,7 +335,14 @@ pub async fn execute(
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
-        Some(ToolName::Memory | ToolName::Task | ToolName::McpDescribe | ToolName::McpCall)
+        Some(
+            ToolName::Memory
+            | ToolName::Task
+            | ToolName::Plan
+            | ToolName::GoalUpdate
+            | ToolName::McpDescribe
+            | ToolName::McpCall,
+        )
         | None => match agent.run(call, cancel) {
             Some(run) => return run.await,
             None => Err(ToolError::Usage(format!(

@@ -115,6 +115,7 @@ impl Agent {
         if self
             .current_draft()
             .is_some_and(|d| d.first_kept_seq >= plan.first_kept_seq)
+            || self.hook.draft_blocked_at() == Some(plan.first_kept_seq)
         {
             return None;
         }
@@ -137,11 +138,23 @@ impl Agent {
             system_chars: now.system_chars,
             next,
             base_seq: self.compaction.base_seq,
+            pinned: self.pinned(),
         };
         let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();
+        // PreCompact runs first, inside the job (docs/hooks.md#events).
+        let gate = self.draft_gate(plan.first_kept_seq);
+        let future = async move {
+            if let Err(why) = gate.await {
+                return DraftOutcome {
+                    result: Err(eonyx_compact::CompactError::Cancelled),
+                    debug: vec![why],
+                };
+            }
+            eonyx_compact::write_draft(provider, input, job_cancel).await
+        };
         Some(DraftJob {
-            future: Box::pin(eonyx_compact::write_draft(provider, input, job_cancel)),
+            future: Box::pin(future),
             cancel,
             session: self.session_id().clone(),
             first_kept_seq: plan.first_kept_seq,

@@ -34,6 +34,8 @@ impl Agent {
         {
             Ok(_) => Ok(()),
             Err(AgentError::Interrupted) => Err(AgentError::Interrupted),
+            // A PreCompact hook skipped it (its event says why).
+            Err(AgentError::HookBlocked { .. }) => Ok(()),
             Err(AgentError::NothingToCompact) => {
                 // Everything that may go is already summarized; the guard
                 // keeps this from repeating every step.
@@ -164,6 +166,27 @@ impl Agent {
             ))
     }
 
+    /// Compact so that the whole next request aims at `target` tokens
+    /// ([`Agent::compact_steps`]), then run the `PostCompact` and
+    /// `SessionStart` (`compact`) hooks when a compaction was applied.
+    pub(super) async fn compact_with(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        target: u64,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionRecord>, AgentError> {
+        let record = self
+            .compact_steps(trigger, focus, target, sink, cancel)
+            .await?;
+        if let Some(r) = &record {
+            self.post_compact_hooks(trigger, &r.summary, sink, cancel)
+                .await?;
+        }
+        Ok(record)
+    }
+
     /// Compact so that the whole next request aims at `target` tokens.
     /// `Ok(None)`: collapsing older tool results made enough room, no
     /// summary was needed.
@@ -171,7 +194,7 @@ impl Agent {
     /// Without a focus, a summary written ahead that fits is applied first
     /// (no summarizer call); if the request is still past the trigger (for
     /// an overflow: past `target`) an ordinary compaction follows.
-    pub(super) async fn compact_with(
+    async fn compact_steps(
         &mut self,
         trigger: CompactionTrigger,
         focus: Option<&str>,
@@ -301,6 +324,7 @@ impl Agent {
             system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
                 .chars,
             next,
+            pinned: self.pinned(),
         }
     }
 
@@ -313,6 +337,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
+        self.pre_compact_hooks(trigger, focus, sink, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let next = self.shared_prefix_base(trigger, sink, cancel);
@@ -352,9 +377,12 @@ impl Agent {
     /// saved since, the skills in use; drafts before it no longer apply.
     fn save_compaction(
         &mut self,
-        record: CompactionRecord,
+        mut record: CompactionRecord,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<CompactionRecord, AgentError> {
+        // Every compaction, however its summary was written, pins the goal
+        // and the plan as they stand (docs/compaction.md#what-is-pinned).
+        self.pin(&mut record);
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
         self.compaction.base_seq = Some(saved.seq);

@@ -47,6 +47,12 @@ impl Agent {
                 .clone()
                 .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
+        for server in &opts.mcp_servers {
+            config
+                .mcp
+                .servers
+                .insert(server.name.clone(), server.clone());
+        }
         let depth = match &child {
             Some(c) => store.depth(&c.id)?,
             None => 0,
@@ -101,14 +107,21 @@ impl Agent {
             &opts.env,
             opts.sandbox_helper.clone(),
         ));
+        let hook = super::hooks::build(&config, &project.root, &tool_ctx.hidden_env)?;
         let inherit = Inherit {
             env: opts.env.clone(),
             model_flag: opts.model.clone(),
             permissions: opts.permissions,
-            ask: opts.approver.clone(),
+            // The user is asked with the Notification hooks running.
+            ask: opts
+                .approver
+                .clone()
+                .map(|a| super::hooks::notifying(&hook, a)),
             provider: opts.provider.clone(),
             spend: Default::default(),
         };
+        let mut hook = hook;
+        hook.approved = super::parts::approved_by_hook(&config, &inherit);
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let memory = memory_store(&config, &data_dir, &project.root);
@@ -138,6 +151,7 @@ impl Agent {
             redactor,
             depth,
             notices: startup_notices,
+            hook,
             config,
         }))
     }
@@ -222,6 +236,8 @@ impl Agent {
         self.view = opened.view;
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = opened.draft;
+        self.goal = if self.depth > 0 { None } else { opened.goal };
+        self.sync_goal_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
@@ -234,6 +250,7 @@ impl Agent {
         // A session starts: a changed MCP tool list applies from its first
         // request.
         self.mcp.session_changed();
+        self.hook_session_changed();
         self.compaction.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }
@@ -267,6 +284,11 @@ impl Agent {
         // fits the view (docs/compaction.md#ahead-of-time-summaries).
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = effective.draft;
+        // The goal as of the rewind target.
+        if self.depth == 0 {
+            self.goal = super::goal_in_force(effective.compaction.as_ref(), effective.goal);
+        }
+        self.sync_goal_tool();
         let notes = self.reattach_skills(skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();

@@ -5,6 +5,9 @@
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{Content, FinishReason, Message, Role, ToolCall, ToolName};
 
+use eonyx_core::hooks::HookEvent;
+
+use super::hooks::PreTool;
 use super::{Agent, TurnOutcome, UserInput};
 use crate::error::AgentError;
 use crate::events::AgentEvent;
@@ -41,9 +44,22 @@ impl Agent {
             Content::Text(t) => Message::user(t.as_str()),
             parts => Message::new(Role::User, parts.clone()),
         };
+        let mut outcome = TurnOutcome::default();
+        let message = match self.prompt_hooks(message, sink, cancel).await {
+            Ok(m) => m,
+            Err(reason) => {
+                if cancel.is_cancelled() {
+                    return Err(AgentError::Interrupted);
+                }
+                outcome.blocked = Some(reason);
+                return Ok(outcome);
+            }
+        };
+        if cancel.is_cancelled() {
+            return Err(AgentError::Interrupted);
+        }
         self.append(&message)?;
 
-        let mut outcome = TurnOutcome::default();
         if self.depth == 0 {
             self.reset_spend();
         }
@@ -92,6 +108,9 @@ impl Agent {
             };
 
             if calls.is_empty() {
+                if cut_call.is_none() && self.stop_hooks(sink, cancel).await? {
+                    continue;
+                }
                 outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
@@ -151,21 +170,67 @@ impl Agent {
                 for &j in &group {
                     sink(AgentEvent::ToolCall(calls[j].clone()));
                 }
-                let refs: Vec<&ToolCall> = group.iter().map(|&j| &calls[j]).collect();
+                // PreToolUse for each first: a denied one does not start.
+                let mut run: Vec<(usize, ToolCall)> = Vec::new();
+                for &j in &group {
+                    if !self.hook.hooks.has(HookEvent::PreToolUse) {
+                        run.push((j, calls[j].clone()));
+                        continue;
+                    }
+                    match self.pre_tool_hooks(&calls[j], sink, cancel).await {
+                        PreTool::Run { call, .. } => run.push((j, call)),
+                        PreTool::Denied(out) => task_outputs[j] = Some(out),
+                    }
+                }
+                let refs: Vec<&ToolCall> = run.iter().map(|(_, c)| c).collect();
                 let outputs = self.run_tasks(&refs, sink, cancel).await;
-                for (j, out) in group.into_iter().zip(outputs) {
-                    task_outputs[j] = Some(out);
+                for ((j, _), out) in run.iter().zip(outputs) {
+                    task_outputs[*j] = Some(out);
                 }
             } else if task_outputs[i].is_none() {
                 sink(AgentEvent::ToolCall(call.clone()));
             }
+            let offered = self.offers(&call.name) || self.is_mcp_call(call);
+            // PreToolUse for a call that would run (a task's ran with its
+            // group, above).
+            let mut approved = false;
+            let mut denied = None;
+            let mut updated = None;
+            if offered
+                && task_outputs[i].is_none()
+                && !interrupted
+                && !cancel.is_cancelled()
+                && cut_call != Some(call.id.as_str())
+                && self.hook.hooks.has(HookEvent::PreToolUse)
+            {
+                match self.pre_tool_hooks(call, sink, cancel).await {
+                    PreTool::Run {
+                        call: c,
+                        approved: a,
+                    } => {
+                        approved = a;
+                        updated = Some(c);
+                    }
+                    PreTool::Denied(out) => denied = Some(out),
+                }
+            }
+            let call = updated.as_ref().unwrap_or(call);
             let output = if let Some(out) = task_outputs[i].take() {
+                out
+            } else if let Some(out) = denied {
                 out
             } else if interrupted || cancel.is_cancelled() {
                 interrupted = true;
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
+            } else if ToolName::parse(&call.name) == Some(ToolName::GoalUpdate)
+                && cut_call != Some(call.id.as_str())
+            {
+                // Offered or not (no active goal, a task's child), a call
+                // gets the answer that says why; a goal record that cannot
+                // be saved stops the turn.
+                self.run_goal_update_tool(call, sink)?
             } else if !self.offers(&call.name) && !self.is_mcp_call(call) {
                 // (An MCP name is looked up in the catalog, which says
                 // what is available, deferred tools included.)
@@ -179,14 +244,29 @@ impl Agent {
             } else {
                 // The one place a tool call runs (the tools' own and, through
                 // `OwnTools`, the agent's).
+                // A PreToolUse hook's `allow` counts as the user's yes:
+                // the same policy with a user who says yes, for this call
+                // (the agent's own tools, MCP's, read it from `tools`).
                 let ctx = self.tools.ctx.clone();
-                let approver = self.tools.approver.clone();
+                let approver = if approved {
+                    self.hook.approved.clone()
+                } else {
+                    self.tools.approver.clone()
+                };
+                let usual = std::mem::replace(&mut self.tools.approver, approver.clone());
                 let mut own = OwnTools { agent: self, sink };
-                tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await
+                let out = tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await;
+                self.tools.approver = usual;
+                out
             };
             if cancel.is_cancelled() {
                 interrupted = true;
             }
+            let output = if offered && !interrupted {
+                self.post_tool_hooks(call, output, sink, cancel).await
+            } else {
+                output
+            };
             self.record_tool_result(call, output, sink)?;
         }
         if interrupted {
@@ -272,6 +352,10 @@ impl tools::AgentTools for OwnTools<'_> {
         let name = ToolName::parse(&call.name);
         if name == Some(ToolName::Memory) && self.agent.memory.is_some() {
             let out = self.agent.run_memory_tool(call, self.sink);
+            return Some(Box::pin(std::future::ready(out)));
+        }
+        if name == Some(ToolName::Plan) {
+            let out = self.agent.run_plan_tool(call, self.sink);
             return Some(Box::pin(std::future::ready(out)));
         }
         if self.agent.is_mcp_call(call) {

@@ -3,6 +3,7 @@
 //! and compiling test targets).
 
 mod ahead;
+mod goals;
 mod resume;
 mod turn_loop;
 
@@ -34,6 +35,7 @@ pub(crate) fn options(
         approver: None,
         provider: Some(provider),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     }
 }

@@ -27,11 +27,11 @@ pub fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
                 })
             })
             .collect();
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "files": files,
             "ignored": report.ignored,
             "all_readable": report.all_readable(),
-        }))?)?;
+        }))?;
     } else {
         for f in &report.files {
             let mut line = format!("{}  ", f.id);

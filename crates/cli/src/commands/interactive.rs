@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 
 use eonyx_agent::SessionChoice;
 
+use super::ui::goal::{self, GoalEnd};
 use super::ui::{self, Drafts, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
@@ -65,7 +66,7 @@ fn batch(
                     // Its own reason (a bad argument, nothing to do): said,
                     // and the batch goes on with its exit status untouched.
                     Slash::Declined(why) => {
-                        ui::slash::declined(&mut s.view, why);
+                        ui::outcome::declined(&mut s.view, why);
                         continue;
                     }
                     Slash::Failed(e) => return Err(e),
@@ -109,8 +110,18 @@ fn batch(
                 drafts.start_if_due(&mut s.agent, &mut s.view);
             }
             match ui::report(&mut s.view, result) {
+                // An active goal goes on by itself (README, section "Goals").
+                TurnResult::Ok if s.agent.goal_active() => {
+                    let end = goal::continue_goal(&mut s.agent, &mut s.view, &s.interrupts).await;
+                    if let GoalEnd::Failed(e) = end {
+                        let status = e.status();
+                        s.view.printer.error(&e.into());
+                        return Ok(status);
+                    }
+                }
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
+                    goal::pause_after(&mut s.agent, &mut s.view, &e);
                     let status = e.status();
                     s.view.printer.error(&e.into());
                     return Ok(status);
@@ -120,6 +131,7 @@ fn batch(
                 return Err(e.into());
             }
         }
+        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         Ok(Status::Success)
     })
 }

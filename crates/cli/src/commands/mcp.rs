@@ -14,11 +14,11 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &McpArgs) -> anyho
     let super::Setup { env, config, .. } = super::setup(printer, global)?;
     if config.mcp.servers.is_empty() {
         if printer.json() {
-            printer.outln(&serde_json::to_string_pretty(&json!({
+            printer.json_pretty(&json!({
                 "servers": [],
                 "deferred": false,
                 "tokens": 0,
-            }))?)?;
+            }))?;
         } else {
             printer.info(NONE);
         }
@@ -31,7 +31,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &McpArgs) -> anyho
         printer.warn(w);
     }
     if printer.json() {
-        printer.outln(&serde_json::to_string_pretty(&report_json(&report))?)?;
+        printer.json_pretty(&report_json(&report))?;
     } else {
         for line in table(&report) {
             printer.outln(&line)?;

@@ -7,6 +7,7 @@ pub mod context;
 pub mod cost;
 pub mod doctor;
 pub mod export;
+pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
@@ -90,12 +91,14 @@ pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::
         Some(Command::Compact(args)) => compact::run(printer, &cli.global, &args),
         Some(Command::Skills(args)) => skills::run(printer, &cli.global, &args),
         Some(Command::Mcp(args)) => mcp::run(printer, &cli.global, &args),
+        Some(Command::Hooks(args)) => hooks::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => config::trust(printer, &cli.global, &args),
         Some(Command::Completions(args)) => completions::run(printer, &args),
         Some(Command::Manpage) => completions::manpage(printer),
         Some(Command::SandboxExec(args)) => sandbox_exec(printer, args),
+        Some(Command::Acp) => acp(&cli.global),
     }
 }
 
@@ -105,6 +108,18 @@ pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")
+}
+
+/// `eonyx acp`: the Agent Client Protocol on stdin/stdout (docs/acp.md);
+/// everything else is `eonyx-acp`'s.
+pub fn acp(global: &GlobalArgs) -> anyhow::Result<crate::exit::Status> {
+    eonyx_acp::serve(eonyx_acp::AcpOptions {
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+        permissions: global.allow.permissions(),
+        sandbox_helper: std::env::current_exe().ok(),
+    })?;
+    Ok(crate::exit::Status::Success)
 }
 
 /// `path` with the home directory shown as `~` (only when `path` lies under it).

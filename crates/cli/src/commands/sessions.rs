@@ -224,7 +224,7 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
                 ..SummaryJson::from(r)
             })
             .collect();
-        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        printer.json_pretty(&v)?;
         return Ok(Status::Success);
     }
     let Some(max) = rows().map(|s| s.message_count).max() else {
@@ -280,11 +280,11 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     let id = SessionId::parse(id)?;
     let f = open_store()?.fork(&id, at)?;
     if json {
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "id": f.id,
             "title": f.title,
             "forked_from": {"id": id, "seq": f.seq},
-        }))?)?;
+        }))?;
     } else {
         printer.outln(f.id.as_str())?;
     }
@@ -394,7 +394,7 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
             }
             out.push(v);
         }
-        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        printer.json_pretty(&out)?;
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
@@ -470,6 +470,21 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
                 d.tokens,
                 d.summary
             ),
+            Record::Goal(g) => format!(
+                "[#{} goal {} · {}/{} continuation turns · {}{}] {}{}\n",
+                g.seq,
+                g.status.as_str(),
+                g.turns_used,
+                g.max_turns,
+                short_date(&g.ts),
+                rewound_mark(rewound(r)),
+                g.text,
+                match (&g.evidence, &g.reason) {
+                    (Some(e), _) => format!("\n  evidence: {e}"),
+                    (None, Some(why)) => format!("\n  reason: {why}"),
+                    (None, None) => String::new(),
+                }
+            ),
             Record::Rewind(w) => format!(
                 "[#{} rewind · {}{}] back to the conversation as of #{}; what came after stays in the file, marked rewound\n",
                 w.seq,
@@ -501,6 +516,7 @@ fn show_effective(
         printer.warn(w);
     }
     if global.json {
+        // The request body exactly as sent: its keys in the provider's order.
         printer.outln(&serde_json::to_string_pretty(&eff.body)?)?;
         return Ok(Status::Success);
     }

@@ -77,6 +77,7 @@ async fn compact_at(
         window,
         system_chars: 100,
         next: Some(&next),
+        pinned: crate::Pinned::Nothing,
     };
     compact(p, input, &mut log, CancellationToken::new())
         .await
@@ -235,4 +236,31 @@ async fn a_cut_shared_summary_is_asked_once_shorter_on_the_same_prefix() {
     assert_eq!(p.requests().len(), 2);
     assert!(rec.summary.starts_with("## Active goal\nkept"));
     assert!(rec.summary.contains(CUT_SUMMARY_NOTE));
+}
+
+#[tokio::test]
+async fn tool_results_are_never_left_out_of_the_shared_request() {
+    // The conversation ends with a call and its (unsent) result: leaving
+    // the result out would send a call without its result.
+    let c = issue_cfg();
+    let e = est();
+    let mut h = history_at(1500, &e);
+    h.say("let me look");
+    h.tool("read_file", json!({"path": "a.rs"}), &"x".repeat(900));
+    let v = view_of(&h, &c, 0);
+    let next = next_request(&v);
+    let pl = plan(&v, &c, &e, u64::MAX).unwrap_or_else(|e| panic!("{e}"));
+    let records = v.records();
+    let cut = SharedCut {
+        first_kept: records.get(pl.compacted_len),
+        kept: records.len() - pl.compacted_len,
+        unsent: 1,
+    };
+    for window in 1500..4500 {
+        if let Some(r) = shared_prefix_request(&next, cut, false, None, &c, window, &e) {
+            assert_eq!(r.messages.len(), next.messages.len() + 1, "window {window}");
+            return;
+        }
+    }
+    panic!("no window fits");
 }

@@ -106,6 +106,10 @@ impl Agent {
         let inherit = self.child_inherit(&task.description);
         // The parent's servers and tool policy, so the parent's approvals.
         let approver = approver(&self.config, &inherit);
+        let hook = self.hook.for_child(super::super::parts::approved_by_hook(
+            &self.config,
+            &inherit,
+        ));
 
         let opened = match &task.session {
             Some(id) => open_session(
@@ -156,6 +160,7 @@ impl Agent {
             redactor: self.redactor.clone(),
             depth: self.depth + 1,
             notices,
+            hook,
             config,
         });
         Ok(Child {

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
@@ -14,6 +15,7 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::printer::Printer;
 
 pub mod ahead;
+pub mod goal;
 pub mod interrupts;
 pub mod outcome;
 pub mod quiet;
@@ -24,7 +26,8 @@ pub mod view;
 
 pub use ahead::Drafts;
 pub use interrupts::Interrupts;
-pub use slash::{Slash, slash};
+pub use outcome::Slash;
+pub use slash::slash;
 pub use view::{Mode, View};
 
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
@@ -58,6 +61,7 @@ pub fn options(
         approver: ask,
         provider: None,
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: std::env::current_exe().ok(),
     })
 }
@@ -125,11 +129,30 @@ pub async fn start_with(
     if announce {
         view.session(&agent);
     }
+    let source = if agent.resumed() {
+        StartSource::Resume
+    } else {
+        StartSource::Startup
+    };
+    session_start_hooks(&mut agent, &mut view, source).await;
     Ok(Session {
         agent,
         view,
         interrupts,
     })
+}
+
+/// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
+pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_start_hooks(source, &mut sink).await;
+}
+
+/// `SessionEnd` hooks: `reason` is `prompt_input_exit` (the REPL's `/exit`
+/// or Ctrl-D), `clear` (`/new`) or `other` (the end of a batch or `run`).
+pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_end_hooks(reason, &mut sink).await;
 }
 
 /// Outcome of running one turn through the view.

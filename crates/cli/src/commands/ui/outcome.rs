@@ -1,10 +1,10 @@
-//! How a slash command ends (docs/cli.md#batch-input): what the loop does
-//! next, and which agent errors are a command's own reason not to act. The
-//! commands (`slash.rs`, `rewind.rs`) import this one way.
+//! How a slash command ends: go on, exit, decline (a reason of its own,
+//! reported and the batch goes on) or fail (the machinery under it).
 
 use eonyx_agent::AgentError;
 
-use super::{Mode, View};
+use super::View;
+use super::view::Mode;
 use crate::event::Event;
 
 /// What a slash command asks the loop to do next.

@@ -5,9 +5,9 @@
 use eonyx_agent::rewind::{FileAction, RewindPlan, RewindReport};
 use eonyx_agent::{Agent, RewindOptions};
 
-use super::outcome::ended;
+use super::View;
+use super::outcome::{Slash, ended};
 use super::view::Mode;
-use super::{Slash, View};
 use crate::event::{Event, ForkPoint, PathReason};
 
 const REWIND_USAGE: &str = "usage: /rewind [N] [--keep-files] (N user turns, default 1)";

@@ -1,9 +1,10 @@
 //! Slash commands shared by the REPL and batch runs.
 
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
-pub use super::outcome::{Slash, declined, ended, own_reason};
+use super::outcome::{Slash, ended, own_reason};
 use super::{Interrupts, View};
 
 /// One slash command as `/help` lists it and Tab completes it.
@@ -58,6 +59,16 @@ pub const COMMANDS: &[Command] = &[
         help: "continue in a copy of this session (before the last N turns)",
     },
     Command {
+        name: "/goal",
+        args: "[TEXT|pause|resume|clear]",
+        help: "set the goal eonyx works on until it is achieved; alone: its status and budget",
+    },
+    Command {
+        name: "/plan",
+        args: "",
+        help: "show the current plan",
+    },
+    Command {
         name: "/export",
         args: "[FILE]",
         help: "write this session as Markdown (HTML for a .html FILE; default <id>.md here)",
@@ -81,6 +92,11 @@ pub const COMMANDS: &[Command] = &[
         name: "/skills",
         args: "",
         help: "list the skills the model can load",
+    },
+    Command {
+        name: "/hooks",
+        args: "",
+        help: "list the hooks, their file, and whether they run here",
     },
     Command {
         name: "/status",
@@ -155,11 +171,19 @@ pub async fn slash(
             }
         }
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
+        "/goal" => super::goal::goal_command(agent, view, interrupts, rest).await,
+        "/plan" => super::goal::plan_command(agent, view),
         "/fork" => super::rewind::fork(agent, view, rest),
         "/export" => export(agent, view, arg),
         "/new" => {
+            super::session_end_hooks(agent, view, "clear").await;
             let switch = agent.new_session();
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Clear).await;
+            }
+            slash
         }
         "/resume" => {
             let Some(id) = arg else {
@@ -170,7 +194,12 @@ pub async fn slash(
                 Err(e) => return Slash::Declined(e.to_string()),
             };
             let switch = agent.resume(&id);
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Resume).await;
+            }
+            slash
         }
         "/rename" => {
             let Some(title) = arg else {
@@ -278,6 +307,10 @@ pub async fn slash(
             }
             Err(e) => ended(e),
         },
+        "/hooks" => {
+            crate::commands::hooks::print_for_repl(view.printer, agent.config());
+            Slash::Continue
+        }
         "/skills" => {
             crate::commands::skills::print_for_repl(
                 view.printer,
@@ -346,22 +379,25 @@ mod tests {
         assert_eq!(
             help(),
             "\
-/compact [focus]            compact the conversation now (optionally focused)
-/summarize                  same as /compact
-/new                        start a new session
-/sessions                   list sessions
-/resume ID                  switch to another session
-/rename TITLE               rename this session
-/rewind [N] [--keep-files]  go back N user turns (default 1), restoring the files they changed
-/fork [N]                   continue in a copy of this session (before the last N turns)
-/export [FILE]              write this session as Markdown (HTML for a .html FILE; default <id>.md here)
-/context                    show the context files and the {ctx} estimate
-/memory                     list memory entries
-/remember TEXT              remember TEXT in this project's memory (sent from the next session on)
-/skills                     list the skills the model can load
-/status                     model, window, {ctx}, this session's tokens and cache hits, compactions
-/help                       this help
-/exit                       leave"
+/compact [focus]                 compact the conversation now (optionally focused)
+/summarize                       same as /compact
+/new                             start a new session
+/sessions                        list sessions
+/resume ID                       switch to another session
+/rename TITLE                    rename this session
+/rewind [N] [--keep-files]       go back N user turns (default 1), restoring the files they changed
+/fork [N]                        continue in a copy of this session (before the last N turns)
+/goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
+/plan                            show the current plan
+/export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
+/context                         show the context files and the {ctx} estimate
+/memory                          list memory entries
+/remember TEXT                   remember TEXT in this project's memory (sent from the next session on)
+/skills                          list the skills the model can load
+/hooks                           list the hooks, their file, and whether they run here
+/status                          model, window, {ctx}, this session's tokens and cache hits, compactions
+/help                            this help
+/exit                            leave"
         );
     }
 }

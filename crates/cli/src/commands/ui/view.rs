@@ -235,6 +235,29 @@ impl<'p> View<'p> {
                     self.printer.info(&m);
                 }
             }
+            AgentEvent::Hook {
+                event,
+                command,
+                exit_code,
+                decision,
+                millis,
+                reason,
+            } => {
+                if self.mode == Mode::Json {
+                    self.json(&Event::Hook {
+                        event: event.as_str(),
+                        command: &command,
+                        exit_code,
+                        decision,
+                        ms: millis,
+                        reason: reason.as_deref(),
+                    });
+                } else if let Some(note) = hook_note(event, &command, decision, reason.as_deref()) {
+                    self.stop_spinner();
+                    self.end_stream_line();
+                    self.printer.info(&note);
+                }
+            }
             AgentEvent::Debug(m) => {
                 if debug_enabled() {
                     self.stop_spinner();
@@ -281,6 +304,21 @@ impl<'p> View<'p> {
                 self.printer.warn(&m);
             }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
+            AgentEvent::Plan(plan) => {
+                self.stop_spinner();
+                self.plan_changed(&plan);
+            }
+            AgentEvent::Goal(goal) => {
+                self.stop_spinner();
+                self.goal_changed(&goal);
+            }
+            AgentEvent::GoalContinue {
+                turns_used,
+                max_turns,
+            } => {
+                self.stop_spinner();
+                self.goal_continues(turns_used, max_turns);
+            }
             AgentEvent::TaskStarted {
                 call_id,
                 session,
@@ -411,7 +449,7 @@ impl<'p> View<'p> {
         }
     }
 
-    fn end_stream_line(&mut self) {
+    pub(super) fn end_stream_line(&mut self) {
         if self.mode == Mode::Stream && self.streamed_any {
             let r = self.printer.out("\n").and_then(|_| self.printer.flush());
             self.out(r);
@@ -497,6 +535,10 @@ impl<'p> View<'p> {
 
     pub fn turn_finished(&mut self, outcome: &TurnOutcome) {
         self.stop_spinner();
+        if outcome.blocked.is_some() && self.mode != Mode::Json {
+            // The hook's note said why; nothing was sent.
+            return;
+        }
         match self.mode {
             Mode::Json => self.json(&Event::TurnCompleted {
                 text: &outcome.text,
@@ -566,4 +608,27 @@ pub fn take_shown(diff: &str) -> bool {
         .ok()
         .and_then(|mut s| s.take())
         .is_some_and(|d| d == diff)
+}
+
+/// The one stderr line for a hook that blocked, denied or stopped
+/// something (docs/hooks.md#answers).
+fn hook_note(
+    event: eonyx_core::hooks::HookEvent,
+    command: &str,
+    decision: Option<&str>,
+    reason: Option<&str>,
+) -> Option<String> {
+    let what = match decision? {
+        "block" => "blocked",
+        "deny" => "denied",
+        "stop" => "stopped",
+        _ => return None,
+    };
+    let why = reason
+        .map(|r| eonyx_core::text::ellipsize(r.lines().next().unwrap_or(""), 200))
+        .unwrap_or_default();
+    Some(format!(
+        "{event} hook `{}` {what}: {why}",
+        eonyx_core::text::ellipsize(command, 60)
+    ))
 }
