@@ -210,7 +210,7 @@ pub fn toml_value(default: &str) -> String {
 }
 
 /// Values tried for a key documented without a default (a URL for keys
-/// such as `mcp_servers.<name>.url` that must be one).
+/// such as `mcp_servers.<name>.url` that must be one, a price table).
 const SAMPLES: &[&str] = &[
     "\"x\"",
     "1",
@@ -219,6 +219,8 @@ const SAMPLES: &[&str] = &[
     "[]",
     "{}",
     "\"https://example.com/x\"",
+    // A price table (`models.<key>.pricing` needs `input` and `output`).
+    "{ input = 1.0, output = 2.0 }",
 ];
 
 /// Subcommands listed in a clap `--help` under `Commands:` (without `help`).

@@ -208,6 +208,9 @@ pub struct ModelConfig {
     pub retries: u32,
     pub connect_timeout_secs: u64,
     pub idle_timeout_secs: u64,
+    /// What the model's tokens cost (`models.<key>.pricing`); `None`: no
+    /// cost is ever shown for it.
+    pub pricing: Option<crate::cost::Pricing>,
 }
 
 impl ModelConfig {
@@ -230,6 +233,7 @@ impl ModelConfig {
             retries: 4,
             connect_timeout_secs: 10,
             idle_timeout_secs: 120,
+            pricing: None,
         }
     }
 }

@@ -238,6 +238,14 @@ pub struct Usage {
     /// Prompt tokens served from the provider's prompt cache.
     #[serde(default)]
     pub cached_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`); absent from the line when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One conversation message.

@@ -210,6 +210,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(k("retries"), json!(m.retries)),
         entry(k("connect_timeout_secs"), json!(m.connect_timeout_secs)),
         entry(k("idle_timeout_secs"), json!(m.idle_timeout_secs)),
+        entry(k("pricing"), json!(m.pricing)),
         entry(ck("auto"), json!(c.auto)),
         entry(ck("prune"), json!(c.prune)),
         entry(ck("threshold_percent"), json!(c.threshold_percent)),

@@ -217,6 +217,7 @@ fn resolve_model(
         "retries",
         "connect_timeout_secs",
         "idle_timeout_secs",
+        "pricing",
     ]
     .into_iter()
     .map(|f| (f, Source::Default))
@@ -277,6 +278,19 @@ fn resolve_model(
         if let Some(v) = f.idle_timeout_secs {
             m.idle_timeout_secs = v;
             set("idle_timeout_secs");
+        }
+        // The whole table of the highest layer that has one (validation
+        // made `input` and `output` present).
+        if let Some(p) = f.pricing
+            && let (Some(input), Some(output)) = (p.input, p.output)
+        {
+            m.pricing = Some(eonyx_core::cost::Pricing {
+                input,
+                cached_input: p.cached_input.unwrap_or(input),
+                output,
+                cache_write: p.cache_write.unwrap_or(input),
+            });
+            set("pricing");
         }
     }
     (m, sources.into_iter().collect())

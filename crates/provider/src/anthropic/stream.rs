@@ -63,6 +63,7 @@ impl AnthropicDecoder {
             prompt_tokens: self.input_tokens + self.cache_read + self.cache_creation,
             completion_tokens: self.output_tokens,
             cached_tokens: self.cache_read,
+            cache_write_tokens: self.cache_creation,
         })
     }
 
@@ -282,6 +283,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
+            ..Usage::default()
         })
     }
 
@@ -311,7 +313,12 @@ mod tests {
                     arguments: "c\"}".into()
                 },
                 call("toolu_01", "list_dir", json!({"path": "src"})),
-                usage(2112, 35, 2000),
+                StreamEvent::Usage(Usage {
+                    prompt_tokens: 2112,
+                    completion_tokens: 35,
+                    cached_tokens: 2000,
+                    cache_write_tokens: 100,
+                }),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );

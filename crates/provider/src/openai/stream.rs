@@ -221,6 +221,7 @@ mod tests {
                 prompt_tokens: 1200,
                 completion_tokens: 40,
                 cached_tokens: 1024,
+                ..Usage::default()
             }),
             StreamEvent::Finish(FinishReason::ToolCalls),
         ]
@@ -274,7 +275,8 @@ mod tests {
         assert!(events.contains(&StreamEvent::Usage(Usage {
             prompt_tokens: 50,
             completion_tokens: 1,
-            cached_tokens: 48
+            cached_tokens: 48,
+            ..Usage::default()
         })));
     }
 

@@ -46,6 +46,7 @@ impl Chunk {
             prompt_tokens: u.prompt_tokens.unwrap_or(0),
             completion_tokens: u.completion_tokens.unwrap_or(0),
             cached_tokens: cached,
+            ..CoreUsage::default()
         })
     }
 }
@@ -150,7 +151,8 @@ mod tests {
             Some(CoreUsage {
                 prompt_tokens: 1500,
                 completion_tokens: 12,
-                cached_tokens: 1408
+                cached_tokens: 1408,
+                ..CoreUsage::default()
             })
         );
         // `prompt_tokens_details` wins over the timings when both are there.

@@ -22,6 +22,7 @@ pub mod quiet;
 pub mod rewind;
 pub mod slash;
 pub mod status;
+pub mod text;
 pub mod view;
 
 pub use ahead::Drafts;
