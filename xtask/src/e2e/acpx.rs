@@ -2,7 +2,8 @@
 //! (a headless Agent Client Protocol client no one here wrote) is
 //! installed from npm under `target/acpx` and runs one prompt against
 //! `eonyx acp` and llama-server; it must print an answer, end the turn
-//! with `end_turn`, and leave an eonyx session holding it. Skipped with a
+//! (`end_turn`, or `max_tokens`: the base model often talks until the
+//! output cap), and leave an eonyx session holding it. Skipped with a
 //! message without npm (`--acpx-only` runs only this stage).
 
 use std::path::Path;
@@ -61,7 +62,10 @@ pub(super) fn acpx_stage(server_port: u16, bin: &Path) -> Result<()> {
         .context("running acpx")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() || !stdout.contains("end_turn") {
+    let ended = ["[done] end_turn", "[done] max_tokens"]
+        .iter()
+        .any(|d| stdout.contains(d));
+    if !out.status.success() || !ended {
         bail!(
             "acpx did not finish a turn ({}): stdout: {stdout}; stderr: {stderr}",
             out.status
