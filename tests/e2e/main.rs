@@ -22,6 +22,7 @@ mod mcp_calls;
 mod mcp_start;
 mod memory;
 mod providers;
+mod reasoning;
 mod recall;
 mod release;
 mod repl;

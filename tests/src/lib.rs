@@ -57,7 +57,7 @@ pub use server::{FakeServer, Moment, Ollama, Refuse, Responder, Span};
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };
-pub use wire::OverflowFlavor;
+pub use wire::{OverflowFlavor, encrypted_of, signature_of};
 
 #[cfg(test)]
 mod selftest;

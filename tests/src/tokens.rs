@@ -15,7 +15,7 @@ pub const FAKE_TOKENS_PER_MESSAGE: u64 = 4;
 /// plus 4 per message (and 4 for a non-empty Anthropic `system`).
 pub fn count_prompt_tokens(body: &Value) -> u64 {
     let mut strings = Vec::new();
-    for key in ["system", "messages", "tools"] {
+    for key in ["system", "instructions", "messages", "input", "tools"] {
         if let Some(v) = body.get(key) {
             collect_strings(v, &mut strings);
         }
@@ -23,9 +23,10 @@ pub fn count_prompt_tokens(body: &Value) -> u64 {
     let chars: usize = strings.iter().map(|s| s.chars().count()).sum();
     let messages = body
         .get("messages")
+        .or_else(|| body.get("input"))
         .and_then(Value::as_array)
         .map_or(0, Vec::len) as u64;
-    let system = match body.get("system") {
+    let system = match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::String(s)) if !s.is_empty() => 1,
         Some(Value::Array(a)) if !a.is_empty() => 1,
         _ => 0,
@@ -47,12 +48,13 @@ fn count_text_chars(chars: usize) -> u64 {
 /// (keys of each object sorted).
 pub(crate) fn canonical_prompt(body: &Value) -> String {
     let mut out = String::new();
-    for key in ["system", "tools"] {
+    for key in ["system", "instructions", "tools"] {
         if let Some(v) = body.get(key) {
             out.push_str(&v.to_string());
         }
     }
-    if let Some(messages) = body.get("messages").and_then(Value::as_array) {
+    let items = body.get("messages").or_else(|| body.get("input"));
+    if let Some(messages) = items.and_then(Value::as_array) {
         for m in messages {
             out.push_str(&m.to_string());
         }

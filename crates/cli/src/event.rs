@@ -31,6 +31,11 @@ pub enum Event<'a> {
     Text {
         delta: &'a str,
     },
+    /// A piece of the model's reasoning (or its summary), apart from the
+    /// answer.
+    Reasoning {
+        delta: &'a str,
+    },
     ToolCall {
         id: &'a str,
         name: &'a str,
@@ -318,6 +323,8 @@ pub struct EventUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Output tokens spent reasoning (part of `completion_tokens`).
+    pub reasoning_tokens: u64,
 }
 
 impl From<&Usage> for EventUsage {
@@ -326,6 +333,7 @@ impl From<&Usage> for EventUsage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             cached_tokens: u.cached_tokens,
+            reasoning_tokens: u.reasoning_tokens,
         }
     }
 }
@@ -448,10 +456,11 @@ mod tests {
                 usage: EventUsage::from(&Usage {
                     prompt_tokens: 10,
                     completion_tokens: 2,
-                    cached_tokens: 4
+                    cached_tokens: 4,
+                    reasoning_tokens: 1,
                 })
             }),
-            r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10}}"#
+            r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10,"reasoning_tokens":1}}"#
         );
         let restored = ["src/a.rs".to_owned()];
         let none: [String; 0] = [];

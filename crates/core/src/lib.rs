@@ -27,7 +27,7 @@ pub mod tool;
 
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
-pub use message::{Content, Message, Part, Role, ToolCall, Undo, Usage};
+pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,

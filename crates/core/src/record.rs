@@ -314,6 +314,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 2,
             cached_tokens: 0,
+            reasoning_tokens: 0,
         });
         let r = Record::Message(MessageRecord {
             seq: 3,

@@ -14,7 +14,7 @@
 //! format (`openai/wire.rs`, `anthropic/wire.rs`) by its decoder
 //! (`sse/openai.rs`, `sse/anthropic.rs`).
 
-use eonyx_core::message::{Content, Message, Role, ToolCall, Usage};
+use eonyx_core::message::{Content, Message, Reasoning, Role, ToolCall, Usage};
 use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
@@ -22,9 +22,12 @@ use serde_json::Value;
 
 mod anthropic;
 mod openai;
+mod responses;
 
 pub use anthropic::AnthropicDecoder;
 pub use openai::OpenAiDecoder;
+pub(crate) use openai::chat_reasoning;
+pub use responses::ResponsesDecoder;
 
 /// Turns the events of one response stream into [`StreamEvent`]s.
 pub trait Decoder {
@@ -121,6 +124,11 @@ pub fn parse_anthropic_sse_chunks(chunks: &[&[u8]]) -> Result<Vec<StreamEvent>, 
     parse_chunks(chunks, AnthropicDecoder::default())
 }
 
+/// Parse a complete Responses API event stream given as byte chunks.
+pub fn parse_responses_sse_chunks(chunks: &[&[u8]]) -> Result<Vec<StreamEvent>, ProviderError> {
+    parse_chunks(chunks, ResponsesDecoder::default())
+}
+
 #[derive(Debug, Default)]
 struct PartialCall {
     id: Option<String>,
@@ -138,14 +146,26 @@ impl PartialCall {
     }
 }
 
-fn response(
-    text: String,
-    calls: Vec<ToolCall>,
-    usage: Option<Usage>,
-    finish: Option<FinishReason>,
-) -> ChatResponse {
+/// The parts of an assembled answer.
+pub(crate) struct Assembled {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub reasoning: Vec<Reasoning>,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+}
+
+fn response(a: Assembled) -> ChatResponse {
+    let Assembled {
+        text,
+        calls,
+        reasoning,
+        usage,
+        finish,
+    } = a;
     let mut message = Message::new(Role::Assistant, Content::Text(text));
     message.tool_calls = calls;
+    message.reasoning = reasoning;
     message.usage = usage;
     ChatResponse {
         message,

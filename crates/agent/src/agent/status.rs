@@ -129,6 +129,8 @@ impl Agent {
             (quirks.drop_temperature, "temperature"),
             (quirks.max_completion_tokens, "max_tokens"),
             (quirks.no_images, "images"),
+            (quirks.no_reasoning_effort, "reasoning_effort"),
+            (quirks.no_reasoning_content, "reasoning_content"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))

@@ -8,6 +8,7 @@ pub mod context;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
+pub mod reasoning;
 pub mod repl;
 pub mod run;
 pub mod sessions;

@@ -330,6 +330,10 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     }
     out.push_str(suffix);
     out.push(']');
+    for r in &m.reasoning {
+        out.push('\n');
+        out.push_str(&super::reasoning::block(r));
+    }
     let text = m.content.transcript();
     if !text.is_empty() {
         out.push('\n');

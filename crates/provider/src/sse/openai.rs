@@ -8,7 +8,17 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::Value;
 
-use super::{Decoder, PartialCall, parse_json, response};
+use super::{Assembled, Decoder, PartialCall, parse_json, response};
+
+/// Chat Completions reasoning as the message's one part (none when empty).
+pub(crate) fn chat_reasoning(text: String) -> Vec<eonyx_core::Reasoning> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut r = eonyx_core::Reasoning::new(eonyx_core::ReasoningApi::Chat);
+    r.text = text;
+    vec![r]
+}
 use crate::classify::classify_stream_error;
 use crate::openai::wire::{self, Chunk};
 use crate::wire::{Arguments, decode};
@@ -17,6 +27,8 @@ use crate::wire::{Arguments, decode};
 #[derive(Debug, Default)]
 pub struct OpenAiDecoder {
     text: String,
+    /// `reasoning_content` (or `reasoning`) deltas.
+    reasoning: String,
     calls: BTreeMap<usize, PartialCall>,
     last_index: Option<usize>,
     usage: Option<Usage>,
@@ -88,6 +100,10 @@ impl OpenAiDecoder {
         };
         for choice in choices {
             if let Some(delta) = &choice.delta {
+                if let Some(r) = delta.reasoning_text() {
+                    self.reasoning.push_str(r);
+                    emit(StreamEvent::ReasoningDelta(r.to_owned()));
+                }
                 if let Some(text) = delta.content.as_deref()
                     && !text.is_empty()
                 {
@@ -152,7 +168,13 @@ impl Decoder for OpenAiDecoder {
         if let Some(f) = &self.finish {
             emit(StreamEvent::Finish(f.clone()));
         }
-        Ok(response(self.text, calls, self.usage, self.finish))
+        Ok(response(Assembled {
+            text: self.text,
+            calls,
+            reasoning: chat_reasoning(self.reasoning),
+            usage: self.usage,
+            finish: self.finish,
+        }))
     }
 }
 
@@ -225,6 +247,7 @@ mod tests {
                 prompt_tokens: 1200,
                 completion_tokens: 40,
                 cached_tokens: 1024,
+                reasoning_tokens: 0,
             }),
             StreamEvent::Finish(FinishReason::ToolCalls),
         ]
@@ -278,7 +301,8 @@ mod tests {
         assert!(events.contains(&StreamEvent::Usage(Usage {
             prompt_tokens: 50,
             completion_tokens: 1,
-            cached_tokens: 48
+            cached_tokens: 48,
+            reasoning_tokens: 0,
         })));
     }
 

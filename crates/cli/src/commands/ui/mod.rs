@@ -16,6 +16,7 @@ use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod reasoning;
 pub mod rewind;
 pub mod slash;
 pub mod status;
@@ -148,6 +149,7 @@ pub async fn start_with(
         printer.warn(&n);
     }
     let mut view = View::new(printer, mode);
+    view.reasoning = reasoning::ReasoningView::new(agent.config().ui.reasoning);
     if announce {
         view.session(&agent);
     }
