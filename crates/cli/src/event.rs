@@ -265,6 +265,7 @@ impl<'a> StatusEvent<'a> {
                 prompt_tokens: s.tokens.prompt,
                 completion_tokens: s.tokens.completion,
                 cached_tokens: s.tokens.cached,
+                reasoning_tokens: s.tokens.reasoning,
                 cache_hit_percent: s
                     .tokens
                     .cache_hit_percent()
@@ -306,6 +307,8 @@ pub struct StatusUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Output tokens spent reasoning (part of `completion_tokens`).
+    pub reasoning_tokens: u64,
     /// Cached over prompt tokens, percent (`null` before any usage).
     pub cache_hit_percent: Option<f64>,
 }

@@ -17,6 +17,8 @@ pub struct SessionTokens {
     pub completion: u64,
     /// Prompt tokens served from the provider's cache.
     pub cached: u64,
+    /// Output tokens spent reasoning (part of `completion`).
+    pub reasoning: u64,
 }
 
 impl SessionTokens {
@@ -94,6 +96,7 @@ impl Agent {
                                 tokens.prompt += u.prompt_tokens;
                                 tokens.completion += u.completion_tokens;
                                 tokens.cached += u.cached_tokens;
+                                tokens.reasoning += u.reasoning_tokens;
                             }
                         }
                         Record::Compaction(c) => {
