@@ -22,18 +22,17 @@
 use std::sync::Arc;
 
 use camino::Utf8PathBuf;
-use eonyx_compact::{AutoGuard, ContextView, Estimator, Limits, Trigger};
+use eonyx_compact::{ContextView, Trigger};
 use eonyx_config::Config;
 use eonyx_config::paths::{Env, Project};
-use eonyx_core::provider::RequestQuirks;
-use eonyx_core::{FinishReason, ModelConfig, Provider, SessionId, ToolDef, Usage};
-use eonyx_prompt::{ContextLoader, Loaded, Skills};
+use eonyx_core::{FinishReason, Provider, SessionId, Usage};
+use eonyx_prompt::{Loaded, Skills};
 use eonyx_store::{SessionWriter, Store};
+use eonyx_tools::{Approver, Permissions};
 
 use crate::error::AgentError;
 use crate::secrets::Redactor;
-use crate::tools::{Approver, ToolContext};
-use crate::truncation::TruncationCheck;
+use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
@@ -41,8 +40,10 @@ mod input;
 mod mcp;
 mod memory;
 mod open;
+mod parts;
 mod request;
 mod rewind;
+mod session;
 mod skills;
 mod status;
 mod step;
@@ -53,9 +54,9 @@ mod window_steps;
 pub use ahead::{DraftDone, DraftJob};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub(crate) use memory::read_memory_section;
-pub(crate) use open::{RESUME_INTERRUPTED, unanswered_calls};
 pub(crate) use request::{Sections, next_request, system_prompt, task_section, tool_definitions};
 pub use rewind::RewindOptions;
+pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
 /// Which session to work in.
@@ -80,19 +81,13 @@ pub struct AgentOptions {
     pub model: Option<String>,
     /// `--profile NAME`.
     pub profile: Option<String>,
-    /// `--allow-shell`: shell commands (and reads outside the root) run
-    /// without asking.
-    pub allow_shell: bool,
-    /// `--allow-write`: `write_file` / `edit_file` inside the root without
+    /// `--allow-shell`, `--allow-write`, `--allow-mcp`: what runs without
     /// asking.
-    pub allow_write: bool,
-    /// `--allow-mcp`: tools of MCP servers with `approval = "ask"` run
-    /// without asking.
-    pub allow_mcp: bool,
+    pub permissions: Permissions,
     /// The user, when there is one to ask (the REPL); `None` for batch runs
     /// and `eonyx run`, where what config and flags do not allow is denied.
     /// The agent applies `tools.shell` / `tools.write` and the flags first
-    /// (see [`crate::tools::PolicyApprover`]).
+    /// (see [`eonyx_tools::PolicyApprover`]).
     pub approver: Option<Arc<dyn Approver>>,
     /// Used instead of building an HTTP client from config (tests).
     pub provider: Option<Arc<dyn Provider>>,
@@ -132,7 +127,9 @@ pub struct ContextStatus {
     pub summary_ready: bool,
 }
 
-/// One eonyx agent bound to one session at a time.
+/// One eonyx agent bound to one session at a time. Its state is grouped
+/// into parts (`agent/parts.rs`), and it is built in one place,
+/// `Agent::assemble`, for a session (`open`) and a task's child alike.
 pub struct Agent {
     config: Config,
     store: Store,
@@ -140,87 +137,33 @@ pub struct Agent {
     message_count: u64,
     resumed: bool,
     view: ContextView,
-    estimator: Estimator,
-    loader: ContextLoader,
-    loaded: Loaded,
-    provider: Arc<dyn Provider>,
-    summarizer: Arc<dyn Provider>,
-    summarizer_model: String,
-    /// The summarizer model's config (its window and learned quirks).
-    summarizer_config: ModelConfig,
-    /// The summarizer's window when it is another model than the session's.
-    summarizer_window: Option<u64>,
-    /// Quirks last saved for (session model, summarizer model).
-    saved_quirks: (RequestQuirks, RequestQuirks),
-    /// The window came from Ollama's default: ask again after the first step.
-    reprobe_after_step: bool,
-    truncation: TruncationCheck,
-    limits: Limits,
-    trigger: Trigger,
-    guard: AutoGuard,
-    /// The `seq` of the compaction record the view starts from.
-    base_seq: Option<u64>,
-    /// The newest summary written ahead (from the file or this process);
-    /// it applies while it builds on `base_seq`.
-    draft: Option<eonyx_core::SummaryDraftRecord>,
-    /// Requests the session's server computes at once, when it said.
-    total_slots: Option<u64>,
-    tool_ctx: ToolContext,
-    tool_defs: Vec<ToolDef>,
-    approver: Arc<dyn Approver>,
+    /// The session's model and summarizer, and their windows.
+    models: Models,
+    /// When and how the session compacts.
+    compaction: CompactionState,
+    /// What the stable prefix is built from.
+    prompt: PromptState,
+    /// The tools offered, their context and who approves their calls.
+    tools: ToolsState,
+    /// The run's environment, flags and user, which a task's child
+    /// inherits.
+    inherit: Inherit,
     project: Project,
     cwd: Utf8PathBuf,
     /// `$HOME`, for `@~/…`.
     home: Option<String>,
-    /// A user can be asked (the REPL), as opposed to batch runs and `run`.
-    has_user: bool,
     startup_notices: Vec<String>,
     /// `None` when `memory.enabled = false`.
     memory: Option<eonyx_store::memory::MemoryStore>,
-    /// Read when a session starts and after each compaction only, so the
-    /// stable prefix stays byte-identical in between (README, section "Memory").
-    memory_section: eonyx_prompt::MemorySection,
     /// Values of the configured API keys: memory refuses them.
     secrets: Vec<String>,
     /// Scrubs provider keys from tool results.
     redactor: Redactor,
-    /// Skills found when the agent started (README, section "Skills"); shared with the
-    /// `skill` tool through the tool context.
-    skills: Arc<Skills>,
-    /// Skills whose bodies are re-attached after the summary: those the
-    /// last compaction record lists, and that section as rendered then.
-    skills_in_use: Vec<String>,
-    skills_in_use_section: String,
     /// The MCP servers and the tools they add (docs/mcp.md).
     mcp: mcp::McpState,
-    /// Seq of the last compaction record when the session was opened (the
-    /// estimator is calibrated from the usage after it).
-    calibration_seq: u64,
     /// How deep in a tree of tasks this agent runs (0: the user's own
     /// session); from `tasks.max_depth` on it gets no `task` tool.
     depth: u32,
-    /// For a task's child: the `# Task` section its stable prefix ends
-    /// with (the parent's prefix comes first, byte for byte); empty for
-    /// the user's session.
-    task_section: String,
-    /// What a child agent inherits from this one.
-    inherit: Inherit,
-}
-
-/// What a task's child inherits: the run's environment and flags, the
-/// user to ask, a test's provider. A child never gets more than this.
-#[derive(Clone)]
-pub(crate) struct Inherit {
-    env: Env,
-    /// `--model`, as given.
-    model_flag: Option<String>,
-    allow_shell: bool,
-    allow_write: bool,
-    /// `--allow-mcp`.
-    allow_mcp: bool,
-    /// The user (REPL), already labelled for a child; `None` in batch runs.
-    ask: Option<Arc<dyn Approver>>,
-    provider: Option<Arc<dyn Provider>>,
 }
 
 impl Agent {
@@ -262,7 +205,7 @@ impl Agent {
 
     /// The context files as last read (before the latest user turn).
     pub fn context_files(&self) -> &Loaded {
-        &self.loaded
+        &self.prompt.loaded
     }
 
     /// The running summary, if the session has been compacted.
@@ -271,17 +214,17 @@ impl Agent {
     }
 
     pub fn trigger(&self) -> &Trigger {
-        &self.trigger
+        &self.compaction.trigger
     }
 
     /// The skills found when the agent started.
     pub fn skills(&self) -> &Skills {
-        &self.skills
+        &self.prompt.skills
     }
 
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
-        &self.skills_in_use
+        &self.prompt.skills_in_use
     }
 
     /// One line on how `shell` commands run: the sandbox backend in use and
@@ -289,7 +232,7 @@ impl Agent {
     /// first call may block for a few milliseconds (it probes the backends,
     /// once per process).
     pub fn sandbox_status(&self) -> String {
-        self.tool_ctx.sandbox.status()
+        self.tools.ctx.sandbox.status()
     }
 
     /// Rename the current session (appends a title record).

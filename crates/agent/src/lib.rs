@@ -1,5 +1,5 @@
-//! The eonyx agent: the turn loop that composes store, prompt, compact and
-//! provider, and the built-in tools.
+//! The eonyx agent: the turn loop that composes store, prompt, compact,
+//! provider, mcp, sandbox and the built-in tools (`eonyx-tools`).
 //!
 //! Invariants:
 //! - Every message is appended to the session file (and fsynced) before the
@@ -23,8 +23,10 @@ pub mod limits;
 pub mod mcp;
 pub mod rewind;
 pub mod secrets;
-pub mod tools;
 mod truncation;
+
+/// The built-in tools (crate `eonyx-tools`), as the agent runs them.
+pub use eonyx_tools as tools;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,

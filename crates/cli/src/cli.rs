@@ -36,6 +36,14 @@ pub struct GlobalArgs {
     /// Machine-readable output: JSONL events for `run` and batch, JSON elsewhere.
     #[arg(long, global = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub allow: AllowFlags,
+}
+
+/// `--allow-shell`, `--allow-write`, `--allow-mcp`: what the model may do
+/// without asking ([`AllowFlags::permissions`]).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct AllowFlags {
     /// Let the model run shell commands without asking.
     #[arg(long, global = true)]
     pub allow_shell: bool,
@@ -45,6 +53,17 @@ pub struct GlobalArgs {
     /// Let the model call tools of MCP servers (approval = "ask") without asking.
     #[arg(long, global = true)]
     pub allow_mcp: bool,
+}
+
+impl AllowFlags {
+    /// The flags as the agent takes them.
+    pub fn permissions(self) -> eonyx_agent::tools::Permissions {
+        eonyx_agent::tools::Permissions {
+            shell: self.allow_shell,
+            write: self.allow_write,
+            mcp: self.allow_mcp,
+        }
+    }
 }
 
 /// Which session to continue.

@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 pub use eonyx_core::config::{
     CompactionConfig, ContextConfig, FALLBACK_CONTEXT_WINDOW, McpApproval, McpConfig,
     McpServerConfig, McpTransport, ModelConfig, ProviderKind, SandboxBackend, SandboxConfig,
-    SandboxMode, SkillsConfig,
+    SandboxMode, ShellPolicy, SkillsConfig, ToolsConfig, WritePolicy,
 };
 
 use crate::paths::Env;
@@ -68,59 +68,6 @@ pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};
 pub use profiles::Profile;
 pub use trust::{TrustChange, trust_project};
-
-/// Policy for the `shell` tool (and for paths outside the project root).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ShellPolicy {
-    /// Ask in the REPL; deny in batch and `run` (unless `--allow-shell`).
-    #[default]
-    Ask,
-    Allow,
-    Deny,
-}
-
-/// Policy for the editing tools (`tools.write`): the same three answers as
-/// `tools.shell`; `--allow-write` plays the part of `--allow-shell`.
-pub type WritePolicy = ShellPolicy;
-
-/// Resolved tool settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolsConfig {
-    pub shell: ShellPolicy,
-    /// Tool output shown to the model beyond this is truncated visibly.
-    pub output_cap_bytes: u64,
-    pub shell_timeout_secs: u64,
-    /// Permission for `write_file` and `edit_file`.
-    pub write: WritePolicy,
-    /// `edit_file` refuses files larger than this.
-    pub max_edit_bytes: u64,
-    /// Whether the model gets the `recall` tool.
-    pub recall: bool,
-    /// The `tools.sandbox*` keys.
-    pub sandbox: SandboxConfig,
-    /// Images larger than this are refused before they are sent.
-    pub max_image_bytes: u64,
-    /// Whether the model gets the `task` tool (also bounded by
-    /// `tasks.max_depth`).
-    pub task: bool,
-}
-
-impl Default for ToolsConfig {
-    fn default() -> Self {
-        Self {
-            shell: ShellPolicy::Ask,
-            output_cap_bytes: 16 * 1024,
-            shell_timeout_secs: 120,
-            write: WritePolicy::Ask,
-            max_edit_bytes: 1024 * 1024,
-            recall: true,
-            sandbox: SandboxConfig::default(),
-            max_image_bytes: 5 * 1024 * 1024,
-            task: true,
-        }
-    }
-}
 
 /// Resolved `[tasks]` settings (README, section "Tasks").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,26 +7,7 @@
 use crate::Config;
 use crate::paths::Env;
 
-/// The key variables of well-known LLM providers, removed from the `shell`
-/// tool's environment even when no configured model names them.
-pub const WELL_KNOWN_KEY_VARS: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "AZURE_OPENAI_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "XAI_API_KEY",
-    "TOGETHER_API_KEY",
-    "FIREWORKS_API_KEY",
-    "PERPLEXITY_API_KEY",
-    "COHERE_API_KEY",
-    "CEREBRAS_API_KEY",
-];
+pub use eonyx_core::config::WELL_KNOWN_KEY_VARS;
 
 /// Every variable that may hold a provider key for this invocation: the
 /// well-known ones and each configured model's `api_key_env` (all models,

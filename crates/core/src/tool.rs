@@ -307,6 +307,14 @@ impl fmt::Display for TaskHeader {
     }
 }
 
+/// The file that makes a directory a skill (README, section "Skills").
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// Most bytes of a `SKILL.md` (or of a file inside a skill) that are read.
+/// The `skill` tool's results are not cut by `tools.output_cap_bytes` nor
+/// collapsed (a procedure being followed stays whole), so this bounds them.
+pub const MAX_SKILL_FILE_BYTES: u64 = 128 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;

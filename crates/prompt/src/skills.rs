@@ -35,8 +35,8 @@ pub use discover::{discover, discover_in, home_dir, read_body, skill_dirs};
 pub use front_matter::{body_of, split_front_matter, valid_name, validate};
 pub use sections::{SkillsInUse, add_to_prompt, skills_in_use};
 
-/// The file that makes a directory a skill.
-pub const SKILL_FILE: &str = "SKILL.md";
+pub use eonyx_core::tool::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
+
 /// Heading of the listing in the stable prefix.
 pub const SKILLS_HEADING: &str = "# Skills";
 /// Heading of the re-attached bodies after the summary.
@@ -45,10 +45,6 @@ pub const SKILLS_IN_USE_HEADING: &str = "# Skills in use";
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Longest `name` allowed (characters, as in the Agent Skills spec).
 pub const MAX_NAME_CHARS: usize = 64;
-/// Most bytes of a `SKILL.md` (or of a file inside a skill) that are read.
-/// The `skill` tool's results are not cut by `tools.output_cap_bytes` nor
-/// collapsed (a procedure being followed stays whole), so this bounds them.
-pub const MAX_SKILL_FILE_BYTES: u64 = 128 * 1024;
 /// Bytes of a `SKILL.md` read at discovery; the front matter must end
 /// within them.
 const FRONT_MATTER_READ_BYTES: u64 = 64 * 1024;

@@ -95,18 +95,18 @@ impl Agent {
     /// it only when the session is idle (the user is reading or typing) and
     /// no job is running.
     pub fn start_draft(&mut self) -> Option<DraftJob> {
-        let ahead = self.trigger.ahead?;
-        self.trigger.tokens?;
-        if !self.guard.allowed() || self.estimate_next() < ahead {
+        let ahead = self.compaction.trigger.ahead?;
+        self.compaction.trigger.tokens?;
+        if !self.compaction.guard.allowed() || self.estimate_next() < ahead {
             return None;
         }
-        let target = eonyx_compact::request_target(&self.trigger);
+        let target = eonyx_compact::request_target(&self.compaction.trigger);
         let overhead = self.overhead_tokens();
         let budget = eonyx_compact::tail_budget(
             target,
             overhead,
             &self.config.compaction,
-            self.trigger.window,
+            self.compaction.trigger.window,
         );
         let plan = self
             .plan_compaction(CompactionTrigger::Auto, overhead, budget)
@@ -126,18 +126,21 @@ impl Agent {
                 r
             });
         let input = DraftInput {
-            model_name: self.summarizer_model.clone(),
+            model_name: self.models.summarizer_model.clone(),
             view: self.view.clone(),
             plan: plan.clone(),
             cfg: self.config.compaction.clone(),
-            estimator: self.estimator.clone(),
-            window: self.summarizer_window.unwrap_or(self.trigger.window),
-            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs)
+            estimator: self.compaction.estimator.clone(),
+            window: self
+                .models
+                .summarizer_window
+                .unwrap_or(self.compaction.trigger.window),
+            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
                 .chars,
             next,
-            base_seq: self.base_seq,
+            base_seq: self.compaction.base_seq,
         };
-        let provider = self.summarizer.clone();
+        let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();
         Some(DraftJob {
             future: Box::pin(eonyx_compact::write_draft(provider, input, job_cancel)),
@@ -168,7 +171,7 @@ impl Agent {
             }
         };
         if &done.session != self.session_id()
-            || draft.base_seq != self.base_seq
+            || draft.base_seq != self.compaction.base_seq
             || eonyx_compact::plan_at(&self.view, draft.first_kept_seq).is_none()
         {
             sink(AgentEvent::Debug(
@@ -179,7 +182,7 @@ impl Agent {
         self.remember_quirks(sink);
         match self.writer.append_draft(draft) {
             Ok(saved) => {
-                self.draft = Some(saved.clone());
+                self.compaction.draft = Some(saved.clone());
                 sink(AgentEvent::SummaryDraft(saved));
             }
             Err(e) => sink(AgentEvent::Warning(format!(
@@ -197,8 +200,8 @@ impl Agent {
     /// The newest draft, when it still builds on the latest compaction and
     /// its boundary is in the view.
     pub(super) fn current_draft(&self) -> Option<&SummaryDraftRecord> {
-        self.draft.as_ref().filter(|d| {
-            d.base_seq == self.base_seq
+        self.compaction.draft.as_ref().filter(|d| {
+            d.base_seq == self.compaction.base_seq
                 && eonyx_compact::plan_at(&self.view, d.first_kept_seq).is_some()
         })
     }
@@ -206,6 +209,7 @@ impl Agent {
     /// The summarizer's server computes one request at a time and is the
     /// session's (a background summary would hold up the user's request).
     fn one_slot_summarizer(&self) -> bool {
-        self.total_slots == Some(1) && self.summarizer_config.base_url == self.config.model.base_url
+        self.models.total_slots == Some(1)
+            && self.models.summarizer_config.base_url == self.config.model.base_url
     }
 }

@@ -17,17 +17,17 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        let Some(trigger_tokens) = self.trigger.tokens else {
+        let Some(trigger_tokens) = self.compaction.trigger.tokens else {
             return Ok(());
         };
-        if !self.guard.allowed() {
+        if !self.compaction.guard.allowed() {
             return Ok(());
         }
         let estimate = self.estimate_next();
         if estimate < trigger_tokens {
             return Ok(());
         }
-        let target = eonyx_compact::request_target(&self.trigger);
+        let target = eonyx_compact::request_target(&self.compaction.trigger);
         match self
             .compact_with(CompactionTrigger::Auto, None, target, sink, cancel)
             .await
@@ -37,7 +37,11 @@ impl Agent {
             Err(AgentError::NothingToCompact) => {
                 // Everything that may go is already summarized; the guard
                 // keeps this from repeating every step.
-                if let Some(msg) = self.guard.after_compaction(estimate, trigger_tokens) {
+                if let Some(msg) = self
+                    .compaction
+                    .guard
+                    .after_compaction(estimate, trigger_tokens)
+                {
                     sink(AgentEvent::Notice(msg));
                 }
                 Ok(())
@@ -45,7 +49,7 @@ impl Agent {
             Err(AgentError::Compaction(reason)) => {
                 // A failed compaction deletes nothing; go on uncompacted if the
                 // request still fits the window, else fail with the reason.
-                let window = self.trigger.window;
+                let window = self.compaction.trigger.window;
                 if self.estimate_next() < window {
                     sink(AgentEvent::Warning(format!(
                         "compaction failed, continuing uncompacted: {reason}"
@@ -68,12 +72,12 @@ impl Agent {
     ) -> Result<CompactionRecord, AgentError> {
         // The summary request carries the tools the next request would.
         self.mcp_ready(sink, cancel).await?;
-        let target = eonyx_compact::request_target(&self.trigger);
+        let target = eonyx_compact::request_target(&self.compaction.trigger);
         let record = self
             .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
             .await?
             .ok_or(AgentError::NothingToCompact)?;
-        self.guard.reset();
+        self.compaction.guard.reset();
         Ok(record)
     }
 
@@ -87,16 +91,21 @@ impl Agent {
         budget: u64,
     ) -> Result<Plan, AgentError> {
         let planned = |budget| {
-            eonyx_compact::plan(&self.view, &self.config.compaction, &self.estimator, budget)
+            eonyx_compact::plan(
+                &self.view,
+                &self.config.compaction,
+                &self.compaction.estimator,
+                budget,
+            )
         };
         let keep_plan = match trigger {
             CompactionTrigger::Overflow => None,
             _ => {
                 let ceiling = eonyx_compact::tail_budget(
-                    self.trigger.ceiling(),
+                    self.compaction.trigger.ceiling(),
                     overhead,
                     &self.config.compaction,
-                    self.trigger.window,
+                    self.compaction.trigger.window,
                 );
                 let want = (self.config.compaction.keep_turns as usize).max(1);
                 planned(ceiling.max(budget)).ok().filter(|p| {
@@ -146,11 +155,13 @@ impl Agent {
     /// budget).
     pub(super) fn overhead_tokens(&self) -> u64 {
         let bare_system = self.bare_system_prompt();
-        self.estimator.tokens_for(eonyx_compact::request_size(
-            &bare_system,
-            &[],
-            &self.tool_defs,
-        ))
+        self.compaction
+            .estimator
+            .tokens_for(eonyx_compact::request_size(
+                &bare_system,
+                &[],
+                &self.tools.defs,
+            ))
     }
 
     /// Compact so that the whole next request aims at `target` tokens.
@@ -176,7 +187,7 @@ impl Agent {
                 target,
                 agent.overhead_tokens(),
                 &agent.config.compaction,
-                agent.trigger.window,
+                agent.compaction.trigger.window,
             )
         };
         // Old tool output is the usual reason a conversation fills up:
@@ -185,7 +196,7 @@ impl Agent {
         // that is not enough. `/compact` asks for a summary, so it skips this.
         if trigger != CompactionTrigger::Manual {
             let excess = self.estimate_next().saturating_sub(target);
-            let chars = (excess as f64 * self.estimator.ratio()).ceil() as usize;
+            let chars = (excess as f64 * self.compaction.estimator.ratio()).ceil() as usize;
             let n = self.view.collapse_for_room(chars);
             if n > 0 {
                 sink(AgentEvent::Notice(format!(
@@ -205,7 +216,7 @@ impl Agent {
             self.mcp_refresh(sink).await;
             let enough = match trigger {
                 CompactionTrigger::Overflow => target,
-                _ => self.trigger.ceiling(),
+                _ => self.compaction.trigger.ceiling(),
             };
             if self.estimate_next() < enough {
                 self.after_compaction(sink);
@@ -242,12 +253,15 @@ impl Agent {
         plan: &Plan,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<Option<CompactionRecord>, AgentError> {
-        let Some(draft) = self.draft.clone() else {
+        let Some(draft) = self.compaction.draft.clone() else {
             return Ok(None);
         };
-        let Some(at) =
-            eonyx_compact::draft_applies(&draft, &self.view, self.base_seq, plan.first_kept_seq)
-        else {
+        let Some(at) = eonyx_compact::draft_applies(
+            &draft,
+            &self.view,
+            self.compaction.base_seq,
+            plan.first_kept_seq,
+        ) else {
             sink(AgentEvent::Debug(format!(
                 "compaction: the summary written ahead (#{}) does not fit (it builds on another compaction, or its boundary #{} is not in the conversation or past #{}); summarizing now",
                 draft.seq, draft.first_kept_seq, plan.first_kept_seq
@@ -256,16 +270,19 @@ impl Agent {
         };
         let skills_in_use = self.skills_after(at.compacted(&self.view));
         let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
+            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
         let input = eonyx_compact::CompactInput {
-            model_name: &self.summarizer_model,
+            model_name: &self.models.summarizer_model,
             view: &self.view,
             plan: &at,
             cfg: &self.config.compaction,
             focus: None,
             trigger,
-            estimator: &self.estimator,
-            window: self.summarizer_window.unwrap_or(self.trigger.window),
+            estimator: &self.compaction.estimator,
+            window: self
+                .models
+                .summarizer_window
+                .unwrap_or(self.compaction.trigger.window),
             system_chars,
             next: None,
         };
@@ -287,31 +304,38 @@ impl Agent {
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
         let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tool_defs).chars;
+            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
         let next = self.shared_prefix_base(trigger, sink, cancel);
         let mut debug = |m: String| sink(AgentEvent::Debug(m));
         let input = eonyx_compact::CompactInput {
-            model_name: &self.summarizer_model,
+            model_name: &self.models.summarizer_model,
             view: &self.view,
             plan: &plan,
             cfg: &self.config.compaction,
             focus,
             trigger,
-            estimator: &self.estimator,
-            window: self.summarizer_window.unwrap_or(self.trigger.window),
+            estimator: &self.compaction.estimator,
+            window: self
+                .models
+                .summarizer_window
+                .unwrap_or(self.compaction.trigger.window),
             system_chars,
             next: next.as_ref(),
         };
-        let record =
-            eonyx_compact::compact(self.summarizer.as_ref(), input, &mut debug, cancel.clone())
-                .await
-                .map_err(|e| {
-                    if cancel.is_cancelled() {
-                        AgentError::Interrupted
-                    } else {
-                        AgentError::Compaction(e.to_string())
-                    }
-                })?;
+        let record = eonyx_compact::compact(
+            self.models.summarizer.as_ref(),
+            input,
+            &mut debug,
+            cancel.clone(),
+        )
+        .await
+        .map_err(|e| {
+            if cancel.is_cancelled() {
+                AgentError::Interrupted
+            } else {
+                AgentError::Compaction(e.to_string())
+            }
+        })?;
         self.remember_quirks(sink);
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(
@@ -337,8 +361,8 @@ impl Agent {
     ) -> Result<CompactionRecord, AgentError> {
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
-        self.base_seq = Some(saved.seq);
-        self.draft = None;
+        self.compaction.base_seq = Some(saved.seq);
+        self.compaction.draft = None;
         // The prefix changes here anyway: pick up memory saved since.
         if let Some(w) = self.refresh_memory() {
             sink(AgentEvent::Warning(w));
@@ -353,8 +377,8 @@ impl Agent {
     /// The loop breaker's count, once per compaction the trigger asked for.
     fn after_compaction(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
         let after = self.estimate_next();
-        if let Some(t) = self.trigger.tokens
-            && let Some(msg) = self.guard.after_compaction(after, t)
+        if let Some(t) = self.compaction.trigger.tokens
+            && let Some(msg) = self.compaction.guard.after_compaction(after, t)
         {
             sink(AgentEvent::Notice(msg));
         }

@@ -77,8 +77,8 @@ impl Agent {
                 let kind = ApprovalKind::Attach {
                     path: found.path.clone(),
                 };
-                if self.approver.decide(&kind).await == Decision::Deny {
-                    return Err(if self.has_user {
+                if self.tools.approver.decide(&kind).await == Decision::Deny {
+                    return Err(if self.inherit.ask.is_some() {
                         AttachError::Declined { path: found.path }
                     } else {
                         AttachError::Outside {
@@ -123,7 +123,7 @@ impl Agent {
         tee: Tee,
         cancel: &CancellationToken,
     ) -> Result<CommandRun, AgentError> {
-        let out = tools::run_command(command, &self.tool_ctx, cancel, Some(tee))
+        let out = tools::run_command(command, &self.tools.ctx, cancel, Some(tee))
             .await
             .map_err(|e| AgentError::Usage(e.to_string()))?;
         let text = self.redactor.scrub(out.text);

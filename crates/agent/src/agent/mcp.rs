@@ -170,7 +170,7 @@ impl Agent {
         drop(servers);
         if self.mcp_rebuild(tools) {
             // The resumed session's last usage was measured with these tools.
-            self.calibrate_from_history(self.calibration_seq);
+            self.calibrate_from_history(self.compaction.calibration_seq);
         }
         Ok(())
     }
@@ -236,7 +236,7 @@ impl Agent {
         if self.mcp.child {
             return false;
         }
-        let limit = self.config.mcp.defer_limit(self.trigger.window);
+        let limit = self.config.mcp.defer_limit(self.compaction.trigger.window);
         let tools = allowed(tools, &self.config, |_, _| true);
         let catalog = Catalog::build(&tools, limit, self.config.compaction.chars_per_token);
         if catalog == self.mcp.catalog {
@@ -244,9 +244,9 @@ impl Agent {
         }
         self.mcp.listing = catalog.listing();
         self.mcp.catalog = catalog;
-        let mut defs = tool_definitions(&self.config, &self.skills, self.depth);
+        let mut defs = tool_definitions(&self.config, &self.prompt.skills, self.depth);
         defs.extend(self.mcp.catalog.definitions());
-        self.tool_defs = defs;
+        self.tools.defs = defs;
         true
     }
 
@@ -310,7 +310,7 @@ impl Agent {
             tool: entry.name.clone(),
             arguments: Value::Object(arguments.clone()).to_string(),
         };
-        match tools::approve(self.approver.as_ref(), &kind, cancel).await {
+        match tools::approve(self.tools.approver.as_ref(), &kind, cancel).await {
             Err(_) => return ToolOutput::interrupted(),
             Ok(Decision::Deny) => return ToolOutput::error(self.mcp_denied(&entry.server)),
             Ok(Decision::Allow) => {}

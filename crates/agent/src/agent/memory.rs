@@ -54,7 +54,7 @@ impl Agent {
 
     /// The `# Memory` section as the current session's requests carry it.
     pub fn memory_section(&self) -> &MemorySection {
-        &self.memory_section
+        &self.prompt.memory_section
     }
 
     /// Every entry on disk now (global, then project), for `/memory`.
@@ -83,7 +83,7 @@ impl Agent {
     pub(super) fn refresh_memory(&mut self) -> Option<String> {
         let (section, warning) =
             read_memory_section(self.memory.as_ref(), self.config.memory.max_bytes);
-        self.memory_section = section;
+        self.prompt.memory_section = section;
         warning
     }
 

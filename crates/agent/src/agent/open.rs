@@ -5,20 +5,21 @@
 use std::sync::Arc;
 
 use camino::Utf8Path;
-use eonyx_compact::{AutoGuard, ContextView, Estimator};
-use eonyx_config::paths::Project;
+use eonyx_compact::{AutoGuard, ContextView};
 use eonyx_config::{Config, LoadOptions};
-use eonyx_core::{Message, Provider, Role, SessionId};
+use eonyx_core::{Provider, Role, SessionId};
 use eonyx_prompt::{ContextLoader, MemorySection};
-use eonyx_store::{SessionWriter, Store};
+use eonyx_store::Store;
+use eonyx_tools::ToolContext;
 
 use super::mcp::{McpState, wait_required};
-use super::{Agent, AgentOptions, Inherit, SessionChoice, task_section, tool_definitions};
+use super::parts::{Inherit, Models, Parts, approver};
+use super::session::{Memory, Opened, open_session};
+use super::skills::SkillList;
+use super::{Agent, AgentOptions, SessionChoice, task_section, tool_definitions};
 use crate::error::AgentError;
 use crate::limits as window;
 use crate::secrets::Redactor;
-use crate::tools::{self, Approver, ToolContext};
-use crate::truncation::TruncationCheck;
 
 impl Agent {
     /// Load config, open the store and the session, detect the model's
@@ -75,8 +76,6 @@ impl Agent {
             &mut startup_notices,
         )
         .await?;
-        let limits = models.limits;
-        let trigger = eonyx_compact::trigger(&config.compaction, &limits);
 
         let mut loader = ContextLoader::new(
             &opts.cwd,
@@ -102,126 +101,61 @@ impl Agent {
         );
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
         tool_ctx.hidden_env = key_vars;
-        tool_ctx.skills = skills.clone();
+        tool_ctx.skills = Arc::new(SkillList(skills.clone()));
         tool_ctx.sandbox = Arc::new(eonyx_sandbox::Sandbox::new(
             config.tools.sandbox.clone(),
             &project.root,
             &opts.env,
             opts.sandbox_helper.clone(),
         ));
-        let approver: Arc<dyn Approver> = Arc::new(tools::PolicyApprover {
-            shell: config.tools.shell,
-            allow_shell: opts.allow_shell,
-            write: config.tools.write,
-            allow_write: opts.allow_write,
-            mcp: tools::McpPolicy {
-                allow: opts.allow_mcp,
-                servers: config
-                    .mcp
-                    .servers
-                    .values()
-                    .map(|s| (s.name.clone(), s.approval))
-                    .collect(),
-            },
+        let inherit = Inherit {
+            env: opts.env.clone(),
+            model_flag: opts.model.clone(),
+            permissions: opts.permissions,
             ask: opts.approver.clone(),
-        });
+            provider: opts.provider.clone(),
+        };
 
-        let mut opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
-        let estimator = Estimator::new(
-            config.compaction.chars_per_token,
-            config.compaction.image_tokens,
-        );
-        let guard = AutoGuard::new(config.compaction.max_consecutive);
-
+        let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
         let memory = config
             .memory
             .enabled
             .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
         let secrets = eonyx_config::secrets::configured_key_values(&config, &opts.env);
-
-        let compaction_seq = opened.compaction_seq;
-        let skills_in_use = opened.skills_in_use.clone();
-        let opened_notices = std::mem::take(&mut opened.notices);
         // A required server that cannot start stops the run here.
         startup_notices.extend(wait_required(&mut mcp).await?);
-        let mut agent = Self {
+        Ok(Self::assemble(Parts {
+            approver: approver(&config, &inherit),
+            tool_defs: tool_definitions(&config, &skills, depth),
             store,
-            writer: opened.writer,
-            message_count: opened.message_count,
-            resumed: opened.resumed,
-            view: opened.view,
-            estimator,
+            opened,
+            models,
+            home: opts.env.get("HOME").map(str::to_owned),
+            cwd: opts.cwd,
+            project,
             loader,
             loaded,
-            provider: models.provider,
-            summarizer: models.summarizer,
-            summarizer_model: models.summarizer_model,
-            summarizer_config: models.summarizer_config,
-            summarizer_window: models.summarizer_window,
-            saved_quirks: models.saved_quirks,
-            reprobe_after_step: models.reprobe_after_step,
-            truncation: TruncationCheck::default(),
-            limits,
-            trigger,
-            guard,
-            base_seq: (compaction_seq > 0).then_some(compaction_seq),
-            draft: opened.draft,
-            total_slots: models.total_slots,
-            tool_ctx,
-            tool_defs: tool_definitions(&config, &skills, depth),
-            approver,
-            depth,
-            task_section,
-            inherit: Inherit {
-                env: opts.env.clone(),
-                model_flag: opts.model.clone(),
-                allow_shell: opts.allow_shell,
-                allow_write: opts.allow_write,
-                allow_mcp: opts.allow_mcp,
-                ask: opts.approver.clone(),
-                provider: opts.provider.clone(),
-            },
-            project,
-            cwd: opts.cwd,
-            home: opts.env.get("HOME").map(str::to_owned),
-            has_user: opts.approver.is_some(),
-            startup_notices,
-            redactor,
-            config,
-            memory,
+            memory_read: Memory::Reread,
             memory_section: MemorySection::default(),
-            secrets,
             skills,
-            skills_in_use: Vec::new(),
-            skills_in_use_section: String::new(),
+            task_section,
+            tool_ctx,
+            inherit,
             mcp,
-            calibration_seq: compaction_seq,
-        };
-        agent.tool_ctx.undo = Some(agent.undo_store());
-        agent.startup_notices.extend(opened_notices);
-        let notes = agent.reattach_skills(skills_in_use);
-        agent.startup_notices.extend(notes);
-        if let Some(w) = agent.refresh_memory() {
-            agent.startup_notices.push(w);
-        }
-        agent.calibrate_from_history(compaction_seq);
-        Ok(agent)
-    }
-
-    /// Where the editing tools of the current session keep what `/rewind`
-    /// needs.
-    fn undo_store(&self) -> tools::UndoStore {
-        tools::UndoStore {
-            history: self.store.file_history(self.session_id()),
-            secrets: Arc::new(self.secrets.clone()),
-        }
+            memory,
+            secrets,
+            redactor,
+            depth,
+            notices: startup_notices,
+            config,
+        }))
     }
 
     /// Seed the estimator from the last usage the session recorded after its
     /// last compaction, so a resumed session's first estimate (and trigger
     /// check) follows the server's count instead of the configured guess.
     pub(super) fn calibrate_from_history(&mut self, compaction_seq: u64) {
-        self.estimator.reset_anchor();
+        self.compaction.estimator.reset_anchor();
         let records = self.view.records();
         let Some((i, tokens)) = records.iter().enumerate().rev().find_map(|(i, r)| {
             let u = r.message.usage?;
@@ -238,9 +172,12 @@ impl Agent {
             None,
             records[..i].to_vec(),
         );
-        let size =
-            eonyx_compact::request_size(&self.system_prompt(), &before.messages(), &self.tool_defs);
-        self.estimator.observe(&size, tokens);
+        let size = eonyx_compact::request_size(
+            &self.system_prompt(),
+            &before.messages(),
+            &self.tools.defs,
+        );
+        self.compaction.estimator.observe(&size, tokens);
     }
 
     /// Switch to a fresh session (the current one stays on disk if it got a
@@ -291,11 +228,11 @@ impl Agent {
         self.startup_notices.extend(notes);
         self.writer = opened.writer;
         self.view = opened.view;
-        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
-        self.draft = opened.draft;
+        self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.compaction.draft = opened.draft;
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
-        self.tool_ctx.undo = Some(self.undo_store());
+        self.tools.ctx.undo = Some(self.undo_store());
         self.forget_step_state();
         if memory == Memory::Reread
             && let Some(w) = self.refresh_memory()
@@ -305,16 +242,16 @@ impl Agent {
         // A session starts: a changed MCP tool list applies from its first
         // request.
         self.mcp.session_changed();
-        self.calibration_seq = compaction_seq;
+        self.compaction.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }
 
     /// What the agent remembers of the requests sent so far: files the
     /// model saw, the loop breaker, the truncation check.
     pub(super) fn forget_step_state(&mut self) {
-        self.tool_ctx.seen.clear();
-        self.guard = AutoGuard::new(self.config.compaction.max_consecutive);
-        self.truncation.forget();
+        self.tools.ctx.seen.clear();
+        self.compaction.guard = AutoGuard::new(self.config.compaction.max_consecutive);
+        self.compaction.truncation.forget();
     }
 
     /// Rebuild the view of the current session from its file, as a resume
@@ -336,41 +273,14 @@ impl Agent {
         // The compaction in force and the draft after it as of the rewind
         // target: a draft for a boundary the rewind left out no longer
         // fits the view (docs/compaction.md#ahead-of-time-summaries).
-        self.base_seq = (compaction_seq > 0).then_some(compaction_seq);
-        self.draft = effective.draft;
+        self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
+        self.compaction.draft = effective.draft;
         let notes = self.reattach_skills(skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();
         self.calibrate_from_history(compaction_seq);
         Ok(())
     }
-}
-
-/// Whether switching sessions reads the `# Memory` section again (a new
-/// or resumed session) or keeps it (a fork: its first request must be the
-/// original's, byte for byte).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Memory {
-    Reread,
-    Keep,
-}
-
-/// The providers of a session's model and summarizer, and the windows the
-/// servers answered.
-pub(super) struct Models {
-    pub provider: Arc<dyn Provider>,
-    pub summarizer: Arc<dyn Provider>,
-    pub summarizer_model: String,
-    pub summarizer_config: eonyx_core::ModelConfig,
-    pub summarizer_window: Option<u64>,
-    pub saved_quirks: (
-        eonyx_core::provider::RequestQuirks,
-        eonyx_core::provider::RequestQuirks,
-    ),
-    pub reprobe_after_step: bool,
-    pub limits: eonyx_compact::Limits,
-    /// Requests the session's server computes at once, when it said.
-    pub total_slots: Option<u64>,
 }
 
 /// Build the providers for `config`'s model and summarizer (or use
@@ -428,136 +338,4 @@ pub(super) async fn connect(
         summarizer,
         summarizer_config,
     })
-}
-
-/// The result given, on resume, to a tool call that never got one.
-pub(crate) const RESUME_INTERRUPTED: &str =
-    "interrupted: eonyx stopped before this tool call finished";
-
-/// A session ready for turns.
-pub(super) struct Opened {
-    pub writer: SessionWriter,
-    pub view: ContextView,
-    pub message_count: u64,
-    pub resumed: bool,
-    /// Seq of the last compaction record (0 when none).
-    pub compaction_seq: u64,
-    /// The skills the last compaction record lists.
-    pub skills_in_use: Vec<String>,
-    /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
-    pub draft: Option<eonyx_core::SummaryDraftRecord>,
-    /// What opening it did that the user is told (a rewind finished).
-    pub notices: Vec<String>,
-}
-
-impl Opened {
-    /// A new session that has no message yet.
-    pub(super) fn fresh(writer: SessionWriter, config: &Config) -> Self {
-        Opened {
-            writer,
-            view: ContextView::new(&config.compaction, config.tools.output_cap_bytes),
-            message_count: 0,
-            resumed: false,
-            compaction_seq: 0,
-            skills_in_use: Vec::new(),
-            draft: None,
-            notices: Vec::new(),
-        }
-    }
-}
-
-/// Open or create the chosen session and build its model-facing view.
-pub(super) fn open_session(
-    store: &Store,
-    config: &Config,
-    cwd: &Utf8Path,
-    project: &Project,
-    choice: &SessionChoice,
-) -> Result<Opened, AgentError> {
-    let id = match choice {
-        SessionChoice::New => None,
-        SessionChoice::Id(id) => Some(id.clone()),
-        SessionChoice::Latest | SessionChoice::Continue => {
-            match store.latest_for_project(&project.root)? {
-                Some(s) => Some(s.id),
-                None if *choice == SessionChoice::Continue => {
-                    return Err(AgentError::Usage(format!(
-                        "no session to continue for project {}; start one with `eonyx run PROMPT`",
-                        project.root
-                    )));
-                }
-                None => None,
-            }
-        }
-    };
-    let cap = config.tools.output_cap_bytes;
-    match id {
-        None => {
-            let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
-            Ok(Opened::fresh(writer, config))
-        }
-        Some(id) => {
-            let mut writer = store.open_writer(&id)?;
-            // A rewind a crash stopped while it restored files is finished
-            // first (docs/cli.md#rewind-and-fork).
-            let notices = crate::agent::rewind::finish_pending(store, &project.root, &mut writer)?
-                .map(|r| crate::agent::rewind::finished_notice(&r))
-                .into_iter()
-                .collect();
-            let effective = store.load_effective(&id)?;
-            let dangling = unanswered_calls(&effective.messages);
-            let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
-            let skills_in_use = effective
-                .compaction
-                .as_ref()
-                .map(|c| c.skills.clone())
-                .unwrap_or_default();
-            let mut view = ContextView::from_effective(
-                &config.compaction,
-                cap,
-                effective.compaction.as_ref(),
-                effective.messages,
-            );
-            let mut count = effective.message_count;
-            // A process killed while tools ran leaves calls without results;
-            // answer them so the history is consistent for every provider.
-            for call_id in dangling {
-                let rec =
-                    writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
-                count += 1;
-                view.push(rec);
-            }
-            Ok(Opened {
-                writer,
-                view,
-                message_count: count,
-                resumed: true,
-                compaction_seq,
-                skills_in_use,
-                draft: effective.draft,
-                notices,
-            })
-        }
-    }
-}
-
-/// Tool calls of the last assistant message that have no result after it.
-pub(crate) fn unanswered_calls(records: &[eonyx_core::MessageRecord]) -> Vec<String> {
-    let Some(pos) = records
-        .iter()
-        .rposition(|r| r.message.role == Role::Assistant)
-    else {
-        return Vec::new();
-    };
-    let answered: std::collections::HashSet<&str> = records[pos + 1..]
-        .iter()
-        .filter_map(|r| r.message.tool_call_id.as_deref())
-        .collect();
-    records[pos]
-        .message
-        .tool_calls
-        .iter()
-        .filter(|c| !answered.contains(c.id.as_str()))
-        .map(|c| c.id.clone())
-        .collect()
 }

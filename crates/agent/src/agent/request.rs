@@ -16,9 +16,9 @@ impl Agent {
     pub fn system_prompt(&self) -> SystemPrompt {
         system_prompt(
             &self.config,
-            &self.loaded,
+            &self.prompt.loaded,
             &self.view,
-            &self.memory_section,
+            &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),
         )
@@ -28,18 +28,18 @@ impl Agent {
     /// overhead.
     pub(super) fn bare_system_prompt(&self) -> SystemPrompt {
         let mut bare =
-            eonyx_prompt::system_prompt(&self.loaded, &eonyx_core::time::today_utc(), None);
-        self.memory_section.append_to(&mut bare);
+            eonyx_prompt::system_prompt(&self.prompt.loaded, &eonyx_core::time::today_utc(), None);
+        self.prompt.memory_section.append_to(&mut bare);
         add_sections(&mut bare, self.sections());
         bare
     }
 
     pub(super) fn sections(&self) -> Sections<'_> {
         Sections {
-            skills: &self.skills.section,
-            skills_in_use: &self.skills_in_use_section,
+            skills: &self.prompt.skills.section,
+            skills_in_use: &self.prompt.skills_in_use_section,
             mcp: self.mcp.listing(),
-            task: &self.task_section,
+            task: &self.prompt.task_section,
         }
     }
 
@@ -51,7 +51,7 @@ impl Agent {
     /// Estimated size of the next request against the effective window.
     pub fn context_status(&self) -> ContextStatus {
         let estimate = self.estimate_next();
-        let window = self.trigger.window.max(1);
+        let window = self.compaction.trigger.window.max(1);
         let percent = estimate as f64 * 100.0 / window as f64;
         let threshold_pct = self.config.compaction.threshold_percent;
         ContextStatus {
@@ -59,18 +59,22 @@ impl Agent {
             window,
             percent,
             over_threshold: percent >= threshold_pct
-                || self.trigger.tokens.is_some_and(|t| estimate >= t),
+                || self
+                    .compaction
+                    .trigger
+                    .tokens
+                    .is_some_and(|t| estimate >= t),
             summary_ready: self.draft_ready(),
         }
     }
 
     pub(super) fn estimate_next(&self) -> u64 {
         let system = self.system_prompt();
-        let mut size = eonyx_compact::request_size(&system, &[], &self.tool_defs);
+        let mut size = eonyx_compact::request_size(&system, &[], &self.tools.defs);
         let msgs = self.view.size();
         size.chars += msgs.chars;
         size.images += msgs.images;
-        self.estimator.estimate(&size)
+        self.compaction.estimator.estimate(&size)
     }
 
     pub(super) fn build_request(&self, cancel: &CancellationToken) -> ChatRequest {
@@ -78,7 +82,7 @@ impl Agent {
             &self.config,
             self.system_prompt(),
             &self.view,
-            &self.tool_defs,
+            &self.tools.defs,
         );
         req.cancel = cancel.clone();
         // A fork shares its original's key (docs/session-format.md#forks).
@@ -101,7 +105,12 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> 
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
     if config.tools.task && depth < config.tasks.max_depth {
-        defs.push(tools::task::definition(&config.profiles));
+        defs.push(tools::task::definition(
+            config
+                .profiles
+                .iter()
+                .map(|(name, p)| (name.as_str(), p.description.as_str())),
+        ));
     }
     if let Some(profile) = config.active_profile() {
         defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));

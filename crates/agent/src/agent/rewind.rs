@@ -12,10 +12,9 @@
 
 use std::time::Duration;
 
-use camino::Utf8Path;
-use eonyx_store::{Forked, PendingRewind, SessionWriter, Store};
+use eonyx_store::{Forked, PendingRewind};
 
-use super::open::{Memory, open_session};
+use super::session::{Memory, open_session, task_changes};
 use super::{Agent, SessionChoice};
 use crate::error::AgentError;
 use crate::rewind::{self, FileAction, RewindPlan, RewindReport};
@@ -141,92 +140,4 @@ impl Agent {
         let to_seq = records.first().map_or(0, |r| r.seq - 1);
         Ok((records, to_seq))
     }
-}
-
-/// Finish a rewind whose file restore a crash interrupted (its note is
-/// still in the file history and its record was not written): restore
-/// again (what is restored already counts as such), then append the
-/// record. `None` when there was nothing to finish.
-pub(super) fn finish_pending(
-    store: &Store,
-    root: &Utf8Path,
-    writer: &mut SessionWriter,
-) -> Result<Option<RewindReport>, AgentError> {
-    let history = store.file_history(writer.id());
-    let Some(pending) = history.pending() else {
-        return Ok(None);
-    };
-    if writer.next_seq() != pending.at_seq {
-        // The record was written before the note could be cleared.
-        history.clear_pending()?;
-        return Ok(None);
-    }
-    let records = store.messages_after(writer.id(), pending.to_seq)?;
-    let tasks = task_changes(store, writer.id(), &records)?;
-    let plan = rewind::plan(&records, pending.to_seq, root, &history, &tasks, false);
-    let mut report = rewind::restore(&plan, None);
-    writer.append_rewind(pending.to_seq)?;
-    history.clear_pending()?;
-    report.resumed = true;
-    Ok(Some(report))
-}
-
-/// What the tasks run in the rewound `records` changed: the messages of
-/// this session's child sessions (and theirs) from the first rewound
-/// message's time on, each with the child's file history. Their changes are
-/// undone with the turns that started them.
-fn task_changes(
-    store: &Store,
-    id: &eonyx_core::SessionId,
-    records: &[eonyx_core::MessageRecord],
-) -> Result<Vec<rewind::Changes>, AgentError> {
-    let ran_tasks = records.iter().any(|r| {
-        r.message
-            .tool_calls
-            .iter()
-            .any(|c| eonyx_core::ToolName::parse(&c.name) == Some(eonyx_core::ToolName::Task))
-    });
-    let Some(first) = records.first().filter(|_| ran_tasks) else {
-        return Ok(Vec::new());
-    };
-    let time = |ts: &str| eonyx_core::time::parse_rfc3339(ts).map(|t| t.as_nanosecond());
-    let since = time(&first.ts).unwrap_or(i128::MIN);
-    let mut out = Vec::new();
-    for child in store.descendants(id)? {
-        let log = store.read_all(&child.id)?;
-        let timeline = log.timeline();
-        let records: Vec<eonyx_core::MessageRecord> = log
-            .records
-            .into_iter()
-            .filter_map(|r| match r {
-                eonyx_core::Record::Message(m)
-                    if !timeline.is_rewound(m.seq) && time(&m.ts).is_some_and(|t| t >= since) =>
-                {
-                    Some(m)
-                }
-                _ => None,
-            })
-            .collect();
-        if !records.is_empty() {
-            out.push(rewind::Changes {
-                records,
-                history: store.file_history(&child.id),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The notice for a rewind finished on open.
-pub(super) fn finished_notice(r: &RewindReport) -> String {
-    let mut s = format!(
-        "finished a rewind to #{} that was interrupted while restoring files: {} restored, {} removed",
-        r.to_seq,
-        r.restored.len(),
-        r.removed.len()
-    );
-    for (path, why) in &r.left_alone {
-        s.push_str(&format!("; left alone {path} ({why})"));
-    }
-    s
 }

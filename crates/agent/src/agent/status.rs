@@ -127,7 +127,7 @@ impl Agent {
         } else {
             "learned during this run".to_owned()
         };
-        let quirks = self.provider.quirks();
+        let quirks = self.models.provider.quirks();
         let refused = [
             (quirks.drop_temperature, "temperature"),
             (quirks.max_completion_tokens, "max_tokens"),
@@ -146,7 +146,7 @@ impl Agent {
             window: context.window,
             window_source,
             context,
-            compaction_at: self.trigger.tokens,
+            compaction_at: self.compaction.trigger.tokens,
             tokens,
             compactions,
             last_compaction,
@@ -155,7 +155,13 @@ impl Agent {
                 .as_ref()
                 .map(|m| m.list().map(|e| e.len()))
                 .transpose()?,
-            skills: self.skills.skills.iter().map(|s| s.name.clone()).collect(),
+            skills: self
+                .prompt
+                .skills
+                .skills
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
             refused,
             session_id: id.to_string(),
             title: self.title().to_owned(),

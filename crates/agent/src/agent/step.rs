@@ -33,18 +33,19 @@ impl Agent {
                     StreamEvent::ReasoningDelta(t) => sink(AgentEvent::ReasoningDelta(t)),
                     _ => {}
                 };
-                self.provider.send(&request, &mut forward).await
+                self.models.provider.send(&request, &mut forward).await
             };
             match result {
                 Ok(resp) => {
                     let Some(u) = resp.usage.filter(|u| u.prompt_tokens > 0) else {
                         return Ok(resp);
                     };
-                    let Some(t) = self
-                        .truncation
-                        .check(&size, u.prompt_tokens, &self.estimator)
-                    else {
-                        self.estimator.observe(&size, u.prompt_tokens);
+                    let Some(t) = self.compaction.truncation.check(
+                        &size,
+                        u.prompt_tokens,
+                        &self.compaction.estimator,
+                    ) else {
+                        self.compaction.estimator.observe(&size, u.prompt_tokens);
                         return Ok(resp);
                     };
                     // A silently truncated prompt: the reply was made without
@@ -60,7 +61,8 @@ impl Agent {
                         return Ok(resp);
                     }
                     retried = true;
-                    let target = eonyx_compact::overflow_target(Some(t.window), &self.trigger);
+                    let target =
+                        eonyx_compact::overflow_target(Some(t.window), &self.compaction.trigger);
                     match self
                         .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
                         .await
@@ -80,7 +82,7 @@ impl Agent {
                         self.learn_window(l, "learned from an overflow", sink);
                     }
                     if let Some(p) = prompt_tokens {
-                        self.estimator.observe(&size, p);
+                        self.compaction.estimator.observe(&size, p);
                     }
                     if retried {
                         // Compacted and still too large: never a second retry.
@@ -97,7 +99,7 @@ impl Agent {
                         .into());
                     }
                     retried = true;
-                    let target = eonyx_compact::overflow_target(limit, &self.trigger);
+                    let target = eonyx_compact::overflow_target(limit, &self.compaction.trigger);
                     match self
                         .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
                         .await
@@ -120,9 +122,9 @@ impl Agent {
                     // remembered like a refused parameter (saved after the
                     // step, docs/providers.md#refused-parameters).
                     images_dropped = true;
-                    let mut quirks = self.provider.quirks();
+                    let mut quirks = self.models.provider.quirks();
                     quirks.no_images = true;
-                    self.provider.set_quirks(quirks);
+                    self.models.provider.set_quirks(quirks);
                     sink(AgentEvent::Warning(format!(
                         "{} does not accept images ({e}); sending the turn again without them, and no images to this model from now on (the session keeps them; `eonyx config --reset-limits` forgets this)",
                         self.config.model.name
@@ -135,10 +137,14 @@ impl Agent {
 
     fn describe_size(&self) -> String {
         let system = self.system_prompt();
-        let sys_tokens = eonyx_core::tokens::estimate_text(&system.text(), self.estimator.ratio());
+        let sys_tokens =
+            eonyx_core::tokens::estimate_text(&system.text(), self.compaction.estimator.ratio());
         let mut largest: Option<(u64, String)> = None;
         for rec in self.view.records() {
-            let t = eonyx_core::tokens::estimate(rec.message.chars(), self.estimator.ratio());
+            let t = eonyx_core::tokens::estimate(
+                rec.message.chars(),
+                self.compaction.estimator.ratio(),
+            );
             if largest.as_ref().is_none_or(|(n, _)| t > *n) {
                 largest = Some((
                     t,
@@ -149,7 +155,7 @@ impl Agent {
         let mut s = format!(
             "system prompt ~{sys_tokens} tokens, {} retained messages, window {} tokens",
             self.view.records().len(),
-            self.trigger.window
+            self.compaction.trigger.window
         );
         if let Some((t, what)) = largest {
             s.push_str(&format!("; largest is the {what} at ~{t} tokens"));
@@ -158,19 +164,21 @@ impl Agent {
     }
 
     fn learn_window(&mut self, limit: u64, how: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        let current = self.limits.context_window.unwrap_or(u64::MAX);
+        let current = self.models.limits.context_window.unwrap_or(u64::MAX);
         if limit < current {
             sink(AgentEvent::Notice(format!(
                 "the server's context window is {limit} tokens (not {}); compacting against it from now on",
-                self.limits
+                self.models
+                    .limits
                     .context_window
                     .map_or("unknown".to_owned(), |w| w.to_string())
             )));
-            self.limits.context_window = Some(limit);
-            if let Some(mi) = self.limits.max_input_tokens {
-                self.limits.max_input_tokens = Some(mi.min(limit));
+            self.models.limits.context_window = Some(limit);
+            if let Some(mi) = self.models.limits.max_input_tokens {
+                self.models.limits.max_input_tokens = Some(mi.min(limit));
             }
-            self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
+            self.compaction.trigger =
+                eonyx_compact::trigger(&self.config.compaction, &self.models.limits);
             if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
                 cache.record_learned(
                     &self.config.model.base_url,

@@ -2,7 +2,7 @@
 //! calling tools (or `max_steps`), run the tools, and append every message
 //! before the turn continues.
 
-use eonyx_core::provider::CancellationToken;
+use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{Content, FinishReason, Message, Role, ToolCall, ToolName};
 
 use super::{Agent, TurnOutcome, UserInput};
@@ -31,7 +31,7 @@ impl Agent {
     ) -> Result<TurnOutcome, AgentError> {
         self.refresh_context(sink);
         self.mcp_before_turn(sink, cancel).await?;
-        if input.content.image_count() > 0 && self.provider.quirks().no_images {
+        if input.content.image_count() > 0 && self.models.provider.quirks().no_images {
             sink(AgentEvent::Warning(format!(
                 "{} does not accept images (it refused them before): the session keeps them, the model gets a note instead; `eonyx config --reset-limits` tries again",
                 self.config.model.name
@@ -76,8 +76,8 @@ impl Agent {
             outcome.finish_reason = response.finish_reason.clone();
             self.append(&message)?;
             self.remember_quirks(sink);
-            if self.reprobe_after_step {
-                self.reprobe_after_step = false;
+            if self.models.reprobe_after_step {
+                self.models.reprobe_after_step = false;
                 self.reprobe_window(sink).await;
             }
             let cut_call = if response.finish_reason == Some(FinishReason::Length) {
@@ -104,7 +104,7 @@ impl Agent {
 
     /// Re-read context files before a user turn; notice on change.
     fn refresh_context(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        let loaded = self.loader.load();
+        let loaded = self.prompt.loader.load();
         if !loaded.changed.is_empty() {
             sink(AgentEvent::Notice(format!(
                 "context changed: {} (used from this turn on)",
@@ -112,11 +112,11 @@ impl Agent {
             )));
         }
         for w in &loaded.warnings {
-            if !self.loaded.warnings.contains(w) {
+            if !self.prompt.loaded.warnings.contains(w) {
                 sink(AgentEvent::Warning(w.clone()));
             }
         }
-        self.loaded = loaded;
+        self.prompt.loaded = loaded;
     }
 
     /// Run a step's tool calls in order and append each result. The
@@ -130,7 +130,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
-        self.tool_ctx.recall = self.recall_source();
+        self.tools.ctx.recall = self.recall_source();
         let is_task: Vec<bool> = calls
             .iter()
             .map(|c| {
@@ -171,13 +171,13 @@ impl Agent {
                     call.name,
                     self.output_cap_text()
                 ))
-            } else if ToolName::parse(&call.name) == Some(ToolName::Memory) && self.memory.is_some()
-            {
-                self.run_memory_tool(call, sink)
-            } else if self.is_mcp_call(call) {
-                self.run_mcp_tool(call, cancel).await
             } else {
-                tools::execute(call, &self.tool_ctx, self.approver.as_ref(), cancel).await
+                // The one place a tool call runs (the tools' own and, through
+                // `OwnTools`, the agent's).
+                let ctx = self.tools.ctx.clone();
+                let approver = self.tools.approver.clone();
+                let mut own = OwnTools { agent: self, sink };
+                tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await
             };
             if cancel.is_cancelled() {
                 interrupted = true;
@@ -192,13 +192,13 @@ impl Agent {
 
     /// Whether the model was offered the tool `name` in this session.
     fn offers(&self, name: &str) -> bool {
-        self.tool_defs.iter().any(|d| d.name == name)
+        self.tools.defs.iter().any(|d| d.name == name)
     }
 
     /// The result of a call to a tool this session does not offer (a
     /// profile left it out, or it is turned off): never run.
     fn not_offered(&self, call: &ToolCall) -> tools::ToolOutput {
-        let offered: Vec<&str> = self.tool_defs.iter().map(|d| d.name.as_str()).collect();
+        let offered: Vec<&str> = self.tools.defs.iter().map(|d| d.name.as_str()).collect();
         let whose = match self.config.active_profile() {
             Some(p) => format!("profile {}", p.name),
             None => "this session".to_owned(),
@@ -248,5 +248,40 @@ impl Agent {
             is_error: output.is_error,
         });
         Ok(())
+    }
+}
+
+/// The tools the agent runs itself (`memory`, the MCP tools, `task`), as
+/// `eonyx-tools` hands them back during one step.
+struct OwnTools<'s> {
+    agent: &'s mut Agent,
+    sink: &'s mut (dyn FnMut(AgentEvent) + Send),
+}
+
+impl tools::AgentTools for OwnTools<'_> {
+    fn run<'a>(
+        &'a mut self,
+        call: &'a ToolCall,
+        cancel: &'a CancellationToken,
+    ) -> Option<BoxFuture<'a, tools::ToolOutput>> {
+        let name = ToolName::parse(&call.name);
+        if name == Some(ToolName::Memory) && self.agent.memory.is_some() {
+            let out = self.agent.run_memory_tool(call, self.sink);
+            return Some(Box::pin(std::future::ready(out)));
+        }
+        if self.agent.is_mcp_call(call) {
+            return Some(Box::pin(self.agent.run_mcp_tool(call, cancel)));
+        }
+        if name == Some(ToolName::Task) {
+            // (A step's `task` calls usually run together, before this;
+            // `run_tools` groups them.)
+            return Some(Box::pin(async move {
+                let mut outputs = self.agent.run_tasks(&[call], self.sink, cancel).await;
+                outputs
+                    .pop()
+                    .unwrap_or_else(|| tools::ToolOutput::error("the task did not run"))
+            }));
+        }
+        None
     }
 }

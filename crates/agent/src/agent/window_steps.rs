@@ -10,7 +10,10 @@ use crate::limits as window;
 impl Agent {
     /// Save request-shape changes the providers learned since the last save.
     pub(super) fn remember_quirks(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        let now = (self.provider.quirks(), self.summarizer.quirks());
+        let now = (
+            self.models.provider.quirks(),
+            self.models.summarizer.quirks(),
+        );
         let mut save = |model: &eonyx_core::ModelConfig, q| {
             if let Err(e) = window::remember_quirks(self.store.data_dir(), model, q) {
                 sink(AgentEvent::Warning(format!(
@@ -19,19 +22,19 @@ impl Agent {
                 )));
             }
         };
-        if now.0 != self.saved_quirks.0 {
+        if now.0 != self.models.saved_quirks.0 {
             save(&self.config.model, now.0);
         }
-        let switched = now.0.responses_api && !self.saved_quirks.0.responses_api;
-        if now.1 != self.saved_quirks.1
+        let switched = now.0.responses_api && !self.models.saved_quirks.0.responses_api;
+        if now.1 != self.models.saved_quirks.1
             && !std::ptr::addr_eq(
-                std::sync::Arc::as_ptr(&self.provider),
-                std::sync::Arc::as_ptr(&self.summarizer),
+                std::sync::Arc::as_ptr(&self.models.provider),
+                std::sync::Arc::as_ptr(&self.models.summarizer),
             )
         {
-            save(&self.summarizer_config, now.1);
+            save(&self.models.summarizer_config, now.1);
         }
-        self.saved_quirks = now;
+        self.models.saved_quirks = now;
         if switched {
             sink(AgentEvent::Notice(format!(
                 "{} is served only by the Responses API: switched to it and sent the request again; remembered for {} (`eonyx config --reset-limits` forgets it)",
@@ -43,7 +46,8 @@ impl Agent {
     /// Ask the server again (Ollama's `/api/ps` knows the window once the
     /// model is loaded); a different answer replaces the window.
     pub(super) async fn reprobe_window(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        let Some((w, from)) = window::detect(self.provider.as_ref(), &self.config.model).await
+        let Some((w, from)) =
+            window::detect(self.models.provider.as_ref(), &self.config.model).await
         else {
             return;
         };
@@ -66,13 +70,14 @@ impl Agent {
             sink(AgentEvent::Warning(n));
         }
         let resolved = window::resolve_cached(&self.config.model, Some(&cache));
-        if Some(resolved.tokens) != self.limits.context_window {
+        if Some(resolved.tokens) != self.models.limits.context_window {
             sink(AgentEvent::Notice(format!(
                 "the server runs {} with a {}-token context window (from {from}); compacting against it from now on",
                 self.config.model.name, resolved.tokens
             )));
-            self.limits = resolved.limits(&self.config.model);
-            self.trigger = eonyx_compact::trigger(&self.config.compaction, &self.limits);
+            self.models.limits = resolved.limits(&self.config.model);
+            self.compaction.trigger =
+                eonyx_compact::trigger(&self.config.compaction, &self.models.limits);
         }
     }
 

@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use eonyx_compact::{AutoGuard, Estimator};
 use eonyx_config::{Config, LoadOptions, Profile};
 use eonyx_core::{SessionId, ToolCall};
 use eonyx_prompt::ContextLoader;
 use eonyx_store::ChildSpec;
+use eonyx_tools::task::{DEFAULT_PROFILE, TaskCall};
+use eonyx_tools::{Approver, TaskLabel};
 
-use super::super::open::{Models, Opened, connect, open_session};
-use super::super::{Agent, Inherit, SessionChoice, task_section, tool_definitions};
-use crate::tools::task::{DEFAULT_PROFILE, TaskCall};
-use crate::tools::{Approver, McpPolicy, PolicyApprover, TaskLabel};
-use crate::truncation::TruncationCheck;
+use super::super::open::connect;
+use super::super::parts::{Inherit, Models, Parts, approver};
+use super::super::session::{Memory, Opened, open_session};
+use super::super::{Agent, SessionChoice, task_section, tool_definitions};
 
 /// The part of a parent's title kept in a child's (`<title>.<k>`), so the
 /// child's title stays under the store's 200-byte limit.
@@ -69,24 +69,8 @@ impl Agent {
         let mut tool_defs = self.child_tools(&config);
         tool_defs.extend(mcp.definitions());
         let inherit = self.child_inherit(&task.description);
-        let approver: Arc<dyn Approver> = Arc::new(PolicyApprover {
-            shell: self.config.tools.shell,
-            allow_shell: inherit.allow_shell,
-            write: self.config.tools.write,
-            allow_write: inherit.allow_write,
-            // The parent's servers, so the parent's approvals.
-            mcp: McpPolicy {
-                allow: inherit.allow_mcp,
-                servers: self
-                    .config
-                    .mcp
-                    .servers
-                    .values()
-                    .map(|s| (s.name.clone(), s.approval))
-                    .collect(),
-            },
-            ask: inherit.ask.clone(),
-        });
+        // The parent's servers and tool policy, so the parent's approvals.
+        let approver = approver(&self.config, &inherit);
 
         let opened = match &task.session {
             Some(id) => open_session(
@@ -100,82 +84,50 @@ impl Agent {
         }
         .map_err(|e| format!("cannot open the task's session: {e}"))?;
 
-        let mut tool_ctx = self.tool_ctx.clone();
+        // The child's edits keep their earlier contents in its own file
+        // history (its undos are in its own file, set by `assemble`); a
+        // rewind of the parent's turn undoes them too
+        // (docs/cli.md#rewind-and-fork).
+        let mut tool_ctx = self.tools.ctx.clone();
         tool_ctx.seen = Default::default();
         tool_ctx.recall = None;
-        // The child's edits keep their earlier contents in its own file
-        // history (its undos are in its own file); a rewind of the parent's
-        // turn undoes them too (docs/cli.md#rewind-and-fork).
-        tool_ctx.undo = Some(crate::tools::UndoStore {
-            history: self.store.file_history(opened.writer.id()),
-            secrets: Arc::new(self.secrets.clone()),
-        });
         let loader = ContextLoader::new(
             &self.cwd,
             &self.project,
             &config.config_dir,
             config.context.clone(),
         );
-        let compaction_seq = opened.compaction_seq;
-        let skills_in_use = opened.skills_in_use.clone();
-        let trigger = eonyx_compact::trigger(&config.compaction, &models.limits);
-        let mut agent = Agent {
-            estimator: Estimator::new(
-                config.compaction.chars_per_token,
-                config.compaction.image_tokens,
-            ),
-            guard: AutoGuard::new(config.compaction.max_consecutive),
+        // A child never writes a summary ahead: it runs inside its parent's
+        // turn and is never idle, so it compacts at the trigger
+        // (docs/compaction.md#ahead-of-time-summaries). A draft already in a
+        // continued child's file still applies.
+        let agent = Agent::assemble(Parts {
             store: self.store.clone(),
-            writer: opened.writer,
-            message_count: opened.message_count,
-            resumed: opened.resumed,
-            view: opened.view,
-            loader,
-            // The parent's files as read this turn: the child's prefix
-            // starts byte for byte like the parent's.
-            loaded: self.loaded.clone(),
-            provider: models.provider,
-            summarizer: models.summarizer,
-            summarizer_model: models.summarizer_model,
-            summarizer_config: models.summarizer_config,
-            summarizer_window: models.summarizer_window,
-            saved_quirks: models.saved_quirks,
-            reprobe_after_step: models.reprobe_after_step,
-            truncation: TruncationCheck::default(),
-            limits: models.limits,
-            trigger,
-            base_seq: (compaction_seq > 0).then_some(compaction_seq),
-            // A child never writes a summary ahead: it runs inside its
-            // parent's turn and is never idle, so it compacts at the trigger
-            // (docs/compaction.md#ahead-of-time-summaries). A draft already
-            // in a continued child's file still applies.
-            draft: opened.draft,
-            total_slots: models.total_slots,
-            tool_ctx,
-            tool_defs,
-            approver,
+            opened,
+            models,
             project: self.project.clone(),
             cwd: self.cwd.clone(),
             home: self.home.clone(),
-            has_user: self.has_user,
-            startup_notices: notices,
-            memory: self.memory.clone(),
-            memory_section: self.memory_section.clone(),
-            secrets: self.secrets.clone(),
-            redactor: self.redactor.clone(),
-            skills: self.skills.clone(),
-            skills_in_use: Vec::new(),
-            skills_in_use_section: String::new(),
-            depth: self.depth + 1,
+            loader,
+            // The parent's files as read this turn, and its memory section:
+            // the child's prefix starts byte for byte like the parent's.
+            loaded: self.prompt.loaded.clone(),
+            memory_read: Memory::Keep,
+            memory_section: self.prompt.memory_section.clone(),
+            skills: self.prompt.skills.clone(),
             task_section: task_section(&profile),
+            tool_ctx,
+            tool_defs,
+            approver,
             inherit,
             mcp,
-            calibration_seq: compaction_seq,
+            memory: self.memory.clone(),
+            secrets: self.secrets.clone(),
+            redactor: self.redactor.clone(),
+            depth: self.depth + 1,
+            notices,
             config,
-        };
-        let notes = agent.reattach_skills(skills_in_use);
-        agent.startup_notices.extend(notes);
-        agent.calibrate_from_history(compaction_seq);
+        });
         Ok(Child {
             agent,
             call_id: call.id.clone(),
@@ -224,15 +176,18 @@ impl Agent {
             // included).
             config.model = self.config.model.clone();
             return Ok(Models {
-                provider: self.provider.clone(),
-                summarizer: self.summarizer.clone(),
-                summarizer_model: self.summarizer_model.clone(),
-                summarizer_config: self.summarizer_config.clone(),
-                summarizer_window: self.summarizer_window,
-                saved_quirks: (self.provider.quirks(), self.summarizer.quirks()),
+                provider: self.models.provider.clone(),
+                summarizer: self.models.summarizer.clone(),
+                summarizer_model: self.models.summarizer_model.clone(),
+                summarizer_config: self.models.summarizer_config.clone(),
+                summarizer_window: self.models.summarizer_window,
+                saved_quirks: (
+                    self.models.provider.quirks(),
+                    self.models.summarizer.quirks(),
+                ),
                 reprobe_after_step: false,
-                limits: self.limits,
-                total_slots: self.total_slots,
+                limits: self.models.limits,
+                total_slots: self.models.total_slots,
             });
         }
         if same_model {
@@ -252,8 +207,8 @@ impl Agent {
     /// The child's tools: what its profile allows of the parent's own
     /// (`task` only while the tree may grow deeper).
     fn child_tools(&self, config: &Config) -> Vec<eonyx_core::ToolDef> {
-        let parent: Vec<&str> = self.tool_defs.iter().map(|d| d.name.as_str()).collect();
-        tool_definitions(config, &self.skills, self.depth + 1)
+        let parent: Vec<&str> = self.tools.defs.iter().map(|d| d.name.as_str()).collect();
+        tool_definitions(config, &self.prompt.skills, self.depth + 1)
             .into_iter()
             .filter(|d| parent.contains(&d.name.as_str()))
             .collect()

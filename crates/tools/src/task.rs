@@ -1,43 +1,42 @@
 //! The `task` tool (docs/tools.md#task): delegate a piece of work to a child
 //! agent in a child session. It needs the parent agent (its providers,
-//! store, session and permissions), so the agent runs it (`agent/task/`);
-//! this module holds its definition and argument parsing.
+//! store, session and permissions), so the agent runs it (`agent/task/`,
+//! through [`crate::AgentTools`]); this module holds its definition and
+//! argument parsing.
 
-use std::collections::BTreeMap;
-
-use eonyx_config::Profile;
-use eonyx_config::profiles::GENERAL;
 use eonyx_core::{SessionId, ToolDef, ToolName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ToolError, parse_args};
 
-/// The profile of a task call that names none.
-pub const DEFAULT_PROFILE: &str = GENERAL;
+/// The profile of a task call that names none (the built-in `general`
+/// profile, `eonyx_config::profiles::GENERAL`).
+pub const DEFAULT_PROFILE: &str = "general";
 
 /// Longest `description` kept (it is shown on every line of the child's
 /// progress and in the compaction facts).
 const MAX_DESCRIPTION_CHARS: usize = 120;
 
 /// The tool definition sent to the model; its description lists the
-/// profiles with their descriptions.
-pub fn definition(profiles: &BTreeMap<String, Profile>) -> ToolDef {
+/// profiles (name, description; in order) with their descriptions.
+pub fn definition<'a>(profiles: impl IntoIterator<Item = (&'a str, &'a str)>) -> ToolDef {
+    let profiles: Vec<(&str, &str)> = profiles.into_iter().collect();
     let mut description = String::from(
         "Delegate a self-contained task to a sub-agent with its own context, in a child session; \
          only its final answer returns, headed by its session id (give it as `session` to \
          continue). It sees none of this chat: say what to do and report. Calls in one reply run \
          at once.",
     );
-    for (name, p) in profiles {
+    for (name, about) in &profiles {
         description.push_str(&format!("\n- {name}: "));
-        if p.description.is_empty() {
+        if about.is_empty() {
             description.push_str("(no description)");
         } else {
-            description.push_str(&p.description.replace('\n', " "));
+            description.push_str(&about.replace('\n', " "));
         }
     }
-    let names: Vec<&str> = profiles.keys().map(String::as_str).collect();
+    let names: Vec<&str> = profiles.iter().map(|(name, _)| *name).collect();
     ToolDef {
         name: ToolName::Task.as_str().into(),
         description,
@@ -110,8 +109,11 @@ mod tests {
 
     #[test]
     fn the_definition_lists_every_profile_with_its_description() {
-        let profiles = eonyx_config::profiles::builtins();
-        let d = definition(&profiles);
+        let d = definition([
+            ("explore", "read-only: looks, never changes"),
+            ("general", "everything the parent may do"),
+            ("quiet", ""),
+        ]);
         assert_eq!(d.name, "task");
         assert!(
             d.description.contains("\n- explore: read-only"),
@@ -119,9 +121,14 @@ mod tests {
             d.description
         );
         assert!(d.description.contains("\n- general: "), "{}", d.description);
+        assert!(
+            d.description.ends_with("\n- quiet: (no description)"),
+            "{}",
+            d.description
+        );
         assert_eq!(
             d.parameters["properties"]["profile"]["enum"],
-            json!(["explore", "general"])
+            json!(["explore", "general", "quiet"])
         );
     }
 

@@ -45,7 +45,7 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
 
 /// A walker that honours `.gitignore` (also outside a git repository), shows
 /// hidden files and skips `.git`.
-pub(crate) fn walker(path: &Utf8Path) -> ignore::WalkBuilder {
+pub fn walker(path: &Utf8Path) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(path);
     b.hidden(false)
         .require_git(false)

@@ -2,9 +2,9 @@
 //! readable).
 
 use super::super::test_support::*;
-use super::super::{AllowAll, PolicyApprover};
+use super::super::{AllowAll, Permissions, PolicyApprover};
 use super::*;
-use eonyx_config::ShellPolicy;
+use eonyx_core::config::ShellPolicy;
 use serde_json::json;
 
 fn read(f: &Fixture, rel: &str) -> String {
@@ -153,7 +153,7 @@ async fn binary_and_oversized_files_are_refused() {
 async fn denied_writes_change_nothing_and_say_how_to_allow() {
     let f = Fixture::new();
     f.write("a.txt", "old\n");
-    let batch = PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false);
+    let batch = PolicyApprover::batch(ShellPolicy::Ask, ShellPolicy::Ask, Permissions::NONE);
     let out = f
         .run_with(
             "write_file",
@@ -167,7 +167,14 @@ async fn denied_writes_change_nothing_and_say_how_to_allow() {
     assert_eq!(read(&f, "a.txt"), "old\n");
 
     // Outside the root: denied in batch even with --allow-write.
-    let allowed = PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Allow, true);
+    let allowed = PolicyApprover::batch(
+        ShellPolicy::Ask,
+        ShellPolicy::Allow,
+        Permissions {
+            write: true,
+            ..Permissions::NONE
+        },
+    );
     let outside = f.outside().join("x.txt");
     let out = f
         .run_with(
@@ -310,7 +317,7 @@ async fn git_and_eonyx_json_are_never_written_without_the_user() {
     f.write(".git/config", "[core]\n");
     f.write("sub/eonyx.json", "{}\n");
     std::os::unix::fs::symlink(f.root().join(".git"), f.root().join("g")).unwrap();
-    let allowed = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
+    let allowed = PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::ALL);
     for (tool, args) in [
         (
             "write_file",
@@ -354,7 +361,7 @@ async fn git_and_eonyx_json_are_never_written_without_the_user() {
             json!({"path": "eonyx.json", "content": "{ }\n"}),
             &PolicyApprover {
                 ask: Some(std::sync::Arc::new(rec)),
-                ..PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true)
+                ..PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::ALL)
             },
         )
         .await;

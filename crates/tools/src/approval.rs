@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use camino::Utf8PathBuf;
-use eonyx_config::{McpApproval, ShellPolicy, WritePolicy};
 use eonyx_core::ToolName;
+use eonyx_core::config::{McpApproval, ShellPolicy, ToolsConfig, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
@@ -179,19 +179,47 @@ impl Approver for DenyAll {
 /// flags, `"allow"` allows), and for `"ask"` `--allow-mcp` allows, else the
 /// user is asked, else denied.
 pub struct PolicyApprover {
+    /// `tools.shell`.
     pub shell: ShellPolicy,
-    pub allow_shell: bool,
+    /// `tools.write`.
     pub write: WritePolicy,
-    pub allow_write: bool,
+    /// What the command line allowed up front.
+    pub allowed: Permissions,
     pub mcp: McpPolicy,
+    /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
+    /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
 }
 
-/// What config and flags say about MCP tool calls.
+/// What the user allowed up front, on the command line: `--allow-shell`
+/// (shell commands and reads outside the root), `--allow-write` (writes
+/// inside the root) and `--allow-mcp` (MCP tools of servers set to
+/// `"ask"`). A task's child inherits them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Permissions {
+    pub shell: bool,
+    pub write: bool,
+    pub mcp: bool,
+}
+
+impl Permissions {
+    /// Nothing allowed up front: every "ask" is asked (or denied).
+    pub const NONE: Permissions = Permissions {
+        shell: false,
+        write: false,
+        mcp: false,
+    };
+    /// `--allow-shell --allow-write --allow-mcp`.
+    pub const ALL: Permissions = Permissions {
+        shell: true,
+        write: true,
+        mcp: true,
+    };
+}
+
+/// What the config says about MCP tool calls.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct McpPolicy {
-    /// `--allow-mcp`.
-    pub allow: bool,
     /// Each server's `approval` (a server not listed: `"ask"`).
     pub servers: BTreeMap<String, McpApproval>,
 }
@@ -204,18 +232,31 @@ impl McpPolicy {
 }
 
 impl PolicyApprover {
-    /// A policy with no one to ask (batch runs, `eonyx run`).
-    pub fn batch(
-        shell: ShellPolicy,
-        allow_shell: bool,
-        write: WritePolicy,
-        allow_write: bool,
+    /// The session's policy: `tools.shell` and `tools.write` from `tools`,
+    /// the flags in `allowed`, each MCP server's `approval` in `mcp`, and
+    /// `ask` for the questions left to a user. The one way the agent
+    /// builds it, for a session and for a task's child alike.
+    pub fn new(
+        tools: &ToolsConfig,
+        allowed: Permissions,
+        mcp: McpPolicy,
+        ask: Option<std::sync::Arc<dyn Approver>>,
     ) -> Self {
         Self {
+            shell: tools.shell,
+            write: tools.write,
+            allowed,
+            mcp,
+            ask,
+        }
+    }
+
+    /// A policy with no one to ask and no MCP servers (batch runs).
+    pub fn batch(shell: ShellPolicy, write: WritePolicy, allowed: Permissions) -> Self {
+        Self {
             shell,
-            allow_shell,
             write,
-            allow_write,
+            allowed,
             mcp: McpPolicy::default(),
             ask: None,
         }
@@ -250,14 +291,14 @@ impl Approver for PolicyApprover {
                     return match (self.mcp.of(server), &self.ask) {
                         (McpApproval::Deny, _) => Decision::Deny,
                         (McpApproval::Allow, _) => Decision::Allow,
-                        (McpApproval::Ask, _) if self.mcp.allow => Decision::Allow,
+                        (McpApproval::Ask, _) if self.allowed.mcp => Decision::Allow,
                         (McpApproval::Ask, Some(ask)) => ask.decide(kind).await,
                         (McpApproval::Ask, None) => Decision::Deny,
                     };
                 }
-                ApprovalKind::Write { .. } => (self.write, self.allow_write),
+                ApprovalKind::Write { .. } => (self.write, self.allowed.write),
                 ApprovalKind::Shell { .. } | ApprovalKind::OutsideProject { .. } => {
-                    (self.shell, self.allow_shell)
+                    (self.shell, self.allowed.shell)
                 }
             };
             if flag {
@@ -295,7 +336,7 @@ impl Approver for TaskLabel {
 }
 
 /// Asks the approver, unless `cancel` fires first.
-pub(crate) async fn approve(
+pub async fn approve(
     approver: &dyn Approver,
     kind: &ApprovalKind,
     cancel: &CancellationToken,
@@ -308,265 +349,5 @@ pub(crate) async fn approve(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::test_support::*;
-    use super::*;
-
-    #[tokio::test]
-    async fn policy_approver_follows_spec_semantics() {
-        let shell = ApprovalKind::Shell {
-            command: "ls".into(),
-        };
-        let decide = |policy, allow_flag, ask: Option<std::sync::Arc<dyn Approver>>| {
-            let a = PolicyApprover {
-                shell: policy,
-                allow_shell: allow_flag,
-                write: ShellPolicy::Deny,
-                allow_write: false,
-                mcp: McpPolicy::default(),
-                ask,
-            };
-            let kind = shell.clone();
-            async move { a.decide(&kind).await }
-        };
-        use std::sync::Arc;
-        // batch/run: ask without a prompt denies; the flag or config allows.
-        assert_eq!(decide(ShellPolicy::Ask, false, None).await, Decision::Deny);
-        assert_eq!(decide(ShellPolicy::Ask, true, None).await, Decision::Allow);
-        assert_eq!(
-            decide(ShellPolicy::Allow, false, None).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            decide(ShellPolicy::Deny, false, Some(Arc::new(AllowAll))).await,
-            Decision::Deny
-        );
-        // REPL: ask delegates to the prompt.
-        assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Arc::new(AllowAll))).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            decide(ShellPolicy::Ask, false, Some(Arc::new(DenyAll))).await,
-            Decision::Deny
-        );
-    }
-
-    #[tokio::test]
-    async fn write_policy_is_separate_from_shell_and_outside_needs_a_user() {
-        use std::sync::Arc;
-        let write = |outside| ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: "/p/a".into(),
-            shown: "a".into(),
-            diff: String::new(),
-            outside,
-            protected: false,
-        };
-        let p = |write_policy, allow_write, ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: write_policy,
-            allow_write,
-            mcp: McpPolicy::default(),
-            ask,
-        };
-        // --allow-shell does not allow writes.
-        assert_eq!(
-            p(ShellPolicy::Ask, false, None).decide(&write(false)).await,
-            Decision::Deny
-        );
-        assert_eq!(
-            p(ShellPolicy::Ask, true, None).decide(&write(false)).await,
-            Decision::Allow
-        );
-        assert_eq!(
-            p(ShellPolicy::Allow, false, None)
-                .decide(&write(false))
-                .await,
-            Decision::Allow
-        );
-        // Outside: no user, no write, whatever the flags.
-        assert_eq!(
-            p(ShellPolicy::Allow, true, None).decide(&write(true)).await,
-            Decision::Deny
-        );
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        let allowed = p(ShellPolicy::Allow, true, Some(rec.clone()));
-        assert_eq!(allowed.decide(&write(true)).await, Decision::Allow);
-        assert_eq!(allowed.decide(&write(false)).await, Decision::Allow);
-        assert_eq!(rec.asked().len(), 1, "only the outside write is asked");
-        assert_eq!(
-            p(ShellPolicy::Deny, false, Some(rec))
-                .decide(&write(true))
-                .await,
-            Decision::Deny
-        );
-    }
-
-    #[tokio::test]
-    async fn writes_to_git_or_eonyx_json_need_a_user_whatever_the_flags() {
-        use std::sync::Arc;
-        let protected = ApprovalKind::Write {
-            tool: ToolName::EditFile,
-            path: "/p/eonyx.json".into(),
-            shown: "eonyx.json".into(),
-            diff: String::new(),
-            outside: false,
-            protected: true,
-        };
-        assert_eq!(protected.class(), "write_protected");
-        let p = |ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: ShellPolicy::Allow,
-            allow_write: true,
-            mcp: McpPolicy::default(),
-            ask,
-        };
-        assert_eq!(p(None).decide(&protected).await, Decision::Deny);
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        assert_eq!(
-            p(Some(rec.clone())).decide(&protected).await,
-            Decision::Allow
-        );
-        assert_eq!(rec.asked(), vec![protected.clone()]);
-        let deny = PolicyApprover {
-            write: ShellPolicy::Deny,
-            ..p(Some(rec))
-        };
-        assert_eq!(deny.decide(&protected).await, Decision::Deny);
-    }
-
-    #[tokio::test]
-    async fn attaching_from_outside_the_root_needs_a_user_whatever_the_flags() {
-        use std::sync::Arc;
-        let kind = ApprovalKind::Attach {
-            path: "/etc/hosts".into(),
-        };
-        let batch = PolicyApprover::batch(ShellPolicy::Allow, true, ShellPolicy::Allow, true);
-        assert_eq!(batch.decide(&kind).await, Decision::Deny);
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        let repl = PolicyApprover {
-            ask: Some(rec.clone()),
-            ..PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false)
-        };
-        assert_eq!(repl.decide(&kind).await, Decision::Allow);
-        assert_eq!(rec.asked(), vec![kind.clone()]);
-        assert_eq!(kind.class(), "attach_outside_project");
-        assert_eq!(
-            kind.describe(),
-            "send a file from outside the project: /etc/hosts"
-        );
-    }
-
-    #[test]
-    fn approval_kinds_describe_themselves() {
-        let k = ApprovalKind::OutsideProject {
-            tool: ToolName::ReadFile,
-            path: "/etc/passwd".into(),
-        };
-        assert_eq!(k.class(), "outside_project");
-        assert_eq!(k.describe(), "read_file outside the project: /etc/passwd");
-        let k = ApprovalKind::Shell {
-            command: "cargo test".into(),
-        };
-        assert_eq!(k.class(), "shell");
-        assert_eq!(k.describe(), "run shell command: cargo test");
-        let m = ApprovalKind::Mcp {
-            server: "git".into(),
-            tool: "mcp__git__git_status".into(),
-            arguments: r#"{"repo_path":"."}"#.into(),
-        };
-        assert_eq!(m.class(), "mcp:mcp__git__git_status");
-        assert_eq!(
-            m.describe(),
-            r#"call mcp__git__git_status (MCP server `git`) with {"repo_path":"."}"#
-        );
-        let t = ApprovalKind::Task {
-            task: "run the tests".into(),
-            kind: Box::new(k.clone()),
-        };
-        assert_eq!(t.class(), "shell", "\"always\" covers the same kind");
-        assert_eq!(
-            t.describe(),
-            "[task: run the tests] run shell command: cargo test"
-        );
-        assert_eq!(t.innermost(), &k);
-    }
-
-    #[tokio::test]
-    async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
-        use std::sync::Arc;
-        let call = |server: &str| ApprovalKind::Mcp {
-            server: server.into(),
-            tool: format!("mcp__{server}__t"),
-            arguments: "{}".into(),
-        };
-        let p = |allow: bool, ask: Option<Arc<dyn Approver>>| PolicyApprover {
-            shell: ShellPolicy::Allow,
-            allow_shell: true,
-            write: ShellPolicy::Allow,
-            allow_write: true,
-            mcp: McpPolicy {
-                allow,
-                servers: [
-                    ("open".to_owned(), McpApproval::Allow),
-                    ("closed".to_owned(), McpApproval::Deny),
-                ]
-                .into(),
-            },
-            ask,
-        };
-        // Batch / run: "ask" denies, whatever the shell and write flags.
-        assert_eq!(p(false, None).decide(&call("other")).await, Decision::Deny);
-        assert_eq!(p(true, None).decide(&call("other")).await, Decision::Allow);
-        assert_eq!(p(false, None).decide(&call("open")).await, Decision::Allow);
-        // "deny" wins over --allow-mcp and over a user.
-        let yes: Arc<dyn Approver> = Arc::new(AllowAll);
-        assert_eq!(
-            p(true, Some(yes.clone())).decide(&call("closed")).await,
-            Decision::Deny
-        );
-        // The REPL asks for "ask".
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        assert_eq!(
-            p(false, Some(rec.clone())).decide(&call("other")).await,
-            Decision::Allow
-        );
-        assert_eq!(rec.asked().len(), 1);
-    }
-
-    #[tokio::test]
-    async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
-        use std::sync::Arc;
-        let rec = Arc::new(Recorder::new(Decision::Allow));
-        let child = PolicyApprover {
-            shell: ShellPolicy::Ask,
-            allow_shell: false,
-            write: ShellPolicy::Deny,
-            allow_write: false,
-            mcp: McpPolicy::default(),
-            ask: Some(Arc::new(TaskLabel {
-                task: "explore".into(),
-                inner: rec.clone(),
-            })),
-        };
-        let shell = ApprovalKind::Shell {
-            command: "ls".into(),
-        };
-        assert_eq!(child.decide(&shell).await, Decision::Allow);
-        let write = ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: "/p/a".into(),
-            shown: "a".into(),
-            diff: String::new(),
-            outside: false,
-            protected: false,
-        };
-        assert_eq!(child.decide(&write).await, Decision::Deny, "never asked");
-        let asked = rec.asked();
-        assert_eq!(asked.len(), 1);
-        assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
-    }
-}
+#[path = "approval_tests.rs"]
+mod tests;

@@ -131,7 +131,7 @@ pub fn definitions() -> Vec<ToolDef> {
 }
 
 /// The definitions of the tools `tools` leaves on.
-pub fn enabled_definitions(tools: &eonyx_config::ToolsConfig) -> Vec<ToolDef> {
+pub fn enabled_definitions(tools: &eonyx_core::config::ToolsConfig) -> Vec<ToolDef> {
     definitions()
         .into_iter()
         .filter(|d| tools.recall || d.name != ToolName::Recall.as_str())

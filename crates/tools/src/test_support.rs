@@ -8,7 +8,9 @@ use eonyx_core::ToolCall;
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 use serde_json::Value;
 
-use super::{AllowAll, ApprovalKind, Approver, Decision, ToolContext, ToolOutput, execute};
+use super::{
+    AllowAll, ApprovalKind, Approver, Decision, NoAgentTools, ToolContext, ToolOutput, execute,
+};
 
 pub(crate) struct Fixture {
     pub dir: tempfile::TempDir,
@@ -27,11 +29,11 @@ impl Fixture {
     }
 
     /// Confine `shell` as `config` says (no Landlock helper here).
-    pub fn sandboxed(mut self, config: eonyx_config::SandboxConfig) -> Self {
+    pub fn sandboxed(mut self, config: eonyx_core::config::SandboxConfig) -> Self {
         self.ctx.sandbox = std::sync::Arc::new(eonyx_sandbox::Sandbox::new(
             config,
             &self.ctx.project_root,
-            &eonyx_config::paths::Env::default(),
+            &eonyx_core::paths::Env::default(),
             None,
         ));
         self
@@ -62,7 +64,14 @@ impl Fixture {
             name: name.into(),
             arguments: args,
         };
-        execute(&call, &self.ctx, approver, &CancellationToken::new()).await
+        execute(
+            &call,
+            &self.ctx,
+            approver,
+            &mut NoAgentTools,
+            &CancellationToken::new(),
+        )
+        .await
     }
 }
 

@@ -1,7 +1,11 @@
-//! The built-in tools: `read_file`, `list_dir`, `grep`, `shell`, `write_file`,
-//! `edit_file`, `recall` and `skill` (docs/tools.md), and the definitions of
-//! `memory` and `task`, which the agent runs itself. Every tool is named by
-//! [`eonyx_core::ToolName`], never by a string of its own.
+//! The built-in tools (SPEC section 26): `read_file`, `list_dir`, `grep`,
+//! `shell`, `write_file`, `edit_file`, `recall` and `skill` (docs/tools.md),
+//! and the definitions and argument parsing of `memory` and `task`. Every
+//! tool is named by [`eonyx_core::ToolName`], never by a string of its own.
+//! This crate depends on core, store and sandbox only, never on the agent:
+//! what a tool needs from the session comes in a [`ToolContext`], and the
+//! tools that need the agent itself (`memory`, `task`, the MCP tools) are
+//! handed to it through the [`AgentTools`] trait, which the agent implements.
 //!
 //! [`execute`] runs one tool call and always returns a [`ToolOutput`]: bad
 //! arguments, unknown tools, I/O errors, denials and cancellation become an
@@ -47,22 +51,24 @@ mod write;
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use camino::Utf8PathBuf;
-use eonyx_core::provider::CancellationToken;
+use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{ToolCall, ToolName};
 
-pub(crate) use approval::approve;
 pub use approval::{
-    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, PolicyApprover, TaskLabel,
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
+    TaskLabel, approve,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
-pub(crate) use list_dir::walker;
-pub use path::{Resolved, resolve_path};
-pub(crate) use path::{display_path, resolve_approved};
+pub use list_dir::walker;
+pub(crate) use path::resolve_approved;
+pub use path::{Resolved, display_path, resolve_path};
 pub use recall::RecallSource;
-pub use shell::Tee;
-pub(crate) use shell::run_command;
+pub use shell::{Tee, run_command};
+pub use skill::{NoSkills, Skill, SkillSource};
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]
@@ -101,9 +107,9 @@ pub struct ToolContext {
     /// Where `recall` searches; `None` when `tools.recall = false`.
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
-    pub skills: std::sync::Arc<eonyx_prompt::Skills>,
+    pub skills: Arc<dyn SkillSource>,
     /// How `shell` commands are confined (README, section "Sandbox").
-    pub sandbox: std::sync::Arc<eonyx_sandbox::Sandbox>,
+    pub sandbox: Arc<eonyx_sandbox::Sandbox>,
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
@@ -116,7 +122,7 @@ pub struct UndoStore {
     pub history: eonyx_store::FileHistory,
     /// Values of the configured API keys: a content holding one is not
     /// kept, and its change is marked as not undoable.
-    pub secrets: std::sync::Arc<Vec<String>>,
+    pub secrets: Arc<Vec<String>>,
 }
 
 impl ToolContext {
@@ -126,24 +132,24 @@ impl ToolContext {
     pub fn new(project_root: impl Into<Utf8PathBuf>, shell_timeout: Duration) -> Self {
         let project_root = project_root.into();
         let sandbox = eonyx_sandbox::Sandbox::new(
-            eonyx_config::SandboxConfig::default(),
+            eonyx_core::config::SandboxConfig::default(),
             &project_root,
-            &eonyx_config::paths::Env::from_process(),
+            &eonyx_core::paths::Env::from_process(),
             None,
         );
         Self {
-            sandbox: std::sync::Arc::new(sandbox),
+            sandbox: Arc::new(sandbox),
             project_root,
             shell_timeout,
             max_read_bytes: DEFAULT_MAX_READ_BYTES,
-            hidden_env: eonyx_config::secrets::WELL_KNOWN_KEY_VARS
+            hidden_env: eonyx_core::config::WELL_KNOWN_KEY_VARS
                 .iter()
                 .map(|v| (*v).to_owned())
                 .collect(),
             max_edit_bytes: DEFAULT_MAX_READ_BYTES,
             seen: SeenFiles::default(),
             recall: None,
-            skills: Default::default(),
+            skills: Arc::new(NoSkills),
             undo: None,
         }
     }
@@ -245,13 +251,45 @@ impl ToolError {
     }
 }
 
-/// Runs one call. Never panics; bad arguments, an unknown tool, I/O errors,
-/// a denial and cancellation become an error [`ToolOutput`] with a message
-/// the model can act on.
+/// The tools the agent runs itself, because they need more than a
+/// [`ToolContext`]: `memory` (the session's memory store), `task` (a child
+/// agent) and the MCP tools (`mcp_describe`, `mcp_call`, `mcp__…`). The
+/// agent implements this; [`execute`] hands it every call that is not one
+/// of [`TOOLS`].
+pub trait AgentTools: Send {
+    /// Runs `call` when the agent has that tool in this session; `None`
+    /// when it does not (memory off, no MCP servers, a name nobody knows),
+    /// and [`execute`] answers "unknown tool".
+    fn run<'a>(
+        &'a mut self,
+        call: &'a ToolCall,
+        cancel: &'a CancellationToken,
+    ) -> Option<BoxFuture<'a, ToolOutput>>;
+}
+
+/// No tools of the agent's own (unit tests, benches).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoAgentTools;
+
+impl AgentTools for NoAgentTools {
+    fn run<'a>(
+        &'a mut self,
+        _call: &'a ToolCall,
+        _cancel: &'a CancellationToken,
+    ) -> Option<BoxFuture<'a, ToolOutput>> {
+        None
+    }
+}
+
+/// Runs one call: a built-in tool here, `memory`, `task` and the MCP tools
+/// through `agent`. Never panics; bad arguments, an unknown tool, I/O
+/// errors, a denial and cancellation become an error [`ToolOutput`] with a
+/// message the model can act on.
 pub async fn execute(
     call: &ToolCall,
     ctx: &ToolContext,
     approver: &dyn Approver,
+    agent: &mut dyn AgentTools,
     cancel: &CancellationToken,
 ) -> ToolOutput {
     if cancel.is_cancelled() {
@@ -275,11 +313,14 @@ pub async fn execute(
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
         Some(ToolName::Memory | ToolName::Task | ToolName::McpDescribe | ToolName::McpCall)
-        | None => Err(ToolError::Usage(format!(
-            "unknown tool `{}`; available tools: {}",
-            call.name,
-            TOOLS.map(ToolName::as_str).join(", ")
-        ))),
+        | None => match agent.run(call, cancel) {
+            Some(run) => return run.await,
+            None => Err(ToolError::Usage(format!(
+                "unknown tool `{}`; available tools: {}",
+                call.name,
+                TOOLS.map(ToolName::as_str).join(", ")
+            ))),
+        },
     };
     match result {
         Ok(out) => out,
@@ -379,7 +420,7 @@ mod tests {
             name: "shell".into(),
             arguments: json!({"command": "touch ran"}),
         };
-        let out = execute(&call, &f.ctx, &AllowAll, &cancel).await;
+        let out = execute(&call, &f.ctx, &AllowAll, &mut NoAgentTools, &cancel).await;
         assert!(out.is_error);
         assert!(out.text.starts_with("interrupted"));
         assert!(!f.root().join("ran").exists());

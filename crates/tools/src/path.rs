@@ -139,7 +139,7 @@ pub(crate) async fn resolve_approved(
 }
 
 /// A path for output: relative to the project root when inside it.
-pub(crate) fn display_path(root: &Utf8Path, path: &Utf8Path) -> String {
+pub fn display_path(root: &Utf8Path, path: &Utf8Path) -> String {
     match path.strip_prefix(root) {
         Ok(rel) if rel.as_str().is_empty() => ".".to_owned(),
         Ok(rel) => rel.to_string(),

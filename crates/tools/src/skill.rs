@@ -9,14 +9,56 @@
 use std::io::Read as _;
 use std::path::Component;
 
+use std::sync::Arc;
+
 use camino::{Utf8Path, Utf8PathBuf};
+use eonyx_core::tool::{MAX_SKILL_FILE_BYTES, SKILL_FILE};
 use eonyx_core::{ToolDef, ToolName};
-use eonyx_prompt::skills::{MAX_SKILL_FILE_BYTES, SKILL_FILE, read_body};
-use eonyx_prompt::{FsReader, Skill, Skills};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{CancellationToken, ToolError, ToolOutput, blocking, looks_binary, parse_args};
+
+/// One skill as the `skill` tool sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    /// The skill's directory (its files are read from here).
+    pub dir: Utf8PathBuf,
+    /// Its `SKILL.md`.
+    pub path: Utf8PathBuf,
+}
+
+/// The session's skills (found when it started). The agent implements this
+/// over what `eonyx-prompt` discovered, which also knows how to strip a
+/// `SKILL.md`'s front matter.
+pub trait SkillSource: Send + Sync + std::fmt::Debug {
+    /// Every skill's name, in listing order.
+    fn names(&self) -> Vec<String>;
+    /// The skill called `name`.
+    fn get(&self, name: &str) -> Option<Skill>;
+    /// The skill's instructions: its `SKILL.md` without the front matter.
+    fn read_body(&self, skill: &Skill) -> std::io::Result<String>;
+}
+
+/// A session without skills.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSkills;
+
+impl SkillSource for NoSkills {
+    fn names(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn get(&self, _name: &str) -> Option<Skill> {
+        None
+    }
+    fn read_body(&self, skill: &Skill) -> std::io::Result<String> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("no skill `{}` in this session", skill.name),
+        ))
+    }
+}
 
 /// At most this many files are listed for a skill.
 const MAX_LISTED_FILES: usize = 200;
@@ -61,32 +103,35 @@ pub fn loaded_by(arguments: &Value) -> Option<&str> {
 
 pub(super) async fn run(
     args: &Value,
-    skills: &Skills,
+    skills: &Arc<dyn SkillSource>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let args: Args = parse_args(ToolName::Skill, args)?;
-    let Some(skill) = skills.get(args.name.trim()).cloned() else {
-        return Err(ToolError::Usage(if skills.is_empty() {
+    let Some(skill) = skills.get(args.name.trim()) else {
+        let names = skills.names();
+        return Err(ToolError::Usage(if names.is_empty() {
             format!("no skill named `{}`: there are no skills", args.name)
         } else {
             format!(
                 "no skill named `{}`; the skills are: {}",
                 args.name,
-                skills.names().join(", ")
+                names.join(", ")
             )
         }));
     };
     let path = args.path.filter(|p| !p.trim().is_empty());
+    let skills = Arc::clone(skills);
     blocking(cancel, move || match path {
-        None => instructions(&skill),
+        None => instructions(skills.as_ref(), &skill),
         Some(p) => file(&skill, p.trim()),
     })
     .await
 }
 
 /// The body of `SKILL.md`, then the skill's directory and files.
-fn instructions(skill: &Skill) -> Result<ToolOutput, ToolError> {
-    let body = read_body(skill, &FsReader)
+fn instructions(skills: &dyn SkillSource, skill: &Skill) -> Result<ToolOutput, ToolError> {
+    let body = skills
+        .read_body(skill)
         .map_err(|e| ToolError::io("cannot read skill file", skill.path.as_str(), e))?;
     let files = list_files(&skill.dir);
     let mut out = body;
@@ -235,13 +280,46 @@ fn canonical(p: &Utf8Path) -> std::io::Result<Utf8PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use eonyx_config::SkillsConfig;
-    use eonyx_prompt::skills::{SkillDir, SkillScope, discover_in};
+
+    /// The skills of a project's `skills/` directory, each `SKILL.md`'s
+    /// body being what follows its front matter.
+    #[derive(Debug)]
+    struct Dir(Utf8PathBuf);
+
+    impl SkillSource for Dir {
+        fn names(&self) -> Vec<String> {
+            let mut v: Vec<String> = self
+                .0
+                .read_dir_utf8()
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_owned())
+                .collect();
+            v.sort();
+            v
+        }
+        fn get(&self, name: &str) -> Option<Skill> {
+            let dir = self.0.join(name);
+            dir.join(SKILL_FILE).is_file().then(|| Skill {
+                name: name.to_owned(),
+                path: dir.join(SKILL_FILE),
+                dir,
+            })
+        }
+        fn read_body(&self, skill: &Skill) -> std::io::Result<String> {
+            let text = std::fs::read_to_string(&skill.path)?;
+            Ok(text
+                .splitn(3, "---\n")
+                .nth(2)
+                .unwrap_or(&text)
+                .trim()
+                .to_owned())
+        }
+    }
 
     struct Fx {
         _tmp: tempfile::TempDir,
         root: Utf8PathBuf,
-        skills: Skills,
+        skills: Arc<dyn SkillSource>,
     }
 
     fn fx() -> Fx {
@@ -263,11 +341,7 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink(root.join("secret.txt"), root.join("skills/deploy/leak.md"))
             .unwrap();
-        let dirs = [SkillDir {
-            path: root.join("skills"),
-            scope: SkillScope::Project,
-        }];
-        let skills = discover_in(&dirs, &SkillsConfig::default(), &FsReader);
+        let skills: Arc<dyn SkillSource> = Arc::new(Dir(root.join("skills")));
         Fx {
             _tmp: tmp,
             root,

@@ -76,7 +76,7 @@ pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
 /// it arrives. The result's first line is the [`ShellOutcome`]. Asks no
 /// one: the caller has approved the command. The one place a command is
 /// spawned.
-pub(crate) async fn run_command(
+pub async fn run_command(
     command: &str,
     ctx: &ToolContext,
     cancel: &CancellationToken,
@@ -270,7 +270,7 @@ fn seconds(d: Duration) -> String {
 mod tests {
     use std::time::Instant;
 
-    use eonyx_config::ShellPolicy;
+    use eonyx_core::config::ShellPolicy;
     use serde_json::json;
 
     use super::super::test_support::*;
@@ -322,7 +322,7 @@ mod tests {
     #[tokio::test]
     async fn denial_returns_the_actionable_text_and_runs_nothing() {
         let f = Fixture::new();
-        let batch = PolicyApprover::batch(ShellPolicy::Ask, false, ShellPolicy::Ask, false);
+        let batch = PolicyApprover::batch(ShellPolicy::Ask, ShellPolicy::Ask, Permissions::NONE);
         let out = f
             .run_with("shell", json!({"command": "touch ran"}), &batch)
             .await;
@@ -379,7 +379,7 @@ mod tests {
             trigger.cancel();
         });
         let start = Instant::now();
-        let out = execute(&call, &f.ctx, &AllowAll, &cancel).await;
+        let out = execute(&call, &f.ctx, &AllowAll, &mut NoAgentTools, &cancel).await;
         assert!(start.elapsed() < Duration::from_secs(10));
         assert!(out.is_error);
         assert_eq!(out.text, "interrupted\nstarted\n");
@@ -457,9 +457,9 @@ mod tests {
         assert_eq!(out.text, "exit status: 137\n");
     }
 
-    fn bwrap() -> eonyx_config::SandboxConfig {
-        eonyx_config::SandboxConfig {
-            backend: eonyx_config::SandboxBackend::Bwrap,
+    fn bwrap() -> eonyx_core::config::SandboxConfig {
+        eonyx_core::config::SandboxConfig {
+            backend: eonyx_core::config::SandboxBackend::Bwrap,
             ..Default::default()
         }
     }
@@ -495,11 +495,11 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_backend_commands_are_refused_when_required_or_run_with_one_warning() {
-        let landlock = eonyx_config::SandboxConfig {
-            backend: eonyx_config::SandboxBackend::Landlock,
+        let landlock = eonyx_core::config::SandboxConfig {
+            backend: eonyx_core::config::SandboxBackend::Landlock,
             ..Default::default()
         };
-        let required = Fixture::new().sandboxed(eonyx_config::SandboxConfig {
+        let required = Fixture::new().sandboxed(eonyx_core::config::SandboxConfig {
             required: true,
             ..landlock.clone()
         });

@@ -1,0 +1,232 @@
+//! The parts an [`Agent`] is made of, and [`Agent::assemble`], the one
+//! place an agent is built: `open` (a session) and `task/child` (a task's
+//! child) each gather [`Parts`] their own way and hand them here, so a new
+//! field is added once. The approver is built from the permissions in one
+//! place too ([`approver`]).
+
+use std::sync::Arc;
+
+use camino::Utf8PathBuf;
+use eonyx_compact::{AutoGuard, Estimator, Limits, Trigger};
+use eonyx_config::Config;
+use eonyx_config::paths::{Env, Project};
+use eonyx_core::provider::RequestQuirks;
+use eonyx_core::{ModelConfig, Provider, ToolDef};
+use eonyx_prompt::{ContextLoader, Loaded, MemorySection, Skills};
+use eonyx_store::Store;
+use eonyx_tools::{Approver, McpPolicy, Permissions, PolicyApprover, ToolContext, UndoStore};
+
+use super::Agent;
+use super::mcp::McpState;
+use super::session::{Memory, Opened};
+use crate::secrets::Redactor;
+use crate::truncation::TruncationCheck;
+
+/// The providers of a session's model and summarizer, and the windows the
+/// servers answered.
+pub(super) struct Models {
+    pub provider: Arc<dyn Provider>,
+    pub summarizer: Arc<dyn Provider>,
+    pub summarizer_model: String,
+    /// The summarizer model's config (its window and learned quirks).
+    pub summarizer_config: ModelConfig,
+    /// The summarizer's window when it is another model than the session's.
+    pub summarizer_window: Option<u64>,
+    /// Quirks last saved for (session model, summarizer model).
+    pub saved_quirks: (RequestQuirks, RequestQuirks),
+    /// The window came from Ollama's default: ask again after the first step.
+    pub reprobe_after_step: bool,
+    pub limits: Limits,
+    /// Requests the session's server computes at once, when it said.
+    pub total_slots: Option<u64>,
+}
+
+/// When and how the session compacts.
+pub(super) struct CompactionState {
+    pub estimator: Estimator,
+    pub trigger: Trigger,
+    pub guard: AutoGuard,
+    pub truncation: TruncationCheck,
+    /// The `seq` of the compaction record the view starts from.
+    pub base_seq: Option<u64>,
+    /// The newest summary written ahead (from the file or this process);
+    /// it applies while it builds on `base_seq`.
+    pub draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// Seq of the last compaction record when the session was opened (the
+    /// estimator is calibrated from the usage after it).
+    pub calibration_seq: u64,
+}
+
+/// What the system prompt is built from.
+pub(super) struct PromptState {
+    pub loader: ContextLoader,
+    pub loaded: Loaded,
+    /// Read when a session starts and after each compaction only, so the
+    /// stable prefix stays byte-identical in between (README, section "Memory").
+    pub memory_section: MemorySection,
+    /// Skills found when the agent started (README, section "Skills");
+    /// shared with the `skill` tool through the tool context.
+    pub skills: Arc<Skills>,
+    /// Skills whose bodies are re-attached after the summary: those the
+    /// last compaction record lists, and that section as rendered then.
+    pub skills_in_use: Vec<String>,
+    pub skills_in_use_section: String,
+    /// For a task's child: the `# Task` section its stable prefix ends
+    /// with (the parent's prefix comes first, byte for byte); empty for
+    /// the user's session.
+    pub task_section: String,
+}
+
+/// The tools offered, what they run with, and who approves their calls.
+pub(super) struct ToolsState {
+    pub ctx: ToolContext,
+    pub defs: Vec<ToolDef>,
+    pub approver: Arc<dyn Approver>,
+}
+
+/// What a task's child inherits: the run's environment and flags, the
+/// user to ask, a test's provider. A child never gets more than this.
+#[derive(Clone)]
+pub(super) struct Inherit {
+    pub env: Env,
+    /// `--model`, as given.
+    pub model_flag: Option<String>,
+    /// `--allow-shell`, `--allow-write`, `--allow-mcp`.
+    pub permissions: Permissions,
+    /// The user (REPL), already labelled for a child; `None` in batch runs.
+    pub ask: Option<Arc<dyn Approver>>,
+    pub provider: Option<Arc<dyn Provider>>,
+}
+
+/// The approver of an agent whose tool policy is `policy`'s (`tools.shell`,
+/// `tools.write`, each MCP server's `approval`: a child's are its
+/// parent's) and whose flags and user are `inherit`'s.
+pub(super) fn approver(policy: &Config, inherit: &Inherit) -> Arc<dyn Approver> {
+    let mcp = McpPolicy {
+        servers: policy
+            .mcp
+            .servers
+            .values()
+            .map(|s| (s.name.clone(), s.approval))
+            .collect(),
+    };
+    Arc::new(PolicyApprover::new(
+        &policy.tools,
+        inherit.permissions,
+        mcp,
+        inherit.ask.clone(),
+    ))
+}
+
+/// Everything an agent is built from.
+pub(super) struct Parts {
+    pub config: Config,
+    pub store: Store,
+    pub opened: Opened,
+    pub models: Models,
+    pub project: Project,
+    pub cwd: Utf8PathBuf,
+    pub home: Option<String>,
+    pub loader: ContextLoader,
+    pub loaded: Loaded,
+    /// A session reads `# Memory` once built ([`Memory::Reread`]); a child
+    /// keeps its parent's section ([`Memory::Keep`], in `memory_section`).
+    pub memory_read: Memory,
+    pub memory_section: MemorySection,
+    pub skills: Arc<Skills>,
+    pub task_section: String,
+    /// The tool context; its undo store is the session's, set here.
+    pub tool_ctx: ToolContext,
+    pub tool_defs: Vec<ToolDef>,
+    /// From [`approver`].
+    pub approver: Arc<dyn Approver>,
+    pub inherit: Inherit,
+    pub mcp: McpState,
+    pub memory: Option<eonyx_store::memory::MemoryStore>,
+    pub secrets: Vec<String>,
+    pub redactor: Redactor,
+    pub depth: u32,
+    pub notices: Vec<String>,
+}
+
+impl Agent {
+    /// Build an agent from its parts: the compaction state from the config
+    /// and the window, the session's undo store, the skills in use after
+    /// the summary, the memory section, the estimator's calibration.
+    pub(super) fn assemble(p: Parts) -> Agent {
+        let Parts {
+            config,
+            store,
+            opened,
+            models,
+            ..
+        } = p;
+        let compaction_seq = opened.compaction_seq;
+        let compaction = CompactionState {
+            estimator: Estimator::new(
+                config.compaction.chars_per_token,
+                config.compaction.image_tokens,
+            ),
+            trigger: eonyx_compact::trigger(&config.compaction, &models.limits),
+            guard: AutoGuard::new(config.compaction.max_consecutive),
+            truncation: TruncationCheck::default(),
+            base_seq: (compaction_seq > 0).then_some(compaction_seq),
+            draft: opened.draft,
+            calibration_seq: compaction_seq,
+        };
+        let mut agent = Agent {
+            config,
+            store,
+            writer: opened.writer,
+            message_count: opened.message_count,
+            resumed: opened.resumed,
+            view: opened.view,
+            models,
+            compaction,
+            prompt: PromptState {
+                loader: p.loader,
+                loaded: p.loaded,
+                memory_section: p.memory_section,
+                skills: p.skills,
+                skills_in_use: Vec::new(),
+                skills_in_use_section: String::new(),
+                task_section: p.task_section,
+            },
+            tools: ToolsState {
+                ctx: p.tool_ctx,
+                defs: p.tool_defs,
+                approver: p.approver,
+            },
+            inherit: p.inherit,
+            project: p.project,
+            cwd: p.cwd,
+            home: p.home,
+            startup_notices: p.notices,
+            memory: p.memory,
+            secrets: p.secrets,
+            redactor: p.redactor,
+            mcp: p.mcp,
+            depth: p.depth,
+        };
+        agent.tools.ctx.undo = Some(agent.undo_store());
+        agent.startup_notices.extend(opened.notices);
+        let notes = agent.reattach_skills(opened.skills_in_use);
+        agent.startup_notices.extend(notes);
+        if p.memory_read == Memory::Reread
+            && let Some(w) = agent.refresh_memory()
+        {
+            agent.startup_notices.push(w);
+        }
+        agent.calibrate_from_history(compaction_seq);
+        agent
+    }
+
+    /// Where the editing tools of the current session keep what `/rewind`
+    /// needs.
+    pub(super) fn undo_store(&self) -> UndoStore {
+        UndoStore {
+            history: self.store.file_history(self.session_id()),
+            secrets: Arc::new(self.secrets.clone()),
+        }
+    }
+}
