@@ -210,7 +210,8 @@ pub fn toml_value(default: &str) -> String {
 }
 
 /// Values tried for a key documented without a default (a URL for keys
-/// such as `mcp_servers.<name>.url` that must be one).
+/// such as `mcp_servers.<name>.url` that must be one; an effort level for
+/// `reasoning_effort`; a thinking budget, at least 1024).
 const SAMPLES: &[&str] = &[
     "\"x\"",
     "1",
@@ -219,6 +220,8 @@ const SAMPLES: &[&str] = &[
     "[]",
     "{}",
     "\"https://example.com/x\"",
+    "\"low\"",
+    "4096",
 ];
 
 /// Subcommands listed in a clap `--help` under `Commands:` (without `help`).

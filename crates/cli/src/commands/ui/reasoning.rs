@@ -1,5 +1,5 @@
 //! A model's reasoning on stderr, never on stdout (README, section
-//! "Reasoning models"): dimmed, streamed as it comes, and with
+//! "Reasoning models and the Responses API"): dimmed, streamed as it comes, and with
 //! `ui.reasoning = "fold"` folded to one line once the answer starts.
 //!
 //! On a terminal, `fold` streams the reasoning on one line that is
