@@ -259,3 +259,138 @@ fn a_different_compaction_model_uses_the_transcript_summarizer() {
         .collect();
     assert!(comps.iter().all(|c| c["mode"] == "transcript"), "{comps:?}");
 }
+
+/// Issue 34: at a small window (the issue's llama-server setup: 80%, a
+/// 256-token buffer, 64 output tokens, three turns kept, lines of ~160
+/// words) every summary is asked on the shared prefix: the trigger keeps
+/// room for the instruction and the summary. (The fake's tokenizer counts
+/// eonyx's system prompt and tools at about 1,400 tokens, so 3072 and 4096
+/// here are about as tight as 2048 and 4096 against llama-server.)
+#[test]
+fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
+    for window in [3072u64, 4096] {
+        let server = FakeServer::start();
+        server
+            .set_context_window(Some(window))
+            .set_summarizer(echo_summary)
+            // About 64 tokens of answer.
+            .set_default_reply(Reply::text("words ".repeat(32).trim_end()));
+        let env = env_with(
+            &windowed(openai(&server), window, 80.0, 3)
+                .set("max_output_tokens", 64)
+                .merge_model_toml("compaction.buffer_tokens = 256")
+                .unwrap(),
+        );
+        let mut lines: Vec<String> = (1..=18).map(|n| line(n, 900)).collect();
+        lines[0] = format!("{} CODEWORD-IBIS is the key.", line(1, 850));
+        let run = batch(&env, &lines, &[], &[("EONYX_DEBUG", "1")]);
+        assert_eq!(run.code(), Some(0), "window {window}: {}", run.stderr());
+
+        let all = server.chat_requests();
+        let sums: Vec<(usize, &RecordedRequest)> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_summarizer())
+            .collect();
+        assert!(sums.len() >= 2, "window {window}: {} summaries", sums.len());
+        for (i, s) in &sums {
+            assert!(
+                s.is_shared_prefix_summarizer(),
+                "window {window}: request {i} is a transcript summary; sizes {:?}; {}",
+                all.iter()
+                    .map(|r| (r.is_summarizer(), r.prompt_tokens))
+                    .collect::<Vec<_>>(),
+                run.stderr()
+            );
+            // The conversation's last request is a prefix of it, and its
+            // summary budget is at least the reserve's floor.
+            let prev = all[..*i].iter().rev().find(|r| !r.is_summarizer()).unwrap();
+            let (sm, pm) = (s.messages(), prev.messages());
+            assert_eq!(raw_system(s), raw_system(prev));
+            assert_eq!(s.body["tools"], prev.body["tools"]);
+            assert_eq!(sm[..pm.len()], pm[..], "window {window}");
+            let max = s.body["max_tokens"]
+                .as_u64()
+                .or_else(|| s.body["max_completion_tokens"].as_u64())
+                .unwrap_or(0);
+            assert!(max >= 128, "window {window}: max_tokens {max}");
+            // Never the same summary twice: the next request is a turn.
+            assert!(!all[i + 1].is_summarizer(), "window {window}: {i}");
+            // The prompt itself fits the window.
+            assert!(s.prompt_tokens < window, "window {window}");
+        }
+        let comps = run.of_type("compaction");
+        assert_eq!(comps.len(), sums.len(), "window {window}");
+        assert!(
+            comps.iter().all(|c| c["mode"] == "shared-prefix"),
+            "window {window}: {comps:?}"
+        );
+        let debug: Vec<String> = run
+            .of_type("debug")
+            .iter()
+            .filter_map(|d| d["message"].as_str().map(str::to_owned))
+            .collect();
+        assert!(
+            debug.iter().all(|d| !d.contains("transcript")),
+            "window {window}: {debug:?}"
+        );
+        // The code word of the first turn survives every compaction.
+        let last = all.last().unwrap();
+        assert!(
+            last.system_text().contains("CODEWORD-IBIS"),
+            "window {window}"
+        );
+    }
+}
+
+/// Issue 34: a transcript summary cut at its cap is kept with its note and
+/// the user is told; the transcript is never sent a second time.
+#[test]
+fn a_cut_transcript_summary_is_kept_and_never_asked_for_again() {
+    const WINDOW: u64 = 8192;
+    let server = FakeServer::start();
+    server.set_context_window(Some(WINDOW)).set_summarizer(|_| {
+        Reply::text("## Active goal\nchat\n## Progress\nthe summary was cu")
+            .with_finish_reason("length")
+    });
+    let env = env_with(
+        &windowed(openai(&server), WINDOW, 60.0, 1)
+            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
+            .unwrap(),
+    );
+    let path = env.config_dir.join("config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {WINDOW}\nretries = 0\n",
+        server.base_url()
+    ));
+    std::fs::write(&path, text).unwrap();
+    let lines = [
+        "first turn".to_owned(),
+        "second turn".to_owned(),
+        "/compact".to_owned(),
+    ];
+    let run = batch(&env, &lines, &[], &[]);
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let sums: Vec<RecordedRequest> = server
+        .chat_requests()
+        .into_iter()
+        .filter(RecordedRequest::is_summarizer)
+        .collect();
+    assert_eq!(sums.len(), 1, "the transcript was sent again");
+    assert!(!sums[0].is_shared_prefix_summarizer());
+    let records = export(&env, &run.session());
+    let comps = compactions(&records);
+    assert_eq!(comps.len(), 1);
+    assert_eq!(comps[0]["mode"], "transcript");
+    let summary = comps[0]["summary"].as_str().unwrap();
+    assert!(summary.starts_with("## Active goal\nchat\n## Progress\nthe summary was cu"));
+    assert!(summary.contains("may be incomplete"), "{summary}");
+    let warned = run.of_type("warning");
+    assert!(
+        warned.iter().any(|w| w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("summary was cut"))),
+        "{warned:?}"
+    );
+}

@@ -1,4 +1,7 @@
 //! End-to-end tests of the real `eonyx` binary.
+mod acp;
+mod acp_tools;
+mod acp_util;
 mod agent;
 mod agent_failures;
 mod agent_repl;
@@ -15,6 +18,8 @@ mod config;
 mod context;
 mod editing;
 mod effective;
+mod hooks;
+mod hooks_events;
 mod json_errors;
 mod keys;
 mod mcp;
@@ -32,6 +37,7 @@ mod sandbox;
 mod session_order;
 mod sessions;
 mod skills;
+mod slash_batch;
 mod tasks;
 mod tasks_limits;
 mod tasks_mcp;

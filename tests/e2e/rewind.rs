@@ -213,9 +213,9 @@ fn keep_files_rewinds_only_the_conversation() {
     assert_eq!(read(&fx, "a.txt").as_deref(), Some("ALPHA\n"));
     assert_eq!(read(&fx, "sub/new.txt").as_deref(), Some("created\n"));
     assert_eq!(fx.agent_requests().last().unwrap().user_texts(), ["next"]);
-    // Nothing to rewind past the start.
+    // Nothing to rewind past the start: said, and the batch goes on.
     let o = fx.run(&["-c"], "/rewind 5\n");
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains("only 1 user turn(s)"), "{}", stderr(&o));
 }
 

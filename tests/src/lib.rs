@@ -41,6 +41,7 @@ mod reply;
 mod sandbox;
 mod scripted;
 mod server;
+mod serving;
 mod tokens;
 mod wire;
 

@@ -12,7 +12,6 @@
 //! [`TestMcpOptions::change_tools`], a tool `added_later` appears after
 //! the first call and the server says `tools/list_changed`.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -321,10 +320,8 @@ pub type Headers = Vec<(String, String)>;
 /// its own runtime (like [`crate::FakeServer`]); it records the headers of
 /// every request.
 pub struct McpHttpServer {
-    addr: SocketAddr,
+    serving: crate::serving::Serving,
     headers: Arc<Mutex<Vec<Headers>>>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl McpHttpServer {
@@ -341,14 +338,6 @@ impl McpHttpServer {
         use rmcp::transport::streamable_http_server::{
             StreamableHttpServerConfig, StreamableHttpService,
         };
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("eonyx-test-mcp-http")
-            .enable_all()
-            .build()?;
         let headers: Arc<Mutex<Vec<Headers>>> = Arc::default();
         let seen = Arc::clone(&headers);
         let handler = TestMcp::new(opts);
@@ -374,33 +363,13 @@ impl McpHttpServer {
                         }
                     },
                 ));
-        let listener = {
-            let _guard = runtime.enter();
-            tokio::net::TcpListener::from_std(listener)?
-        };
-        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("eonyx-test-mcp-http".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    tokio::select! {
-                        _ = axum::serve(listener, app) => {}
-                        _ = stop => {}
-                    }
-                });
-                drop(runtime);
-            })?;
-        Ok(Self {
-            addr,
-            headers,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        })
+        let serving = crate::serving::Serving::start("eonyx-test-mcp-http", 1, app)?;
+        Ok(Self { serving, headers })
     }
 
     /// `http://127.0.0.1:PORT/mcp`, the `url` to configure.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
+        format!("http://{}/mcp", self.serving.addr())
     }
 
     /// The headers of every request so far, lower-case names.
@@ -409,16 +378,5 @@ impl McpHttpServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
-    }
-}
-
-impl Drop for McpHttpServer {
-    fn drop(&mut self) {
-        if let Some(s) = self.shutdown.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }

@@ -48,15 +48,22 @@ fn count_text_chars(chars: usize) -> u64 {
 /// (keys of each object sorted).
 pub(crate) fn canonical_prompt(body: &Value) -> String {
     let mut out = String::new();
+    // Sorted here, not by `Value`: serde_json's `preserve_order` (which
+    // the ACP crate turns on for the workspace) keeps insertion order.
+    let sorted = |v: &Value| {
+        let mut v = v.clone();
+        v.sort_all_objects();
+        v.to_string()
+    };
     for key in ["system", "instructions", "tools"] {
         if let Some(v) = body.get(key) {
-            out.push_str(&v.to_string());
+            out.push_str(&sorted(v));
         }
     }
     let items = body.get("messages").or_else(|| body.get("input"));
     if let Some(messages) = items.and_then(Value::as_array) {
         for m in messages {
-            out.push_str(&m.to_string());
+            out.push_str(&sorted(m));
         }
     }
     out

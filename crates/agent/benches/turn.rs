@@ -165,6 +165,7 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         approver: Some(Arc::new(AllowAll)),
         provider: Some(Arc::new(instant())),
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: None,
     };
 

@@ -9,8 +9,9 @@
 //!   ahead, and the call into eonyx-compact;
 //! - `ahead`: summaries written ahead of time, in the background, while the
 //!   frontend waits for the user;
-//! - `request`: the system prompt and the next request (shared with
-//!   [`crate::effective_request`]), and the size estimate;
+//! - `request`: the system prompt (assembled by [`crate::prompt`]) and the
+//!   next request (shared with [`crate::effective_request`]), and the size
+//!   estimate;
 //! - `rewind`: `/rewind` (files, then the record, then the view rebuilt)
 //!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
@@ -36,6 +37,7 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod hooks;
 mod input;
 mod mcp;
 mod memory;
@@ -52,9 +54,9 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
-pub(crate) use memory::read_memory_section;
-pub(crate) use request::{Sections, next_request, system_prompt, task_section, tool_definitions};
+pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
 pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
@@ -93,6 +95,10 @@ pub struct AgentOptions {
     pub provider: Option<Arc<dyn Provider>>,
     /// Starts the MCP servers instead of rmcp (tests).
     pub mcp: Option<Arc<dyn eonyx_mcp::Connector>>,
+    /// MCP servers the frontend adds to the configured ones for this
+    /// session (an ACP client's `mcpServers`); one of the same name
+    /// replaces the configured server.
+    pub mcp_servers: Vec<eonyx_core::McpServerConfig>,
     /// The `eonyx` executable, which runs the Landlock sandbox helper
     /// (`current_exe()` in the binary). `None` (library tests, which do not
     /// run inside `eonyx`): the Landlock backend is unavailable.
@@ -112,6 +118,9 @@ pub struct TurnOutcome {
     /// Why the model stopped in the turn's last step (`length`: cut by the
     /// output cap).
     pub finish_reason: Option<FinishReason>,
+    /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
+    /// saved); its reason.
+    pub blocked: Option<String>,
 }
 
 /// The `{ctx N%}` figures.
@@ -164,6 +173,8 @@ pub struct Agent {
     /// How deep in a tree of tasks this agent runs (0: the user's own
     /// session); from `tasks.max_depth` on it gets no `task` tool.
     depth: u32,
+    /// The hooks that run here and what they left for later (docs/hooks.md).
+    hook: hooks::HookState,
 }
 
 impl Agent {
@@ -192,6 +203,16 @@ impl Agent {
     /// Whether the current session was resumed (as opposed to new).
     pub fn resumed(&self) -> bool {
         self.resumed
+    }
+
+    /// The working directory the agent was opened in.
+    pub fn cwd(&self) -> &camino::Utf8Path {
+        &self.cwd
+    }
+
+    /// The project root (where the tools' relative paths start).
+    pub fn project_root(&self) -> &camino::Utf8Path {
+        &self.project.root
     }
 
     pub fn store(&self) -> &Store {
@@ -233,6 +254,20 @@ impl Agent {
     /// once per process).
     pub fn sandbox_status(&self) -> String {
         self.tools.ctx.sandbox.status()
+    }
+
+    /// Replace who decides approvals from now on (the ACP frontend's
+    /// modes, `session/set_mode`). `approver` applies config and flags
+    /// itself: build it as a [`crate::tools::PolicyApprover`].
+    pub fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.tools.approver = approver;
+    }
+
+    /// Read and write files through the client's file system from now on
+    /// (`eonyx acp`, when the client offers it); see
+    /// [`eonyx_tools::ClientFiles`].
+    pub fn set_client_files(&mut self, files: Arc<dyn eonyx_tools::ClientFiles>) {
+        self.tools.ctx.files = Some(files);
     }
 
     /// Rename the current session (appends a title record).

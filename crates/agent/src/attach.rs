@@ -188,6 +188,10 @@ pub enum AttachError {
     Outside { shown: String, path: Utf8PathBuf },
     #[error("not sent: attaching {path} (outside the project) was not allowed")]
     Declined { path: Utf8PathBuf },
+    /// A kind of content a client sent that no turn can carry (audio, an
+    /// unknown block).
+    #[error("cannot send {what}: eonyx takes text, files and images")]
+    Unsupported { what: &'static str },
 }
 
 /// Find the file `raw` names: relative to `cwd` unless absolute, `~/` the

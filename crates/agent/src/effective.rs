@@ -10,14 +10,14 @@ use eonyx_compact::ContextView;
 use eonyx_config::paths::Env;
 use eonyx_config::{Config, LoadOptions};
 use eonyx_core::{ChatRequest, Message, MessageRecord, SessionId};
-use eonyx_prompt::ContextLoader;
 use eonyx_store::Store;
 
-use crate::agent::{
-    RESUME_INTERRUPTED, Sections, next_request, system_prompt, task_section, tool_definitions,
-    unanswered_calls,
-};
+use crate::agent::{RESUME_INTERRUPTED, next_request, unanswered_calls};
 use crate::error::AgentError;
+use crate::prompt::{
+    PromptSources, Sections, memory_store, read_memory_section, skills_in_use, system_prompt,
+    task_section, tool_definitions,
+};
 
 /// The next request of a session and what it was built from.
 #[derive(Debug)]
@@ -74,29 +74,16 @@ pub fn effective_request(
         ));
     }
     let project = eonyx_config::paths::find_project(&cwd);
-    let mut loader = ContextLoader::new(&cwd, &project, &config.config_dir, config.context.clone());
-    let loaded = loader.load();
-    warnings.extend(loaded.warnings.iter().cloned());
-    // Skills as the agent finds them when it opens, and those in use since
-    // the last compaction.
-    let skills = eonyx_prompt::skills::discover(
-        &project,
-        &config.config_dir,
-        eonyx_prompt::skills::home_dir(env).as_deref(),
-        &config.skills,
-    );
-    warnings.extend(skills.warnings.iter().cloned());
+    // Context files and skills as the agent reads them when it opens, and
+    // the skills in use since the last compaction.
+    let sources = PromptSources::read(&cwd, &project, &config, env);
+    warnings.extend(sources.warnings().cloned());
     let in_use_names = effective
         .compaction
         .as_ref()
         .map(|c| c.skills.clone())
         .unwrap_or_default();
-    let in_use = eonyx_prompt::skills::skills_in_use(
-        &skills,
-        &in_use_names,
-        config.skills.max_reloaded_bytes,
-        &eonyx_prompt::FsReader,
-    );
+    let in_use = skills_in_use(&config, &sources.skills, &in_use_names);
     warnings.extend(in_use.warnings.iter().cloned());
 
     // As on resume: calls left without a result get the interrupted one.
@@ -116,21 +103,19 @@ pub fn effective_request(
     }
 
     // Memory as a session opened now would read it.
-    let memory_store = config
-        .memory
-        .enabled
-        .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
-    let (memory, memory_warning) =
-        crate::agent::read_memory_section(memory_store.as_ref(), config.memory.max_bytes);
+    let (memory, memory_warning) = read_memory_section(
+        memory_store(&config, &data_dir, &project.root).as_ref(),
+        config.memory.max_bytes,
+    );
     warnings.extend(memory_warning);
 
     let system = system_prompt(
         &config,
-        &loaded,
-        &view,
+        &sources.loaded,
+        view.summary(),
         &memory,
         Sections {
-            skills: &skills.section,
+            skills: &sources.skills.section,
             skills_in_use: &in_use.section,
             // MCP servers are not started for this (no model is asked).
             mcp: "",
@@ -138,12 +123,11 @@ pub fn effective_request(
         },
         &eonyx_core::time::today_utc(),
     );
-    let tools = tool_definitions(&config, &skills, depth);
+    let tools = tool_definitions(&config, &sources.skills, depth);
     let request = next_request(&config, system, &view, &tools);
     // Shaped by the parameters this model refused before, as the client sends it.
-    let quirks = eonyx_store::limits::LimitsCache::open(&data_dir)
-        .map(|c| c.quirks(&config.model.base_url, &config.model.name))
-        .unwrap_or_default();
+    let quirks = crate::limits::open_cache(&data_dir, &mut warnings)
+        .quirks(&config.model.base_url, &config.model.name);
     let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
     Ok(EffectiveRequest {
         request,

@@ -1,4 +1,6 @@
 use eonyx_core::ProviderError;
+use eonyx_store::StoreError;
+use eonyx_store::memory::MemoryError;
 
 /// Why a turn or an agent operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -21,8 +23,10 @@ pub enum AgentError {
     NothingToCompact,
     #[error("interrupted")]
     Interrupted,
-    #[error("{0}")]
-    Usage(String),
+    /// Asked for something this session cannot do as asked: the user's to
+    /// correct (class `usage`).
+    #[error(transparent)]
+    Usage(#[from] UsageError),
     #[error(transparent)]
     Memory(#[from] eonyx_store::memory::MemoryError),
     /// A server with `required = true` could not start (docs/mcp.md#startup).
@@ -33,6 +37,54 @@ pub enum AgentError {
     /// An `@path` or `--image` file that cannot be sent; nothing was sent.
     #[error(transparent)]
     Attach(#[from] crate::attach::AttachError),
+    /// A hook the config names cannot be set up (a matcher that is no
+    /// regex): class `config`, exit 2.
+    #[error(transparent)]
+    Hooks(#[from] eonyx_hooks::HookError),
+    /// A hook blocked what was about to happen (docs/hooks.md#answers).
+    #[error("a {event} hook blocked it: {reason}")]
+    HookBlocked { event: &'static str, reason: String },
+}
+
+/// What the user asked that cannot be done as asked; each says what to do
+/// instead.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// A command given without what it needs (`0`: its synopsis).
+    #[error("usage: {0}")]
+    Synopsis(&'static str),
+    #[error(
+        "{id} is a task session of {parent} (profile {profile}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued"
+    )]
+    ResumeTask {
+        id: eonyx_core::SessionId,
+        parent: String,
+        profile: String,
+    },
+    #[error("no session to continue for project {project}; start one with `eonyx run PROMPT`")]
+    NothingToContinue { project: camino::Utf8PathBuf },
+    #[error(
+        "compaction.model = {name:?} names no configured model; add [models.{name}] or leave it empty to use the session's model"
+    )]
+    UnknownCompactionModel { name: String },
+    #[error(
+        "memory is off (memory.enabled = false); turn it on in config.toml with [memory] enabled = true"
+    )]
+    MemoryOff,
+    /// The user's `!command` could not be run.
+    #[error(transparent)]
+    Command(eonyx_tools::ToolError),
+    #[error("nothing to fork yet: this session has no messages")]
+    NothingToFork,
+    #[error("a fork before the first turn would be empty: use /new for a new session")]
+    EmptyFork,
+    /// `/rewind 0`, `/fork 0` (`what`: the command).
+    #[error("/{what} N: N is how many user turns to go back, at least 1")]
+    NoTurns { what: &'static str },
+    #[error("nothing to {what}: this session has no turns yet")]
+    NoTurnsYet { what: &'static str },
+    #[error("this session has only {have} user turn(s) to {what}")]
+    TooFewTurns { what: &'static str, have: usize },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {
@@ -46,22 +98,26 @@ fn store_message(e: &eonyx_store::StoreError) -> String {
 }
 
 impl AgentError {
-    /// Stable class name for JSON `error` events.
+    /// Stable class name for JSON `error` events ([`class_of`] for any
+    /// error; [`status_of`] turns it into the exit status).
     pub fn class(&self) -> &'static str {
         match self {
-            AgentError::Config(_) => "config",
-            AgentError::Store(e) if e.is_usage() => "usage",
-            AgentError::Store(e) if e.is_in_use() => "session_in_use",
-            AgentError::Store(e) if e.is_not_found() => "not_found",
-            AgentError::Store(_) => "store",
+            AgentError::Config(_) | AgentError::Hooks(_) => "config",
+            AgentError::Store(e) => store_class(e),
             AgentError::Provider(e) => e.class(),
             AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
             AgentError::TooLarge { .. } => "context_overflow",
             AgentError::Interrupted => "cancelled",
             AgentError::Usage(_) | AgentError::Attach(_) => "usage",
-            AgentError::Memory(_) => "memory",
+            AgentError::Memory(e) => memory_class(e),
             AgentError::McpRequired { .. } => "mcp",
+            AgentError::HookBlocked { .. } => "hook",
         }
+    }
+
+    /// How a command ends on this error (the one table, [`status_of`]).
+    pub fn status(&self) -> Status {
+        status_of(self.class())
     }
 
     pub fn is_interrupted(&self) -> bool {
@@ -69,6 +125,109 @@ impl AgentError {
             self,
             AgentError::Interrupted | AgentError::Provider(ProviderError::Cancelled)
         )
+    }
+}
+
+/// How a command ended, as the user sees it: the exit code
+/// (docs/cli.md#exit-codes) and, for a turn, what the frontend shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Success,
+    /// A turn or a runtime operation failed (exit 1).
+    Failed,
+    /// The command or the config is the user's to fix (exit 2).
+    Usage,
+    /// The user interrupted it (exit 130).
+    Interrupted,
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Success => 0,
+            Status::Failed => 1,
+            Status::Usage => 2,
+            Status::Interrupted => 130,
+        }
+    }
+}
+
+/// The one table from an error's class to how the command ends; every
+/// class not listed is [`Status::Failed`].
+const STATUS_OF_CLASS: &[(&str, Status)] = &[
+    ("usage", Status::Usage),
+    ("config", Status::Usage),
+    ("cancelled", Status::Interrupted),
+];
+
+/// How a command ends on an error of `class` ([`class_of`]).
+pub fn status_of(class: &str) -> Status {
+    STATUS_OF_CLASS
+        .iter()
+        .find(|(c, _)| *c == class)
+        .map_or(Status::Failed, |(_, s)| *s)
+}
+
+/// A request the frontend refuses as given (a malformed argument, a slash
+/// command without what it needs): class `usage`, exit 2. Its text says
+/// what to type instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidRequest(pub String);
+
+/// The class of an error that ended a command, from the first cause in
+/// `chain` (an error and its sources, outermost first) that eonyx knows;
+/// `error` when none is.
+pub fn class_of<'a>(
+    chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> &'static str {
+    for cause in chain {
+        if let Some(e) = cause.downcast_ref::<AgentError>() {
+            return e.class();
+        }
+        if cause.is::<InvalidRequest>()
+            || cause.is::<eonyx_core::SessionIdError>()
+            || cause.is::<crate::attach::AttachError>()
+        {
+            return "usage";
+        }
+        if cause.is::<eonyx_config::ConfigError>() {
+            return "config";
+        }
+        if let Some(e) = cause.downcast_ref::<StoreError>() {
+            return store_class(e);
+        }
+        if let Some(e) = cause.downcast_ref::<MemoryError>() {
+            return memory_class(e);
+        }
+        if let Some(e) = cause.downcast_ref::<ProviderError>() {
+            return e.class();
+        }
+        if cause.is::<std::io::Error>() {
+            return "io";
+        }
+    }
+    "error"
+}
+
+fn store_class(e: &StoreError) -> &'static str {
+    if e.is_usage() {
+        "usage"
+    } else if e.is_in_use() {
+        "session_in_use"
+    } else if e.is_not_found() {
+        "not_found"
+    } else {
+        "store"
+    }
+}
+
+/// A memory entry refused (empty, a secret, an unknown id) is the user's
+/// to fix; a file that cannot be read or written is not.
+fn memory_class(e: &MemoryError) -> &'static str {
+    match e {
+        MemoryError::Io { .. } => "memory",
+        _ => "usage",
     }
 }
 
@@ -103,5 +262,40 @@ mod tests {
                 .starts_with("cannot save to the session file, so the turn was stopped: "),
             "{io}"
         );
+    }
+
+    #[test]
+    fn one_table_gives_the_same_status_for_an_error_wherever_it_is_met() {
+        let bad_rewind = || StoreError::InvalidRewind {
+            id: SessionId::parse("20260705T091500-1a2b3c4d").unwrap(),
+            to_seq: 9,
+            last_seq: 3,
+        };
+        // A store usage error alone, inside an AgentError, and behind a
+        // context (anyhow's chain) all end the command the same way.
+        let alone = bad_rewind();
+        let wrapped = AgentError::from(bad_rewind());
+        assert_eq!(
+            class_of([&alone as &(dyn std::error::Error + 'static)]),
+            "usage"
+        );
+        assert_eq!(wrapped.class(), "usage");
+        assert_eq!(wrapped.status(), Status::Usage);
+        assert_eq!(status_of("usage").code(), 2);
+        assert_eq!(status_of("config").code(), 2);
+        assert_eq!(status_of("cancelled").code(), 130);
+        assert_eq!(status_of("store").code(), 1);
+        assert_eq!(AgentError::Interrupted.status(), Status::Interrupted);
+        assert_eq!(
+            AgentError::from(MemoryError::Secret).status(),
+            Status::Usage
+        );
+        let invalid = InvalidRequest("usage: /rename TITLE".into());
+        assert_eq!(
+            class_of([&invalid as &(dyn std::error::Error + 'static)]),
+            "usage"
+        );
+        let io = std::io::Error::other("boom");
+        assert_eq!(class_of([&io as &(dyn std::error::Error + 'static)]), "io");
     }
 }

@@ -64,6 +64,18 @@ pub enum AgentEvent {
         call_id: String,
         event: Box<AgentEvent>,
     },
+    /// A hook ran (docs/hooks.md): one per command, when it ended.
+    Hook {
+        event: eonyx_core::hooks::HookEvent,
+        command: String,
+        /// `None`: timed out or could not start.
+        exit_code: Option<i32>,
+        /// `block`, `deny`, `ask`, `allow`, `stop`, or none.
+        decision: Option<&'static str>,
+        millis: u64,
+        /// Why, when it blocked, denied or stopped something.
+        reason: Option<String>,
+    },
     /// A task's child finished (answered, failed or was interrupted).
     TaskCompleted {
         call_id: String,

@@ -21,6 +21,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod prompt;
 pub mod rewind;
 pub mod secrets;
 mod truncation;
@@ -30,8 +31,12 @@ pub use eonyx_tools as tools;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, LastCompaction, RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    DraftJob, LastCompaction, MAX_STOP_BLOCKS, RewindOptions, SessionChoice, SessionTokens,
+    TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
-pub use error::AgentError;
+/// The hooks crate, for what frontends pass the agent (`StartSource`).
+pub use eonyx_hooks as hooks;
+pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of, status_of};
 pub use events::AgentEvent;
+pub use prompt::{PromptReport, ToolSizes, context_report};

@@ -138,6 +138,22 @@ pub fn resolve_cached(model: &ModelConfig, cache: Option<&LimitsCache>) -> Windo
     resolve(model.context_window, learned.as_ref())
 }
 
+/// The window a session under `config` would size its requests by, from
+/// the configuration and the cache alone (no server is asked): for
+/// `eonyx mcp` and `eonyx context`. Problems opening the cache are added
+/// to `warnings`.
+pub fn cached_window(
+    config: &Config,
+    env: &eonyx_config::paths::Env,
+    warnings: &mut Vec<String>,
+) -> u64 {
+    let cache = match eonyx_config::paths::data_dir(env) {
+        Ok(dir) => Some(open_cache(&dir, warnings)),
+        Err(_) => None,
+    };
+    resolve_cached(&config.model, cache.as_ref()).tokens
+}
+
 /// Open the cache; a corrupt file is replaced by an empty cache (saved at
 /// once) with a warning. Any other failure: an empty in-memory cache and a
 /// warning.
@@ -311,7 +327,7 @@ pub fn remember_quirks(
     model: &ModelConfig,
     quirks: eonyx_core::provider::RequestQuirks,
 ) -> Result<(), LimitsError> {
-    let mut cache = LimitsCache::open(data_dir).unwrap_or_else(|_| LimitsCache::empty(data_dir));
+    let mut cache = open_cache(data_dir, &mut Vec::new());
     cache.record_quirks(&model.base_url, &model.name, quirks);
     cache.save()
 }

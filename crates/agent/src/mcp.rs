@@ -51,9 +51,3 @@ pub async fn inspect(config: &Config, env: &Env, window: u64) -> McpReport {
         warnings,
     }
 }
-
-/// The built-in tools a session offers under `config` with `skills`
-/// (before the MCP ones), for sizing a request.
-pub fn builtin_tools(config: &Config, skills: &eonyx_prompt::Skills) -> Vec<eonyx_core::ToolDef> {
-    crate::agent::tool_definitions(config, skills, 0)
-}

@@ -17,6 +17,10 @@ use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_core::{MessageRecord, Role, ShellOutcome, ToolName, Undo};
 use eonyx_store::{FileHistory, sha256_hex};
 
+/// Opens the message a `!command` puts in the conversation (the agent
+/// writes it; a rewind lists such commands as not undone).
+pub const COMMAND_HEADER: &str = "The user ran a shell command and saw its output:";
+
 /// A rewound user turn, as listed before asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RewoundTurn {
@@ -148,7 +152,7 @@ fn user_command(m: &eonyx_core::Message) -> Option<String> {
         return None;
     }
     let text = m.content.text();
-    let rest = text.strip_prefix(crate::agent::COMMAND_HEADER)?;
+    let rest = text.strip_prefix(COMMAND_HEADER)?;
     let line = rest.trim_start_matches('\n').lines().next()?;
     line.strip_prefix("$ ").map(str::to_owned)
 }
@@ -534,7 +538,7 @@ mod tests {
         // A `!command` the user ran is one too.
         fx.push(Message::user(format!(
             "{}\n$ git stash\nexit status: 0\nSaved",
-            crate::agent::COMMAND_HEADER
+            COMMAND_HEADER
         )));
         assert_eq!(fx.plan().commands, ["cargo build", "git stash"]);
         assert_eq!(fx.plan().turns[0].text, "run things");

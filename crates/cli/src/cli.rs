@@ -1,9 +1,9 @@
-//! Command-line definition (README, section "Commands") and dispatch.
+//! Command-line definition (README, section "Commands") and parsing;
+//! `commands::dispatch` runs what was parsed.
 
 use camino::Utf8PathBuf;
 use clap::{Args, Parser, Subcommand};
 
-use crate::commands;
 use crate::printer::Printer;
 
 /// eonyx: a terminal LLM agent whose memory is done right.
@@ -96,6 +96,10 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Start the MCP servers and list their state, tools and the tokens they add to every request.
     Mcp(McpArgs),
+    /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
+    Hooks(HooksArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and acpx.
+    Acp,
     /// Show the effective configuration and where each value came from.
     Config(ConfigArgs),
     /// List, add, forget and edit memory kept across sessions.
@@ -240,6 +244,9 @@ pub struct SkillsArgs {}
 pub struct McpArgs {}
 
 #[derive(Debug, Args)]
+pub struct HooksArgs {}
+
+#[derive(Debug, Args)]
 pub struct TrustArgs {
     /// Project root to trust (default: the current project).
     pub path: Option<Utf8PathBuf>,
@@ -255,27 +262,12 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub fn parse_and_dispatch(printer: &mut Printer) -> anyhow::Result<crate::exit::Status> {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return Ok(usage_error(printer, &e)),
-    };
+/// The command line, or how to exit when clap rejected it (already
+/// reported).
+pub fn parse(printer: &mut Printer) -> Result<Cli, crate::exit::Status> {
+    let cli = Cli::try_parse().map_err(|e| usage_error(printer, &e))?;
     printer.set_json(cli.global.json);
-    match cli.command {
-        None => commands::interactive::run(printer, &cli.global, &cli.session, cli.new),
-        Some(Command::Run(args)) => commands::run::run(printer, &cli.global, &args),
-        Some(Command::Sessions(args)) => commands::sessions::run(printer, &cli.global, &args),
-        Some(Command::Context(args)) => commands::context::run(printer, &cli.global, &args),
-        Some(Command::Compact(args)) => commands::compact::run(printer, &cli.global, &args),
-        Some(Command::Skills(args)) => commands::skills::run(printer, &cli.global, &args),
-        Some(Command::Mcp(args)) => commands::mcp::run(printer, &cli.global, &args),
-        Some(Command::Config(args)) => commands::config::run(printer, &cli.global, &args),
-        Some(Command::Memory(args)) => commands::memory::run(printer, &cli.global, &args),
-        Some(Command::Trust(args)) => commands::config::trust(printer, &cli.global, &args),
-        Some(Command::Completions(args)) => commands::completions::run(printer, &args),
-        Some(Command::Manpage) => commands::completions::manpage(printer),
-        Some(Command::SandboxExec(args)) => commands::sandbox_exec(printer, args),
-    }
+    Ok(cli)
 }
 
 /// A command line clap rejects. Without `--json` clap reports it as

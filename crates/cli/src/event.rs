@@ -103,6 +103,18 @@ pub enum Event<'a> {
     Warning {
         message: &'a str,
     },
+    /// A hook ran (docs/hooks.md#events-and-json): its event, command,
+    /// exit code (`null`: timed out or could not start), decision (`block`,
+    /// `deny`, `ask`, `allow`, `stop` or `null`) and milliseconds.
+    Hook {
+        event: &'a str,
+        command: &'a str,
+        exit_code: Option<i32>,
+        decision: Option<&'a str>,
+        ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
     MemoryChanged {
         /// `add` or `forget`.
         action: &'a str,
@@ -352,17 +364,24 @@ struct ChildEvent<'e, 'a> {
 
 impl Event<'_> {
     /// The event as one line of JSON (no newline). It goes through
-    /// [`serde_json::Value`], whose object keys are sorted, so every
-    /// object's keys, nested ones too, come out in alphabetical order:
-    /// the output these events have always had.
+    /// [`serde_json::Value`] with every object's keys, nested ones too,
+    /// sorted: the output these events have always had (serde_json keeps
+    /// insertion order in the tree, `preserve_order`, which the ACP crate
+    /// turns on).
     pub fn to_line(&self) -> serde_json::Result<String> {
-        Ok(serde_json::to_value(self)?.to_string())
+        Ok(sorted(serde_json::to_value(self)?).to_string())
     }
 
     /// The event of a task's child, with `task` = the task call's id.
     pub fn to_child_line(&self, task: &str) -> serde_json::Result<String> {
-        Ok(serde_json::to_value(ChildEvent { event: self, task })?.to_string())
+        Ok(sorted(serde_json::to_value(ChildEvent { event: self, task })?).to_string())
     }
+}
+
+/// `v` with the keys of every object in it sorted.
+pub fn sorted(mut v: serde_json::Value) -> serde_json::Value {
+    v.sort_all_objects();
+    v
 }
 
 /// The API-neutral name of a finish reason for JSON events.

@@ -9,5 +9,8 @@ mod printer;
 mod stdin;
 
 fn main() -> std::process::ExitCode {
-    exit::run(cli::parse_and_dispatch)
+    exit::run(|printer| match cli::parse(printer) {
+        Ok(cli) => commands::dispatch(printer, cli),
+        Err(status) => Ok(status),
+    })
 }

@@ -71,9 +71,18 @@ impl Printer {
     }
 
     /// One JSON value as a line on stdout (the data of listings; events
-    /// go through [`Printer::event`]).
+    /// go through [`Printer::event`]), its objects' keys sorted.
     pub fn json_line(&mut self, v: &serde_json::Value) -> std::io::Result<()> {
-        self.outln(&v.to_string())
+        self.outln(&crate::event::sorted(v.clone()).to_string())
+    }
+
+    /// A JSON document, pretty-printed, on stdout (`--json` listings),
+    /// its objects' keys sorted.
+    pub fn json_pretty(&mut self, v: &impl serde::Serialize) -> std::io::Result<()> {
+        let v = serde_json::to_value(v).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string_pretty(&crate::event::sorted(v))
+            .map_err(std::io::Error::other)?;
+        self.outln(&text)
     }
 
     /// One `--json` event as a line on stdout.

@@ -1,14 +1,16 @@
 //! A summary cut by the output cap (`summary_max_tokens`) is not stored as
-//! if complete: the summarizer is asked once for a shorter one; if that is
-//! cut too, it is kept with [`CUT_SUMMARY_NOTE`] appended, so the user (and
-//! the model) can tell.
+//! if complete, and never costs a second full request: the shared-prefix
+//! summarizer asks once for a shorter one on the same cached prefix
+//! ([`retry_shorter_if_cut`]); the transcript summarizer keeps the cut
+//! summary ([`mark_if_cut`]). A summary still cut is kept with
+//! [`CUT_SUMMARY_NOTE`] appended, so the user (and the model) can tell.
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{ChatRequest, ChatResponse, Content, FinishReason, Provider, ProviderError};
 
 use crate::CompactError;
 
-/// Appended to a summary that was still cut after the shorter retry.
+/// Appended to a summary that was cut at the output cap and kept.
 pub const CUT_SUMMARY_NOTE: &str = "[This summary was cut at the summarizer's output limit (compaction.summary_max_tokens) and may be incomplete.]";
 
 /// The request asking again for a summary at most half as long.
@@ -28,9 +30,24 @@ pub(crate) fn shorter(req: &ChatRequest) -> ChatRequest {
     again
 }
 
-/// When `resp` was cut by the output cap, ask once for a shorter summary;
-/// a second cut keeps the reply, marked with [`CUT_SUMMARY_NOTE`].
-pub(crate) async fn retry_if_cut(
+/// `resp` as a summary to keep: when it was cut by the output cap, its
+/// text with [`CUT_SUMMARY_NOTE`] appended.
+pub(crate) fn mark_if_cut(mut resp: ChatResponse) -> ChatResponse {
+    if resp.finish_reason == Some(FinishReason::Length) {
+        let text = format!(
+            "{}\n\n{CUT_SUMMARY_NOTE}",
+            resp.message.content.text().trim_end()
+        );
+        resp.message.content = Content::Text(text);
+    }
+    resp
+}
+
+/// When `resp` was cut by the output cap, ask once for a shorter summary
+/// with the same request plus a note (its prefix is what the provider just
+/// cached); a second cut is kept marked, and a retry that fails keeps the
+/// first reply, marked.
+pub(crate) async fn retry_shorter_if_cut(
     provider: &dyn Provider,
     req: &ChatRequest,
     resp: ChatResponse,
@@ -41,22 +58,15 @@ pub(crate) async fn retry_if_cut(
     }
     let again = shorter(req);
     let mut ignore = |_ev| {};
-    let mut resp = match cancel
+    match cancel
         .run_until_cancelled(provider.send(&again, &mut ignore))
         .await
     {
-        None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
-        Some(Err(e)) => return Err(CompactError::Summarizer(e)),
-        Some(Ok(r)) => r,
-    };
-    if resp.finish_reason == Some(FinishReason::Length) {
-        let text = format!(
-            "{}\n\n{CUT_SUMMARY_NOTE}",
-            resp.message.content.text().trim_end()
-        );
-        resp.message.content = Content::Text(text);
+        None | Some(Err(ProviderError::Cancelled)) => Err(CompactError::Cancelled),
+        Some(Err(_)) => Ok(mark_if_cut(resp)),
+        Some(Ok(r)) if r.message.content.text().trim().is_empty() => Ok(mark_if_cut(resp)),
+        Some(Ok(r)) => Ok(mark_if_cut(r)),
     }
-    Ok(resp)
 }
 
 #[cfg(test)]

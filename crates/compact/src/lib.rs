@@ -27,6 +27,7 @@
 //! never depend on the model's text.
 
 mod ahead;
+mod budget;
 mod cut;
 mod estimate;
 mod facts;
@@ -43,16 +44,20 @@ mod tests;
 pub use ahead::{DraftInput, DraftOutcome, draft_applies, plan_at, record_from_draft, write_draft};
 pub use cut::CUT_SUMMARY_NOTE;
 
+pub use budget::{
+    INSTRUCTION_CHARS_PER_TOKEN, MIN_RESERVED_SUMMARY_TOKENS, RESERVED_SUMMARY_FRACTION,
+    min_shared_budget, reserved_summary_tokens, summary_max_tokens,
+};
 pub use estimate::{
     Estimator, MAX_CHARS_PER_TOKEN, MIN_CHARS_PER_TOKEN, RequestSize, request_size,
 };
 pub use facts::{CommandFact, FACTS_HEADING, Facts, SearchFact, strip_facts};
 pub use guard::AutoGuard;
 pub use plan::{Plan, PlanError, plan};
-pub use shared::{instruction as shared_prefix_instruction, shared_prefix_request};
+pub use shared::{SharedCut, instruction as shared_prefix_instruction, shared_prefix_request};
 pub use summary::{SECTIONS, SUMMARY_TEMPERATURE, summary_request};
 pub use trigger::{
-    Limits, Trigger, overflow_target, request_target, summary_max_tokens, tail_budget, trigger,
+    Limits, Trigger, overflow_target, request_target, summarizer_reserve, tail_budget, trigger,
 };
 pub use view::{ContextView, PushOutcome};
 
@@ -150,10 +155,26 @@ async fn summarize_shared(
     debug: &mut (dyn FnMut(String) + Send),
     cancel: &CancellationToken,
 ) -> Result<Option<String>, CompactError> {
-    let first_kept = input.view.records().get(input.plan.compacted_len);
+    let records = input.view.records();
+    let kept_from = input.plan.compacted_len.min(records.len());
+    // Messages after the last assistant one that stay verbatim: the
+    // request may leave them out to make room (see `SharedCut`).
+    let tail_from = records
+        .iter()
+        .rposition(|r| r.message.role == Role::Assistant)
+        .map_or(0, |a| a + 1);
+    let cut = SharedCut {
+        first_kept: records.get(kept_from),
+        kept: records.len() - kept_from,
+        unsent: if tail_from >= kept_from {
+            records.len() - tail_from
+        } else {
+            0
+        },
+    };
     let Some(mut req) = shared_prefix_request(
         next,
-        first_kept,
+        cut,
         input.view.summary().is_some(),
         input.focus,
         input.cfg,
@@ -166,6 +187,12 @@ async fn summarize_shared(
         ));
         return Ok(None);
     };
+    if req.messages.len() < next.messages.len() + 1 {
+        debug(format!(
+            "compaction: the shared-prefix request leaves out the {} newest message(s), which stay verbatim, to make room for the summary",
+            next.messages.len() + 1 - req.messages.len()
+        ));
+    }
     req.cancel = cancel.child_token();
     let mut ignore = |_ev| {};
     let sent = cancel
@@ -174,7 +201,7 @@ async fn summarize_shared(
     let sent = match sent {
         // A summary cut at the output cap is asked for once more, shorter
         // (the same request with a note appended: the cache still holds it).
-        Some(Ok(r)) => match cut::retry_if_cut(provider, &req, r, cancel).await {
+        Some(Ok(r)) => match cut::retry_shorter_if_cut(provider, &req, r, cancel).await {
             Err(CompactError::Cancelled) => return Err(CompactError::Cancelled),
             Err(CompactError::Summarizer(e)) => Some(Err(e)),
             Err(e) => Some(Err(ProviderError::BadResponse {
@@ -230,7 +257,9 @@ async fn summarize_transcript(
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
     };
-    let resp = cut::retry_if_cut(provider, &req, resp, cancel).await?;
+    // Cut at the cap: kept with its note, never asked for again (a second
+    // transcript request would cost the whole prefill again).
+    let resp = cut::mark_if_cut(resp);
     let text = strip_facts(resp.message.content.text().trim()).to_owned();
     if text.trim().is_empty() {
         return Err(CompactError::EmptySummary);

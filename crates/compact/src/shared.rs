@@ -5,21 +5,20 @@
 //! A provider's prompt cache already holds everything but that message, so
 //! a compaction costs little more than the summary itself.
 //!
-//! The standalone transcript request ([`crate::summary_request`]) stays the
-//! fallback: when this request would not fit, when the summarizer is a
-//! different model, or when this attempt fails.
+//! The trigger keeps room for this request (docs/compaction.md#the-summarizers-reserve),
+//! so at the trigger it fits. The standalone transcript request
+//! ([`crate::summary_request`]) stays for what truly needs it: a request
+//! already past the window (an overflow), a different summarizer model, or
+//! a shared-prefix attempt that failed.
 
 use eonyx_core::provider::SUMMARIZER_INSTRUCTION_PREFIX;
-use eonyx_core::{ChatRequest, CompactionConfig, Message, MessageRecord};
+use eonyx_core::{ChatRequest, CompactionConfig, Message, MessageRecord, Role};
 
+use crate::budget::{
+    INSTRUCTION_CHARS_PER_TOKEN, min_shared_budget, shared_margin, summary_max_tokens,
+};
 use crate::estimate::{Estimator, RequestSize, request_size};
 use crate::summary::{SECTIONS, SUMMARY_TEMPERATURE};
-use crate::trigger::summary_max_tokens;
-
-/// How much of the `summary_max_tokens` budget the shared-prefix request
-/// must be able to give the summary (as a fraction); below it, the
-/// transcript request (which has the whole budget) is used.
-const MIN_BUDGET_FRACTION: f64 = 0.5;
 
 /// Characters of the first kept message quoted to name it.
 const NAME_CHARS: usize = 80;
@@ -64,7 +63,29 @@ pub fn instruction(
     focus: Option<&str>,
     max_tokens: u64,
 ) -> String {
-    let name = name_first_kept(first_kept);
+    instruction_naming(&name_first_kept(first_kept), has_summary, focus, max_tokens)
+}
+
+/// The longest instruction an automatic compaction sends (a previous
+/// summary, the longest name of the first kept message, no focus), in
+/// characters: what the trigger's reserve counts.
+pub(crate) fn longest_instruction_chars(cfg: &CompactionConfig, window: u64) -> usize {
+    let quote = "x".repeat(NAME_CHARS);
+    let name = format!(
+        "the assistant message #{} that begins \"{quote}…\"",
+        u64::MAX
+    );
+    instruction_naming(&name, true, None, summary_max_tokens(cfg, window))
+        .chars()
+        .count()
+}
+
+fn instruction_naming(
+    name: &str,
+    has_summary: bool,
+    focus: Option<&str>,
+    max_tokens: u64,
+) -> String {
     // Every token here is prefilled uncached, so it says only what the
     // summary needs: no tools, what is replaced, merging, the sections, exact
     // facts and the budget.
@@ -93,18 +114,37 @@ No preamble, no \"Exact facts\" section. At most {max_tokens} tokens.\n"
     s
 }
 
+/// Where the conversation is cut, as the shared-prefix request needs it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SharedCut<'a> {
+    /// The first message that stays verbatim (`None` when the whole view
+    /// is compacted).
+    pub first_kept: Option<&'a MessageRecord>,
+    /// How many messages at the end of the view stay verbatim (from
+    /// `first_kept` on).
+    pub kept: usize,
+    /// How many of those come after the conversation's last assistant
+    /// message (the new user line, tool results): the server has not seen
+    /// them, so no cache holds them, and the summary does not need them.
+    pub unsent: usize,
+}
+
 /// The shared-prefix summarizer request: `next` (the request the
 /// conversation would send now) plus the instruction, or `None` when it
-/// would not fit in `window` with room for the summary (at least half of
-/// `summary_max_tokens`; `max_tokens` is the room left, at most
+/// would not fit in `window` with room for the summary (at least
+/// [`min_shared_budget`]; `max_tokens` is the room left, at most
 /// `summary_max_tokens`).
 ///
-/// `first_kept` is the first message that stays verbatim (`None` when the
-/// whole view is compacted); `has_summary` whether `next` carries a
+/// When `next` leaves too little room, the messages after its last
+/// assistant message are left out if they stay verbatim anyway
+/// (`cut.unsent`) and that message calls no tool (a call is never sent
+/// without its result): what remains is still a prefix the provider has cached,
+/// and one step's growth past the trigger no longer pushes the request
+/// onto the transcript path. `has_summary` is whether `next` carries a
 /// previous summary.
 pub fn shared_prefix_request(
     next: &ChatRequest,
-    first_kept: Option<&MessageRecord>,
+    cut: SharedCut<'_>,
     has_summary: bool,
     focus: Option<&str>,
     cfg: &CompactionConfig,
@@ -112,29 +152,54 @@ pub fn shared_prefix_request(
     estimator: &Estimator,
 ) -> Option<ChatRequest> {
     let max_out = summary_max_tokens(cfg, window);
-    let text = instruction(first_kept, has_summary, focus, max_out);
-    let size = request_size(&next.system, &next.messages, &next.tools);
-    // The template's framing of one more message, and estimation slack.
-    let margin = 16 + window / 100;
-    let need = estimator.estimate(&size)
-        + estimator.tokens_for(RequestSize::new(text.chars().count(), 0))
-        + margin;
-    let room = window.saturating_sub(need);
-    if (room as f64) < max_out as f64 * MIN_BUDGET_FRACTION || room == 0 {
+    let floor = min_shared_budget(cfg, window);
+    let room_with = |messages: &[Message], first_kept: Option<&MessageRecord>| {
+        let text = instruction(first_kept, has_summary, focus, max_out);
+        let size = request_size(&next.system, messages, &next.tools);
+        // The instruction is counted as the trigger's reserve counts it
+        // (no cache or usage report has seen it yet).
+        let instruction = (text.chars().count() as f64 / INSTRUCTION_CHARS_PER_TOKEN).ceil() as u64;
+        let need = estimator.estimate(&size)
+            + estimator
+                .tokens_for(RequestSize::new(text.chars().count(), 0))
+                .max(instruction)
+            + shared_margin(window);
+        window.saturating_sub(need)
+    };
+    let all = next.messages.len();
+    let mut sent = all;
+    let mut first_kept = cut.first_kept;
+    let mut room = room_with(&next.messages, first_kept);
+    // The trailing messages after the last assistant one, when they are
+    // all kept verbatim.
+    let trailing = next
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role != Role::Assistant)
+        .count();
+    // Never the results of a call the kept part ends with: a tool call
+    // without its result is not a valid request.
+    let ends_clean = all > trailing && next.messages[all - trailing - 1].tool_calls.is_empty();
+    if room < floor && trailing > 0 && trailing <= cut.unsent && ends_clean {
+        sent = all - trailing;
+        if trailing >= cut.kept {
+            // The first kept message is left out: everything shown goes.
+            first_kept = None;
+        }
+        room = room_with(&next.messages[..sent], first_kept);
+    }
+    if room < floor || room == 0 {
         return None;
     }
     let budget = room.min(max_out);
-    let text = if budget == max_out {
-        text
-    } else {
-        instruction(first_kept, has_summary, focus, budget)
-    };
+    let text = instruction(first_kept, has_summary, focus, budget);
 
     let mut req = next.clone();
-    let n = req.messages.len();
+    req.messages.truncate(sent);
     req.messages.push(Message::user(text));
     req.no_tool_calls = true;
-    req.cache_breakpoint = Some(n);
+    req.cache_breakpoint = Some(sent);
     req.max_tokens = Some(u32::try_from(budget).unwrap_or(u32::MAX));
     // A preference, as for the transcript summarizer: `compaction.temperature`
     // when set (a model that refuses it gets none, see the provider).

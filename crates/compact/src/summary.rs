@@ -5,9 +5,9 @@ use eonyx_core::{
     ChatRequest, CompactionConfig, Content, Message, MessageRecord, Role, SystemPrompt,
 };
 
+use crate::budget::summary_max_tokens;
 use crate::estimate::Estimator;
 use crate::facts::strip_facts;
-use crate::trigger::summary_max_tokens;
 
 /// Temperature of summarizer calls unless `compaction.temperature` is set.
 pub const SUMMARY_TEMPERATURE: f32 = 0.1;

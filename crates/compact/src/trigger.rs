@@ -4,6 +4,11 @@
 use eonyx_core::CompactionConfig;
 use eonyx_core::config::FALLBACK_CONTEXT_WINDOW;
 
+use crate::budget::{
+    INSTRUCTION_CHARS_PER_TOKEN, reserved_summary_tokens, shared_margin, summary_max_tokens,
+};
+use crate::shared::longest_instruction_chars;
+
 /// Model limits after config and server detection.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {
@@ -25,6 +30,9 @@ pub struct Trigger {
     /// Headroom kept below the window: `buffer_tokens` capped at a quarter
     /// of the window, never less than `max_output_tokens`.
     pub headroom: u64,
+    /// Room kept below the window for the shared-prefix summarizer request
+    /// ([`summarizer_reserve`]).
+    pub reserve: u64,
     /// From this estimate on, an idle session writes the next summary in
     /// the background (docs/compaction.md#ahead-of-time-summaries): the
     /// trigger scaled by `ahead_percent / threshold_percent`. `None` when
@@ -49,7 +57,18 @@ fn headroom(buffer: u64, window: u64, max_output: Option<u64>) -> u64 {
     buffer.min(window / 4).max(out)
 }
 
-/// docs/compaction.md#trigger: `min(threshold% × window, window − headroom, max_input − buffer)`.
+/// What the trigger keeps free for the compaction's own shared-prefix
+/// request (docs/compaction.md#the-summarizers-reserve): the longest
+/// instruction (counted at [`INSTRUCTION_CHARS_PER_TOKEN`]), the template
+/// margin, and [`reserved_summary_tokens`] for the summary.
+pub fn summarizer_reserve(cfg: &CompactionConfig, window: u64) -> u64 {
+    let instruction =
+        (longest_instruction_chars(cfg, window) as f64 / INSTRUCTION_CHARS_PER_TOKEN).ceil() as u64;
+    instruction + shared_margin(window) + reserved_summary_tokens(cfg, window)
+}
+
+/// docs/compaction.md#trigger: `min(threshold% × window, window − headroom,
+/// window − reserve, max_input − buffer)`.
 ///
 /// The input limit already excludes output tokens, so only the (capped)
 /// buffer is subtracted from it; the output reserve applies to the total
@@ -61,6 +80,7 @@ pub fn trigger(cfg: &CompactionConfig, limits: &Limits) -> Trigger {
         .filter(|w| *w > 0)
         .unwrap_or(FALLBACK_CONTEXT_WINDOW);
     let headroom = headroom(cfg.buffer_tokens, window, limits.max_output_tokens);
+    let reserve = summarizer_reserve(cfg, window);
     let tokens = if !cfg.auto {
         None
     } else if let Some(o) = cfg.trigger_tokens_override {
@@ -72,7 +92,9 @@ pub fn trigger(cfg: &CompactionConfig, limits: &Limits) -> Trigger {
             80.0
         };
         let by_pct = (window as f64 * pct / 100.0).round() as u64;
-        let mut t = by_pct.min(window.saturating_sub(headroom));
+        let mut t = by_pct
+            .min(window.saturating_sub(headroom))
+            .min(window.saturating_sub(reserve));
         if let Some(input) = limits.max_input_tokens.filter(|i| *i > 0) {
             let buffer = cfg.buffer_tokens.min(input / 4);
             t = t.min(input.saturating_sub(buffer));
@@ -88,6 +110,7 @@ pub fn trigger(cfg: &CompactionConfig, limits: &Limits) -> Trigger {
         tokens,
         window,
         headroom,
+        reserve,
         ahead,
     }
 }
@@ -109,12 +132,6 @@ pub fn overflow_target(limit: Option<u64>, trigger: &Trigger) -> u64 {
 /// quarters of the ceiling, so the next few steps do not compact again.
 pub fn request_target(trigger: &Trigger) -> u64 {
     (trigger.ceiling() / 4 * 3).max(1)
-}
-
-/// `max_tokens` for the summarizer: `summary_max_tokens`, but at most a
-/// quarter of the window (at least 64) so small local models can answer.
-pub fn summary_max_tokens(cfg: &CompactionConfig, window: u64) -> u64 {
-    u64::from(cfg.summary_max_tokens).min((window / 4).max(64))
 }
 
 /// Budget for the retained messages (the `target_tokens` of
@@ -205,10 +222,13 @@ mod tests {
     #[test]
     fn small_local_windows_get_a_sensible_trigger() {
         // 2k window, 256 output: buffer capped at 512 → 2048 − 512 = 1536
-        // (below 80% = 1638).
+        // (below 80% = 1638), but the summarizer's reserve (its instruction,
+        // the margin and a 256-token summary) is larger still.
         let t = trigger(&cfg(80.0), &lim(Some(2048), None, Some(256)));
         assert_eq!(t.headroom, 512);
-        assert_eq!(t.tokens, Some(1536));
+        assert_eq!(t.reserve, summarizer_reserve(&cfg(80.0), 2048));
+        assert!((512..700).contains(&t.reserve), "{}", t.reserve);
+        assert_eq!(t.tokens, Some(2048 - t.reserve));
         // 4k window with a 1500-token output limit: the output limit wins
         // over the quarter-window cap.
         let t = trigger(&cfg(80.0), &lim(Some(4096), None, Some(1500)));
@@ -222,7 +242,35 @@ mod tests {
             let t = trigger(&cfg(100.0), &lim(Some(w), None, Some(512)));
             let tok = t.tokens.unwrap_or(0);
             assert!(tok > w / 2 && tok + 512 <= w, "window {w}: {tok}");
+            assert!(tok + t.reserve <= w, "window {w}: {tok}");
         }
+    }
+
+    #[test]
+    fn the_trigger_keeps_room_for_the_shared_prefix_summarizer() {
+        // The setup: 4096 window, 80%, 256-token buffer, 64-token
+        // output cap. 80% (3277) would leave the summarizer ~430 tokens of
+        // room; the reserve lowers the trigger until the instruction and a
+        // 512-token summary fit.
+        let c = CompactionConfig {
+            threshold_percent: 80.0,
+            buffer_tokens: 256,
+            ..CompactionConfig::default()
+        };
+        let t = trigger(&c, &lim(Some(4096), None, Some(64)));
+        assert_eq!(t.headroom, 256);
+        let instruction = (crate::shared::longest_instruction_chars(&c, 4096) as f64 / 3.0).ceil();
+        assert_eq!(t.reserve, instruction as u64 + 16 + 40 + 512);
+        assert_eq!(t.tokens, Some(4096 - t.reserve));
+        assert!(t.tokens < Some(3277));
+        // At 2048 the summary part of the reserve is the 256-token floor.
+        let t = trigger(&c, &lim(Some(2048), None, Some(64)));
+        let instruction = (crate::shared::longest_instruction_chars(&c, 2048) as f64 / 3.0).ceil();
+        assert_eq!(t.reserve, instruction as u64 + 16 + 20 + 256);
+        // Large windows: the percentage decides, as before.
+        let t = trigger(&c, &lim(Some(200_000), None, None));
+        assert_eq!(t.tokens, Some(160_000));
+        assert!(t.reserve < 5_000, "{}", t.reserve);
     }
 
     #[test]

@@ -237,6 +237,9 @@ pub struct ConfigFile {
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerFile>,
     pub tasks: Option<TasksFile>,
+    /// Commands run at points of the agent's life (docs/hooks.md). Never
+    /// run from an untrusted project.
+    pub hooks: Option<crate::hooks::HooksFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

@@ -48,11 +48,14 @@ pub use eonyx_core::config::{
     McpServerConfig, McpTransport, ModelConfig, ProviderKind, SandboxBackend, SandboxConfig,
     SandboxMode, ShellPolicy, SkillsConfig, ToolsConfig, WritePolicy,
 };
+pub use eonyx_core::hooks::{HookDef, HookEvent, HooksConfig};
 
 use crate::paths::Env;
 
 pub mod file;
+pub mod hooks;
 pub mod load;
+mod options;
 pub mod parse;
 pub mod paths;
 pub mod profiles;
@@ -239,6 +242,9 @@ pub struct Config {
     /// trusted project (docs/mcp.md#configuration).
     pub mcp: McpConfig,
     pub tasks: TasksConfig,
+    /// Every hook of the global config and the project's (an untrusted
+    /// project's marked as not running; docs/hooks.md).
+    pub hooks: HooksConfig,
     /// Every profile by name: the built-ins with the configured ones merged
     /// over them (docs: README, section "Tasks").
     pub profiles: BTreeMap<String, Profile>,
@@ -273,6 +279,7 @@ impl Config {
             skills: SkillsConfig::default(),
             mcp: McpConfig::default(),
             tasks: TasksConfig::default(),
+            hooks: HooksConfig::default(),
             profiles: profiles::builtins(),
             max_steps: 50,
             sources: BTreeMap::new(),

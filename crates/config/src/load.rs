@@ -3,37 +3,15 @@
 //! [`crate::validate`] each, then resolve them (`resolve/`) into a [`Config`]
 //! with a [`crate::Source`] for every resolved key. Loading never writes.
 
-use camino::{Utf8Path, Utf8PathBuf};
+use camino::Utf8Path;
 
 use crate::parse::{line_col, parse_global, parse_project};
-use crate::paths::Env;
 use crate::resolve::resolve;
 use crate::{Config, ConfigError};
 
-/// File name of the global config inside the config dir.
-pub const GLOBAL_FILE: &str = "config.toml";
-
-/// Default base URL of the zero-config model.
-pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// Key of the implicit model used when no model is configured.
-pub const IMPLICIT_MODEL_KEY: &str = "default";
-
-/// Inputs of [`load`].
-#[derive(Debug, Clone)]
-pub struct LoadOptions {
-    pub cwd: Utf8PathBuf,
-    pub env: Env,
-    /// `--model KEY`.
-    pub model: Option<String>,
-    /// `--profile NAME`.
-    pub profile: Option<String>,
-}
-
-/// Path of the global config file for a config dir.
-pub fn global_config_path(config_dir: &Utf8Path) -> Utf8PathBuf {
-    config_dir.join(GLOBAL_FILE)
-}
+pub use crate::options::{
+    GLOBAL_FILE, IMPLICIT_MODEL_KEY, LoadOptions, OPENAI_DEFAULT_BASE_URL, global_config_path,
+};
 
 fn read_optional(path: &Utf8Path) -> Result<Option<String>, ConfigError> {
     match std::fs::read(path) {

@@ -167,6 +167,7 @@ enum Section {
     McpServers,
     McpServer,
     Tasks,
+    Hooks,
     Leaf,
 }
 
@@ -185,6 +186,7 @@ impl Section {
             Section::Mcp => Some(field_names::<McpFile>()),
             Section::McpServer => Some(field_names::<McpServerFile>()),
             Section::Tasks => Some(field_names::<TasksFile>()),
+            Section::Hooks => Some(field_names::<crate::hooks::HooksFile>()),
             Section::Models | Section::Profiles | Section::McpServers | Section::Leaf => None,
         }
     }
@@ -203,6 +205,7 @@ impl Section {
             (Section::Root, "mcp_servers") => Section::McpServers,
             (Section::McpServers, _) => Section::McpServer,
             (Section::Root, "tasks") => Section::Tasks,
+            (Section::Root, "hooks") => Section::Hooks,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,

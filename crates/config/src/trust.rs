@@ -11,7 +11,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
 use crate::ConfigError;
-use crate::load::global_config_path;
+use crate::options::global_config_path;
 
 /// A key an untrusted project may set, and with which values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

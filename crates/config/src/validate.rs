@@ -24,6 +24,9 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
     if let Some(c) = &file.compaction {
         validate_compaction(c, "compaction", path)?;
     }
+    if let Some(h) = &file.hooks {
+        crate::hooks::validate(h, path)?;
+    }
     if let Some(c) = &file.context {
         if c.max_file_bytes == Some(0) {
             return Err(invalid(

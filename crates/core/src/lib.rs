@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod fs;
+pub mod hooks;
 pub mod id;
 pub mod memory;
 pub mod message;

@@ -140,34 +140,28 @@ impl Content {
     /// Every part as text, joined with a newline; an image is what `image`
     /// makes of its media type and URL (transcripts show them this way).
     pub fn text_with_images(&self, image: impl Fn(Option<&str>, Option<&str>) -> String) -> String {
-        match self {
-            Content::Text(t) => t.clone(),
-            Content::Parts(parts) => parts
-                .iter()
-                .map(|p| match p {
-                    Part::Text { text } => text.clone(),
-                    Part::Image {
-                        media_type, url, ..
-                    } => image(media_type.as_deref(), url.as_deref()),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
+        self.join_parts(|p| match p {
+            Part::Text { text } => text.clone(),
+            Part::Image {
+                media_type, url, ..
+            } => image(media_type.as_deref(), url.as_deref()),
+        })
     }
 
     /// Every part as text, joined with a newline, each image shown by its
     /// [`Part::image_label`] (`sessions show`, the REPL's echo).
     pub fn transcript(&self) -> String {
+        self.join_parts(|p| match p {
+            Part::Text { text } => text.clone(),
+            image => image.image_label().unwrap_or_default(),
+        })
+    }
+
+    /// Each part as `show` renders it, joined with a newline.
+    fn join_parts(&self, show: impl Fn(&Part) -> String) -> String {
         match self {
             Content::Text(t) => t.clone(),
-            Content::Parts(parts) => parts
-                .iter()
-                .map(|p| match p {
-                    Part::Text { text } => text.clone(),
-                    image => image.image_label().unwrap_or_default(),
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Content::Parts(parts) => parts.iter().map(show).collect::<Vec<_>>().join("\n"),
         }
     }
 

@@ -31,8 +31,8 @@ mod sections;
 #[cfg(test)]
 mod tests;
 
-pub use discover::{discover, discover_in, home_dir, read_body, skill_dirs};
-pub use front_matter::{body_of, split_front_matter, valid_name, validate};
+pub use discover::{discover, discover_in, home_dir, skill_dirs};
+pub use front_matter::{body_of, read_body, split_front_matter, valid_name, validate};
 pub use sections::{SkillsInUse, add_to_prompt, skills_in_use};
 
 pub use eonyx_core::tool::{MAX_SKILL_FILE_BYTES, SKILL_FILE};

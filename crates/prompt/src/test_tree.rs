@@ -19,6 +19,15 @@ impl Tree {
         Self { _tmp: tmp, root }
     }
 
+    /// A tree holding `files` (path, content) besides `config/`.
+    pub fn with_files(files: &[(&str, &str)]) -> Self {
+        let t = Self::new();
+        for (rel, content) in files {
+            t.write(rel, content);
+        }
+        t
+    }
+
     pub fn path(&self, rel: &str) -> Utf8PathBuf {
         self.root.join(rel)
     }

@@ -47,14 +47,15 @@ fn context_part(loaded: &Loaded) -> &str {
 
 #[test]
 fn project_file_marker_stops_the_walk_and_is_included() {
-    let t = Tree::new();
-    t.write("AGENTS.md", "above the project: never included");
-    t.write("proj/eonyx.json", "{}");
-    t.write("proj/AGENTS.md", "root rules");
-    t.write("proj/b.context.md", "style b");
-    t.write("proj/a.context.md", "style a");
-    t.write("proj/svc/AGENTS.md", "service rules");
-    t.write("proj/svc/x.context.md", "service extra");
+    let t = Tree::with_files(&[
+        ("AGENTS.md", "above the project: never included"),
+        ("proj/eonyx.json", "{}"),
+        ("proj/AGENTS.md", "root rules"),
+        ("proj/b.context.md", "style b"),
+        ("proj/a.context.md", "style a"),
+        ("proj/svc/AGENTS.md", "service rules"),
+        ("proj/svc/x.context.md", "service extra"),
+    ]);
     let loaded = t.load("proj/svc");
     assert_eq!(
         displays(&loaded),
@@ -459,18 +460,19 @@ fn no_context_files_leave_just_the_base_instructions() {
 
 #[test]
 fn assembled_system_prompt() {
-    let t = Tree::new();
-    t.write("config/AGENTS.md", "Prefer short answers.\n");
-    t.write("shop/.git/HEAD", "ref: refs/heads/main\n");
-    t.write(
-        "shop/AGENTS.md",
-        "# Project: Shop\n\n## Stack\n- Go 1.26, PostgreSQL via pgx.\n\n## Rules\n- Run `go test ./...` before committing.\n",
-    );
-    t.write("shop/tone.context.md", "Answer plainly.\n");
-    t.write(
-        "shop/services/billing/AGENTS.md",
-        "Never run migrations without confirmation.\n",
-    );
+    let t = Tree::with_files(&[
+        ("config/AGENTS.md", "Prefer short answers.\n"),
+        ("shop/.git/HEAD", "ref: refs/heads/main\n"),
+        (
+            "shop/AGENTS.md",
+            "# Project: Shop\n\n## Stack\n- Go 1.26, PostgreSQL via pgx.\n\n## Rules\n- Run `go test ./...` before committing.\n",
+        ),
+        ("shop/tone.context.md", "Answer plainly.\n"),
+        (
+            "shop/services/billing/AGENTS.md",
+            "Never run migrations without confirmation.\n",
+        ),
+    ]);
     let loaded = t.load("shop/services/billing");
     assert_eq!(
         find_project(&t.path("shop/services/billing")).marker,

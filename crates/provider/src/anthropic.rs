@@ -10,8 +10,10 @@ use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
-use crate::sse::{self, AnthropicDecoder};
+use crate::sse;
+pub use stream::AnthropicDecoder;
 
+mod stream;
 pub(crate) mod wire;
 
 /// The `anthropic-version` header sent with every request.
@@ -401,6 +403,13 @@ fn messages_json(messages: &[Message], breakpoint: Option<usize>) -> Value {
     Value::Array(out)
 }
 
+/// Parse a complete Anthropic Messages event stream given as byte chunks.
+pub fn parse_anthropic_sse_chunks(
+    chunks: &[&[u8]],
+) -> Result<Vec<eonyx_core::StreamEvent>, eonyx_core::ProviderError> {
+    sse::parse_chunks(chunks, AnthropicDecoder::default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,6 +422,9 @@ mod tests {
         let mut req = crate::openai::tests::rich_request();
         req.model = String::new();
         let body = request_body(&model, &req);
+        // Keys sorted whatever serde_json's `preserve_order` says.
+        let mut body = body;
+        body.sort_all_objects();
         insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
     }
 

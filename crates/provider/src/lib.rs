@@ -32,10 +32,12 @@ use eonyx_core::paths::Env;
 use eonyx_core::{ModelConfig, Provider, ProviderError};
 
 pub use anthropic::AnthropicProvider;
+pub use anthropic::parse_anthropic_sse_chunks;
 pub use classify::parse_overflow_limit;
 pub use http::{ApiKey, RetryPolicy};
 pub use openai::OpenAiProvider;
-pub use sse::{parse_anthropic_sse_chunks, parse_openai_sse_chunks, parse_responses_sse_chunks};
+pub use openai::parse_openai_sse_chunks;
+pub use responses::parse_responses_sse_chunks;
 
 /// The JSON body the client for `model` sends for `request` (streaming, as
 /// the clients ask first). `eonyx sessions show --effective --json` prints

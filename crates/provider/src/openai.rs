@@ -14,9 +14,12 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
-use crate::sse::{self, OpenAiDecoder, ResponsesDecoder};
+use crate::responses::ResponsesDecoder;
+use crate::sse;
 use crate::wire::{Arguments, decode};
+pub use stream::OpenAiDecoder;
 
+mod stream;
 pub(crate) mod wire;
 
 /// Client for `POST {base_url}/chat/completions`.
@@ -459,7 +462,7 @@ pub(crate) fn parse_completion(
     let mut message = Message::new(Role::Assistant, Content::Text(text));
     message.tool_calls = calls;
     message.usage = usage;
-    message.reasoning = crate::sse::chat_reasoning(
+    message.reasoning = stream::chat_reasoning(
         msg.and_then(|m| m.reasoning_text())
             .unwrap_or_default()
             .to_owned(),
@@ -469,6 +472,14 @@ pub(crate) fn parse_completion(
         usage,
         finish_reason: finish,
     })
+}
+
+/// Parse a complete OpenAI Chat Completions event stream given as byte
+/// chunks; returns every event a caller would have seen.
+pub fn parse_openai_sse_chunks(
+    chunks: &[&[u8]],
+) -> Result<Vec<eonyx_core::StreamEvent>, eonyx_core::ProviderError> {
+    sse::parse_chunks(chunks, OpenAiDecoder::default())
 }
 
 #[cfg(test)]

@@ -16,9 +16,19 @@ use eonyx_core::provider::RequestQuirks;
 use eonyx_core::{ChatRequest, ModelConfig};
 use serde_json::Value;
 
+mod stream;
 pub(crate) mod wire;
 
+pub use stream::ResponsesDecoder;
 use wire::{ContentPart, InputItem, ReasoningParam, Request, TextOut, Tool};
+
+/// Parse a complete Responses API event stream given as byte chunks;
+/// returns every event a caller would have seen.
+pub fn parse_responses_sse_chunks(
+    chunks: &[&[u8]],
+) -> Result<Vec<eonyx_core::StreamEvent>, eonyx_core::ProviderError> {
+    crate::sse::parse_chunks(chunks, ResponsesDecoder::default())
+}
 
 /// The `include` value that asks for reasoning the client can send back.
 pub const INCLUDE_ENCRYPTED: &str = "reasoning.encrypted_content";

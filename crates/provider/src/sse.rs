@@ -3,7 +3,8 @@
 //! Bytes are split into events by `eventsource-stream`; a [`Decoder`] turns
 //! each event into [`StreamEvent`]s and, at the end, into the assembled
 //! [`ChatResponse`]. The same decoders serve the live HTTP stream and the
-//! pure [`parse_openai_sse_chunks`] / [`parse_anthropic_sse_chunks`]
+//! pure [`crate::parse_openai_sse_chunks`] / [`crate::parse_anthropic_sse_chunks`] /
+//! [`crate::parse_responses_sse_chunks`]
 //! functions (used by tests and the fuzz target).
 //!
 //! A stream that ends before the server said it was finished is an error,
@@ -12,7 +13,8 @@
 //! Each event's data is parsed as JSON here (so a malformed event fails the
 //! same way for both protocols), then read as the protocol's typed wire
 //! format (`openai/wire.rs`, `anthropic/wire.rs`) by its decoder
-//! (`sse/openai.rs`, `sse/anthropic.rs`).
+//! (`openai/stream.rs`, `anthropic/stream.rs`, `responses/stream.rs`), which builds on the shared
+//! pieces here.
 
 use eonyx_core::message::{Content, Message, Reasoning, Role, ToolCall, Usage};
 use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
@@ -20,23 +22,13 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
 use serde_json::Value;
 
-mod anthropic;
-mod openai;
-mod responses;
-
-pub use anthropic::AnthropicDecoder;
-pub use openai::OpenAiDecoder;
-pub(crate) use openai::chat_reasoning;
-pub use responses::ResponsesDecoder;
+/// Where a decoder puts the [`StreamEvent`]s it reads.
+pub type Emit<'a> = &'a mut dyn FnMut(StreamEvent);
 
 /// Turns the events of one response stream into [`StreamEvent`]s.
 pub trait Decoder {
     /// Handle one SSE event, emitting what it carries.
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError>;
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError>;
 
     /// Whether the server signalled the end of the response.
     fn is_done(&self) -> bool;
@@ -93,7 +85,7 @@ where
 }
 
 /// Decode a complete response given as raw byte chunks (split anywhere).
-fn parse_chunks<D: Decoder>(
+pub(crate) fn parse_chunks<D: Decoder>(
     chunks: &[&[u8]],
     decoder: D,
 ) -> Result<Vec<StreamEvent>, ProviderError> {
@@ -113,31 +105,16 @@ fn parse_chunks<D: Decoder>(
     Ok(out)
 }
 
-/// Parse a complete OpenAI Chat Completions event stream given as byte
-/// chunks; returns every event a caller would have seen.
-pub fn parse_openai_sse_chunks(chunks: &[&[u8]]) -> Result<Vec<StreamEvent>, ProviderError> {
-    parse_chunks(chunks, OpenAiDecoder::default())
-}
-
-/// Parse a complete Anthropic Messages event stream given as byte chunks.
-pub fn parse_anthropic_sse_chunks(chunks: &[&[u8]]) -> Result<Vec<StreamEvent>, ProviderError> {
-    parse_chunks(chunks, AnthropicDecoder::default())
-}
-
-/// Parse a complete Responses API event stream given as byte chunks.
-pub fn parse_responses_sse_chunks(chunks: &[&[u8]]) -> Result<Vec<StreamEvent>, ProviderError> {
-    parse_chunks(chunks, ResponsesDecoder::default())
-}
-
+/// A tool call while its parts arrive.
 #[derive(Debug, Default)]
-struct PartialCall {
-    id: Option<String>,
-    name: Option<String>,
-    arguments: String,
+pub(crate) struct PartialCall {
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub arguments: String,
 }
 
 impl PartialCall {
-    fn into_call(self, index: usize) -> ToolCall {
+    pub fn into_call(self, index: usize) -> ToolCall {
         ToolCall {
             id: self.id.unwrap_or_else(|| format!("call_{index}")),
             name: self.name.unwrap_or_default(),
@@ -155,7 +132,8 @@ pub(crate) struct Assembled {
     pub finish: Option<FinishReason>,
 }
 
-fn response(a: Assembled) -> ChatResponse {
+/// The assembled response.
+pub(crate) fn response(a: Assembled) -> ChatResponse {
     let Assembled {
         text,
         calls,

@@ -254,9 +254,36 @@ impl Store {
         ))
     }
 
-    /// Delete a session and its file history; refused while another
-    /// process has it open.
-    pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
+    /// Delete a session together with the child sessions of its tasks
+    /// (their children too), each with its file history: a child is part
+    /// of its parent's history. Returns the children deleted.
+    pub fn delete(&self, id: &SessionId) -> Result<Vec<SessionSummary>, StoreError> {
+        self.delete_with(id, |_| {})
+    }
+
+    /// [`Store::delete`], calling `deleted` with each child as it is gone.
+    /// Children go first, deepest first: a failure leaves the parent (with
+    /// what is left of its tasks), never a child without its parent. Each
+    /// file is refused while another process has it open.
+    pub fn delete_with(
+        &self,
+        id: &SessionId,
+        mut deleted: impl FnMut(&SessionSummary),
+    ) -> Result<Vec<SessionSummary>, StoreError> {
+        if !self.session_path(id).exists() {
+            return Err(StoreError::NotFound { id: id.clone() });
+        }
+        let below = self.descendants(id)?;
+        for child in below.iter().rev() {
+            self.delete_one(&child.id)?;
+            deleted(child);
+        }
+        self.delete_one(id)?;
+        Ok(below)
+    }
+
+    /// Delete one session file and its file history.
+    fn delete_one(&self, id: &SessionId) -> Result<(), StoreError> {
         let path = self.session_path(id);
         if !path.exists() {
             return Err(StoreError::NotFound { id: id.clone() });

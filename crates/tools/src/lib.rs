@@ -113,6 +113,26 @@ pub struct ToolContext {
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
+    /// The client's file system (`eonyx acp`), read and written by
+    /// `read_file`, `write_file` and `edit_file` instead of the disk;
+    /// `None`: the disk.
+    pub files: Option<Arc<dyn ClientFiles>>,
+}
+
+/// A file system the file tools use instead of the disk: an ACP client's,
+/// so the editor's unsaved buffers count (docs/acp.md#client-file-system).
+/// Only reading and writing text go through it: resolving paths, approval,
+/// the diff, the undo records and the compaction facts are as for the disk.
+pub trait ClientFiles: Send + Sync + std::fmt::Debug {
+    /// The text of the file at `path` (absolute), as the client has it.
+    fn read_text<'a>(&'a self, path: &'a camino::Utf8Path)
+    -> BoxFuture<'a, Result<String, String>>;
+    /// Replace the text of the file at `path` (absolute).
+    fn write_text<'a>(
+        &'a self,
+        path: &'a camino::Utf8Path,
+        text: &'a str,
+    ) -> BoxFuture<'a, Result<(), String>>;
 }
 
 /// The session's file history and what must never go into it
@@ -151,6 +171,7 @@ impl ToolContext {
             recall: None,
             skills: Arc::new(NoSkills),
             undo: None,
+            files: None,
         }
     }
 }

@@ -44,17 +44,32 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     let max_bytes = env.ctx.max_read_bytes.max(1);
     let cancel = env.cancel.clone();
     let path = resolved.path.clone();
-    let out = blocking(env.cancel, move || {
-        read(
-            &resolved.path,
-            &resolved.display(),
-            offset,
-            limit,
-            max_bytes,
-            &cancel,
-        )
-    })
-    .await?;
+    let out = match env.ctx.files.clone() {
+        // The client's text of a file that exists (an unsaved buffer
+        // counts); the disk tells what is missing or a directory.
+        Some(files) if path.is_file() => {
+            let shown = resolved.display();
+            let text = files.read_text(&path).await.map_err(|e| {
+                ToolError::io("cannot read", shown.clone(), std::io::Error::other(e))
+            })?;
+            let len = text.len() as u64;
+            let source = std::io::Cursor::new(text.into_bytes());
+            read_from(source, len, &shown, offset, limit, max_bytes, &cancel)?
+        }
+        _ => {
+            blocking(env.cancel, move || {
+                read(
+                    &resolved.path,
+                    &resolved.display(),
+                    offset,
+                    limit,
+                    max_bytes,
+                    &cancel,
+                )
+            })
+            .await?
+        }
+    };
     if !out.is_error {
         // What the model has seen, for the stale-edit warning.
         env.ctx.seen.record(&path);
@@ -82,7 +97,21 @@ fn read(
         )));
     }
     let file = File::open(path).map_err(|e| ToolError::io("cannot open", shown, e))?;
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    read_from(file, meta.len(), shown, offset, limit, max_bytes, cancel)
+}
+
+/// [`read`]'s work on any source of `len` bytes (a file, or the text an
+/// ACP client sent).
+fn read_from(
+    source: impl Read,
+    len: u64,
+    shown: &str,
+    offset: u64,
+    limit: Option<u64>,
+    max_bytes: u64,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let mut reader = BufReader::with_capacity(64 * 1024, source);
 
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     (&mut reader)
@@ -92,7 +121,7 @@ fn read(
     if looks_binary(&head) {
         return Ok(ToolOutput::error(format!(
             "{shown} is a binary file ({} bytes); read_file shows text files only",
-            meta.len()
+            len
         )));
     }
     let mut reader = BufReader::new(std::io::Cursor::new(head).chain(reader));
@@ -131,7 +160,7 @@ fn read(
             break;
         }
         if bytes_shown >= max_bytes {
-            stop_note = Some(read_limit_note(max_bytes, shown, meta.len(), number + 1));
+            stop_note = Some(read_limit_note(max_bytes, shown, len, number + 1));
             break;
         }
         // Never hold more than the guard in memory, even for one huge line.
@@ -144,7 +173,7 @@ fn read(
         if line.last() != Some(&b'\n') && !reader.fill_buf().map_err(io_err)?.is_empty() {
             if shown_lines > 0 {
                 // The next call starts with this line.
-                stop_note = Some(read_limit_note(max_bytes, shown, meta.len(), number + 1));
+                stop_note = Some(read_limit_note(max_bytes, shown, len, number + 1));
                 break;
             }
             // A single line longer than the limit: show its start, move on.

@@ -152,7 +152,7 @@ pub(super) async fn write_file(args: &Value, env: CallEnv<'_>) -> Result<ToolOut
             target.shown
         )));
     }
-    let old = target.read_text(ctx)?;
+    let old = target.current_text(ctx).await?;
     target.commit(old, args.content, false, env).await
 }
 
@@ -161,7 +161,7 @@ pub(super) async fn edit_file(args: &Value, env: CallEnv<'_>) -> Result<ToolOutp
     let args: EditArgs = parse_args(ToolName::EditFile, args)?;
     let target = Target::open(ToolName::EditFile, &args.path, ctx)?;
     let shown = &target.shown;
-    let old = target.read_text(ctx)?;
+    let old = target.current_text(ctx).await?;
     let new = match &old {
         None if args.old_string.is_empty() => args.new_string.clone(),
         None => {
@@ -293,8 +293,30 @@ impl Target {
         Ok(())
     }
 
-    /// The current text, `None` when the file does not exist. Refuses
-    /// binary, non-UTF-8 and oversized files.
+    /// The current text: the client's when it has a file system (an
+    /// unsaved buffer counts), else the disk's.
+    async fn current_text(&self, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
+        let Some(files) = &ctx.files else {
+            return self.read_text(ctx);
+        };
+        if !self.path.is_file() {
+            return self.read_text(ctx);
+        }
+        let text = files.read_text(&self.path).await.map_err(|e| {
+            ToolError::io("cannot read", self.shown.clone(), std::io::Error::other(e))
+        })?;
+        self.check_size(text.len() as u64, ctx)?;
+        if looks_binary(text.as_bytes()) {
+            return Err(ToolError::Usage(format!(
+                "{}: {} is a binary file; only text files can be changed",
+                self.tool, self.shown
+            )));
+        }
+        Ok(Some(text))
+    }
+
+    /// The current text on disk, `None` when the file does not exist.
+    /// Refuses binary, non-UTF-8 and oversized files.
     fn read_text(&self, ctx: &ToolContext) -> Result<Option<String>, ToolError> {
         let meta = match std::fs::metadata(&self.path) {
             Ok(m) => m,
@@ -377,12 +399,18 @@ impl Target {
             Some(store) => Some(self.keep_before(store, old.as_deref())?),
             None => None,
         };
-        if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| ToolError::io("cannot create the directory", dir.as_str(), e))?;
+        if let Some(files) = &ctx.files {
+            files.write_text(&self.path, &new).await.map_err(|e| {
+                ToolError::io("cannot write", self.shown.clone(), std::io::Error::other(e))
+            })?;
+        } else {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| ToolError::io("cannot create the directory", dir.as_str(), e))?;
+            }
+            write_atomic(&self.path, new.as_bytes(), AtomicWrite::default())
+                .map_err(|e| ToolError::io("cannot write", self.shown.clone(), e))?;
         }
-        write_atomic(&self.path, new.as_bytes(), AtomicWrite::default())
-            .map_err(|e| ToolError::io("cannot write", self.shown.clone(), e))?;
         ctx.seen.record(&self.path);
         let mut text = file_changed_line(&self.shown, change.added, change.removed);
         if change.created {

@@ -20,14 +20,29 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 
 use crate::recorded::RecordedRequest;
 use crate::reply::Reply;
+use crate::serving::Serving;
 use crate::wire::OverflowFlavor;
 
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
 pub use timeline::{Moment, Span};
+
+/// A JSON body with its status (the routing, the quirks and the error
+/// replies all answer this way).
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// A closure consulted before the reply queue for every chat request;
 /// `Some(reply)` answers the request without consuming the queue.
@@ -76,16 +91,14 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
 /// `#[test]` functions as well as from inside async tests. Dropping it stops
 /// the server and closes every connection.
 pub struct FakeServer {
-    addr: SocketAddr,
+    serving: Serving,
     shared: Shared,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for FakeServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FakeServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.serving.addr())
             .finish_non_exhaustive()
     }
 }
@@ -101,14 +114,6 @@ impl FakeServer {
 
     /// Start a server, reporting bind or runtime failures.
     pub fn try_start() -> std::io::Result<FakeServer> {
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("eonyx-fake-server")
-            .enable_all()
-            .build()?;
         let shared: Shared = Arc::new(Mutex::new(Inner {
             queue: VecDeque::new(),
             default_reply: Reply::default(),
@@ -137,60 +142,25 @@ impl FakeServer {
             .fallback(handle)
             .layer(DefaultBodyLimit::disable())
             .with_state(shared.clone());
-        let listener = {
-            let _guard = runtime.enter();
-            tokio::net::TcpListener::from_std(listener)?
-        };
-        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("eonyx-fake-server".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    tokio::select! {
-                        _ = axum::serve(listener, app) => {}
-                        _ = stop => {}
-                    }
-                });
-                // Dropping the runtime here (outside any async context)
-                // cancels every connection task and closes the sockets.
-                drop(runtime);
-            })?;
-        Ok(FakeServer {
-            addr,
-            shared,
-            shutdown: Some(shutdown),
-            thread: Some(thread),
-        })
+        let serving = Serving::start("eonyx-fake-server", 2, app)?;
+        Ok(FakeServer { serving, shared })
     }
 
     /// `http://127.0.0.1:PORT/v1`, the `base_url` to configure.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        format!("http://{}/v1", self.serving.addr())
     }
 
     /// `http://127.0.0.1:PORT` (where `/props` lives).
     pub fn root_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.serving.addr())
     }
 
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.serving.addr()
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
         lock(&self.shared)
-    }
-}
-
-impl Drop for FakeServer {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        // When `drop` returns the port is closed (works from async tests too:
-        // this only joins a plain thread).
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }

@@ -7,8 +7,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::routing::json_response;
-use super::{FakeServer, Inner, OverflowFlavor, RecordedRequest};
+use super::{FakeServer, Inner, OverflowFlavor, RecordedRequest, json_response};
 use crate::tokens::count_prompt_tokens;
 
 /// How the fake imitates Ollama (see [`FakeServer::behave_like_ollama`]).

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::routing::json_response;
+use super::json_response;
 use crate::recorded::RecordedRequest;
 use crate::reply::{Reply, ReplyKind};
 use crate::tokens::count_text_tokens;

@@ -6,26 +6,17 @@ use std::collections::BTreeMap;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::quirks::{kept_tokens, ollama_endpoint, refusal};
 use super::render::render;
 use super::timeline::{EndGuard, Moment};
-use super::{Inner, Responder, Shared, lock};
+use super::{Inner, Responder, Shared, json_response, lock};
 use crate::recorded::RecordedRequest;
 use crate::tokens::{cached_tokens, canonical_prompt, count_prompt_tokens};
 use crate::wire::{self, Figures};
-
-pub(super) fn json_response(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
 
 /// What to do with a chat request, decided under the lock.
 enum Decision {

@@ -4,10 +4,12 @@
 //!
 //! - `deps` (`deps.rs`): no declared-but-unused dependencies (`cargo machete`).
 //! - `print` (`print.rs`): nothing prints outside the cli's `Printer`.
+//! - `cycles` (`cycles.rs`): no two modules of one crate import each other.
 //! - `cites` (`cites.rs`): every citation of a repository doc points at a
 //!   file and heading that exist, and nothing cites the out-of-tree SPEC.
 
 mod cites;
+mod cycles;
 mod deps;
 mod print;
 
@@ -18,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 
 pub use cites::cites_step;
+pub use cycles::cycles_step;
 pub use deps::deps_step;
 pub use print::print_step;
 

@@ -115,6 +115,7 @@ impl Agent {
         if self
             .current_draft()
             .is_some_and(|d| d.first_kept_seq >= plan.first_kept_seq)
+            || self.hook.draft_blocked_at() == Some(plan.first_kept_seq)
         {
             return None;
         }
@@ -125,25 +126,34 @@ impl Agent {
                 r.cancel = cancel.clone();
                 r
             });
+        // What a compaction now would work on, owned by the job.
+        let now = self.compact_input(&plan, CompactionTrigger::Auto, None, None);
         let input = DraftInput {
-            model_name: self.models.summarizer_model.clone(),
-            view: self.view.clone(),
+            model_name: now.model_name.to_owned(),
+            view: now.view.clone(),
             plan: plan.clone(),
-            cfg: self.config.compaction.clone(),
-            estimator: self.compaction.estimator.clone(),
-            window: self
-                .models
-                .summarizer_window
-                .unwrap_or(self.compaction.trigger.window),
-            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
-                .chars,
+            cfg: now.cfg.clone(),
+            estimator: now.estimator.clone(),
+            window: now.window,
+            system_chars: now.system_chars,
             next,
             base_seq: self.compaction.base_seq,
         };
         let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();
+        // PreCompact runs first, inside the job (docs/hooks.md#events).
+        let gate = self.draft_gate(plan.first_kept_seq);
+        let future = async move {
+            if let Err(why) = gate.await {
+                return DraftOutcome {
+                    result: Err(eonyx_compact::CompactError::Cancelled),
+                    debug: vec![why],
+                };
+            }
+            eonyx_compact::write_draft(provider, input, job_cancel).await
+        };
         Some(DraftJob {
-            future: Box::pin(eonyx_compact::write_draft(provider, input, job_cancel)),
+            future: Box::pin(future),
             cancel,
             session: self.session_id().clone(),
             first_kept_seq: plan.first_kept_seq,

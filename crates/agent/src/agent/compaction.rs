@@ -34,6 +34,8 @@ impl Agent {
         {
             Ok(_) => Ok(()),
             Err(AgentError::Interrupted) => Err(AgentError::Interrupted),
+            // A PreCompact hook skipped it (its event says why).
+            Err(AgentError::HookBlocked { .. }) => Ok(()),
             Err(AgentError::NothingToCompact) => {
                 // Everything that may go is already summarized; the guard
                 // keeps this from repeating every step.
@@ -164,6 +166,27 @@ impl Agent {
             ))
     }
 
+    /// Compact so that the whole next request aims at `target` tokens
+    /// ([`Agent::compact_steps`]), then run the `PostCompact` and
+    /// `SessionStart` (`compact`) hooks when a compaction was applied.
+    pub(super) async fn compact_with(
+        &mut self,
+        trigger: CompactionTrigger,
+        focus: Option<&str>,
+        target: u64,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionRecord>, AgentError> {
+        let record = self
+            .compact_steps(trigger, focus, target, sink, cancel)
+            .await?;
+        if let Some(r) = &record {
+            self.post_compact_hooks(trigger, &r.summary, sink, cancel)
+                .await?;
+        }
+        Ok(record)
+    }
+
     /// Compact so that the whole next request aims at `target` tokens.
     /// `Ok(None)`: collapsing older tool results made enough room, no
     /// summary was needed.
@@ -171,7 +194,7 @@ impl Agent {
     /// Without a focus, a summary written ahead that fits is applied first
     /// (no summarizer call); if the request is still past the trigger (for
     /// an overflow: past `target`) an ordinary compaction follows.
-    pub(super) async fn compact_with(
+    async fn compact_steps(
         &mut self,
         trigger: CompactionTrigger,
         focus: Option<&str>,
@@ -269,27 +292,39 @@ impl Agent {
             return Ok(None);
         };
         let skills_in_use = self.skills_after(at.compacted(&self.view));
-        let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
-        let input = eonyx_compact::CompactInput {
+        let input = self.compact_input(&at, trigger, None, None);
+        let mut record = eonyx_compact::record_from_draft(&draft, input)
+            .map_err(|e| AgentError::Compaction(e.to_string()))?;
+        record.skills = skills_in_use;
+        self.save_compaction(record, sink).map(Some)
+    }
+
+    /// What compacting `plan` works on: the summarizer's model and window,
+    /// the view, the estimator, the system prompt's size, and `next`, the
+    /// request the shared-prefix summary extends (`None`: the transcript).
+    pub(super) fn compact_input<'a>(
+        &'a self,
+        plan: &'a Plan,
+        trigger: CompactionTrigger,
+        focus: Option<&'a str>,
+        next: Option<&'a ChatRequest>,
+    ) -> eonyx_compact::CompactInput<'a> {
+        eonyx_compact::CompactInput {
             model_name: &self.models.summarizer_model,
             view: &self.view,
-            plan: &at,
+            plan,
             cfg: &self.config.compaction,
-            focus: None,
+            focus,
             trigger,
             estimator: &self.compaction.estimator,
             window: self
                 .models
                 .summarizer_window
                 .unwrap_or(self.compaction.trigger.window),
-            system_chars,
-            next: None,
-        };
-        let mut record = eonyx_compact::record_from_draft(&draft, input)
-            .map_err(|e| AgentError::Compaction(e.to_string()))?;
-        record.skills = skills_in_use;
-        self.save_compaction(record, sink).map(Some)
+            system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
+                .chars,
+            next,
+        }
     }
 
     /// Ask the summarizer for `plan` and save the compaction.
@@ -301,27 +336,12 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
+        self.pre_compact_hooks(trigger, focus, sink, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
-        let system_chars =
-            eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs).chars;
         let next = self.shared_prefix_base(trigger, sink, cancel);
         let mut debug = |m: String| sink(AgentEvent::Debug(m));
-        let input = eonyx_compact::CompactInput {
-            model_name: &self.models.summarizer_model,
-            view: &self.view,
-            plan: &plan,
-            cfg: &self.config.compaction,
-            focus,
-            trigger,
-            estimator: &self.compaction.estimator,
-            window: self
-                .models
-                .summarizer_window
-                .unwrap_or(self.compaction.trigger.window),
-            system_chars,
-            next: next.as_ref(),
-        };
+        let input = self.compact_input(&plan, trigger, focus, next.as_ref());
         let record = eonyx_compact::compact(
             self.models.summarizer.as_ref(),
             input,
@@ -339,7 +359,7 @@ impl Agent {
         self.remember_quirks(sink);
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(
-                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room) even when asked for a shorter one; it was kept as is and may be incomplete",
+                "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room); it was kept, marked, and may be incomplete",
                 self.config.compaction.summary_max_tokens
             )));
         }

@@ -51,8 +51,7 @@ pub struct CommandRun {
     pub warning: Option<String>,
 }
 
-/// Opens the message a `!command` puts in the conversation.
-pub const COMMAND_HEADER: &str = "The user ran a shell command and saw its output:";
+pub use crate::rewind::COMMAND_HEADER;
 
 impl Agent {
     fn attach_limits(&self) -> AttachLimits {
@@ -125,7 +124,7 @@ impl Agent {
     ) -> Result<CommandRun, AgentError> {
         let out = tools::run_command(command, &self.tools.ctx, cancel, Some(tee))
             .await
-            .map_err(|e| AgentError::Usage(e.to_string()))?;
+            .map_err(|e| AgentError::from(crate::error::UsageError::Command(e)))?;
         let text = self.redactor.scrub(out.text);
         let (outcome, output) = text.split_once('\n').unwrap_or((text.as_str(), ""));
         let cap = usize::try_from(self.config.tools.output_cap_bytes).unwrap_or(usize::MAX);

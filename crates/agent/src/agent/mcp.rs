@@ -23,9 +23,10 @@ use eonyx_mcp::{Catalog, Connector, Interrupted, McpTool, ServerStatus, Servers,
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::{Agent, tool_definitions};
+use super::Agent;
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::prompt::tool_definitions;
 use crate::tools::{self, ApprovalKind, Decision, ToolOutput};
 
 /// The MCP part of an agent.

@@ -4,47 +4,13 @@
 use eonyx_core::ToolCall;
 use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use eonyx_prompt::MemorySection;
-use eonyx_store::memory::MemoryStore;
 
 use super::Agent;
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::events::AgentEvent;
+use crate::prompt::read_memory_section;
 use crate::tools::ToolOutput;
 use crate::tools::memory::{self as tool, MemoryCall};
-
-/// The `# Memory` section from `store` (`None`: memory is off), and a
-/// warning when entries were left out or the files could not be read.
-pub(crate) fn read_memory_section(
-    store: Option<&MemoryStore>,
-    max_bytes: u64,
-) -> (MemorySection, Option<String>) {
-    let Some(store) = store else {
-        return (MemorySection::disabled(), None);
-    };
-    match store.list() {
-        Ok(entries) => {
-            let section = eonyx_prompt::memory_section(&entries, max_bytes);
-            let warning = (section.omitted > 0).then(|| {
-                format!(
-                    "memory: {} older entr{} left out of the prompt (memory.max_bytes = {max_bytes}); `eonyx memory` lists all",
-                    section.omitted,
-                    if section.omitted == 1 { "y" } else { "ies" },
-                )
-            });
-            (section, warning)
-        }
-        Err(e) => {
-            let reason = e.to_string();
-            (
-                MemorySection::unreadable(&reason),
-                Some(format!("memory: {reason}")),
-            )
-        }
-    }
-}
-
-/// The error for `/remember` and friends when memory is off.
-const DISABLED: &str = "memory is off (memory.enabled = false); turn it on in config.toml with [memory] enabled = true";
 
 impl Agent {
     /// Whether memory is on (`memory.enabled`).
@@ -62,7 +28,7 @@ impl Agent {
         let store = self
             .memory
             .as_ref()
-            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+            .ok_or(AgentError::Usage(UsageError::MemoryOff))?;
         Ok(store.list()?)
     }
 
@@ -72,7 +38,7 @@ impl Agent {
         let store = self
             .memory
             .as_ref()
-            .ok_or_else(|| AgentError::Usage(DISABLED.into()))?;
+            .ok_or(AgentError::Usage(UsageError::MemoryOff))?;
         let session = self.session_id().to_string();
         Ok(store.add(MemoryScope::Project, text, &session, &self.secrets)?)
     }
@@ -94,7 +60,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> ToolOutput {
         let Some(store) = &self.memory else {
-            return ToolOutput::error(DISABLED);
+            return ToolOutput::error(UsageError::MemoryOff.to_string());
         };
         let parsed = match tool::parse(&call.arguments) {
             Ok(p) => p,

@@ -8,7 +8,7 @@ use camino::Utf8Path;
 use eonyx_compact::{AutoGuard, ContextView};
 use eonyx_config::{Config, LoadOptions};
 use eonyx_core::{Provider, Role, SessionId};
-use eonyx_prompt::{ContextLoader, MemorySection};
+use eonyx_prompt::MemorySection;
 use eonyx_store::Store;
 use eonyx_tools::ToolContext;
 
@@ -16,9 +16,10 @@ use super::mcp::{McpState, wait_required};
 use super::parts::{Inherit, Models, Parts, approver};
 use super::session::{Memory, Opened, open_session};
 use super::skills::SkillList;
-use super::{Agent, AgentOptions, SessionChoice, task_section, tool_definitions};
-use crate::error::AgentError;
+use super::{Agent, AgentOptions, SessionChoice};
+use crate::error::{AgentError, UsageError};
 use crate::limits as window;
+use crate::prompt::{PromptSources, memory_store, task_section, tool_definitions};
 use crate::secrets::Redactor;
 
 impl Agent {
@@ -46,6 +47,12 @@ impl Agent {
                 .clone()
                 .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
         })?;
+        for server in &opts.mcp_servers {
+            config
+                .mcp
+                .servers
+                .insert(server.name.clone(), server.clone());
+        }
         let depth = match &child {
             Some(c) => store.depth(&c.id)?,
             None => 0,
@@ -77,21 +84,13 @@ impl Agent {
         )
         .await?;
 
-        let mut loader = ContextLoader::new(
-            &opts.cwd,
-            &project,
-            &config.config_dir,
-            config.context.clone(),
-        );
-        let loaded = loader.load();
+        let PromptSources {
+            loader,
+            loaded,
+            skills,
+        } = PromptSources::read(&opts.cwd, &project, &config, &opts.env);
         startup_notices.extend(loaded.warnings.iter().cloned());
         startup_notices.extend(config.warnings.iter().cloned());
-        let skills = Arc::new(eonyx_prompt::skills::discover(
-            &project,
-            &config.config_dir,
-            eonyx_prompt::skills::home_dir(&opts.env).as_deref(),
-            &config.skills,
-        ));
         startup_notices.extend(skills.warnings.iter().cloned());
 
         let redactor = Redactor::new(&key_vars, &opts.env);
@@ -108,19 +107,23 @@ impl Agent {
             &opts.env,
             opts.sandbox_helper.clone(),
         ));
+        let hook = super::hooks::build(&config, &project.root, &tool_ctx.hidden_env)?;
         let inherit = Inherit {
             env: opts.env.clone(),
             model_flag: opts.model.clone(),
             permissions: opts.permissions,
-            ask: opts.approver.clone(),
+            // The user is asked with the Notification hooks running.
+            ask: opts
+                .approver
+                .clone()
+                .map(|a| super::hooks::notifying(&hook, a)),
             provider: opts.provider.clone(),
         };
+        let mut hook = hook;
+        hook.approved = super::parts::approved_by_hook(&config, &inherit);
 
         let opened = open_session(&store, &config, &opts.cwd, &project, &choice)?;
-        let memory = config
-            .memory
-            .enabled
-            .then(|| eonyx_store::memory::MemoryStore::new(&data_dir, &project.root));
+        let memory = memory_store(&config, &data_dir, &project.root);
         let secrets = eonyx_config::secrets::configured_key_values(&config, &opts.env);
         // A required server that cannot start stops the run here.
         startup_notices.extend(wait_required(&mut mcp).await?);
@@ -147,6 +150,7 @@ impl Agent {
             redactor,
             depth,
             notices: startup_notices,
+            hook,
             config,
         }))
     }
@@ -204,11 +208,12 @@ impl Agent {
             .into_iter()
             .find(|s| &s.id == id && s.parent.is_some())
         {
-            return Err(AgentError::Usage(format!(
-                "{id} is a task session of {} (profile {}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued",
-                s.parent.map(|p| p.to_string()).unwrap_or_default(),
-                s.profile.unwrap_or_default()
-            )));
+            return Err(UsageError::ResumeTask {
+                id: id.clone(),
+                parent: s.parent.map(|p| p.to_string()).unwrap_or_default(),
+                profile: s.profile.unwrap_or_default(),
+            }
+            .into());
         }
         let opened = open_session(
             &self.store,
@@ -242,6 +247,7 @@ impl Agent {
         // A session starts: a changed MCP tool list applies from its first
         // request.
         self.mcp.session_changed();
+        self.hook_session_changed();
         self.compaction.calibration_seq = compaction_seq;
         self.calibrate_from_history(compaction_seq);
     }
@@ -298,24 +304,23 @@ pub(super) async fn connect(
         None => Arc::from(eonyx_provider::from_config(&config.model, env)?),
     };
     window::ensure_model_name(config, provider.as_ref(), notices).await?;
-    let (summarizer, summarizer_config) = if config.compaction.model.is_empty()
-        || config.compaction.model == config.model_key
-    {
-        (provider.clone(), config.model.clone())
-    } else {
-        match config.model_by_key(&config.compaction.model) {
-            Some(m) if given.is_none() => {
-                (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+    let (summarizer, summarizer_config) =
+        if config.compaction.model.is_empty() || config.compaction.model == config.model_key {
+            (provider.clone(), config.model.clone())
+        } else {
+            match config.model_by_key(&config.compaction.model) {
+                Some(m) if given.is_none() => {
+                    (Arc::from(eonyx_provider::from_config(m, env)?), m.clone())
+                }
+                Some(m) => (provider.clone(), m.clone()),
+                None => {
+                    return Err(UsageError::UnknownCompactionModel {
+                        name: config.compaction.model.clone(),
+                    }
+                    .into());
+                }
             }
-            Some(m) => (provider.clone(), m.clone()),
-            None => {
-                return Err(AgentError::Usage(format!(
-                    "compaction.model = {:?} names no configured model; add [models.{}] or leave it empty to use the session's model",
-                    config.compaction.model, config.compaction.model
-                )));
-            }
-        }
-    };
+        };
     let started = window::start(
         config,
         &summarizer_config,

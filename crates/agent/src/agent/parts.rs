@@ -118,6 +118,15 @@ pub(super) fn approver(policy: &Config, inherit: &Inherit) -> Arc<dyn Approver> 
     ))
 }
 
+/// The approver a call a `PreToolUse` hook allowed goes through
+/// (docs/hooks.md#answers): [`approver`] with a user who says yes, so a
+/// `deny` in config still denies.
+pub(super) fn approved_by_hook(policy: &Config, inherit: &Inherit) -> Arc<dyn Approver> {
+    let mut yes = inherit.clone();
+    yes.ask = Some(Arc::new(eonyx_tools::AllowAll));
+    approver(policy, &yes)
+}
+
 /// Everything an agent is built from.
 pub(super) struct Parts {
     pub config: Config,
@@ -147,6 +156,8 @@ pub(super) struct Parts {
     pub redactor: Redactor,
     pub depth: u32,
     pub notices: Vec<String>,
+    /// The hooks (docs/hooks.md); `approved` from [`approved_by_hook`].
+    pub hook: super::hooks::HookState,
 }
 
 impl Agent {
@@ -207,7 +218,9 @@ impl Agent {
             redactor: p.redactor,
             mcp: p.mcp,
             depth: p.depth,
+            hook: p.hook,
         };
+        agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());
         agent.startup_notices.extend(opened.notices);
         let notes = agent.reattach_skills(opened.skills_in_use);

@@ -1,15 +1,14 @@
-//! The next request: the system prompt (context files, date, summary,
-//! memory, skills), the tools offered, and the estimate of its size. The
-//! free functions here are shared with [`crate::effective_request`].
+//! The next request: the system prompt (assembled by [`crate::prompt`]),
+//! the tools offered, and the estimate of its size. [`next_request`] is
+//! shared with [`crate::effective_request`].
 
 use eonyx_compact::ContextView;
 use eonyx_config::Config;
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{ChatRequest, Message, SystemPrompt, ToolDef, ToolName};
-use eonyx_prompt::{Loaded, MemorySection, Skills};
+use eonyx_core::{ChatRequest, Message, SystemPrompt, ToolDef};
 
 use super::{Agent, ContextStatus};
-use crate::tools;
+use crate::prompt::{PromptReport, Sections, system_prompt, tokens, tool_sizes};
 
 impl Agent {
     /// The system prompt as it would be sent now.
@@ -17,7 +16,7 @@ impl Agent {
         system_prompt(
             &self.config,
             &self.prompt.loaded,
-            &self.view,
+            self.view.summary(),
             &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),
@@ -27,11 +26,58 @@ impl Agent {
     /// The stable prefix without the summary: what compaction budgets as
     /// overhead.
     pub(super) fn bare_system_prompt(&self) -> SystemPrompt {
-        let mut bare =
-            eonyx_prompt::system_prompt(&self.prompt.loaded, &eonyx_core::time::today_utc(), None);
-        self.prompt.memory_section.append_to(&mut bare);
-        add_sections(&mut bare, self.sections());
-        bare
+        system_prompt(
+            &self.config,
+            &self.prompt.loaded,
+            None,
+            &self.prompt.memory_section,
+            self.sections(),
+            &eonyx_core::time::today_utc(),
+        )
+    }
+
+    /// The system prompt as it would be sent now and its parts, sized by
+    /// this session's (calibrated) estimator: for `/context`.
+    pub fn prompt_report(&self) -> PromptReport {
+        let prompt = self.system_prompt();
+        let mcp_names: Vec<String> = self
+            .mcp_catalog()
+            .definitions()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        let builtin: Vec<ToolDef> = self
+            .tools
+            .defs
+            .iter()
+            .filter(|d| !mcp_names.contains(&d.name))
+            .cloned()
+            .collect();
+        let ready = self
+            .mcp_status()
+            .iter()
+            .filter(|s| s.state == crate::mcp::ServerState::Ready)
+            .count();
+        let tools = tool_sizes(
+            &self.compaction.estimator,
+            &builtin,
+            (!self.mcp_catalog().is_empty()).then_some((self.mcp_catalog(), ready)),
+        );
+        PromptReport {
+            prompt_tokens: tokens(&self.compaction.estimator, prompt.chars()),
+            prompt,
+            files: self.prompt.loaded.files.clone(),
+            memory_tokens: tokens(
+                &self.compaction.estimator,
+                self.prompt.memory_section.text.chars().count(),
+            ),
+            memory: self.prompt.memory_section.clone(),
+            skills: self.prompt.skills.clone(),
+            tools,
+            mcp: None,
+            memory_warning: None,
+            warnings: Vec::new(),
+        }
     }
 
     pub(super) fn sections(&self) -> Sections<'_> {
@@ -89,96 +135,6 @@ impl Agent {
         req.cache_key = Some(self.writer.header().cache_key().to_string());
         req
     }
-}
-
-/// The tools offered to the model under `config` in a session `depth`
-/// tasks deep (the agent and [`crate::effective_request`] both take them
-/// from here): the built-ins in `ToolName` order, `task` last while
-/// `tools.task` is on and `depth < tasks.max_depth`, all narrowed by the
-/// active profile's `tools` allow-list.
-pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> Vec<ToolDef> {
-    let mut defs = tools::enabled_definitions(&config.tools);
-    if config.memory.enabled {
-        defs.push(tools::memory::definition());
-    }
-    if skills.is_empty() {
-        defs.retain(|d| d.name != ToolName::Skill.as_str());
-    }
-    if config.tools.task && depth < config.tasks.max_depth {
-        defs.push(tools::task::definition(
-            config
-                .profiles
-                .iter()
-                .map(|(name, p)| (name.as_str(), p.description.as_str())),
-        ));
-    }
-    if let Some(profile) = config.active_profile() {
-        defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));
-    }
-    defs
-}
-
-/// The `# Task` section at the end of a task child's stable prefix: what
-/// it is, then its profile's `instructions`.
-pub(crate) fn task_section(profile: &eonyx_config::Profile) -> String {
-    let mut s = format!(
-        "# Task\n\nYou are a sub-agent of eonyx (profile {}), started by the main agent to do one task, which is the user message below. The main agent sees only your final answer, not your tool calls or their output, so make that answer complete on its own. Nobody can answer questions before you finish: decide for yourself and say what you assumed.",
-        profile.name
-    );
-    if !profile.instructions.trim().is_empty() {
-        s.push_str("\n\n");
-        s.push_str(profile.instructions.trim());
-    }
-    s
-}
-
-/// The sections after memory: the `# Skills` listing, the `# MCP tools`
-/// listing and a task child's `# Task` section (end of the stable prefix,
-/// in that order, so a child's prefix is its parent's plus `# Task`) and,
-/// after a compaction, `# Skills in use` (after the summary).
-fn add_sections(prompt: &mut SystemPrompt, sections: Sections<'_>) {
-    eonyx_prompt::skills::add_to_prompt(prompt, sections.skills, sections.skills_in_use);
-    eonyx_prompt::add_mcp_listing(prompt, sections.mcp);
-    if !sections.task.is_empty() {
-        prompt.stable.push_str("\n\n");
-        prompt.stable.push_str(sections.task);
-    }
-}
-
-/// The parts of the system prompt besides context, memory and summary: the
-/// `# Skills` listing, the `# MCP tools` listing and for a task's child its
-/// `# Task` section (end of the stable prefix, in that order) and, after a
-/// compaction, `# Skills in use` (after the summary, in the part that
-/// changes at compaction anyway).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Sections<'a> {
-    pub skills: &'a str,
-    pub skills_in_use: &'a str,
-    /// Empty unless MCP schemas are deferred (docs/mcp.md#deferred-schemas).
-    pub mcp: &'a str,
-    /// Empty but for a task's child.
-    pub task: &'a str,
-}
-
-/// The system prompt of the next request (the agent's estimates, its
-/// requests and [`crate::effective_request`] all use it). `memory` is the
-/// `# Memory` section as read when the session started or was last
-/// compacted; it goes after the context files, before the skills listing.
-pub(crate) fn system_prompt(
-    config: &Config,
-    loaded: &Loaded,
-    view: &ContextView,
-    memory: &MemorySection,
-    sections: Sections<'_>,
-    date: &str,
-) -> SystemPrompt {
-    let summary = view
-        .summary()
-        .map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
-    let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
-    memory.append_to(&mut prompt);
-    add_sections(&mut prompt, sections);
-    prompt
 }
 
 /// The next request: system prompt (context files, date line, summary),

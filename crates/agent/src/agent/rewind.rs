@@ -16,7 +16,7 @@ use eonyx_store::{Forked, PendingRewind};
 
 use super::session::{Memory, open_session, task_changes};
 use super::{Agent, SessionChoice};
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::rewind::{self, FileAction, RewindPlan, RewindReport};
 
 /// What `/rewind` is asked to do.
@@ -88,18 +88,14 @@ impl Agent {
     pub fn fork(&mut self, turns: usize) -> Result<Forked, AgentError> {
         let at = if turns == 0 {
             if !self.writer.is_on_disk() {
-                return Err(AgentError::Usage(
-                    "nothing to fork yet: this session has no messages".into(),
-                ));
+                return Err(UsageError::NothingToFork.into());
             }
             self.writer.next_seq() - 1
         } else {
             self.last_turns(turns, "fork")?.1
         };
         if at == 0 {
-            return Err(AgentError::Usage(
-                "a fork before the first turn would be empty: use /new for a new session".into(),
-            ));
+            return Err(UsageError::EmptyFork.into());
         }
         let forked = self.store.fork(self.session_id(), Some(at))?;
         let opened = open_session(
@@ -118,12 +114,10 @@ impl Agent {
     fn last_turns(
         &self,
         turns: usize,
-        what: &str,
+        what: &'static str,
     ) -> Result<(Vec<eonyx_core::MessageRecord>, u64), AgentError> {
         if turns == 0 {
-            return Err(AgentError::Usage(format!(
-                "/{what} N: N is how many user turns to go back, at least 1"
-            )));
+            return Err(UsageError::NoTurns { what }.into());
         }
         let records = if self.writer.is_on_disk() {
             self.store.last_turns(self.session_id(), turns)?
@@ -132,10 +126,11 @@ impl Agent {
         };
         let users = eonyx_core::timeline::count_turns(&records);
         if users < turns {
-            return Err(AgentError::Usage(match users {
-                0 => format!("nothing to {what}: this session has no turns yet"),
-                n => format!("this session has only {n} user turn(s) to {what}"),
-            }));
+            return Err(match users {
+                0 => UsageError::NoTurnsYet { what },
+                have => UsageError::TooFewTurns { what, have },
+            }
+            .into());
         }
         let to_seq = records.first().map_or(0, |r| r.seq - 1);
         Ok((records, to_seq))

@@ -12,7 +12,7 @@ use eonyx_core::{Message, Role};
 use eonyx_store::{SessionWriter, Store};
 
 use super::SessionChoice;
-use crate::error::AgentError;
+use crate::error::{AgentError, UsageError};
 use crate::rewind::{self, RewindReport};
 
 /// Whether switching sessions reads the `# Memory` section again (a new
@@ -75,10 +75,10 @@ pub(super) fn open_session(
             match store.latest_for_project(&project.root)? {
                 Some(s) => Some(s.id),
                 None if *choice == SessionChoice::Continue => {
-                    return Err(AgentError::Usage(format!(
-                        "no session to continue for project {}; start one with `eonyx run PROMPT`",
-                        project.root
-                    )));
+                    return Err(UsageError::NothingToContinue {
+                        project: project.root.clone(),
+                    }
+                    .into());
                 }
                 None => None,
             }

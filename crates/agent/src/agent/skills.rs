@@ -39,12 +39,7 @@ impl tools::SkillSource for SkillList {
 impl Agent {
     /// Render the bodies of `names` for the suffix; returns warnings.
     pub(super) fn reattach_skills(&mut self, names: Vec<String>) -> Vec<String> {
-        let rendered = eonyx_prompt::skills::skills_in_use(
-            &self.prompt.skills,
-            &names,
-            self.config.skills.max_reloaded_bytes,
-            &eonyx_prompt::FsReader,
-        );
+        let rendered = crate::prompt::skills_in_use(&self.config, &self.prompt.skills, &names);
         self.prompt.skills_in_use = names;
         self.prompt.skills_in_use_section = rendered.section;
         rendered.warnings

@@ -179,18 +179,21 @@ impl Agent {
             }
             self.compaction.trigger =
                 eonyx_compact::trigger(&self.config.compaction, &self.models.limits);
-            if let Ok(mut cache) = eonyx_store::limits::LimitsCache::open(self.store.data_dir()) {
-                cache.record_learned(
-                    &self.config.model.base_url,
-                    &self.config.model.name,
-                    limit,
-                    how,
-                );
-                if let Err(e) = cache.save() {
-                    sink(AgentEvent::Warning(format!(
-                        "could not remember the learned context window: {e}"
-                    )));
-                }
+            let mut warnings = Vec::new();
+            let mut cache = crate::limits::open_cache(self.store.data_dir(), &mut warnings);
+            for w in warnings {
+                sink(AgentEvent::Warning(w));
+            }
+            cache.record_learned(
+                &self.config.model.base_url,
+                &self.config.model.name,
+                limit,
+                how,
+            );
+            if let Err(e) = cache.save() {
+                sink(AgentEvent::Warning(format!(
+                    "could not remember the learned context window: {e}"
+                )));
             }
         }
     }

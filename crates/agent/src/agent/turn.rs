@@ -5,6 +5,9 @@
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{Content, FinishReason, Message, Role, ToolCall, ToolName};
 
+use eonyx_core::hooks::HookEvent;
+
+use super::hooks::PreTool;
 use super::{Agent, TurnOutcome, UserInput};
 use crate::error::AgentError;
 use crate::events::AgentEvent;
@@ -41,9 +44,22 @@ impl Agent {
             Content::Text(t) => Message::user(t.as_str()),
             parts => Message::new(Role::User, parts.clone()),
         };
+        let mut outcome = TurnOutcome::default();
+        let message = match self.prompt_hooks(message, sink, cancel).await {
+            Ok(m) => m,
+            Err(reason) => {
+                if cancel.is_cancelled() {
+                    return Err(AgentError::Interrupted);
+                }
+                outcome.blocked = Some(reason);
+                return Ok(outcome);
+            }
+        };
+        if cancel.is_cancelled() {
+            return Err(AgentError::Interrupted);
+        }
         self.append(&message)?;
 
-        let mut outcome = TurnOutcome::default();
         let max_steps = self.config.max_steps.max(1);
         loop {
             if outcome.steps >= max_steps {
@@ -88,6 +104,9 @@ impl Agent {
             };
 
             if calls.is_empty() {
+                if cut_call.is_none() && self.stop_hooks(sink, cancel).await? {
+                    continue;
+                }
                 return Ok(outcome);
             }
             self.run_tools(&calls, cut_call.as_deref(), sink, cancel)
@@ -146,15 +165,54 @@ impl Agent {
                 for &j in &group {
                     sink(AgentEvent::ToolCall(calls[j].clone()));
                 }
-                let refs: Vec<&ToolCall> = group.iter().map(|&j| &calls[j]).collect();
+                // PreToolUse for each first: a denied one does not start.
+                let mut run: Vec<(usize, ToolCall)> = Vec::new();
+                for &j in &group {
+                    if !self.hook.hooks.has(HookEvent::PreToolUse) {
+                        run.push((j, calls[j].clone()));
+                        continue;
+                    }
+                    match self.pre_tool_hooks(&calls[j], sink, cancel).await {
+                        PreTool::Run { call, .. } => run.push((j, call)),
+                        PreTool::Denied(out) => task_outputs[j] = Some(out),
+                    }
+                }
+                let refs: Vec<&ToolCall> = run.iter().map(|(_, c)| c).collect();
                 let outputs = self.run_tasks(&refs, sink, cancel).await;
-                for (j, out) in group.into_iter().zip(outputs) {
-                    task_outputs[j] = Some(out);
+                for ((j, _), out) in run.iter().zip(outputs) {
+                    task_outputs[*j] = Some(out);
                 }
             } else if task_outputs[i].is_none() {
                 sink(AgentEvent::ToolCall(call.clone()));
             }
+            let offered = self.offers(&call.name) || self.is_mcp_call(call);
+            // PreToolUse for a call that would run (a task's ran with its
+            // group, above).
+            let mut approved = false;
+            let mut denied = None;
+            let mut updated = None;
+            if offered
+                && task_outputs[i].is_none()
+                && !interrupted
+                && !cancel.is_cancelled()
+                && cut_call != Some(call.id.as_str())
+                && self.hook.hooks.has(HookEvent::PreToolUse)
+            {
+                match self.pre_tool_hooks(call, sink, cancel).await {
+                    PreTool::Run {
+                        call: c,
+                        approved: a,
+                    } => {
+                        approved = a;
+                        updated = Some(c);
+                    }
+                    PreTool::Denied(out) => denied = Some(out),
+                }
+            }
+            let call = updated.as_ref().unwrap_or(call);
             let output = if let Some(out) = task_outputs[i].take() {
+                out
+            } else if let Some(out) = denied {
                 out
             } else if interrupted || cancel.is_cancelled() {
                 interrupted = true;
@@ -174,14 +232,29 @@ impl Agent {
             } else {
                 // The one place a tool call runs (the tools' own and, through
                 // `OwnTools`, the agent's).
+                // A PreToolUse hook's `allow` counts as the user's yes:
+                // the same policy with a user who says yes, for this call
+                // (the agent's own tools, MCP's, read it from `tools`).
                 let ctx = self.tools.ctx.clone();
-                let approver = self.tools.approver.clone();
+                let approver = if approved {
+                    self.hook.approved.clone()
+                } else {
+                    self.tools.approver.clone()
+                };
+                let usual = std::mem::replace(&mut self.tools.approver, approver.clone());
                 let mut own = OwnTools { agent: self, sink };
-                tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await
+                let out = tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await;
+                self.tools.approver = usual;
+                out
             };
             if cancel.is_cancelled() {
                 interrupted = true;
             }
+            let output = if offered && !interrupted {
+                self.post_tool_hooks(call, output, sink, cancel).await
+            } else {
+                output
+            };
             self.record_tool_result(call, output, sink)?;
         }
         if interrupted {

@@ -9,8 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, RewindOptions, SessionChoice};
-use eonyx_core::paths::Env;
+use eonyx_agent::{Agent, AgentEvent, DraftJob, RewindOptions, SessionChoice};
 use eonyx_core::provider::{
     CancellationToken, SUMMARIZER_INSTRUCTION_PREFIX, SUMMARIZER_SYSTEM_PREFIX,
 };
@@ -56,21 +55,12 @@ fn env() -> TestEnv {
 }
 
 async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
-    let opts = AgentOptions {
-        cwd: env.project.clone(),
-        env: Env::from_pairs([
-            ("HOME", env.home.as_str()),
-            ("EONYX_DATA_DIR", env.data_dir.as_str()),
-            ("EONYX_CONFIG_DIR", env.config_dir.as_str()),
-        ]),
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: None,
-        provider: Some(p.clone()),
-        mcp: None,
-        sandbox_helper: None,
-    };
+    let dirs = [
+        env.home.as_str(),
+        env.data_dir.as_str(),
+        env.config_dir.as_str(),
+    ];
+    let opts = crate::options(env.project.clone(), dirs, p.clone());
     Agent::open(opts, SessionChoice::New).await.unwrap()
 }
 
@@ -80,6 +70,25 @@ async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
         .turn(&text, &mut |e| events.push(e), &CancellationToken::new())
         .await
         .unwrap();
+}
+
+/// A new session whose summarizer never fails.
+async fn opened() -> (TestEnv, Arc<ScriptedProvider>, Agent) {
+    let env = env();
+    let p = provider(Arc::new(AtomicBool::new(false)));
+    let agent = open(&env, &p).await;
+    (env, p, agent)
+}
+
+/// Turns until a summary ahead is due: its job and how many turns it took.
+async fn turns_until_draft(agent: &mut Agent, events: &mut Vec<AgentEvent>) -> (DraftJob, usize) {
+    for n in 1..=20 {
+        turn(agent, n, events).await;
+        if let Some(job) = agent.start_draft() {
+            return (job, n);
+        }
+    }
+    panic!("no summary ahead was due after 20 turns");
 }
 
 fn drafts(env: &TestEnv) -> usize {
@@ -175,19 +184,9 @@ async fn a_draft_is_due_past_the_ahead_point_once_per_boundary_and_applied_witho
 
 #[tokio::test]
 async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (env, _p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent.new_session().unwrap();
     agent.finish_draft(done, &mut |e| events.push(e));
@@ -195,15 +194,7 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     assert_eq!(drafts(&env), 0);
 
     // Compacted meanwhile (`/compact`): the draft's base is gone.
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent
         .compact_now(
@@ -220,19 +211,9 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
 
 #[tokio::test]
 async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordinary_compaction() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // A long message: the turns the draft keeps plus this one are still
@@ -272,19 +253,9 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
 
 #[tokio::test]
 async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (_env, _p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     assert!(agent.draft_ready());
     // One more turn (still under the trigger), then rewound: the draft and
@@ -308,19 +279,9 @@ async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out
 
 #[tokio::test]
 async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one() {
-    let env = env();
-    let p = provider(Arc::new(AtomicBool::new(false)));
-    let mut agent = open(&env, &p).await;
+    let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
-    let mut n = 0;
-    let job = loop {
-        n += 1;
-        turn(&mut agent, n, &mut events).await;
-        if let Some(job) = agent.start_draft() {
-            break job;
-        }
-        assert!(n < 20);
-    };
+    let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
     agent.finish_draft(job.await, &mut |e| events.push(e));
     let compacted = |evs: &[AgentEvent]| {
         evs.iter()

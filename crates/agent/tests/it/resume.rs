@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use camino::Utf8PathBuf;
 use eonyx_agent::{Agent, AgentOptions, SessionChoice};
-use eonyx_core::paths::Env;
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Message, Usage};
 use eonyx_tests::{ScriptedProvider, Step};
@@ -39,21 +38,12 @@ fn options(root: &Utf8PathBuf) -> AgentOptions {
         "model = \"m\"\n[models.m]\nname = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\ncontext_window = 100000\n",
     )
     .unwrap();
-    AgentOptions {
-        cwd: work,
-        env: Env::from_pairs([
-            ("EONYX_DATA_DIR", root.join("data").to_string()),
-            ("EONYX_CONFIG_DIR", config.to_string()),
-            ("HOME", root.to_string()),
-        ]),
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: None,
-        provider: Some(Arc::new(two_chars_per_token())),
-        mcp: None,
-        sandbox_helper: None,
-    }
+    let data = root.join("data");
+    crate::options(
+        work,
+        [root.as_str(), data.as_str(), config.as_str()],
+        Arc::new(two_chars_per_token()),
+    )
 }
 
 #[tokio::test]

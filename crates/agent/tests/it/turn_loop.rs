@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use camino::Utf8Path;
-use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
-use eonyx_core::paths::Env;
+use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 use eonyx_core::provider::{CancellationToken, SUMMARIZER_SYSTEM_PREFIX};
 use eonyx_core::record::{ParsedLine, Record};
 use eonyx_core::{ChatRequest, Message, Role, StreamEvent};
@@ -36,21 +35,12 @@ async fn open(env: &TestEnv, provider: &Arc<ScriptedProvider>) -> Agent {
 }
 
 async fn open_in(env: &TestEnv, provider: &Arc<ScriptedProvider>, choice: SessionChoice) -> Agent {
-    let opts = AgentOptions {
-        cwd: env.project.clone(),
-        env: Env::from_pairs([
-            ("HOME", env.home.as_str()),
-            ("EONYX_DATA_DIR", env.data_dir.as_str()),
-            ("EONYX_CONFIG_DIR", env.config_dir.as_str()),
-        ]),
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: None,
-        provider: Some(provider.clone()),
-        mcp: None,
-        sandbox_helper: None,
-    };
+    let dirs = [
+        env.home.as_str(),
+        env.data_dir.as_str(),
+        env.config_dir.as_str(),
+    ];
+    let opts = crate::options(env.project.clone(), dirs, provider.clone());
     Agent::open(opts, choice).await.unwrap()
 }
 

@@ -41,7 +41,7 @@ pub fn run(
             }
             Err(e) => {
                 s.view.failed(&e);
-                Err(ui::agent_error(e))
+                Err(e.into())
             }
         }
     })

@@ -31,13 +31,14 @@ pub fn run(
     }
     let super::Setup { env, config, .. } = super::setup(printer, global)?;
     let cache = match paths::data_dir(&env) {
-        Ok(dir) => match LimitsCache::open(&dir) {
-            Ok(cache) => Some(cache),
-            Err(e) => {
-                printer.warn(&e.to_string());
-                None
+        Ok(dir) => {
+            let mut warnings = Vec::new();
+            let cache = window::open_cache(&dir, &mut warnings);
+            for w in &warnings {
+                printer.warn(w);
             }
-        },
+            Some(cache)
+        }
         Err(e) => {
             printer.warn(&format!("cannot read learned context windows: {e}"));
             None
@@ -91,7 +92,7 @@ pub fn run(
             "sandbox": { "backend": backend, "status": sandbox_line },
             "warnings": config.warnings,
         });
-        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        printer.json_pretty(&out)?;
         return Ok(Status::Success);
     }
 
@@ -360,7 +361,44 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             out.push(entry(key("model"), json!(m)));
         }
     }
+    out.extend(hook_entries(config));
     out
+}
+
+/// One entry per hook (docs/hooks.md#configuration), `hooks.EVENT[i]`
+/// numbered per event across the files, with its file as the source.
+fn hook_entries(config: &Config) -> Vec<Entry> {
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    config
+        .hooks
+        .hooks
+        .iter()
+        .map(|h| {
+            let n = seen.entry(h.event.as_str()).or_default();
+            let key = format!("hooks.{}[{n}]", h.event);
+            *n += 1;
+            let mut value = json!({
+                "matcher": h.matcher,
+                "command": h.command,
+                "timeout": h.timeout_secs,
+            });
+            if let Some(v) = value.as_object_mut()
+                && !h.runs
+            {
+                v.insert("runs".into(), json!(false));
+            }
+            Entry {
+                key,
+                value,
+                source: if h.runs {
+                    h.file.to_string()
+                } else {
+                    format!("{} (not run: the project is not trusted)", h.file)
+                },
+                origin: None,
+            }
+        })
+        .collect()
 }
 
 /// The keys of one `[mcp_servers.NAME]`. `env` and `headers` show their

@@ -62,6 +62,12 @@ fn batch(
                 match slash {
                     Slash::Continue => continue,
                     Slash::Exit => break,
+                    // Its own reason (a bad argument, nothing to do): said,
+                    // and the batch goes on with its exit status untouched.
+                    Slash::Declined(why) => {
+                        ui::outcome::declined(&mut s.view, why);
+                        continue;
+                    }
                     Slash::Failed(e) => return Err(e),
                 }
             }
@@ -77,8 +83,8 @@ fn batch(
                     .await;
                 Drafts::finish(done, &mut s.agent, &mut s.view);
                 if let Err(e) = result {
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
                 if let Some(e) = s.view.last_error.take() {
@@ -105,8 +111,8 @@ fn batch(
             match ui::report(&mut s.view, result) {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
-                    let status = ui::status_for(&e);
-                    s.view.printer.error(&ui::agent_error(e));
+                    let status = e.status();
+                    s.view.printer.error(&e.into());
                     return Ok(status);
                 }
             }
@@ -114,6 +120,7 @@ fn batch(
                 return Err(e.into());
             }
         }
+        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         Ok(Status::Success)
     })
 }

@@ -4,8 +4,6 @@
 //! stop them. Servers that could not start are warned about on stderr.
 
 use eonyx_agent::mcp::{McpReport, inspect};
-use eonyx_config::paths;
-use eonyx_store::limits::LimitsCache;
 use serde_json::json;
 
 use crate::cli::{GlobalArgs, McpArgs};
@@ -16,23 +14,24 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &McpArgs) -> anyho
     let super::Setup { env, config, .. } = super::setup(printer, global)?;
     if config.mcp.servers.is_empty() {
         if printer.json() {
-            printer.outln(&serde_json::to_string_pretty(&json!({
+            printer.json_pretty(&json!({
                 "servers": [],
                 "deferred": false,
                 "tokens": 0,
-            }))?)?;
+            }))?;
         } else {
             printer.info(NONE);
         }
         return Ok(Status::Success);
     }
-    let window = context_window(&config, &env);
-    let report = super::ui::runtime()?.block_on(inspect(&config, &env, window));
-    for w in &report.warnings {
+    let mut warnings = Vec::new();
+    let window = eonyx_agent::limits::cached_window(&config, &env, &mut warnings);
+    let report = super::runtime()?.block_on(inspect(&config, &env, window));
+    for w in warnings.iter().chain(&report.warnings) {
         printer.warn(w);
     }
     if printer.json() {
-        printer.outln(&serde_json::to_string_pretty(&report_json(&report))?)?;
+        printer.json_pretty(&report_json(&report))?;
     } else {
         for line in table(&report) {
             printer.outln(&line)?;
@@ -43,15 +42,6 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &McpArgs) -> anyho
 }
 
 const NONE: &str = "no MCP servers configured; add one as [mcp_servers.NAME] in config.toml (see README, \"MCP servers\")";
-
-/// The context window a session would size the deferral limit with: the
-/// configured one, or the last detected or learned (no server is asked).
-pub(crate) fn context_window(config: &eonyx_config::Config, env: &paths::Env) -> u64 {
-    let cache = paths::data_dir(env)
-        .ok()
-        .and_then(|d| LimitsCache::open(&d).ok());
-    eonyx_agent::limits::resolve_cached(&config.model, cache.as_ref()).tokens
-}
 
 /// The servers table, then each ready server's tools.
 fn table(report: &McpReport) -> Vec<String> {

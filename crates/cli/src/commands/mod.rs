@@ -1,10 +1,10 @@
 //! One module per command. Each takes the parsed arguments and the printer.
 
-pub mod approve;
 pub mod compact;
 pub mod completions;
 pub mod config;
 pub mod context;
+pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
@@ -20,7 +20,7 @@ use camino::Utf8PathBuf;
 use eonyx_config::{Config, LoadOptions};
 use eonyx_core::paths::{self, Env};
 
-use crate::cli::GlobalArgs;
+use crate::cli::{Cli, Command, GlobalArgs};
 use crate::printer::Printer;
 
 /// What a command that needs no model starts from: the working directory,
@@ -57,6 +57,47 @@ pub fn sandbox_exec(
 ) -> anyhow::Result<crate::exit::Status> {
     let enforced = eonyx_sandbox::run_helper(args.args)?;
     printer.outln(&enforced)?;
+    Ok(crate::exit::Status::Success)
+}
+
+/// Run the command `cli` names.
+pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::Status> {
+    match cli.command {
+        None => interactive::run(printer, &cli.global, &cli.session, cli.new),
+        Some(Command::Run(args)) => run::run(printer, &cli.global, &args),
+        Some(Command::Sessions(args)) => sessions::run(printer, &cli.global, &args),
+        Some(Command::Context(args)) => context::run(printer, &cli.global, &args),
+        Some(Command::Compact(args)) => compact::run(printer, &cli.global, &args),
+        Some(Command::Skills(args)) => skills::run(printer, &cli.global, &args),
+        Some(Command::Mcp(args)) => mcp::run(printer, &cli.global, &args),
+        Some(Command::Hooks(args)) => hooks::run(printer, &cli.global, &args),
+        Some(Command::Config(args)) => config::run(printer, &cli.global, &args),
+        Some(Command::Memory(args)) => memory::run(printer, &cli.global, &args),
+        Some(Command::Trust(args)) => config::trust(printer, &cli.global, &args),
+        Some(Command::Completions(args)) => completions::run(printer, &args),
+        Some(Command::Manpage) => completions::manpage(printer),
+        Some(Command::SandboxExec(args)) => sandbox_exec(printer, args),
+        Some(Command::Acp) => acp(&cli.global),
+    }
+}
+
+/// The async runtime a command runs the agent in.
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// `eonyx acp`: the Agent Client Protocol on stdin/stdout (docs/acp.md);
+/// everything else is `eonyx-acp`'s.
+pub fn acp(global: &GlobalArgs) -> anyhow::Result<crate::exit::Status> {
+    eonyx_acp::serve(eonyx_acp::AcpOptions {
+        model: global.model.clone(),
+        profile: global.profile.clone(),
+        permissions: global.allow.permissions(),
+        sandbox_helper: std::env::current_exe().ok(),
+    })?;
     Ok(crate::exit::Status::Success)
 }
 

@@ -22,20 +22,18 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
     ui::with_session(printer, global, choice, true, |mut s| async move {
         // The prompt goes as written (`@` is a REPL and batch-line
         // convenience); images only through --image.
-        let input = s
-            .agent
-            .prepare_prompt(&prompt, &args.images)
-            .map_err(ui::agent_error)?;
+        let input = s.agent.prepare_prompt(&prompt, &args.images)?;
         let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         if let Some(e) = s.view.last_error.take() {
             return Err(e.into());
         }
         match result {
             TurnResult::Ok => Ok(Status::Success),
             TurnResult::Failed(e) => {
-                let status = ui::status_for(&e);
+                let status = e.status();
                 if s.view.mode != Mode::Json || status != Status::Interrupted {
-                    s.view.printer.error(&ui::agent_error(e));
+                    s.view.printer.error(&e.into());
                 }
                 Ok(status)
             }

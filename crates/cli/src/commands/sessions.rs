@@ -194,7 +194,7 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     if json {
         let rows: Vec<SessionRow<'_>> = rows().collect();
         let v: Vec<SummaryJson<'_>> = rows.iter().map(SummaryJson::from).collect();
-        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        printer.json_pretty(&v)?;
         return Ok(Status::Success);
     }
     let Some(max) = rows().map(|s| s.message_count).max() else {
@@ -250,11 +250,11 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     let id = SessionId::parse(id)?;
     let f = open_store()?.fork(&id, at)?;
     if json {
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "id": f.id,
             "title": f.title,
             "forked_from": {"id": id, "seq": f.seq},
-        }))?)?;
+        }))?;
     } else {
         printer.outln(f.id.as_str())?;
     }
@@ -265,9 +265,8 @@ fn fork(printer: &mut Printer, json: bool, id: &str, at: Option<u64>) -> anyhow:
     Ok(Status::Success)
 }
 
-/// Delete the sessions named and, with each, the child sessions of its
-/// tasks (named on stderr as they go): a child is part of its parent's
-/// history.
+/// Delete the sessions named, each with the child sessions of its tasks
+/// (the store deletes them; they are named on stderr as they go).
 fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
     // Validate every id before touching anything.
     let ids = ids
@@ -286,21 +285,13 @@ fn delete(printer: &mut Printer, ids: &[String]) -> anyhow::Result<Status> {
         if deleted.contains(id) {
             continue;
         }
-        let below = store.descendants(id)?;
-        // Children first: a failure then leaves the parent (with what is
-        // left of its tasks), never a child without its parent.
-        for child in below.iter().rev() {
-            if deleted.contains(&child.id) {
-                continue;
-            }
-            store.delete(&child.id)?;
+        let below = store.delete_with(id, |child| {
             printer.info(&format!(
                 "deleted {} \"{}\" (a task of {id})",
                 child.id, child.title
             ));
             deleted.push(child.id.clone());
-        }
-        store.delete(id)?;
+        })?;
         printer.info(&match below.len() {
             0 => format!("deleted {id}"),
             n => format!("deleted {id} and its {n} task session(s)"),
@@ -376,7 +367,7 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             }
             out.push(v);
         }
-        printer.outln(&serde_json::to_string_pretty(&out)?)?;
+        printer.json_pretty(&out)?;
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
@@ -468,12 +459,12 @@ fn show_effective(
         global.model.clone(),
         global.profile.clone(),
         id,
-    )
-    .map_err(super::ui::agent_error)?;
+    )?;
     for w in &eff.warnings {
         printer.warn(w);
     }
     if global.json {
+        // The request body exactly as sent: its keys in the provider's order.
         printer.outln(&serde_json::to_string_pretty(&eff.body)?)?;
         return Ok(Status::Success);
     }
@@ -510,11 +501,11 @@ fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
                 })
             })
             .collect();
-        printer.outln(&serde_json::to_string_pretty(&json!({
+        printer.json_pretty(&json!({
             "files": files,
             "ignored": report.ignored,
             "all_readable": report.all_readable(),
-        }))?)?;
+        }))?;
     } else {
         for f in &report.files {
             let mut line = format!("{}  ", f.id);

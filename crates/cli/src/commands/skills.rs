@@ -41,7 +41,7 @@ pub fn run(
                 })
             })
             .collect();
-        printer.outln(&serde_json::to_string_pretty(&v)?)?;
+        printer.json_pretty(&v)?;
     } else if skills.is_empty() {
         printer.info(NONE);
     } else {

@@ -16,6 +16,7 @@ use crate::*;
 mod ahead;
 mod compacting;
 mod plan;
+mod reserve;
 mod shared_prefix;
 mod simulation;
 mod summary;

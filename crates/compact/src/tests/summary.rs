@@ -60,7 +60,7 @@ fn summary_request_snapshot() {
     h.user("Rename `foo` to `bar` in src/lib.rs. Keep the public API.");
     h.tool(
         "grep",
-        json!({"pattern": "foo", "path": "src"}),
+        json!({"path": "src", "pattern": "foo"}),
         "src/lib.rs:3: fn foo()",
     );
     h.tool(

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use crate::load::{LoadOptions, global_config_path};
+use crate::options::{LoadOptions, global_config_path};
 use crate::paths::Env;
 use crate::trust::is_trusted;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};
@@ -77,6 +77,11 @@ fn trusted_layers(
         .as_ref()
         .map(|(_, f)| f.models.keys().cloned().collect())
         .unwrap_or_default();
+    if let Some((path, file)) = &global
+        && let Some(h) = &file.hooks
+    {
+        cfg.hooks.hooks.extend(crate::hooks::defs(h, path, true));
+    }
     let mut layers = Vec::new();
     if let Some((path, file)) = global {
         layers.push(Layer {
@@ -85,6 +90,20 @@ fn trusted_layers(
         });
     }
     if let Some((path, mut file)) = project {
+        if let Some(h) = &file.hooks {
+            cfg.hooks
+                .hooks
+                .extend(crate::hooks::defs(h, &path, cfg.trusted));
+        }
+        if !cfg.trusted
+            && let Some(h) = file.hooks.take()
+            && h.count() > 0
+        {
+            cfg.warnings.push(format!(
+                "{path}: its {} hook(s) do not run because the project is not trusted; to run them, trust the project with `eonyx trust {project_root}`",
+                h.count()
+            ));
+        }
         apply_trust(
             &mut file,
             &path,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use camino::Utf8Path;
 
 use super::{Layer, file_source};
-use crate::load::{IMPLICIT_MODEL_KEY, LoadOptions, OPENAI_DEFAULT_BASE_URL};
+use crate::options::{IMPLICIT_MODEL_KEY, LoadOptions, OPENAI_DEFAULT_BASE_URL};
 use crate::paths::Env;
 use crate::{Config, ConfigError, ModelConfig, ProviderKind, Source};
 

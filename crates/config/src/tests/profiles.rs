@@ -40,9 +40,7 @@ fn profiles_are_built_in_merged_over_and_apply_their_compaction_when_active() {
         "general has no override"
     );
     s.global("[models.local]\nname = \"m\"\n").project("{}");
-    let mut o = s.opts(&[]);
-    o.profile = Some("explore".into());
-    let c = load(&o).unwrap();
+    let c = s.load_profile("explore");
     assert_eq!(c.compaction.threshold_percent, 50.0);
     assert_eq!(
         c.source("compaction.threshold_percent"),

@@ -8,11 +8,9 @@ use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::config::SkillsConfig;
 use eonyx_core::paths::{Env, Project};
 
-use super::front_matter::{body_of, validate};
+use super::front_matter::validate;
 use super::sections::listing;
-use super::{
-    FRONT_MATTER_READ_BYTES, MAX_SKILL_FILE_BYTES, SKILL_FILE, Skill, SkillDir, SkillScope, Skills,
-};
+use super::{FRONT_MATTER_READ_BYTES, SKILL_FILE, Skill, SkillDir, SkillScope, Skills};
 use crate::reader::{ContextReader, FsReader};
 
 /// The home directory from the environment (`HOME`, else `USERPROFILE`).
@@ -127,18 +125,4 @@ fn is_absent(e: &io::Error) -> bool {
         e.kind(),
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
     )
-}
-/// Read a skill's `SKILL.md` (at most [`MAX_SKILL_FILE_BYTES`]; invalid
-/// UTF-8 replaced) and return its body.
-pub fn read_body(skill: &Skill, reader: &dyn ContextReader) -> io::Result<String> {
-    let content = reader.read_file(&skill.path, MAX_SKILL_FILE_BYTES)?;
-    let text = String::from_utf8_lossy(&content.bytes);
-    let mut body = body_of(&text).to_owned();
-    if content.size > content.bytes.len() as u64 {
-        body.push_str(&format!(
-            "\n\n[eonyx: {} is {} bytes; only the first {MAX_SKILL_FILE_BYTES} were read]",
-            skill.path, content.size
-        ));
-    }
-    Ok(body)
 }

@@ -1,9 +1,12 @@
 //! A `SKILL.md`'s YAML front matter: splitting it from the body and
-//! checking `name` and `description`.
+//! checking `name` and `description`; reading a skill's body.
+
+use std::io;
 
 use serde::Deserialize;
 
-use super::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+use super::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_SKILL_FILE_BYTES, Skill};
+use crate::reader::ContextReader;
 
 #[derive(Debug, Default, Deserialize)]
 struct FrontMatter {
@@ -103,4 +106,19 @@ pub fn valid_name(name: &str) -> bool {
         && !name.starts_with('-')
         && !name.ends_with('-')
         && !name.contains("--")
+}
+
+/// Read a skill's `SKILL.md` (at most [`MAX_SKILL_FILE_BYTES`]; invalid
+/// UTF-8 replaced) and return its body.
+pub fn read_body(skill: &Skill, reader: &dyn ContextReader) -> io::Result<String> {
+    let content = reader.read_file(&skill.path, MAX_SKILL_FILE_BYTES)?;
+    let text = String::from_utf8_lossy(&content.bytes);
+    let mut body = body_of(&text).to_owned();
+    if content.size > content.bytes.len() as u64 {
+        body.push_str(&format!(
+            "\n\n[eonyx: {} is {} bytes; only the first {MAX_SKILL_FILE_BYTES} were read]",
+            skill.path, content.size
+        ));
+    }
+    Ok(body)
 }

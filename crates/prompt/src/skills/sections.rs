@@ -1,7 +1,7 @@
 //! The prompt sections: the `# Skills` listing (stable prefix) and the
 //! `# Skills in use` bodies re-attached after a compaction (suffix).
 
-use super::discover::read_body;
+use super::front_matter::read_body;
 use super::{IN_USE_INTRO, LISTING_INTRO, SKILLS_HEADING, SKILLS_IN_USE_HEADING, Skill, Skills};
 use crate::reader::ContextReader;
 

@@ -1,179 +1,20 @@
 //! The clients over real HTTP against a small scripted axum server on
 //! loopback. Timing tests run on tokio's paused clock: no real waiting.
 //!
-//! Over 600 lines on purpose: one file, one scripted server, and every
-//! scenario (retries, limits, refusals) next to the helpers it uses.
+//! The scripted server and the helpers are in `scripted.rs`.
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::Response;
 use eonyx_core::config::ProviderKind;
 use eonyx_core::provider::ServerLimits;
-use eonyx_core::{
-    ChatRequest, FinishReason, Message, ModelConfig, Provider, ProviderError, StreamEvent,
-    SystemPrompt,
-};
+use eonyx_core::{FinishReason, Provider, ProviderError, StreamEvent};
 use eonyx_provider::{AnthropicProvider, OpenAiProvider, RetryPolicy};
 use serde_json::Value;
 use tokio::time::Instant;
 
-#[derive(Clone)]
-enum Reply {
-    /// 200 with an SSE body.
-    Sse(String),
-    /// Any status with a body and extra headers.
-    Status(u16, Vec<(&'static str, String)>, String),
-    /// 200 SSE: send this, then nothing, forever.
-    Stall(String),
-    /// 200 SSE: send this, then break the connection.
-    Break(String),
-}
-
-#[derive(Debug, Clone)]
-struct Recorded {
-    method: String,
-    path: String,
-    headers: HeaderMap,
-    body: Value,
-}
-
-#[derive(Clone, Default)]
-struct Fake {
-    routes: Arc<Mutex<HashMap<String, VecDeque<Reply>>>>,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl Fake {
-    fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-async fn handle(
-    State(fake): State<Fake>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let path = uri.path().to_owned();
-    fake.requests.lock().unwrap().push(Recorded {
-        method: method.to_string(),
-        path: path.clone(),
-        headers,
-        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-    });
-    let reply = {
-        let mut routes = fake.routes.lock().unwrap();
-        match routes.get_mut(&path) {
-            Some(q) if q.len() > 1 => q.pop_front(),
-            Some(q) => q.front().cloned(),
-            None => None,
-        }
-    };
-    let sse = |body: Body| {
-        Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(body)
-            .unwrap()
-    };
-    match reply {
-        None => Response::builder()
-            .status(404)
-            .body(Body::from("not found"))
-            .unwrap(),
-        Some(Reply::Sse(s)) => sse(Body::from(s)),
-        Some(Reply::Status(code, headers, body)) => {
-            let mut b = Response::builder().status(StatusCode::from_u16(code).unwrap());
-            for (k, v) in headers {
-                b = b.header(k, v);
-            }
-            b.body(Body::from(body)).unwrap()
-        }
-        Some(Reply::Stall(first)) => {
-            let s = futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) })
-                .chain(futures_util::stream::pending());
-            sse(Body::from_stream(s))
-        }
-        Some(Reply::Break(first)) => {
-            // The pause lets the headers and first chunk reach the client.
-            let s = futures_util::stream::once(async move { Ok(first) }).chain(
-                futures_util::stream::once(async {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    Err(std::io::Error::other("connection reset"))
-                }),
-            );
-            sse(Body::from_stream(s))
-        }
-    }
-}
-
-use futures_util::StreamExt;
-
-async fn serve(routes: Vec<(&str, Vec<Reply>)>) -> (String, Fake) {
-    let fake = Fake::default();
-    {
-        let mut r = fake.routes.lock().unwrap();
-        for (path, replies) in routes {
-            r.insert(path.to_owned(), replies.into());
-        }
-    }
-    let app = Router::new().fallback(handle).with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    (format!("http://{addr}"), fake)
-}
-
-fn model(kind: ProviderKind, base_url: String) -> ModelConfig {
-    let mut m = ModelConfig::with_defaults("test", kind);
-    m.base_url = base_url;
-    m.name = "test-model".into();
-    m.api_key_env = Some("TEST_KEY".into());
-    m.retries = 4;
-    m.idle_timeout_secs = 5;
-    m
-}
-
-fn request() -> ChatRequest {
-    ChatRequest::new(
-        "test-model",
-        SystemPrompt {
-            stable: "stable".into(),
-            suffix: "date".into(),
-        },
-        vec![Message::user("hi")],
-    )
-}
-
-const OK_STREAM: &str = concat!(
-    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n",
-    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"},\"finish_reason\":\"stop\"}]}\n\n",
-    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":20,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":16}}}\n\n",
-    "data: [DONE]\n\n",
-);
-
-async fn send(
-    p: &dyn Provider,
-    req: &ChatRequest,
-) -> (Result<String, ProviderError>, Vec<StreamEvent>) {
-    let mut events = Vec::new();
-    let r = p
-        .send(req, &mut |e| events.push(e))
-        .await
-        .map(|r| r.message.content.text());
-    (r, events)
-}
+use crate::scripted::{OK_STREAM, Reply, model, request, send, serve};
 
 #[tokio::test]
 async fn openai_streams_text_and_usage_with_bearer_auth() {

@@ -4,3 +4,4 @@
 
 mod fake_server;
 mod http;
+mod scripted;

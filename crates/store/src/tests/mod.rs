@@ -79,3 +79,9 @@ fn session_with(s: &Store, text: &str) -> SessionWriter {
     w.append_message(&Message::user(text)).unwrap();
     w
 }
+
+/// Recall `query` in `opts` (a query that does not parse fails the test).
+fn recall(s: &Store, query: &str, opts: crate::RecallOptions<'_>) -> crate::RecallResult {
+    let q = crate::RecallQuery::parse(query).unwrap();
+    s.recall(&q, &opts).unwrap()
+}

@@ -3,7 +3,7 @@
 use eonyx_core::{Message, ToolCall};
 
 use super::*;
-use crate::{RecallOptions, RecallQuery};
+use crate::RecallOptions;
 
 fn recall_call(id: &str, query: &str) -> Message {
     let mut m = Message::assistant("");
@@ -50,19 +50,13 @@ fn results_of_earlier_recalls_are_not_hits_and_the_limit_fills_with_real_ones() 
         .unwrap();
     w.append_message(&Message::user(real[3].as_str())).unwrap();
 
-    let q = RecallQuery::parse("zebra").unwrap();
     let sessions = [w.id().clone()];
-    let found = t
-        .store
-        .recall(
-            &q,
-            &RecallOptions {
-                sessions: &sessions,
-                exclude_from: None,
-                limit: 5,
-            },
-        )
-        .unwrap();
+    let all = |limit| RecallOptions {
+        sessions: &sessions,
+        exclude_from: None,
+        limit,
+    };
+    let found = recall(&t.store, "zebra", all(5));
     let texts: Vec<String> = found
         .hits
         .iter()
@@ -88,18 +82,7 @@ fn results_of_earlier_recalls_are_not_hits_and_the_limit_fills_with_real_ones() 
 
     // Without the prefilter (a non-ASCII term: every line is parsed) the
     // recall results are skipped too.
-    let q = RecallQuery::parse("café").unwrap();
-    let r = t
-        .store
-        .recall(
-            &q,
-            &RecallOptions {
-                sessions: &sessions,
-                exclude_from: None,
-                limit: 50,
-            },
-        )
-        .unwrap();
+    let r = recall(&t.store, "café", all(50));
     assert_eq!(r.total, 4);
     assert!(
         r.hits

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use eonyx_core::{Role, Undo};
 
 use super::*;
-use crate::{RecallOptions, RecallQuery};
+use crate::RecallOptions;
 
 /// What a session does, one step at a time.
 #[derive(Debug, Clone, Copy)]
@@ -323,20 +323,17 @@ fn recall_finds_rewound_messages_and_marks_them() {
         .unwrap(); // 6
     let sid = w.id().clone();
     drop(w);
-    let q = RecallQuery::parse("port").unwrap();
     let sessions = [sid.clone()];
     let found = |exclude_from| {
-        let r = t
-            .store
-            .recall(
-                &q,
-                &RecallOptions {
-                    sessions: &sessions,
-                    exclude_from: Some((&sid, exclude_from)),
-                    limit: 10,
-                },
-            )
-            .unwrap();
+        let r = recall(
+            &t.store,
+            "port",
+            RecallOptions {
+                sessions: &sessions,
+                exclude_from: Some((&sid, exclude_from)),
+                limit: 10,
+            },
+        );
         let hits: Vec<(u64, bool)> = r.hits.iter().map(|h| (h.record.seq, h.rewound)).collect();
         (hits, r.total)
     };

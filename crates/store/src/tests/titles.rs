@@ -170,3 +170,51 @@ fn child_sessions_take_their_parents_title_and_no_number_and_are_never_most_rece
     assert_eq!(ids, want);
     assert_eq!(t.store.children_of(a.id()).unwrap(), Vec::new());
 }
+
+#[test]
+fn deleting_a_session_deletes_its_task_sessions_and_their_file_history() {
+    let t = t();
+    let parent = session_with(&t.store, "main work");
+    let other = session_with(&t.store, "unrelated");
+    let child = |parent: &SessionWriter, call: &str| {
+        let mut w = t
+            .store
+            .create_child(ChildSpec {
+                cwd: Utf8Path::new("/w"),
+                project: Utf8Path::new("/w"),
+                model: Some("m"),
+                parent: parent.id(),
+                parent_call: call,
+                profile: "explore",
+                title: format!("{}.1", parent.title()),
+            })
+            .unwrap();
+        w.append_message(&Message::user("a task")).unwrap();
+        w
+    };
+    let task = child(&parent, "call_a");
+    let grandchild = child(&task, "call_b");
+    let kept = t.store.file_history(grandchild.id());
+    kept.keep(b"old content").unwrap();
+    let (parent_id, task_id, grand_id) = (
+        parent.id().clone(),
+        task.id().clone(),
+        grandchild.id().clone(),
+    );
+    drop((parent, task, grandchild));
+
+    let mut named = Vec::new();
+    let deleted = t
+        .store
+        .delete_with(&parent_id, |s| named.push(s.id.clone()))
+        .unwrap();
+    // Deepest first, and each named as it went.
+    assert_eq!(named, vec![grand_id.clone(), task_id.clone()]);
+    assert_eq!(deleted.len(), 2);
+    for id in [&parent_id, &task_id, &grand_id] {
+        assert!(!t.store.session_path(id).exists(), "{id} is still there");
+    }
+    assert!(!kept.dir().exists());
+    let left: Vec<_> = t.store.list().unwrap().into_iter().map(|s| s.id).collect();
+    assert_eq!(left, vec![other.id().clone()]);
+}

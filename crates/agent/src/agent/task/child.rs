@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use eonyx_config::{Config, LoadOptions, Profile};
 use eonyx_core::{SessionId, ToolCall};
-use eonyx_prompt::ContextLoader;
 use eonyx_store::ChildSpec;
 use eonyx_tools::task::{DEFAULT_PROFILE, TaskCall};
 use eonyx_tools::{Approver, TaskLabel};
@@ -14,11 +13,44 @@ use eonyx_tools::{Approver, TaskLabel};
 use super::super::open::connect;
 use super::super::parts::{Inherit, Models, Parts, approver};
 use super::super::session::{Memory, Opened, open_session};
-use super::super::{Agent, SessionChoice, task_section, tool_definitions};
+use super::super::{Agent, SessionChoice};
+use crate::error::AgentError;
+use crate::prompt::{context_loader, task_section, tool_definitions};
 
 /// The part of a parent's title kept in a child's (`<title>.<k>`), so the
 /// child's title stays under the store's 200-byte limit.
 const MAX_PARENT_TITLE_CHARS: usize = 60;
+
+/// Why a `task` call started nothing; its text is the tool result the
+/// model gets, saying what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum TaskError {
+    #[error("unknown profile `{name}`; profiles: {known}")]
+    UnknownProfile { name: String, known: String },
+    #[error("cannot load the configuration of profile {profile}: {source}")]
+    Config {
+        profile: String,
+        source: eonyx_config::ConfigError,
+    },
+    #[error("cannot set up the task's model: {0}")]
+    Model(AgentError),
+    #[error("cannot open the task's session: {0}")]
+    Session(AgentError),
+    #[error("cannot list sessions: {0}")]
+    List(eonyx_store::StoreError),
+    #[error(
+        "no session {id}; `session` continues a task this conversation started (its id is on the first line of that task's result)"
+    )]
+    NoSession { id: SessionId },
+    #[error(
+        "session {id} is not a task of this session, so it cannot be continued here; start a new task instead"
+    )]
+    NotATask { id: SessionId },
+    #[error(
+        "session {id} runs with profile {profile}; leave `profile` out (or give {profile}) to continue it"
+    )]
+    OtherProfile { id: SessionId, profile: String },
+}
 
 /// A child agent ready to run its task.
 pub(super) struct Child {
@@ -39,7 +71,7 @@ impl Agent {
         call: &ToolCall,
         task: TaskCall,
         next_number: &mut Option<u64>,
-    ) -> Result<Child, String> {
+    ) -> Result<Child, TaskError> {
         let continued = match &task.session {
             Some(id) => Some(self.continuable(id, task.profile.as_deref())?),
             None => None,
@@ -49,10 +81,10 @@ impl Agent {
             .or(task.profile.clone())
             .unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
         let Some(profile) = self.config.profiles.get(&name).cloned() else {
-            return Err(format!(
-                "unknown profile `{name}`; profiles: {}",
-                names(&self.config.profiles)
-            ));
+            return Err(TaskError::UnknownProfile {
+                name,
+                known: names(&self.config.profiles),
+            });
         };
         let mut config = eonyx_config::load(&LoadOptions {
             cwd: self.cwd.clone(),
@@ -60,7 +92,10 @@ impl Agent {
             model: profile.model.clone().or(self.inherit.model_flag.clone()),
             profile: Some(name.clone()),
         })
-        .map_err(|e| format!("cannot load the configuration of profile {name}: {e}"))?;
+        .map_err(|source| TaskError::Config {
+            profile: name.clone(),
+            source,
+        })?;
         let mut notices = Vec::new();
         let models = self.child_models(&mut config, &mut notices).await?;
         // The parent's MCP tools the profile allows, after the built-ins.
@@ -71,6 +106,10 @@ impl Agent {
         let inherit = self.child_inherit(&task.description);
         // The parent's servers and tool policy, so the parent's approvals.
         let approver = approver(&self.config, &inherit);
+        let hook = self.hook.for_child(super::super::parts::approved_by_hook(
+            &self.config,
+            &inherit,
+        ));
 
         let opened = match &task.session {
             Some(id) => open_session(
@@ -82,7 +121,7 @@ impl Agent {
             ),
             None => self.create_child_session(&config, call, &name, next_number),
         }
-        .map_err(|e| format!("cannot open the task's session: {e}"))?;
+        .map_err(TaskError::Session)?;
 
         // The child's edits keep their earlier contents in its own file
         // history (its undos are in its own file, set by `assemble`); a
@@ -91,12 +130,7 @@ impl Agent {
         let mut tool_ctx = self.tools.ctx.clone();
         tool_ctx.seen = Default::default();
         tool_ctx.recall = None;
-        let loader = ContextLoader::new(
-            &self.cwd,
-            &self.project,
-            &config.config_dir,
-            config.context.clone(),
-        );
+        let loader = context_loader(&self.cwd, &self.project, &config);
         // A child never writes a summary ahead: it runs inside its parent's
         // turn and is never idle, so it compacts at the trigger
         // (docs/compaction.md#ahead-of-time-summaries). A draft already in a
@@ -126,6 +160,7 @@ impl Agent {
             redactor: self.redactor.clone(),
             depth: self.depth + 1,
             notices,
+            hook,
             config,
         });
         Ok(Child {
@@ -139,26 +174,20 @@ impl Agent {
 
     /// The profile of `id` when it is a child of this session that may be
     /// continued (`asked`: the profile the call named, if any).
-    fn continuable(&self, id: &SessionId, asked: Option<&str>) -> Result<String, String> {
-        let listed = self
-            .store
-            .list()
-            .map_err(|e| format!("cannot list sessions: {e}"))?;
+    fn continuable(&self, id: &SessionId, asked: Option<&str>) -> Result<String, TaskError> {
+        let listed = self.store.list().map_err(TaskError::List)?;
         let Some(s) = listed.into_iter().find(|s| &s.id == id) else {
-            return Err(format!(
-                "no session {id}; `session` continues a task this conversation started (its id is on the first line of that task's result)"
-            ));
+            return Err(TaskError::NoSession { id: id.clone() });
         };
         if s.parent.as_ref() != Some(self.session_id()) {
-            return Err(format!(
-                "session {id} is not a task of this session, so it cannot be continued here; start a new task instead"
-            ));
+            return Err(TaskError::NotATask { id: id.clone() });
         }
         let profile = s.profile.unwrap_or_else(|| DEFAULT_PROFILE.to_owned());
         match asked {
-            Some(p) if p != profile => Err(format!(
-                "session {id} runs with profile {profile}; leave `profile` out (or give {profile}) to continue it"
-            )),
+            Some(p) if p != profile => Err(TaskError::OtherProfile {
+                id: id.clone(),
+                profile,
+            }),
             _ => Ok(profile),
         }
     }
@@ -169,7 +198,7 @@ impl Agent {
         &self,
         config: &mut Config,
         notices: &mut Vec<String>,
-    ) -> Result<Models, String> {
+    ) -> Result<Models, TaskError> {
         let same_model = config.model_key == self.config.model_key;
         if same_model && config.compaction.model == self.config.compaction.model {
             // The parent's model as it runs (a name the server supplied
@@ -201,7 +230,7 @@ impl Agent {
             notices,
         )
         .await
-        .map_err(|e| format!("cannot set up the task's model: {e}"))
+        .map_err(TaskError::Model)
     }
 
     /// The child's tools: what its profile allows of the parent's own
@@ -236,7 +265,7 @@ impl Agent {
         call: &ToolCall,
         profile: &str,
         next_number: &mut Option<u64>,
-    ) -> Result<Opened, crate::AgentError> {
+    ) -> Result<Opened, AgentError> {
         let k = match *next_number {
             Some(k) => k,
             None => self.store.next_child_number(self.session_id())?,

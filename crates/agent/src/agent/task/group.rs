@@ -56,7 +56,7 @@ impl Agent {
                 Ok(task) => self
                     .prepare_child(call, task, &mut next_number)
                     .await
-                    .map_err(ToolOutput::error),
+                    .map_err(|e| ToolOutput::error(e.to_string())),
                 Err(e) => Err(ToolOutput::error(e.to_string())),
             };
             if let Ok(c) = &child {
@@ -137,6 +137,7 @@ async fn child_turn(
             // before the step is over.
             let _ = tx.send((tag.clone(), ev));
         };
+        child.agent.subagent_start_hooks(&mut sink).await;
         child.agent.turn(&child.prompt, &mut sink, &cancel).await
     };
     if let Ok(outcome) = &result {
@@ -229,7 +230,9 @@ mod tests {
             &id,
             "general".into(),
             2,
-            Err(AgentError::Usage("the disk is full".into())),
+            Err(AgentError::Provider(eonyx_core::ProviderError::Config {
+                message: "the disk is full".into(),
+            })),
         );
         assert_eq!(
             TaskHeader::from_result(&out.text).unwrap().end,

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use eonyx_config::{EditMode, ReplConfig};
+use eonyx_core::provider::BoxFuture;
 use eonyx_store::Store;
 use rustyline::config::{Behavior, Configurer};
 use rustyline::error::ReadlineError;
@@ -211,5 +212,11 @@ impl Asker {
             }
             Ok(Input::Eof) | Err(_) => None,
         }
+    }
+}
+
+impl crate::commands::ui::view::Ask for Asker {
+    fn ask<'a>(&'a self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        Box::pin(Asker::ask(self, question))
     }
 }

@@ -7,18 +7,18 @@
 //! `@path` files after it); editing keys never reach it (the editor
 //! consumes them).
 
+pub mod approve;
 pub mod editor;
 pub mod helper;
 pub mod history;
-pub mod quiet;
 
 use std::sync::Arc;
 
 use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 
+use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
-use super::approve::TerminalApprover;
 use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
@@ -37,13 +37,13 @@ pub fn run(
     let env = opts.env.clone();
     let env_cwd = opts.cwd.clone();
     let mode = ui::mode(global, Mode::Stream);
-    ui::runtime()?.block_on(async move {
+    super::runtime()?.block_on(async move {
         let ui::Session {
             mut agent,
             mut view,
             interrupts,
         } = ui::start_with(printer, opts, choice, mode, true, interrupts).await?;
-        view.asker = Some(slash_asker);
+        view.asker = Some(Box::new(slash_asker));
         let repl = agent.config().repl.clone();
         editor.configure(
             &repl,
@@ -94,7 +94,7 @@ pub fn run(
                 continue;
             }
             history.add(input, &editor, view.printer);
-            let _quiet = quiet::QuietTyping::start();
+            let _quiet = ui::quiet::QuietTyping::start();
             if input.starts_with('/') {
                 drafts.before_command(input, &mut agent, &mut view).await;
                 let (slash, done) = drafts
@@ -104,6 +104,7 @@ pub fn run(
                 match slash {
                     Slash::Continue => {}
                     Slash::Exit => break,
+                    Slash::Declined(why) => ui::outcome::declined(&mut view, why),
                     Slash::Failed(e) => view.printer.error(&e),
                 }
                 continue;
@@ -120,7 +121,7 @@ pub fn run(
                     .await;
                 Drafts::finish(done, &mut agent, &mut view);
                 if let Err(e) = result {
-                    view.printer.error(&ui::agent_error(e));
+                    view.printer.error(&e.into());
                 }
                 if let Some(e) = view.last_error.take() {
                     return Err(e.into());
@@ -135,14 +136,14 @@ pub fn run(
             match result {
                 TurnResult::Ok => {}
                 TurnResult::Failed(e @ AgentError::Attach(_)) => {
-                    view.printer.error(&ui::agent_error(e));
+                    view.printer.error(&e.into());
                     unsent = input.to_owned();
                 }
                 TurnResult::Failed(e) => {
                     if e.is_interrupted() {
                         view.printer.info("interrupted");
                     } else {
-                        view.printer.error(&ui::agent_error(e));
+                        view.printer.error(&e.into());
                     }
                 }
             }
@@ -150,6 +151,7 @@ pub fn run(
                 return Err(e.into());
             }
         }
+        ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
         Ok(Status::Success)
     })
 }

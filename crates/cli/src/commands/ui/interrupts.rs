@@ -61,7 +61,7 @@ impl Interrupts {
                     _ => {
                         // Second Ctrl-C, or Ctrl-C while nothing runs.
                         crate::printer::flush_stdout();
-                        crate::commands::repl::quiet::restore();
+                        super::quiet::restore();
                         std::process::exit(i32::from(Status::Interrupted.code()));
                     }
                 }

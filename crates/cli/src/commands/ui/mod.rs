@@ -5,17 +5,19 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
 
 use crate::cli::{GlobalArgs, SessionArgs};
-use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod outcome;
+pub mod quiet;
 pub mod reasoning;
 pub mod rewind;
 pub mod slash;
@@ -24,15 +26,9 @@ pub mod view;
 
 pub use ahead::Drafts;
 pub use interrupts::Interrupts;
-pub use slash::{Slash, slash};
+pub use outcome::Slash;
+pub use slash::slash;
 pub use view::{Mode, View};
-
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
 
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
     if let Some(id) = &args.session {
@@ -65,26 +61,9 @@ pub fn options(
         approver: ask,
         provider: None,
         mcp: None,
+        mcp_servers: Vec::new(),
         sandbox_helper: std::env::current_exe().ok(),
     })
-}
-
-/// Map agent errors to anyhow, keeping config errors as exit 2.
-pub fn agent_error(e: AgentError) -> anyhow::Error {
-    match e {
-        AgentError::Config(c) => anyhow::Error::new(c),
-        AgentError::Usage(m) => usage(m),
-        AgentError::Memory(m @ eonyx_store::memory::MemoryError::Io { .. }) => {
-            anyhow::Error::new(m)
-        }
-        AgentError::Memory(m) => usage(m.to_string()),
-        AgentError::Attach(a) => usage(a.to_string()),
-        // A provider that cannot be built from the config is a config error.
-        AgentError::Provider(eonyx_core::ProviderError::Config { message }) => {
-            anyhow::Error::new(crate::exit::SetupError(message))
-        }
-        other => anyhow::Error::new(other),
-    }
 }
 
 /// An open agent with its view and Ctrl-C handling.
@@ -115,7 +94,7 @@ where
 {
     let opts = options(global, None)?;
     let mode = mode(global, Mode::Final);
-    runtime()?
+    super::runtime()?
         .block_on(async move { body(start(printer, opts, choice, mode, announce).await?).await })
 }
 
@@ -142,7 +121,7 @@ pub async fn start_with(
     interrupts: Interrupts,
 ) -> anyhow::Result<Session<'_>> {
     interrupts.listen();
-    let mut agent = Agent::open(opts, choice).await.map_err(agent_error)?;
+    let mut agent = Agent::open(opts, choice).await?;
     for n in agent.take_startup_notices() {
         printer.warn(&n);
     }
@@ -151,11 +130,30 @@ pub async fn start_with(
     if announce {
         view.session(&agent);
     }
+    let source = if agent.resumed() {
+        StartSource::Resume
+    } else {
+        StartSource::Startup
+    };
+    session_start_hooks(&mut agent, &mut view, source).await;
     Ok(Session {
         agent,
         view,
         interrupts,
     })
+}
+
+/// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
+pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_start_hooks(source, &mut sink).await;
+}
+
+/// `SessionEnd` hooks: `reason` is `prompt_input_exit` (the REPL's `/exit`
+/// or Ctrl-D), `clear` (`/new`) or `other` (the end of a batch or `run`).
+pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    agent.session_end_hooks(reason, &mut sink).await;
 }
 
 /// Outcome of running one turn through the view.
@@ -259,19 +257,5 @@ pub async fn user_command(
             view.failed(&e);
             Err(e)
         }
-    }
-}
-
-/// Final status for a failed turn.
-pub fn status_for(err: &AgentError) -> Status {
-    if err.is_interrupted() {
-        Status::Interrupted
-    } else if matches!(
-        err,
-        AgentError::Config(_) | AgentError::Usage(_) | AgentError::Attach(_)
-    ) {
-        Status::Usage
-    } else {
-        Status::Failed
     }
 }

@@ -5,17 +5,17 @@
 use eonyx_agent::rewind::{FileAction, RewindPlan, RewindReport};
 use eonyx_agent::{Agent, RewindOptions};
 
+use super::View;
+use super::outcome::{Slash, ended};
 use super::view::Mode;
-use super::{Slash, View, agent_error};
 use crate::event::{Event, ForkPoint, PathReason};
-use crate::exit::usage;
 
 const REWIND_USAGE: &str = "usage: /rewind [N] [--keep-files] (N user turns, default 1)";
 const FORK_USAGE: &str =
     "usage: /fork [N] (fork before the last N user turns; default: as it is now)";
 
 /// `N` and `--keep-files`, in any order.
-fn rewind_options(args: &str) -> Result<RewindOptions, anyhow::Error> {
+fn rewind_options(args: &str) -> Result<RewindOptions, &'static str> {
     let mut opts = RewindOptions {
         turns: 1,
         keep_files: false,
@@ -26,7 +26,7 @@ fn rewind_options(args: &str) -> Result<RewindOptions, anyhow::Error> {
             "--keep-files" => opts.keep_files = true,
             w => match w.parse::<usize>() {
                 Ok(n) if n > 0 && turns.is_none() => turns = Some(n),
-                _ => return Err(usage(REWIND_USAGE)),
+                _ => return Err(REWIND_USAGE),
             },
         }
     }
@@ -37,11 +37,11 @@ fn rewind_options(args: &str) -> Result<RewindOptions, anyhow::Error> {
 pub async fn rewind(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash {
     let opts = match rewind_options(args) {
         Ok(o) => o,
-        Err(e) => return Slash::Failed(e),
+        Err(e) => return Slash::Declined(e.to_owned()),
     };
     let plan = match agent.plan_rewind(opts) {
         Ok(p) => p,
-        Err(e) => return Slash::Failed(agent_error(e)),
+        Err(e) => return ended(e),
     };
     if let Some(asker) = &view.asker {
         view.printer.info(&describe(&plan));
@@ -65,7 +65,7 @@ pub async fn rewind(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash
             rewound(view, &report);
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => ended(e),
     }
 }
 
@@ -171,7 +171,7 @@ pub fn fork(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash {
         "" => 0,
         n => match n.parse::<usize>() {
             Ok(n) if n > 0 => n,
-            _ => return Slash::Failed(usage(FORK_USAGE)),
+            _ => return Slash::Declined(FORK_USAGE.to_owned()),
         },
     };
     let original = agent.session_id().clone();
@@ -196,7 +196,7 @@ pub fn fork(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash {
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => ended(e),
     }
 }
 

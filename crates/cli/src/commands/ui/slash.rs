@@ -1,10 +1,11 @@
 //! Slash commands shared by the REPL and batch runs.
 
+use eonyx_agent::hooks::StartSource;
 use eonyx_agent::{Agent, AgentError, AgentEvent};
 use eonyx_core::SessionId;
 
-use super::{Interrupts, View, agent_error};
-use crate::exit::usage;
+use super::outcome::{Slash, ended, own_reason};
+use super::{Interrupts, View};
 
 /// One slash command as `/help` lists it and Tab completes it.
 pub struct Command {
@@ -78,6 +79,11 @@ pub const COMMANDS: &[Command] = &[
         help: "list the skills the model can load",
     },
     Command {
+        name: "/hooks",
+        args: "",
+        help: "list the hooks, their file, and whether they run here",
+    },
+    Command {
         name: "/status",
         args: "",
         help: "model, window, {ctx}, this session's tokens and cache hits, compactions",
@@ -115,13 +121,6 @@ pub fn help() -> String {
         .join("\n")
 }
 
-/// What a slash command asks the loop to do next.
-pub enum Slash {
-    Continue,
-    Exit,
-    Failed(anyhow::Error),
-}
-
 pub async fn slash(
     agent: &mut Agent,
     view: &mut View<'_>,
@@ -149,39 +148,51 @@ pub async fn slash(
             interrupts.end();
             match result {
                 Ok(_) => Slash::Continue,
+                Err(e) if own_reason(&e) => ended(e),
                 Err(e) => {
                     view.failed(&e);
-                    Slash::Failed(agent_error(e))
+                    Slash::Failed(e.into())
                 }
             }
         }
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
         "/fork" => super::rewind::fork(agent, view, rest),
         "/new" => {
+            super::session_end_hooks(agent, view, "clear").await;
             let switch = agent.new_session();
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Clear).await;
+            }
+            slash
         }
         "/resume" => {
             let Some(id) = arg else {
-                return Slash::Failed(usage("usage: /resume ID (see /sessions)"));
+                return Slash::Declined("usage: /resume ID (see /sessions)".to_owned());
             };
             let id = match SessionId::parse(id) {
                 Ok(id) => id,
-                Err(e) => return Slash::Failed(e.into()),
+                Err(e) => return Slash::Declined(e.to_string()),
             };
             let switch = agent.resume(&id);
-            switched(view, agent, switch)
+            let ok = switch.is_ok();
+            let slash = switched(view, agent, switch);
+            if ok {
+                super::session_start_hooks(agent, view, StartSource::Resume).await;
+            }
+            slash
         }
         "/rename" => {
             let Some(title) = arg else {
-                return Slash::Failed(usage("usage: /rename TITLE"));
+                return Slash::Declined("usage: /rename TITLE".to_owned());
             };
             match agent.rename(title) {
                 Ok(()) => {
                     view.printer.info(&format!("renamed to {title}"));
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => ended(e),
             }
         }
         "/sessions" => match agent.store().list() {
@@ -208,23 +219,17 @@ pub async fn slash(
             Err(e) => Slash::Failed(e.into()),
         },
         "/context" => {
-            let system = agent.system_prompt();
-            let system_tokens = eonyx_core::tokens::estimate(
-                system.chars(),
-                eonyx_core::tokens::DEFAULT_CHARS_PER_TOKEN,
-            );
+            let report = agent.prompt_report();
             crate::commands::context::print_table(
                 view.printer,
-                agent.context_files(),
-                &system,
-                system_tokens,
+                &report,
                 std::env::var("HOME").ok().as_deref(),
             );
-            if !agent.skills().is_empty() {
+            if !report.skills.is_empty() {
                 view.printer
-                    .info(&crate::commands::skills::section_line(agent.skills()));
+                    .info(&crate::commands::skills::section_line(&report.skills));
             }
-            crate::commands::context::print_memory_line(view.printer, agent.memory_section());
+            crate::commands::context::print_memory_line(view.printer, &report);
             if !agent.mcp_catalog().is_empty() {
                 view.printer
                     .info(&crate::commands::mcp::catalog_line(agent.mcp_catalog()));
@@ -263,18 +268,18 @@ pub async fn slash(
                 }
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => ended(e),
         },
         "/remember" => {
             let Some(text) = arg else {
-                return Slash::Failed(usage("usage: /remember TEXT"));
+                return Slash::Declined("usage: /remember TEXT".to_owned());
             };
             match agent.remember(text) {
                 Ok(entry) => {
                     view.memory_changed("add", &entry);
                     Slash::Continue
                 }
-                Err(e) => Slash::Failed(agent_error(e)),
+                Err(e) => ended(e),
             }
         }
         "/status" => match agent.status() {
@@ -282,8 +287,12 @@ pub async fn slash(
                 super::status::show(view, &st, std::env::var("HOME").ok().as_deref());
                 Slash::Continue
             }
-            Err(e) => Slash::Failed(agent_error(e)),
+            Err(e) => ended(e),
         },
+        "/hooks" => {
+            crate::commands::hooks::print_for_repl(view.printer, agent.config());
+            Slash::Continue
+        }
         "/skills" => {
             crate::commands::skills::print_for_repl(
                 view.printer,
@@ -312,7 +321,7 @@ fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentErro
             }
             Slash::Continue
         }
-        Err(e) => Slash::Failed(agent_error(e)),
+        Err(e) => ended(e),
     }
 }
 
@@ -337,6 +346,7 @@ mod tests {
 /memory                     list memory entries
 /remember TEXT              remember TEXT in this project's memory (sent from the next session on)
 /skills                     list the skills the model can load
+/hooks                      list the hooks, their file, and whether they run here
 /status                     model, window, {ctx}, this session's tokens and cache hits, compactions
 /help                       this help
 /exit                       leave"

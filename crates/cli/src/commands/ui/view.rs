@@ -1,10 +1,12 @@
 //! Shows agent events: streamed text, tool calls, progress, JSON events.
 
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::commands::repl::editor::Asker;
+use eonyx_core::provider::BoxFuture;
+
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
 use eonyx_agent::tools::{Tee, ToolEvent};
@@ -31,7 +33,7 @@ pub struct View<'p> {
     pub last_error: Option<std::io::Error>,
     /// The user to ask before a slash command acts (the REPL); `None` in
     /// batch runs, which just act.
-    pub asker: Option<Asker>,
+    pub asker: Option<Box<dyn Ask>>,
     /// While a task's child event is shown: the task's call id (JSON
     /// events get it as `task`).
     task: Option<String>,
@@ -192,7 +194,7 @@ impl<'p> View<'p> {
                         added: change.added,
                         removed: change.removed,
                     });
-                } else if !crate::commands::approve::take_shown(&change.diff) {
+                } else if !take_shown(&change.diff) {
                     self.end_stream_line();
                     self.printer.diff(&change.diff);
                 }
@@ -247,6 +249,29 @@ impl<'p> View<'p> {
                 } else {
                     self.end_stream_line();
                     self.printer.info(&m);
+                }
+            }
+            AgentEvent::Hook {
+                event,
+                command,
+                exit_code,
+                decision,
+                millis,
+                reason,
+            } => {
+                if self.mode == Mode::Json {
+                    self.json(&Event::Hook {
+                        event: event.as_str(),
+                        command: &command,
+                        exit_code,
+                        decision,
+                        ms: millis,
+                        reason: reason.as_deref(),
+                    });
+                } else if let Some(note) = hook_note(event, &command, decision, reason.as_deref()) {
+                    self.stop_spinner();
+                    self.end_stream_line();
+                    self.printer.info(&note);
                 }
             }
             AgentEvent::Debug(m) => {
@@ -512,6 +537,10 @@ impl<'p> View<'p> {
     pub fn turn_finished(&mut self, outcome: &TurnOutcome) {
         self.stop_spinner();
         self.reasoning.close(self.printer);
+        if outcome.blocked.is_some() && self.mode != Mode::Json {
+            // The hook's note said why; nothing was sent.
+            return;
+        }
         match self.mode {
             Mode::Json => self.json(&Event::TurnCompleted {
                 text: &outcome.text,
@@ -557,4 +586,52 @@ fn debug_enabled() -> bool {
 /// `s` on one line (newlines as spaces), ellipsized to `max` characters.
 pub fn preview(s: &str, max: usize) -> String {
     eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
+}
+
+static SHOWN: Mutex<Option<String>> = Mutex::new(None);
+
+/// Asks the user one question while a command runs (the REPL's line
+/// editor); `None` (no answer, Ctrl-C, end of input) counts as "no".
+pub trait Ask: Send + Sync {
+    fn ask<'a>(&'a self, question: &'a str) -> BoxFuture<'a, Option<String>>;
+}
+
+/// Note that the approval question just showed `diff` (see [`take_shown`]).
+pub fn remember_shown(diff: &str) {
+    if let Ok(mut s) = SHOWN.lock() {
+        *s = Some(diff.to_owned());
+    }
+}
+
+/// Whether `diff` was just shown by the approval question (so the view need not repeat
+/// it); forgets it either way.
+pub fn take_shown(diff: &str) -> bool {
+    SHOWN
+        .lock()
+        .ok()
+        .and_then(|mut s| s.take())
+        .is_some_and(|d| d == diff)
+}
+
+/// The one stderr line for a hook that blocked, denied or stopped
+/// something (docs/hooks.md#answers).
+fn hook_note(
+    event: eonyx_core::hooks::HookEvent,
+    command: &str,
+    decision: Option<&str>,
+    reason: Option<&str>,
+) -> Option<String> {
+    let what = match decision? {
+        "block" => "blocked",
+        "deny" => "denied",
+        "stop" => "stopped",
+        _ => return None,
+    };
+    let why = reason
+        .map(|r| eonyx_core::text::ellipsize(r.lines().next().unwrap_or(""), 200))
+        .unwrap_or_default();
+    Some(format!(
+        "{event} hook `{}` {what}: {why}",
+        eonyx_core::text::ellipsize(command, 60)
+    ))
 }

@@ -11,7 +11,7 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event as SseEvent;
 use serde_json::{Value, json};
 
-use super::{Assembled, Decoder, bad, response};
+use crate::sse::{Assembled, Decoder, Emit, bad, response};
 use crate::classify::{classify_stream_error, shorten};
 use crate::responses::wire::{Event, Item, ResponseBody, TextPart};
 use crate::wire::decode_tagged;
@@ -357,7 +357,7 @@ impl Decoder for ResponsesDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::parse_responses_sse_chunks;
+    use crate::parse_responses_sse_chunks;
 
     fn ev(name: &str, v: Value) -> String {
         format!("event: {name}\ndata: {v}\n\n")

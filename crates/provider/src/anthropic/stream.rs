@@ -9,9 +9,9 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::{Map, Value};
 
-use super::{Assembled, Decoder, PartialCall, bad, parse_json, response};
-use crate::anthropic::wire::{self, BlockDelta, ContentBlock};
+use super::wire::{self, BlockDelta, ContentBlock};
 use crate::classify::classify_stream_error;
+use crate::sse::{Assembled, Decoder, Emit, PartialCall, bad, parse_json, response};
 
 #[derive(Debug)]
 enum Block {
@@ -224,11 +224,7 @@ impl AnthropicDecoder {
 }
 
 impl Decoder for AnthropicDecoder {
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError> {
         let data = event.data.trim();
         if data.is_empty() {
             return Ok(());
@@ -299,7 +295,7 @@ impl Decoder for AnthropicDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::parse_anthropic_sse_chunks;
+    use crate::parse_anthropic_sse_chunks;
     use serde_json::json;
 
     const ANTHROPIC_STREAM: &str = concat!(
@@ -329,6 +325,25 @@ mod tests {
         "data: {\"type\":\"message_stop\"}\n\n",
     );
 
+    /// A finished tool call.
+    fn call(id: &str, name: &str, arguments: serde_json::Value) -> StreamEvent {
+        StreamEvent::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        })
+    }
+
+    /// The usage event: prompt, completion and cached tokens.
+    fn usage(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> StreamEvent {
+        StreamEvent::Usage(Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens,
+            reasoning_tokens: 0,
+        })
+    }
+
     #[test]
     fn anthropic_stream_text_tool_use_and_usage() {
         let events = parse_anthropic_sse_chunks(&[ANTHROPIC_STREAM.as_bytes()]).unwrap();
@@ -354,17 +369,8 @@ mod tests {
                     name: None,
                     arguments: "c\"}".into()
                 },
-                StreamEvent::ToolCall(ToolCall {
-                    id: "toolu_01".into(),
-                    name: "list_dir".into(),
-                    arguments: json!({"path": "src"})
-                }),
-                StreamEvent::Usage(Usage {
-                    prompt_tokens: 2112,
-                    completion_tokens: 35,
-                    cached_tokens: 2000,
-                    reasoning_tokens: 0,
-                }),
+                call("toolu_01", "list_dir", json!({"path": "src"})),
+                usage(2112, 35, 2000),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );
@@ -428,17 +434,8 @@ mod tests {
                     name: Some("grep".into()),
                     arguments: String::new()
                 },
-                StreamEvent::ToolCall(ToolCall {
-                    id: "toolu_9".into(),
-                    name: "grep".into(),
-                    arguments: json!({"pattern": "fn"})
-                }),
-                StreamEvent::Usage(Usage {
-                    prompt_tokens: 10,
-                    completion_tokens: 9,
-                    cached_tokens: 7,
-                    reasoning_tokens: 0,
-                }),
+                call("toolu_9", "grep", json!({"pattern": "fn"})),
+                usage(10, 9, 7),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );

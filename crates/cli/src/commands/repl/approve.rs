@@ -8,7 +8,8 @@ use std::sync::Mutex;
 use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
 use eonyx_core::provider::BoxFuture;
 
-use super::repl::editor::Asker;
+use super::editor::Asker;
+use crate::commands::ui::view::remember_shown;
 use crate::printer::Printer;
 
 /// Asks on the terminal; remembers "always" per kind for the session.
@@ -74,24 +75,6 @@ pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answe
             None => return Answer::No,
         }
     }
-}
-
-static SHOWN: Mutex<Option<String>> = Mutex::new(None);
-
-fn remember_shown(diff: &str) {
-    if let Ok(mut s) = SHOWN.lock() {
-        *s = Some(diff.to_owned());
-    }
-}
-
-/// Whether `diff` was just shown by [`ask`] (so the view need not repeat
-/// it); forgets it either way.
-pub fn take_shown(diff: &str) -> bool {
-    SHOWN
-        .lock()
-        .ok()
-        .and_then(|mut s| s.take())
-        .is_some_and(|d| d == diff)
 }
 
 impl Approver for TerminalApprover {

@@ -8,7 +8,10 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::Value;
 
-use super::{Assembled, Decoder, PartialCall, parse_json, response};
+use super::wire::{self, Chunk};
+use crate::classify::classify_stream_error;
+use crate::sse::{Assembled, Decoder, Emit, PartialCall, parse_json, response};
+use crate::wire::{Arguments, decode};
 
 /// Chat Completions reasoning as the message's one part (none when empty).
 pub(crate) fn chat_reasoning(text: String) -> Vec<eonyx_core::Reasoning> {
@@ -19,9 +22,6 @@ pub(crate) fn chat_reasoning(text: String) -> Vec<eonyx_core::Reasoning> {
     r.text = text;
     vec![r]
 }
-use crate::classify::classify_stream_error;
-use crate::openai::wire::{self, Chunk};
-use crate::wire::{Arguments, decode};
 
 /// Decoder for OpenAI Chat Completions chunks.
 #[derive(Debug, Default)]
@@ -123,11 +123,7 @@ impl OpenAiDecoder {
 }
 
 impl Decoder for OpenAiDecoder {
-    fn on_event(
-        &mut self,
-        event: &Event,
-        emit: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), ProviderError> {
+    fn on_event(&mut self, event: &Event, emit: Emit<'_>) -> Result<(), ProviderError> {
         let data = event.data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -181,7 +177,7 @@ impl Decoder for OpenAiDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::parse_openai_sse_chunks;
+    use crate::parse_openai_sse_chunks;
     use serde_json::json;
 
     const OPENAI_TOOL_STREAM: &str = concat!(

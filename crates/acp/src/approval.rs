@@ -1,0 +1,244 @@
+//! Approvals as `session/request_permission` and the session modes
+//! (`session/set_mode`, docs/acp.md#modes).
+//!
+//! The agent's policy (config and flags) decides first; what it would ask
+//! the user goes to the client with four options: allow once, allow
+//! always, reject once, reject always. "Always" lasts for the session, per
+//! approval class (`ApprovalKind::class`: all shell commands, writes
+//! inside the project, one MCP tool…).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionId as AcpSessionId, SessionMode, SessionModeId, SessionModeState, ToolCallContent,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+};
+use eonyx_agent::tools::{
+    ApprovalKind, Approver, Decision, McpPolicy, Permissions, PolicyApprover,
+};
+use eonyx_config::{Config, ShellPolicy};
+use eonyx_core::provider::BoxFuture;
+
+use crate::lock;
+
+/// What the agent may do without asking (docs/acp.md#modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Config and flags as for the REPL; the rest is asked.
+    Ask,
+    /// Writes inside the project without asking; commands asked.
+    AcceptEdits,
+    /// No writes and no commands; nothing is asked, it is refused.
+    ReadOnly,
+}
+
+impl Mode {
+    const ALL: [Mode; 3] = [Mode::Ask, Mode::AcceptEdits, Mode::ReadOnly];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::ReadOnly => "read-only",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Ask => "Ask",
+            Mode::AcceptEdits => "Accept edits",
+            Mode::ReadOnly => "Read-only",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Mode::Ask => "ask before writing files and running commands (unless config allows)",
+            Mode::AcceptEdits => "write files in the project without asking; ask for commands",
+            Mode::ReadOnly => "read and search only: writes and commands are refused",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    pub fn state(self) -> SessionModeState {
+        SessionModeState::new(
+            SessionModeId::new(self.id()),
+            Mode::ALL
+                .iter()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(m.description()))
+                .collect(),
+        )
+    }
+}
+
+/// The tool call a question is about (the one the agent announced last).
+pub type CurrentCall = Arc<Mutex<Option<String>>>;
+
+/// Asks the client (`session/request_permission`); remembers the
+/// "always" answers of the session.
+pub struct Asker {
+    pub cx: ConnectionTo<Client>,
+    /// Known once the agent opened its session.
+    pub session: Mutex<Option<AcpSessionId>>,
+    pub mode: Arc<Mutex<Mode>>,
+    pub current: CurrentCall,
+    always: Mutex<HashMap<String, Decision>>,
+    asked: Mutex<u64>,
+}
+
+impl Asker {
+    pub fn new(cx: ConnectionTo<Client>, mode: Arc<Mutex<Mode>>, current: CurrentCall) -> Self {
+        Self {
+            cx,
+            session: Mutex::new(None),
+            mode,
+            current,
+            always: Mutex::new(HashMap::new()),
+            asked: Mutex::new(0),
+        }
+    }
+
+    async fn ask(&self, kind: &ApprovalKind) -> Decision {
+        match *lock(&self.mode) {
+            Mode::ReadOnly => return Decision::Deny,
+            Mode::AcceptEdits
+                if matches!(
+                    kind.innermost(),
+                    ApprovalKind::Write {
+                        outside: false,
+                        protected: false,
+                        ..
+                    }
+                ) =>
+            {
+                return Decision::Allow;
+            }
+            _ => {}
+        }
+        let class = kind.class().into_owned();
+        if let Some(d) = lock(&self.always).get(&class) {
+            return *d;
+        }
+        let Some(session) = lock(&self.session).clone() else {
+            return Decision::Deny;
+        };
+        let call_id = lock(&self.current).clone().unwrap_or_else(|| {
+            let mut n = lock(&self.asked);
+            *n += 1;
+            format!("approval-{n}")
+        });
+        let mut fields = ToolCallUpdateFields::new().title(kind.describe());
+        if let ApprovalKind::Write { diff, .. } = kind.innermost() {
+            fields = fields
+                .kind(ToolKind::Edit)
+                .content(vec![ToolCallContent::from(diff.clone())]);
+        }
+        let options = vec![
+            PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(
+                "allow_always",
+                "Allow always (this session)",
+                PermissionOptionKind::AllowAlways,
+            ),
+            PermissionOption::new("reject_once", "Reject", PermissionOptionKind::RejectOnce),
+            PermissionOption::new(
+                "reject_always",
+                "Reject always (this session)",
+                PermissionOptionKind::RejectAlways,
+            ),
+        ];
+        let request =
+            RequestPermissionRequest::new(session, ToolCallUpdate::new(call_id, fields), options);
+        let answer = match self.cx.send_request(request).block_task().await {
+            Ok(r) => r.outcome,
+            Err(e) => {
+                crate::diag(&format!(
+                    "the client did not answer a permission request ({}): denied",
+                    e.message
+                ));
+                return Decision::Deny;
+            }
+        };
+        let RequestPermissionOutcome::Selected(selected) = answer else {
+            return Decision::Deny;
+        };
+        let (decision, always) = match &*selected.option_id.0 {
+            "allow_once" => (Decision::Allow, false),
+            "allow_always" => (Decision::Allow, true),
+            "reject_always" => (Decision::Deny, true),
+            _ => (Decision::Deny, false),
+        };
+        if always {
+            lock(&self.always).insert(class, decision);
+        }
+        decision
+    }
+}
+
+impl Approver for Asker {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(self.ask(kind))
+    }
+}
+
+/// The agent's approver in an ACP session: the policy of the current mode,
+/// asking the client where it says "ask".
+pub struct ModeApprover {
+    mode: Arc<Mutex<Mode>>,
+    ask: PolicyApprover,
+    accept_edits: PolicyApprover,
+    read_only: PolicyApprover,
+}
+
+impl ModeApprover {
+    /// The policies of the three modes, from the config and the `--allow-*`
+    /// flags `eonyx acp` was started with.
+    pub fn new(config: &Config, flags: Permissions, asker: Arc<Asker>) -> Self {
+        let mcp = || McpPolicy {
+            servers: config
+                .mcp
+                .servers
+                .values()
+                .map(|s| (s.name.clone(), s.approval))
+                .collect(),
+        };
+        let ask = || Some(asker.clone() as Arc<dyn Approver>);
+        // Read-only: the config's tool settings with writes and commands
+        // denied, through the same constructor as every policy.
+        let mut denied = config.tools.clone();
+        denied.shell = ShellPolicy::Deny;
+        denied.write = ShellPolicy::Deny;
+        Self {
+            mode: asker.mode.clone(),
+            ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
+            accept_edits: PolicyApprover::new(
+                &config.tools,
+                Permissions {
+                    write: true,
+                    ..flags
+                },
+                mcp(),
+                ask(),
+            ),
+            read_only: PolicyApprover::new(&denied, Permissions::NONE, mcp(), ask()),
+        }
+    }
+}
+
+impl Approver for ModeApprover {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        let mode = *lock(&self.mode);
+        match mode {
+            Mode::Ask => self.ask.decide(kind),
+            Mode::AcceptEdits => self.accept_edits.decide(kind),
+            Mode::ReadOnly => self.read_only.decide(kind),
+        }
+    }
+}

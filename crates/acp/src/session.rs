@@ -1,0 +1,285 @@
+//! One client session: its own agent (so sessions never wait on each
+//! other), the running turn and its cancel, the mode, and the commands it
+//! offers.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, ContentBlock, CurrentModeUpdate, McpServer, PromptResponse,
+    SessionId as AcpSessionId, SessionModeId, SessionModeState, SessionUpdate, StopReason,
+    UsageUpdate,
+};
+use agent_client_protocol::{Client, Error, ErrorCode};
+use camino::Utf8PathBuf;
+use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice};
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{FinishReason, SessionId};
+
+use crate::AcpOptions;
+use crate::approval::{Asker, CurrentCall, Mode, ModeApprover};
+use crate::files::ClientFs;
+use crate::lock;
+use crate::updates::{Shows, Updates};
+
+/// How to open a session.
+pub struct Opening {
+    pub cwd: PathBuf,
+    pub mcp_servers: Vec<McpServer>,
+    pub choice: SessionChoice,
+    /// `session/load`: stream the visible history before answering.
+    pub replay: bool,
+}
+
+pub struct Session {
+    id: AcpSessionId,
+    /// `None` once closed.
+    agent: tokio::sync::Mutex<Option<Agent>>,
+    /// The running turn's cancel.
+    turn: Mutex<Option<CancellationToken>>,
+    mode: Arc<Mutex<Mode>>,
+    current: CurrentCall,
+    shows: Shows,
+    root: Utf8PathBuf,
+    commands: Vec<crate::commands::Offered>,
+    files: Option<Arc<ClientFs>>,
+}
+
+/// A JSON-RPC error with eonyx's message.
+pub fn error(code: ErrorCode, message: impl Into<String>) -> Error {
+    Error::new(code, message)
+}
+
+/// An agent error as the client sees it: what the user must fix is
+/// invalid params, the rest internal.
+pub fn agent_error(e: &AgentError) -> Error {
+    let code = match e.class() {
+        "config" | "usage" | "not_found" | "session_in_use" => ErrorCode::INVALID_PARAMS,
+        _ => ErrorCode::INTERNAL_ERROR,
+    };
+    error(code, e.to_string())
+}
+
+impl Session {
+    pub async fn open(
+        opts: &AcpOptions,
+        client: &ClientCapabilities,
+        opening: Opening,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<Arc<Session>, Error> {
+        let cwd = Utf8PathBuf::from_path_buf(opening.cwd.clone())
+            .ok()
+            .filter(|c| c.is_absolute() && c.is_dir())
+            .ok_or_else(|| {
+                error(
+                    ErrorCode::INVALID_PARAMS,
+                    format!(
+                        "cwd {} is not an absolute path to a directory",
+                        opening.cwd.display()
+                    ),
+                )
+            })?;
+        let mcp_servers = opening
+            .mcp_servers
+            .iter()
+            .map(crate::mcp::server)
+            .collect::<Result<Vec<_>, _>>()?;
+        let flags = opts.permissions;
+        let mode = Arc::new(Mutex::new(Mode::Ask));
+        let current: CurrentCall = Arc::new(Mutex::new(None));
+        let asker = Arc::new(Asker::new(cx.clone(), mode.clone(), current.clone()));
+        let agent_opts = AgentOptions {
+            cwd: cwd.clone(),
+            env: eonyx_core::paths::Env::from_process(),
+            model: opts.model.clone(),
+            profile: opts.profile.clone(),
+            permissions: flags,
+            approver: Some(asker.clone()),
+            provider: None,
+            mcp: None,
+            mcp_servers,
+            sandbox_helper: opts.sandbox_helper.clone(),
+        };
+        let mut agent = Agent::open(agent_opts, opening.choice.clone())
+            .await
+            .map_err(|e| agent_error(&e))?;
+        for n in agent.take_startup_notices() {
+            crate::diag(&n);
+        }
+        agent.set_approver(Arc::new(ModeApprover::new(
+            agent.config(),
+            flags,
+            asker.clone(),
+        )));
+        let id = AcpSessionId::new(agent.session_id().as_str());
+        *lock(&asker.session) = Some(id.clone());
+        let files = ClientFs::offered(client, cx, &id).map(Arc::new);
+        if let Some(f) = &files {
+            agent.set_client_files(f.clone());
+        }
+        let root = eonyx_config::paths::find_project(&cwd).root;
+        let shows = Shows::of(client);
+        if opening.replay {
+            let mut updates =
+                Updates::new(cx.clone(), id.clone(), shows, root.clone(), current.clone());
+            crate::replay::replay(&agent, &mut updates).map_err(|e| agent_error(&e))?;
+        }
+        let commands = crate::commands::offered(&agent);
+        Ok(Arc::new(Session {
+            id,
+            agent: tokio::sync::Mutex::new(Some(agent)),
+            turn: Mutex::new(None),
+            mode,
+            current,
+            shows,
+            root,
+            commands,
+            files,
+        }))
+    }
+
+    pub fn acp_id(&self) -> AcpSessionId {
+        self.id.clone()
+    }
+
+    pub fn modes(&self) -> SessionModeState {
+        lock(&self.mode).state()
+    }
+
+    fn updates(&self, cx: &ConnectionTo<Client>) -> Updates {
+        Updates::new(
+            cx.clone(),
+            self.id.clone(),
+            self.shows,
+            self.root.clone(),
+            self.current.clone(),
+        )
+        .with_files(self.files.clone())
+    }
+
+    /// `available_commands_update`: the slash commands and skills.
+    pub fn announce_commands(&self, cx: &ConnectionTo<Client>) {
+        self.updates(cx)
+            .send(crate::commands::update(&self.commands));
+    }
+
+    pub fn set_mode(&self, id: &SessionModeId, cx: &ConnectionTo<Client>) -> Result<(), Error> {
+        let mode = Mode::parse(&id.0).ok_or_else(|| {
+            error(
+                ErrorCode::INVALID_PARAMS,
+                format!("unknown mode {}: use ask, accept-edits or read-only", id.0),
+            )
+        })?;
+        *lock(&self.mode) = mode;
+        self.updates(cx)
+            .send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                id.clone(),
+            )));
+        Ok(())
+    }
+
+    /// `session/cancel`: stop the running turn like Ctrl-C.
+    pub fn cancel(&self) {
+        if let Some(t) = lock(&self.turn).as_ref() {
+            t.cancel();
+        }
+    }
+
+    /// Cancel the turn, wait for it, and let the agent go (its session
+    /// file complete, its lock released, its MCP servers stopped).
+    pub async fn close(&self) {
+        self.cancel();
+        let agent = self.agent.lock().await.take();
+        drop(agent);
+    }
+
+    /// `session/prompt`: one user turn, or a slash command.
+    pub async fn prompt(
+        &self,
+        blocks: Vec<ContentBlock>,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<PromptResponse, Error> {
+        let mut guard = self.agent.lock().await;
+        let agent = guard.as_mut().ok_or_else(|| {
+            error(
+                ErrorCode::INVALID_PARAMS,
+                format!("session {} was closed", self.id.0),
+            )
+        })?;
+        let cancel = CancellationToken::new();
+        *lock(&self.turn) = Some(cancel.clone());
+        let mut updates = self.updates(cx);
+        let result =
+            crate::commands::run_prompt(agent, &self.commands, blocks, &mut updates, &cancel).await;
+        *lock(&self.turn) = None;
+        updates.flush();
+        let stop = match result {
+            Ok(outcome) => match outcome {
+                None => StopReason::EndTurn,
+                Some(o) if o.max_steps_reached => StopReason::MaxTurnRequests,
+                Some(o) => match o.finish_reason {
+                    Some(FinishReason::Length) => StopReason::MaxTokens,
+                    Some(FinishReason::ContentFilter) => StopReason::Refusal,
+                    _ => StopReason::EndTurn,
+                },
+            },
+            Err(e) if e.is_interrupted() => StopReason::Cancelled,
+            Err(e) => return Err(agent_error(&e)),
+        };
+        let ctx = agent.context_status();
+        updates.send(SessionUpdate::UsageUpdate(UsageUpdate::new(
+            ctx.estimate,
+            ctx.window,
+        )));
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "eonyx".to_owned(),
+            serde_json::json!({
+                "ctx": format!("{{ctx {:.0}%}}", ctx.percent),
+                "contextTokens": ctx.estimate,
+                "contextWindow": ctx.window,
+                "session": agent.session_id().as_str(),
+            }),
+        );
+        Ok(PromptResponse::new(stop).meta(meta))
+    }
+}
+
+/// `session/fork`: the store's fork of `id` (its whole history).
+pub fn fork_in_store(id: &SessionId) -> Result<SessionId, Error> {
+    let store = open_store()?;
+    store
+        .fork(id, None)
+        .map(|f| f.id)
+        .map_err(|e| error(ErrorCode::INVALID_PARAMS, e.to_string()))
+}
+
+/// `session/load` (and resume, fork) of an id the store does not hold is
+/// an error naming it, never a new session.
+pub fn ensure_exists(id: &SessionId) -> Result<(), Error> {
+    if list_store()?.iter().any(|s| &s.id == id) {
+        Ok(())
+    } else {
+        Err(error(
+            ErrorCode::INVALID_PARAMS,
+            format!(
+                "unknown session {id}: no such session in the store (`eonyx sessions` lists them)"
+            ),
+        ))
+    }
+}
+
+/// Every session of the store, newest first.
+pub fn list_store() -> Result<Vec<eonyx_store::SessionSummary>, Error> {
+    open_store()?
+        .list()
+        .map_err(|e| error(ErrorCode::INTERNAL_ERROR, e.to_string()))
+}
+
+fn open_store() -> Result<eonyx_store::Store, Error> {
+    let env = eonyx_core::paths::Env::from_process();
+    let dir = eonyx_config::paths::data_dir(&env)
+        .map_err(|e| error(ErrorCode::INTERNAL_ERROR, e.to_string()))?;
+    eonyx_store::Store::open(&dir).map_err(|e| error(ErrorCode::INTERNAL_ERROR, e.to_string()))
+}

@@ -1,0 +1,530 @@
+//! Hooks in the turn loop (docs/hooks.md): where each event runs and what
+//! its outcome does. The hooks themselves (matching, running, answers) are
+//! `eonyx-hooks`'s; this module builds their input from the session and
+//! applies the outcome: context appended to the conversation (never the
+//! stable prefix), a tool call denied or allowed, a prompt dropped, a
+//! compaction skipped, a turn continued.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use eonyx_core::hooks::HookEvent;
+use eonyx_core::provider::CancellationToken;
+use eonyx_core::{Content, Message, Part, Role, ToolCall, ToolName};
+use eonyx_hooks::{
+    Common, CompactTrigger, Hooks, Outcome, Payload, Permission, RunEnv, StartSource, ToolUse,
+};
+use serde_json::{Value, json};
+
+use super::Agent;
+use crate::error::AgentError;
+use crate::events::AgentEvent;
+use crate::tools::{self, ApprovalKind, Approver, Decision};
+
+/// `Stop` blocks in a row after which eonyx stops anyway (a hook that
+/// never lets the model stop would loop forever).
+pub const MAX_STOP_BLOCKS: u32 = 3;
+
+/// The hooks of one agent and what they left for later.
+#[derive(Clone)]
+pub(crate) struct HookState {
+    pub(crate) hooks: Arc<Hooks>,
+    /// `SessionStart` context for the next user message.
+    pending: Vec<String>,
+    /// `Stop` blocks since the model last stopped for good.
+    stop_blocks: u32,
+    /// A task's child: `Stop` is `SubagentStop`, no `UserPromptSubmit`.
+    subagent: bool,
+    /// The boundary a `PreCompact` hook refused a summary written ahead
+    /// for (not started again for it).
+    draft_blocked_at: Arc<Mutex<Option<u64>>>,
+    /// The policy with a user who says yes: what a call a `PreToolUse`
+    /// hook allowed is approved by (config's `deny` still denies).
+    pub(crate) approved: Arc<dyn Approver>,
+    /// The session as `Notification` hooks see it (they run from the
+    /// approver, which outlives a session switch).
+    common: Arc<Mutex<Common>>,
+}
+
+impl HookState {
+    pub(crate) fn new(hooks: Hooks) -> Self {
+        Self {
+            hooks: Arc::new(hooks),
+            pending: Vec::new(),
+            stop_blocks: 0,
+            subagent: false,
+            approved: Arc::new(tools::DenyAll),
+            draft_blocked_at: Arc::default(),
+            common: Arc::new(Mutex::new(Common {
+                session_id: String::new(),
+                transcript_path: Default::default(),
+                cwd: Default::default(),
+            })),
+        }
+    }
+
+    /// The state a task's child starts with: the same hooks.
+    pub(crate) fn for_child(&self, approved: Arc<dyn Approver>) -> Self {
+        Self {
+            approved,
+            hooks: self.hooks.clone(),
+            pending: Vec::new(),
+            stop_blocks: 0,
+            subagent: true,
+            draft_blocked_at: Arc::default(),
+            common: self.common.clone(),
+        }
+    }
+
+    pub(crate) fn draft_blocked_at(&self) -> Option<u64> {
+        *self
+            .draft_blocked_at
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The hooks of `config` that run here, in `project_root`, without
+/// `hidden_env`.
+pub(crate) fn build(
+    config: &eonyx_config::Config,
+    project_root: &camino::Utf8Path,
+    hidden_env: &[String],
+) -> Result<HookState, AgentError> {
+    let env = RunEnv {
+        project_dir: project_root.to_path_buf(),
+        hidden_env: hidden_env.to_vec(),
+    };
+    let hooks = Hooks::new(config.hooks.running(), env)?;
+    Ok(HookState::new(hooks))
+}
+
+/// The user's approver with the `Notification` hooks run as it asks (the
+/// approver itself when there are none).
+pub(super) fn notifying(hooks: &HookState, inner: Arc<dyn Approver>) -> Arc<dyn Approver> {
+    if !hooks.hooks.has(HookEvent::Notification) {
+        return inner;
+    }
+    Arc::new(Notify {
+        hooks: hooks.hooks.clone(),
+        common: hooks.common.clone(),
+        inner,
+    })
+}
+
+/// The text a hook's context is added to the conversation as.
+fn context_text(event: HookEvent, detail: Option<&str>, texts: &[String]) -> String {
+    let head = match detail {
+        Some(d) => format!("[context from the {event} hook ({d})]"),
+        None => format!("[context from the {event} hook]"),
+    };
+    format!("{head}\n{}", texts.join("\n"))
+}
+
+/// `tool_response` for `PostToolUse`: `shell`'s exit code and output,
+/// other tools' output, and `is_error`.
+fn tool_response(name: &str, text: &str, is_error: bool) -> Value {
+    if ToolName::parse(name) == Some(ToolName::Shell) {
+        let exit_code = match eonyx_core::ShellOutcome::from_result(text) {
+            Some(eonyx_core::ShellOutcome::Exited(n)) => json!(n),
+            _ => Value::Null,
+        };
+        let stdout = text.split_once('\n').map_or("", |(_, rest)| rest);
+        json!({"stdout": stdout, "stderr": "", "exit_code": exit_code, "is_error": is_error})
+    } else {
+        json!({"output": text, "is_error": is_error})
+    }
+}
+
+/// What `PreToolUse` decided for one call.
+pub(crate) enum PreTool {
+    /// Run it (with the hooks' `updatedInput`, if any); `approved`: a hook
+    /// said `allow`, which counts as the user's yes.
+    Run { call: ToolCall, approved: bool },
+    /// Do not run it; this is its result.
+    Denied(tools::ToolOutput),
+}
+
+impl Agent {
+    fn hook_common(&self) -> Common {
+        Common {
+            session_id: self.session_id().to_string(),
+            transcript_path: self.store.session_path(self.session_id()),
+            cwd: self.cwd.clone(),
+        }
+    }
+
+    /// Run `payload`'s hooks and report each run, the messages and the
+    /// warnings; `cancel` stops (and kills) them.
+    async fn run_hooks(
+        &mut self,
+        payload: Payload,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: Option<&CancellationToken>,
+    ) -> Outcome {
+        if !self.hook.hooks.has(payload.event()) {
+            return Outcome::default();
+        }
+        let hooks = self.hook.hooks.clone();
+        let common = self.hook_common();
+        let run = hooks.run(&common, &payload);
+        let outcome = match cancel {
+            Some(c) => tokio::select! {
+                biased;
+                () = c.cancelled() => return Outcome::default(),
+                o = run => o,
+            },
+            None => run.await,
+        };
+        report(&outcome, sink);
+        outcome
+    }
+
+    /// `SessionStart` (startup, resume, `/new` = clear): its context waits
+    /// for the next user message; called by the frontend.
+    pub async fn session_start_hooks(
+        &mut self,
+        source: StartSource,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        let out = self
+            .run_hooks(Payload::SessionStart { source }, sink, None)
+            .await;
+        if !out.context.is_empty() {
+            self.hook.pending.push(context_text(
+                HookEvent::SessionStart,
+                Some(source.as_str()),
+                &out.context,
+            ));
+        }
+    }
+
+    /// `SessionEnd` (`reason`: `prompt_input_exit`, `clear`, `other`).
+    pub async fn session_end_hooks(
+        &mut self,
+        reason: &str,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) {
+        self.run_hooks(
+            Payload::SessionEnd {
+                reason: reason.to_owned(),
+            },
+            sink,
+            None,
+        )
+        .await;
+    }
+
+    /// `SubagentStart`, before a task's child takes its first step.
+    pub(super) async fn subagent_start_hooks(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        self.run_hooks(Payload::SubagentStart, sink, None).await;
+    }
+
+    /// `UserPromptSubmit`, then the user message with the hooks' context
+    /// (and any `SessionStart` context waiting) added after the user's
+    /// text; `Err` with the reason when a hook blocked the prompt (nothing
+    /// is sent or saved).
+    pub(super) async fn prompt_hooks(
+        &mut self,
+        message: Message,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<Message, String> {
+        let mut added = std::mem::take(&mut self.hook.pending);
+        if !self.hook.subagent {
+            let prompt = message.content.text();
+            let out = self
+                .run_hooks(Payload::UserPromptSubmit { prompt }, sink, Some(cancel))
+                .await;
+            if let Some(reason) = out.block.or(out.stop) {
+                // The SessionStart context still waits for the next prompt.
+                self.hook.pending = added;
+                return Err(reason);
+            }
+            if !out.context.is_empty() {
+                added.push(context_text(
+                    HookEvent::UserPromptSubmit,
+                    None,
+                    &out.context,
+                ));
+            }
+        }
+        if added.is_empty() {
+            return Ok(message);
+        }
+        let mut parts = match message.content {
+            Content::Text(t) => vec![Part::Text { text: t }],
+            Content::Parts(p) => p,
+        };
+        parts.extend(added.into_iter().map(|text| Part::Text { text }));
+        let mut m = Message::new(Role::User, Content::Parts(parts));
+        m.usage = message.usage;
+        Ok(m)
+    }
+
+    /// `PreToolUse` for one call the session offers.
+    pub(super) async fn pre_tool_hooks(
+        &mut self,
+        call: &ToolCall,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> PreTool {
+        let payload = Payload::PreToolUse(ToolUse {
+            tool_name: call.name.clone(),
+            tool_input: call.arguments.clone(),
+            tool_use_id: call.id.clone(),
+        });
+        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        if let Some(reason) = out.denied() {
+            return PreTool::Denied(tools::ToolOutput::error(format!(
+                "denied by a PreToolUse hook: {reason}"
+            )));
+        }
+        let mut call = call.clone();
+        if let Some(input) = out.updated_input {
+            call.arguments = input;
+        }
+        PreTool::Run {
+            call,
+            approved: out.permission == Some(Permission::Allow),
+        }
+    }
+
+    /// `PostToolUse`: what the hooks say to the model is added to the
+    /// result.
+    pub(super) async fn post_tool_hooks(
+        &mut self,
+        call: &ToolCall,
+        mut output: tools::ToolOutput,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> tools::ToolOutput {
+        if !self.hook.hooks.has(HookEvent::PostToolUse) {
+            return output;
+        }
+        let text = self.redactor.scrub(output.text.clone());
+        let payload = Payload::PostToolUse {
+            call: ToolUse {
+                tool_name: call.name.clone(),
+                tool_input: call.arguments.clone(),
+                tool_use_id: call.id.clone(),
+            },
+            tool_response: tool_response(&call.name, &text, output.is_error),
+        };
+        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let mut notes = Vec::new();
+        if let Some(b) = out.block {
+            notes.push(format!("[PostToolUse hook]\n{b}"));
+        }
+        if !out.context.is_empty() {
+            notes.push(context_text(HookEvent::PostToolUse, None, &out.context));
+        }
+        for n in notes {
+            if !output.text.ends_with('\n') {
+                output.text.push('\n');
+            }
+            output.text.push_str(&n);
+        }
+        output
+    }
+
+    /// `Stop` (a task's child: `SubagentStop`) when the model ended its
+    /// turn: `Some(reason)` to go on with a user message saying it, at most
+    /// [`MAX_STOP_BLOCKS`] times in a row.
+    pub(super) async fn stop_hooks(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<bool, AgentError> {
+        let stop_hook_active = self.hook.stop_blocks > 0;
+        let payload = if self.hook.subagent {
+            Payload::SubagentStop { stop_hook_active }
+        } else {
+            Payload::Stop { stop_hook_active }
+        };
+        let event = payload.event();
+        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let Some(reason) = out.block.filter(|_| out.stop.is_none()) else {
+            self.hook.stop_blocks = 0;
+            return Ok(false);
+        };
+        if self.hook.stop_blocks >= MAX_STOP_BLOCKS {
+            self.hook.stop_blocks = 0;
+            sink(AgentEvent::Warning(format!(
+                "the {event} hook blocked stopping {MAX_STOP_BLOCKS} times in a row; stopping anyway"
+            )));
+            return Ok(false);
+        }
+        self.hook.stop_blocks += 1;
+        self.append(&Message::user(format!("[{event} hook] {reason}")))?;
+        Ok(true)
+    }
+
+    /// `PreCompact` before a summarizer request: `Err` when a hook skips an
+    /// automatic compaction (an overflow or `/compact` is not skipped: the
+    /// block is shown).
+    pub(super) async fn pre_compact_hooks(
+        &mut self,
+        trigger: eonyx_core::CompactionTrigger,
+        focus: Option<&str>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let payload = Payload::PreCompact {
+            trigger: hook_trigger(trigger),
+            custom_instructions: focus.unwrap_or("").to_owned(),
+        };
+        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        match out.block {
+            Some(reason) if trigger == eonyx_core::CompactionTrigger::Auto => {
+                Err(AgentError::HookBlocked {
+                    event: HookEvent::PreCompact.as_str(),
+                    reason,
+                })
+            }
+            Some(reason) => {
+                sink(AgentEvent::Notice(format!(
+                    "a PreCompact hook asked to skip this compaction ({reason}); it is needed now, so it goes on"
+                )));
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// After a compaction is applied: `PostCompact` with the summary, then
+    /// `SessionStart` (`compact`), whose context is appended as a message
+    /// so it is in the next request.
+    pub(super) async fn post_compact_hooks(
+        &mut self,
+        trigger: eonyx_core::CompactionTrigger,
+        summary: &str,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let payload = Payload::PostCompact {
+            trigger: hook_trigger(trigger),
+            compact_summary: summary.to_owned(),
+        };
+        self.run_hooks(payload, sink, Some(cancel)).await;
+        if self.hook.subagent {
+            return Ok(());
+        }
+        let source = StartSource::Compact;
+        let out = self
+            .run_hooks(Payload::SessionStart { source }, sink, Some(cancel))
+            .await;
+        if !out.context.is_empty() {
+            let text = context_text(HookEvent::SessionStart, Some(source.as_str()), &out.context);
+            self.append(&Message::user(text))?;
+        }
+        Ok(())
+    }
+
+    /// The `PreCompact` run for a summary written ahead, inside its job:
+    /// `false` when a hook cancels the draft (then no draft is started
+    /// again for that boundary).
+    pub(super) fn draft_gate(
+        &self,
+        first_kept_seq: u64,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let hooks = self.hook.hooks.clone();
+        let common = self.hook_common();
+        let blocked_at = self.hook.draft_blocked_at.clone();
+        async move {
+            if !hooks.has(HookEvent::PreCompact) {
+                return Ok(());
+            }
+            let payload = Payload::PreCompact {
+                trigger: CompactTrigger::Auto,
+                custom_instructions: String::new(),
+            };
+            let out = hooks.run(&common, &payload).await;
+            match out.block {
+                Some(reason) => {
+                    *blocked_at.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(first_kept_seq);
+                    Err(format!(
+                        "a PreCompact hook cancelled the summary written ahead: {reason}"
+                    ))
+                }
+                None => Ok(()),
+            }
+        }
+    }
+
+    /// The session the `Notification` hooks name (after open and every
+    /// switch).
+    pub(super) fn hook_session_changed(&mut self) {
+        self.hook.pending.clear();
+        self.hook.stop_blocks = 0;
+        if !self.hook.subagent {
+            *self
+                .hook
+                .common
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = self.hook_common();
+        }
+    }
+}
+
+fn hook_trigger(t: eonyx_core::CompactionTrigger) -> CompactTrigger {
+    match t {
+        eonyx_core::CompactionTrigger::Manual => CompactTrigger::Manual,
+        _ => CompactTrigger::Auto,
+    }
+}
+
+/// Each run as an event; messages and warnings for stderr.
+fn report(out: &Outcome, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    for run in &out.runs {
+        let reason = match run.decision {
+            Some("block") => out.block.clone(),
+            Some("deny") => out.permission_reason.clone(),
+            Some("stop") => out.stop.clone(),
+            _ => None,
+        };
+        sink(AgentEvent::Hook {
+            event: run.event,
+            command: run.command.clone(),
+            exit_code: run.exit_code,
+            decision: run.decision,
+            millis: run.millis,
+            reason,
+        });
+    }
+    for m in &out.messages {
+        sink(AgentEvent::Notice(m.clone()));
+    }
+    for w in &out.warnings {
+        sink(AgentEvent::Warning(w.clone()));
+    }
+}
+
+/// The user's approver with `Notification` hooks run as it asks.
+struct Notify {
+    hooks: Arc<Hooks>,
+    common: Arc<Mutex<Common>>,
+    inner: Arc<dyn Approver>,
+}
+
+impl Approver for Notify {
+    fn decide<'a>(
+        &'a self,
+        kind: &'a ApprovalKind,
+    ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            let common = self
+                .common
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let payload = Payload::Notification {
+                message: format!("eonyx needs your permission to {}", kind.describe()),
+            };
+            let hooks = self.hooks.clone();
+            // The question is not held up by the hook.
+            tokio::spawn(async move { hooks.run(&common, &payload).await });
+            self.inner.decide(kind).await
+        })
+    }
+}
