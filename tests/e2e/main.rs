@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_calls;
 mod mcp_start;
 mod memory;
+mod model_switch;
 mod providers;
 mod reasoning;
 mod recall;

@@ -71,6 +71,9 @@ pub struct Updates {
     compactions: u64,
     /// Answer text not sent yet, and when text was last sent.
     text: String,
+    /// Reasoning text not sent yet (sent on the same clock as the answer;
+    /// at most one of the two is ever pending).
+    thought: String,
     text_sent: Option<Instant>,
     /// The client's file system, when the file tools use it: it knows an
     /// edit's before and after.
@@ -95,6 +98,7 @@ impl Updates {
             diff: None,
             compactions: 0,
             text: String::new(),
+            thought: String::new(),
             text_sent: None,
             files: None,
         }
@@ -111,8 +115,15 @@ impl Updates {
         self.send_now(update);
     }
 
-    /// Send the pending answer text.
+    /// Send the pending answer text or reasoning.
     pub fn flush(&mut self) {
+        if !self.thought.is_empty() {
+            let thought = std::mem::take(&mut self.thought);
+            self.text_sent = Some(Instant::now());
+            self.send_now(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                ContentBlock::from(thought),
+            )));
+        }
         if self.text.is_empty() {
             return;
         }
@@ -124,7 +135,22 @@ impl Updates {
     }
 
     fn answer_delta(&mut self, delta: &str) {
+        if !self.thought.is_empty() {
+            self.flush();
+        }
         self.text.push_str(delta);
+        if self.text_sent.is_none_or(|t| t.elapsed() >= TEXT_EVERY) {
+            self.flush();
+        }
+    }
+
+    /// Reasoning (or its summary) as `agent_thought_chunk` updates, batched
+    /// like the answer (docs/acp.md#updates).
+    fn thought_delta(&mut self, delta: &str) {
+        if !self.text.is_empty() {
+            self.flush();
+        }
+        self.thought.push_str(delta);
         if self.text_sent.is_none_or(|t| t.elapsed() >= TEXT_EVERY) {
             self.flush();
         }
@@ -158,8 +184,7 @@ impl Updates {
     pub fn event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta(t) => self.answer_delta(&t),
-            // Reasoning (`agent_thought_chunk`) and plans (`plan`) are
-            // shown here once the agent reports them (issues 35, 36).
+            AgentEvent::ReasoningDelta(t) => self.thought_delta(&t),
             AgentEvent::ToolCall(call) => self.tool_call(&call),
             AgentEvent::FileChanged(change) => {
                 let _ = change;

@@ -17,6 +17,8 @@
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
+//! - `model`: `/model`: switching the model or effort mid-session, and
+//!   restoring the switch a continued session recorded.
 //! - `task`: the `task` tool: child agents in child sessions, built from
 //!   this one and run concurrently (docs/tools.md#task).
 
@@ -41,6 +43,7 @@ mod hooks;
 mod input;
 mod mcp;
 mod memory;
+mod model;
 mod open;
 mod parts;
 mod request;
@@ -56,6 +59,7 @@ mod window_steps;
 pub use ahead::{DraftDone, DraftJob};
 pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
+pub use model::{ModelInfo, ModelSwitch};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
 pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};

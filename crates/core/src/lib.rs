@@ -34,7 +34,7 @@ pub use provider::{
     ToolDef,
 };
 pub use record::{
-    CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, Record,
-    RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
+    CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, ModelRecord,
+    Record, RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

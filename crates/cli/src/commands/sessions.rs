@@ -410,6 +410,14 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
             }
             Record::Message(m) => message_block(m, rewound(r)),
             Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
+            Record::Model(m) => format!(
+                "[model switched to {}{} · {}]\n",
+                m.key,
+                m.reasoning_effort
+                    .map(|e| format!(", effort {}", e.as_str()))
+                    .unwrap_or_default(),
+                short_date(&m.ts)
+            ),
             Record::Compaction(c) => format!(
                 "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,

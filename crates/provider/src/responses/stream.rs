@@ -11,9 +11,9 @@ use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event as SseEvent;
 use serde_json::{Value, json};
 
-use crate::sse::{Assembled, Decoder, Emit, bad, response};
 use crate::classify::{classify_stream_error, shorten};
 use crate::responses::wire::{Event, Item, ResponseBody, TextPart};
+use crate::sse::{Assembled, Decoder, bad, response};
 use crate::wire::decode_tagged;
 
 /// An output item being streamed.

@@ -16,6 +16,7 @@ use crate::printer::Printer;
 
 pub mod ahead;
 pub mod interrupts;
+pub mod model;
 pub mod outcome;
 pub mod quiet;
 pub mod reasoning;
