@@ -179,3 +179,39 @@ fn unknown_models_and_efforts_are_declined_and_the_batch_goes_on() {
     assert_eq!(effort(&reqs[0]), None);
     assert!(model_records(&fx).is_empty());
 }
+
+#[test]
+fn repl_switches_with_model_and_resuming_keeps_it() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let fx = two_models();
+    fx.fake.push(Reply::text("answered by the big one"));
+    // A fresh session, then the REPL's resume of it.
+    let tmux = start_repl(&fx, |env, bin| {
+        format!(
+            "{env} '{bin}' --new; echo EONYX_EXIT=$?; {env} '{bin}'; echo EONYX_EXIT2=$?; sleep 60"
+        )
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("/model big high");
+    tmux.wait_pane("the switch", |p| {
+        p.contains("switched: model big (big-model) · effort high · window 100000 tokens")
+            && prompt_count(p) >= 2
+    });
+    tmux.send("hello");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("answered by the big one") && prompt_count(p) >= 3
+    });
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    tmux.wait_pane("the resumed prompt", |p| prompt_count(p) >= 4);
+    tmux.send("/model");
+    tmux.wait_pane("the model shown", |p| {
+        p.matches("model big (big-model) · effort high").count() >= 2
+    });
+    tmux.send("/exit");
+    tmux.wait_pane("the second exit", |p| p.contains("EONYX_EXIT2=0"));
+    let reqs = fx.agent_requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].model(), Some("big-model"));
+    assert_eq!(effort(&reqs[0]), Some("high"));
+}
