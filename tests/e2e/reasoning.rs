@@ -328,3 +328,50 @@ fn responses_requests_are_append_only_and_share_the_session_cache_key() {
         ]
     );
 }
+
+/// `eonyx acp`: the model's reasoning reaches the editor as
+/// `agent_thought_chunk` updates, apart from the answer, live and again
+/// when the session is loaded (docs/acp.md#updates).
+#[test]
+fn acp_sends_reasoning_as_thought_chunks_live_and_on_load() {
+    use crate::acp_util::{AcpClient, started};
+    let fx = crate::agent::Fx::with(|c| c.set("reasoning_effort", "high"));
+    fx.fake
+        .push(Reply::text("It is 4242.").with_reasoning("The notes say 4242."));
+    let (mut c, s) = started(&fx);
+    let r = c.prompt(&s, "what is the number?");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    let thought = |c: &AcpClient| -> String {
+        c.updates_of(&s, "agent_thought_chunk")
+            .iter()
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect()
+    };
+    assert_eq!(thought(&c), "The notes say 4242.");
+    assert_eq!(c.answer_text(&s), "It is 4242.");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let mut c = AcpClient::start(&fx, &[]);
+    c.initialize(json!({}));
+    c.ok(
+        "session/load",
+        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
+    );
+    let kinds: Vec<String> = c
+        .updates(&s)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "agent_thought_chunk",
+            "agent_message_chunk"
+        ]
+    );
+    assert_eq!(thought(&c), "The notes say 4242.");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
