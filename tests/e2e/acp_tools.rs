@@ -381,3 +381,52 @@ fn acp_file_tools_use_the_clients_file_system_when_offered() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
+    let plan = |steps: Value| Reply::tool_call("plan", json!({ "steps": steps }));
+    let fx = Fx::replying([
+        plan(json!([
+            {"step": "read the code", "status": "completed"},
+            {"step": "fix the bug", "status": "in_progress"},
+            {"step": "run the tests", "status": "pending"}
+        ])),
+        // Two steps in progress: refused, the plan stays as it was.
+        plan(json!([
+            {"step": "a", "status": "in_progress"},
+            {"step": "b", "status": "in_progress"}
+        ])),
+        Reply::text("planned"),
+    ]);
+    let (mut c, s) = started(&fx);
+    let r = c.prompt(&s, "make a plan");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    let plans: Vec<Value> = c
+        .updates(&s)
+        .into_iter()
+        .filter(|u| u["sessionUpdate"] == "plan")
+        .collect();
+    assert_eq!(plans.len(), 1, "{plans:?}");
+    let entries = plans[0]["entries"].as_array().unwrap();
+    let got: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("read the code", "completed"),
+            ("fix the bug", "in_progress"),
+            ("run the tests", "pending")
+        ]
+    );
+    assert!(
+        entries.iter().all(|e| e["priority"] == "medium"),
+        "{entries:?}"
+    );
+}

@@ -80,8 +80,9 @@ fn without_skills_there_is_no_section_no_tool_and_the_first_request_stays_small(
     let first = &fx.agent_requests()[0];
     assert!(!first.system_text().contains("# Skills"));
     assert!(!first.tool_names().contains(&"skill".to_owned()));
+    // (1,500 until the `plan` tool, which every session is offered.)
     assert!(
-        first.prompt_tokens < 1500,
+        first.prompt_tokens < 1600,
         "the fixed first request is {} tokens (fake count)",
         first.prompt_tokens
     );

@@ -121,7 +121,7 @@ fn an_explore_task_runs_in_a_child_session_and_only_its_answer_reaches_the_paren
     // explore: read-only tools, no shell, no writes, no tasks, no memory.
     assert_eq!(
         child[0].tool_names(),
-        ["read_file", "list_dir", "grep", "recall"]
+        ["read_file", "list_dir", "grep", "recall", "plan"]
     );
     let parent_tools = parent[0].tool_names();
     assert_eq!(parent_tools.last().map(String::as_str), Some("task"));

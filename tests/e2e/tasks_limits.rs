@@ -104,7 +104,7 @@ fn tools_task_and_max_depth_decide_who_may_start_tasks() {
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(
         fx.chats().pop().unwrap().tool_names(),
-        ["read_file", "list_dir", "grep", "recall"]
+        ["read_file", "list_dir", "grep", "recall", "plan"]
     );
 
     // max_depth 2: a general child may start its own task (titled

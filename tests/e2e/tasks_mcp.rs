@@ -48,13 +48,13 @@ fn a_child_sees_the_mcp_tools_its_profile_names_and_calls_them_through_the_paren
     // clock: what it names of the parent's (a server the parent lacks
     // adds nothing), and the call goes through the parent's server with
     // the parent's --allow-mcp.
-    assert_eq!(child[0].tool_names(), ["read_file", "mcp__t__echo"]);
+    assert_eq!(child[0].tool_names(), ["read_file", "plan", "mcp__t__echo"]);
     assert_eq!(child[1].tools(), child[0].tools());
     assert_eq!(child[1].tool_results(), ["from the child"]);
     // explore names no MCP tool, so it gets none.
     assert_eq!(
         child[2].tool_names(),
-        ["read_file", "list_dir", "grep", "recall"]
+        ["read_file", "list_dir", "grep", "recall", "plan"]
     );
     // general has no allow-list: the parent's tools but `task`, MCP ones
     // included, in the parent's order.

@@ -102,7 +102,7 @@ fn a_child_continued_with_session_appends_to_its_own_file() {
     assert!(is_child(&direct) && direct.system_text().contains("(profile explore)"));
     assert_eq!(
         direct.tool_names(),
-        ["read_file", "list_dir", "grep", "recall"]
+        ["read_file", "list_dir", "grep", "recall", "plan"]
     );
     assert_eq!(messages(&child_file).len(), 6);
     let o = fx.run(&[], &format!("/resume {child_id}\n"));
@@ -226,7 +226,7 @@ fn show_names_a_parents_children_and_delete_takes_them_with_it() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["read_file", "list_dir", "grep", "recall"]);
+    assert_eq!(tools, ["read_file", "list_dir", "grep", "recall", "plan"]);
 
     let o = fx.run(&["sessions", "delete", &parent_id], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));

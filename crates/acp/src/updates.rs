@@ -16,9 +16,10 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, Diff,
-    Notice, NoticeSeverity, SessionId as AcpSessionId, SessionNotification, SessionUpdate,
-    ToolCall as AcpToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind,
+    Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    SessionId as AcpSessionId, SessionNotification, SessionUpdate, ToolCall as AcpToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
 };
 use camino::Utf8PathBuf;
 use eonyx_agent::AgentEvent;
@@ -185,6 +186,18 @@ impl Updates {
         match event {
             AgentEvent::TextDelta(t) => self.answer_delta(&t),
             AgentEvent::ReasoningDelta(t) => self.thought_delta(&t),
+            AgentEvent::Plan(plan) => self.send(SessionUpdate::Plan(acp_plan(&plan))),
+            AgentEvent::Goal(goal) => self.notice(
+                NoticeSeverity::Info,
+                format!("goal {}: {}", goal.status.as_str(), goal.text),
+            ),
+            AgentEvent::GoalContinue {
+                turns_used,
+                max_turns,
+            } => self.notice(
+                NoticeSeverity::Info,
+                format!("continuing the goal ({turns_used}/{max_turns})"),
+            ),
             AgentEvent::ToolCall(call) => self.tool_call(&call),
             AgentEvent::FileChanged(change) => {
                 let _ = change;
@@ -435,4 +448,23 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
         locations,
         edited,
     }
+}
+
+/// The model's plan as ACP's: the whole list each time, every entry of the
+/// same (medium) priority since eonyx's plan has none.
+fn acp_plan(plan: &eonyx_core::plan::WorkPlan) -> Plan {
+    use eonyx_core::plan::StepStatus;
+    Plan::new(
+        plan.steps
+            .iter()
+            .map(|s| {
+                let status = match s.status {
+                    StepStatus::Pending => PlanEntryStatus::Pending,
+                    StepStatus::InProgress => PlanEntryStatus::InProgress,
+                    StepStatus::Completed => PlanEntryStatus::Completed,
+                };
+                PlanEntry::new(s.step.clone(), PlanEntryPriority::Medium, status)
+            })
+            .collect(),
+    )
 }

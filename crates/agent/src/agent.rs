@@ -39,6 +39,7 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod goal;
 mod hooks;
 mod input;
 mod mcp;
@@ -57,6 +58,8 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
+pub use goal::GoalChange;
+pub(crate) use goal::goal_in_force;
 pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub use model::{ModelInfo, ModelSwitch};
@@ -179,6 +182,10 @@ pub struct Agent {
     depth: u32,
     /// The hooks that run here and what they left for later (docs/hooks.md).
     hook: hooks::HookState,
+    /// The session's goal (any status but cleared): the last goal record
+    /// of the timeline, or what the compaction in force pinned; never one
+    /// in a task's child (README, section "Goals").
+    goal: Option<eonyx_core::goal::GoalRecord>,
 }
 
 impl Agent {

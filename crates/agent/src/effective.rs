@@ -88,6 +88,9 @@ pub fn effective_request(
 
     // As on resume: calls left without a result get the interrupted one.
     let dangling = unanswered_calls(&effective.messages);
+    let goal_active = depth == 0
+        && crate::agent::goal_in_force(effective.compaction.as_ref(), effective.goal.clone())
+            .is_some_and(|g| g.status == eonyx_core::goal::GoalStatus::Active);
     let mut view = ContextView::from_effective(
         &config.compaction,
         config.tools.output_cap_bytes,
@@ -112,7 +115,10 @@ pub fn effective_request(
     let system = system_prompt(
         &config,
         &sources.loaded,
-        view.summary(),
+        view.summary().map(|text| crate::prompt::Summary {
+            pinned: view.pinned(),
+            text,
+        }),
         &memory,
         Sections {
             skills: &sources.skills.section,
@@ -123,7 +129,11 @@ pub fn effective_request(
         },
         &eonyx_core::time::today_utc(),
     );
-    let tools = tool_definitions(&config, &sources.skills, depth);
+    let mut tools = tool_definitions(&config, &sources.skills, depth);
+    // `goal_update` while a goal is active, as the agent offers it.
+    if goal_active {
+        tools.push(crate::tools::goal_update_definition());
+    }
     let request = next_request(&config, system, &view, &tools);
     // Shaped by the parameters this model refused before, as the client sends it.
     let quirks = crate::limits::open_cache(&data_dir, &mut warnings)

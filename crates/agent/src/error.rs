@@ -91,6 +91,19 @@ pub enum UsageError {
     NoTurnsYet { what: &'static str },
     #[error("this session has only {have} user turn(s) to {what}")]
     TooFewTurns { what: &'static str, have: usize },
+    /// Goals (README, section "Goals").
+    #[error("a task's session has no goal; set it on the main session")]
+    GoalInTask,
+    #[error("a goal needs text: /goal TEXT (or /goal pause | resume | clear)")]
+    GoalNeedsText,
+    #[error("no goal is set; set one with /goal TEXT")]
+    NoGoal,
+    #[error("the goal is {status}, not active: nothing to pause")]
+    GoalNotActive { status: &'static str },
+    #[error(
+        "the goal is {status}; only a paused, blocked or budget-limited goal resumes (set a new one with /goal TEXT)"
+    )]
+    GoalNotResumable { status: &'static str },
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {

@@ -76,6 +76,13 @@ pub enum AgentEvent {
         /// Why, when it blocked, denied or stopped something.
         reason: Option<String>,
     },
+    /// A `plan` call replaced the plan (docs/tools.md#plan).
+    Plan(eonyx_core::plan::WorkPlan),
+    /// The goal was set or its status changed (the record as saved).
+    Goal(eonyx_core::goal::GoalRecord),
+    /// eonyx continues an active goal by itself: the continuation
+    /// `turns_used` of `max_turns` is about to be sent.
+    GoalContinue { turns_used: u32, max_turns: u32 },
     /// A task's child finished (answered, failed or was interrupted).
     TaskCompleted {
         call_id: String,

@@ -31,7 +31,7 @@ pub use eonyx_tools as tools;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch, RewindOptions,
+    DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch, RewindOptions,
     SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};

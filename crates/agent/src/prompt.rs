@@ -125,6 +125,15 @@ pub(crate) struct Sections<'a> {
     pub task: &'a str,
 }
 
+/// The running summary as the system prompt shows it: what the compaction
+/// record pins (the goal and the plan, rendered; docs/compaction.md#what-is-pinned)
+/// first, then the summary text the record holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Summary<'a> {
+    pub pinned: &'a str,
+    pub text: &'a str,
+}
+
 /// The system prompt: base instructions and context files, the `# Memory`
 /// section (as read when the session started or was last compacted), the
 /// [`Sections`] of the stable prefix; then the date line, the running
@@ -133,12 +142,13 @@ pub(crate) struct Sections<'a> {
 pub(crate) fn system_prompt(
     config: &Config,
     loaded: &Loaded,
-    summary: Option<&str>,
+    summary: Option<Summary<'_>>,
     memory: &MemorySection,
     sections: Sections<'_>,
     date: &str,
 ) -> SystemPrompt {
-    let summary = summary.map(|s| eonyx_prompt::summary_for_prompt(s, config.tools.recall));
+    let summary =
+        summary.map(|s| eonyx_prompt::summary_for_prompt(s.pinned, s.text, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
     eonyx_prompt::skills::add_to_prompt(&mut prompt, sections.skills, sections.skills_in_use);
@@ -173,6 +183,7 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> 
     if config.memory.enabled {
         defs.push(tools::memory::definition());
     }
+    defs.push(tools::plan_definition());
     if skills.is_empty() {
         defs.retain(|d| d.name != ToolName::Skill.as_str());
     }
@@ -282,7 +293,7 @@ pub async fn context_report(
         None => None,
     };
     let (summary, in_use_names) = compaction
-        .map(|c| (Some(c.summary), c.skills))
+        .map(|c| (Some((c.pinned_section(), c.summary)), c.skills))
         .unwrap_or_default();
     let project = eonyx_config::paths::find_project(cwd);
     let sources = PromptSources::read(cwd, &project, config, env);
@@ -313,7 +324,9 @@ pub async fn context_report(
     let prompt = system_prompt(
         config,
         &sources.loaded,
-        summary.as_deref(),
+        summary
+            .as_ref()
+            .map(|(pinned, text)| Summary { pinned, text }),
         &memory,
         Sections {
             skills: &sources.skills.section,

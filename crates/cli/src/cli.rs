@@ -133,6 +133,14 @@ pub struct RunArgs {
     /// Attach an image (png, jpeg, gif, webp) to the prompt; repeatable.
     #[arg(long = "image", value_name = "FILE")]
     pub images: Vec<Utf8PathBuf>,
+    /// Work on TEXT until it is achieved: eonyx continues by itself after
+    /// each turn (exit 0 achieved, 1 blocked or out of budget, 130
+    /// interrupted); without a prompt TEXT is the first message.
+    #[arg(long, value_name = "TEXT")]
+    pub goal: Option<String>,
+    /// The goal's budget of continuation turns (default `goals.max_turns`).
+    #[arg(long, value_name = "N", requires = "goal", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,9 @@
 //! builds one.
 
 use eonyx_agent::AgentStatus;
+use eonyx_core::goal::GoalStatus;
 use eonyx_core::memory::MemoryScope;
+use eonyx_core::plan::PlanStep;
 use eonyx_core::{CompactionMode, CompactionRecord, CompactionTrigger, FinishReason, Usage};
 use serde::Serialize;
 use serde_json::Value;
@@ -174,6 +176,28 @@ pub enum Event<'a> {
         profile: &'a str,
         description: &'a str,
     },
+    /// A `plan` call replaced the plan (docs/tools.md#plan).
+    Plan {
+        steps: &'a [PlanStep],
+        note: Option<&'a str>,
+    },
+    /// The goal was set or its status changed (the `goal` record saved).
+    Goal {
+        text: &'a str,
+        status: GoalStatus,
+        turns_used: u32,
+        max_turns: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        evidence: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
+    /// eonyx continues the active goal by itself: continuation
+    /// `turns_used` of `max_turns` is sent next.
+    GoalContinue {
+        turns_used: u32,
+        max_turns: u32,
+    },
     /// A task's child finished: answered, or `is_error` (failed or
     /// interrupted).
     TaskCompleted {
@@ -247,6 +271,28 @@ pub struct StatusEvent<'a> {
     /// Tokens the MCP tools add to every request.
     pub mcp_tokens: u64,
     pub mcp_deferred: bool,
+    /// The session's goal (`null`: none).
+    pub goal: Option<StatusGoal<'a>>,
+    /// The plan's progress (`null`: no plan).
+    pub plan: Option<StatusPlan<'a>>,
+}
+
+/// The goal in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusGoal<'a> {
+    pub text: &'a str,
+    pub status: GoalStatus,
+    pub turns_used: u32,
+    pub max_turns: u32,
+}
+
+/// The plan in a `status` event.
+#[derive(Debug, Serialize)]
+pub struct StatusPlan<'a> {
+    pub completed: usize,
+    pub steps: usize,
+    /// The step in progress.
+    pub in_progress: Option<&'a str>,
 }
 
 /// One MCP server in a `status` event.
@@ -307,6 +353,17 @@ impl<'a> StatusEvent<'a> {
                 .collect(),
             mcp_tokens: s.mcp_tokens,
             mcp_deferred: s.mcp_deferred,
+            goal: s.goal.as_ref().map(|g| StatusGoal {
+                text: &g.text,
+                status: g.status,
+                turns_used: g.turns_used,
+                max_turns: g.max_turns,
+            }),
+            plan: s.plan.as_ref().map(|p| StatusPlan {
+                completed: p.completed(),
+                steps: p.steps.len(),
+                in_progress: p.in_progress().map(|s| s.step.as_str()),
+            }),
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct DraftInput {
     pub next: Option<ChatRequest>,
     /// The `seq` of the compaction record the view starts from.
     pub base_seq: Option<u64>,
+    /// Whether the agent pins a goal or plan (the summarizer is told).
+    pub pinned: crate::Pinned,
 }
 
 impl DraftInput {
@@ -60,6 +62,7 @@ impl DraftInput {
             window: self.window,
             system_chars: self.system_chars,
             next: self.next.as_ref(),
+            pinned: self.pinned,
         }
     }
 }

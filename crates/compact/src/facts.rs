@@ -224,6 +224,9 @@ impl Facts {
                     ToolName::Skill => {}
                     // A note for later sessions touches no file.
                     ToolName::Memory => {}
+                    // The plan and the goal are pinned by the compaction
+                    // record itself (docs/compaction.md#what-is-pinned).
+                    ToolName::Plan | ToolName::GoalUpdate => {}
                     ToolName::ReadFile => {
                         if let Some(p) = arg(a, key::PATH) {
                             push_unique(&mut f.read, shorten(&p));

@@ -108,6 +108,36 @@ pub struct CompactInput<'a> {
     /// The request the conversation would send now, when the summarizer is
     /// the session's own model (see [`compact`]).
     pub next: Option<&'a ChatRequest>,
+    /// What eonyx pins at the top of the summary section itself: the
+    /// summarizer is told so (docs/compaction.md#what-is-pinned).
+    pub pinned: Pinned,
+}
+
+/// Whether the agent pins a goal or a plan above the summary
+/// (docs/compaction.md#what-is-pinned). The pinned text itself is the
+/// agent's to put in the record; the summarizer is only told it is kept,
+/// so it need not repeat it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pinned {
+    #[default]
+    Nothing,
+    GoalOrPlan,
+}
+
+/// Append [`eonyx_core::goal::PINNED_NOTE`] to the instruction (the last
+/// message) of a summarizer request when something is pinned.
+fn note_pinned(req: &mut ChatRequest, pinned: Pinned) {
+    if pinned == Pinned::Nothing {
+        return;
+    }
+    if let Some(eonyx_core::Message {
+        content: eonyx_core::Content::Text(t),
+        ..
+    }) = req.messages.last_mut()
+    {
+        t.push('\n');
+        t.push_str(eonyx_core::goal::PINNED_NOTE);
+    }
 }
 
 /// Run the summarizer for `plan` and build the compaction record to persist
@@ -193,6 +223,7 @@ async fn summarize_shared(
             next.messages.len() + 1 - req.messages.len()
         ));
     }
+    note_pinned(&mut req, input.pinned);
     req.cancel = cancel.child_token();
     let mut ignore = |_ev| {};
     let sent = cancel
@@ -247,6 +278,7 @@ async fn summarize_transcript(
         input.window,
         input.estimator,
     );
+    note_pinned(&mut req, input.pinned);
     req.cancel = cancel.child_token();
     let mut ignore = |_ev| {};
     let sent = cancel
@@ -334,7 +366,10 @@ fn finish_record(
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
         draft_seq: None,
-        // Filled in by the agent, which knows the skills (README, section "Skills").
+        // Filled in by the agent, which knows the skills (README, section "Skills")
+        // and the goal and plan (docs/compaction.md#what-is-pinned).
         skills: Vec::new(),
+        goal: None,
+        plan: None,
     })
 }

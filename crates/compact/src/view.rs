@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use eonyx_core::plan::WorkPlan;
 use eonyx_core::{CompactionConfig, CompactionRecord, Content, Message, MessageRecord, Part, Role};
 use serde_json::Value;
 
@@ -52,6 +53,11 @@ pub struct ContextView {
     cap_bytes: u64,
     summary: Option<String>,
     facts: Option<Value>,
+    /// The goal and plan the last compaction pinned, rendered (empty when
+    /// none; docs/compaction.md#what-is-pinned).
+    pinned: String,
+    /// The plan the last compaction pinned.
+    pinned_plan: Option<WorkPlan>,
     first_kept_seq: u64,
     lead: Option<Message>,
     records: Vec<MessageRecord>,
@@ -79,6 +85,8 @@ impl ContextView {
             cap_bytes: tool_output_cap_bytes,
             summary: None,
             facts: None,
+            pinned: String::new(),
+            pinned_plan: None,
             first_kept_seq: 0,
             lead: None,
             records: Vec::new(),
@@ -116,6 +124,8 @@ impl ContextView {
     fn set_summary(&mut self, rec: &CompactionRecord) {
         self.summary = Some(rec.summary.clone());
         self.facts = rec.facts.clone();
+        self.pinned = rec.pinned_section();
+        self.pinned_plan = rec.plan.clone();
         self.first_kept_seq = rec.first_kept_seq;
         self.lead = rec.mid_turn.then(|| {
             let facts = Facts::from_value(rec.facts.as_ref());
@@ -305,6 +315,19 @@ impl ContextView {
     /// The running summary (model text plus the exact-facts section).
     pub fn summary(&self) -> Option<&str> {
         self.summary.as_deref()
+    }
+
+    /// The goal and plan the last compaction pinned, as the summary
+    /// section starts with them (empty when none).
+    pub fn pinned(&self) -> &str {
+        &self.pinned
+    }
+
+    /// The current plan: the last successful `plan` call among the
+    /// retained records, else the one the last compaction pinned
+    /// (docs/tools.md#plan).
+    pub fn plan(&self) -> Option<WorkPlan> {
+        eonyx_core::record::current_plan(&self.records, self.pinned_plan.as_ref())
     }
 
     /// The `facts` of the last compaction record.

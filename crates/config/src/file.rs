@@ -107,6 +107,15 @@ pub struct TasksFile {
     pub max_parallel: Option<u32>,
 }
 
+/// `[goals]` as written in a file (README, section "Goals").
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalsFile {
+    /// Continuation turns a goal may use before it stops
+    /// (`budget_limited`). Safe for an untrusted project: a limit.
+    pub max_turns: Option<u32>,
+}
+
 /// `[memory]` as written in a file (README, section "Memory").
 ///
 /// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
@@ -240,6 +249,7 @@ pub struct ConfigFile {
     /// Commands run at points of the agent's life (docs/hooks.md). Never
     /// run from an untrusted project.
     pub hooks: Option<crate::hooks::HooksFile>,
+    pub goals: Option<GoalsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

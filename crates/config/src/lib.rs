@@ -64,8 +64,8 @@ pub mod secrets;
 pub mod trust;
 pub mod validate;
 pub use file::{
-    CompactionFile, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile, ModelFile,
-    ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
+    CompactionFile, ConfigFile, ContextFile, GoalsFile, McpFile, McpServerFile, MemoryFile,
+    ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 pub use load::{LoadOptions, load};
 pub use parse::{parse_global, parse_project};
@@ -87,6 +87,20 @@ impl Default for TasksConfig {
             max_depth: 1,
             max_parallel: 4,
         }
+    }
+}
+
+/// Resolved `[goals]` settings (README, section "Goals").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalsConfig {
+    /// Continuation turns a goal may use (`run --goal --max-turns N`
+    /// overrides it for one goal).
+    pub max_turns: u32,
+}
+
+impl Default for GoalsConfig {
+    fn default() -> Self {
+        Self { max_turns: 20 }
     }
 }
 
@@ -245,6 +259,7 @@ pub struct Config {
     /// Every hook of the global config and the project's (an untrusted
     /// project's marked as not running; docs/hooks.md).
     pub hooks: HooksConfig,
+    pub goals: GoalsConfig,
     /// Every profile by name: the built-ins with the configured ones merged
     /// over them (docs: README, section "Tasks").
     pub profiles: BTreeMap<String, Profile>,
@@ -280,6 +295,7 @@ impl Config {
             mcp: McpConfig::default(),
             tasks: TasksConfig::default(),
             hooks: HooksConfig::default(),
+            goals: GoalsConfig::default(),
             profiles: profiles::builtins(),
             max_steps: 50,
             sources: BTreeMap::new(),

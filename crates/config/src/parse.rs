@@ -10,8 +10,8 @@ use camino::Utf8Path;
 
 use crate::validate::validate;
 use crate::{
-    CompactionFile, ConfigError, ConfigFile, ContextFile, McpFile, McpServerFile, MemoryFile,
-    ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
+    CompactionFile, ConfigError, ConfigFile, ContextFile, GoalsFile, McpFile, McpServerFile,
+    MemoryFile, ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
@@ -168,6 +168,7 @@ enum Section {
     McpServer,
     Tasks,
     Hooks,
+    Goals,
     Leaf,
 }
 
@@ -187,6 +188,7 @@ impl Section {
             Section::McpServer => Some(field_names::<McpServerFile>()),
             Section::Tasks => Some(field_names::<TasksFile>()),
             Section::Hooks => Some(field_names::<crate::hooks::HooksFile>()),
+            Section::Goals => Some(field_names::<GoalsFile>()),
             Section::Models | Section::Profiles | Section::McpServers | Section::Leaf => None,
         }
     }
@@ -206,6 +208,7 @@ impl Section {
             (Section::McpServers, _) => Section::McpServer,
             (Section::Root, "tasks") => Section::Tasks,
             (Section::Root, "hooks") => Section::Hooks,
+            (Section::Root, "goals") => Section::Goals,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,
@@ -257,7 +260,7 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         return format!("; did you mean `{k}`?");
     }
     // A known key at the wrong level (e.g. `threshold_percent` at the top).
-    let sections: [(&str, Vec<String>); 7] = [
+    let sections: [(&str, Vec<String>); 8] = [
         ("compaction", field_names::<CompactionFile>()),
         ("context", field_names::<ContextFile>()),
         ("tools", field_names::<ToolsFile>()),
@@ -265,6 +268,7 @@ fn hint_for(key: &[String], known: &[String]) -> String {
         ("repl", field_names::<ReplFile>()),
         ("skills", field_names::<SkillsFile>()),
         ("tasks", field_names::<TasksFile>()),
+        ("goals", field_names::<GoalsFile>()),
     ];
     for (section, fields) in sections {
         if fields.iter().any(|f| f == name) {

@@ -40,9 +40,11 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Whether the allow-list lets `tool` through.
+    /// Whether the allow-list lets `tool` through. `plan` is in every
+    /// profile (docs/tools.md#plan): keeping track of its own work never
+    /// widens what a profile may do.
     pub fn allows(&self, tool: ToolName) -> bool {
-        self.tools.as_ref().is_none_or(|t| t.contains(&tool))
+        tool == ToolName::Plan || self.tools.as_ref().is_none_or(|t| t.contains(&tool))
     }
 
     /// Whether the allow-list lets the MCP tool the model knows as `name`

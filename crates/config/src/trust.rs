@@ -129,6 +129,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     // prompt text like a context file. Not `tasks.max_depth` (deeper trees
     // give children the task tool), nor a profile's `tools` or `model`.
     any("tasks.max_parallel"),
+    // A goal's continuation budget is a limit, like `max_steps`.
+    any("goals.max_turns"),
     any("profiles.*.description"),
     any("profiles.*.instructions"),
     // The REPL's key bindings (not `repl.history_size`: the history is
@@ -511,6 +513,7 @@ mod tests {
                     field_names::<crate::ProfileFile>().contains(&(*k).to_owned())
                 }
                 ["tasks", k] => field_names::<crate::TasksFile>().contains(&(*k).to_owned()),
+                ["goals", k] => field_names::<crate::GoalsFile>().contains(&(*k).to_owned()),
                 _ => false,
             };
             assert!(

@@ -202,6 +202,14 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
             "must be at least 1; to turn tasks off set `tools.task = false`",
         ));
     }
+    if let Some(g) = &file.goals
+        && g.max_turns == Some(0)
+    {
+        return Err(invalid(
+            "goals.max_turns".into(),
+            "must be at least 1 (the continuation turns a goal may use)",
+        ));
+    }
     for (name, server) in &file.mcp_servers {
         validate_mcp_server(name, server, path)?;
     }

@@ -13,11 +13,13 @@
 
 pub mod config;
 pub mod fs;
+pub mod goal;
 pub mod hooks;
 pub mod id;
 pub mod memory;
 pub mod message;
 pub mod paths;
+pub mod plan;
 pub mod provider;
 pub mod record;
 pub mod text;

@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::goal::{GoalRecord, PinnedGoal};
 use crate::id::SessionId;
 use crate::message::Message;
+use crate::plan::WorkPlan;
 
 /// Current session file format version.
 pub const FORMAT_VERSION: u32 = 1;
@@ -156,6 +158,55 @@ pub struct CompactionRecord {
     /// summary was taken from (docs/session-format.md#summary-draft-records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_seq: Option<u64>,
+    /// The goal as it stood when the compaction was made (not cleared),
+    /// pinned verbatim at the top of the summary section
+    /// (docs/compaction.md#what-is-pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<PinnedGoal>,
+    /// The plan as it stood when the compaction was made, pinned likewise;
+    /// the current plan while no later `plan` call replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<WorkPlan>,
+}
+
+impl CompactionRecord {
+    /// What the summary section starts with: the pinned goal and plan
+    /// (empty when there is neither).
+    pub fn pinned_section(&self) -> String {
+        crate::goal::pinned_section(self.goal.as_ref(), self.plan.as_ref())
+    }
+}
+
+/// The plan of a run of records (oldest first): the last `plan` call whose
+/// result is not an error; `pinned` (the compaction record's) when there
+/// is none among them. A call whose result is missing (an interrupted
+/// step) does not count.
+pub fn current_plan(records: &[MessageRecord], pinned: Option<&WorkPlan>) -> Option<WorkPlan> {
+    // Tool messages come after their call: walk back collecting the ids of
+    // successful results until a matching call.
+    let mut ok_results: Vec<&str> = Vec::new();
+    for r in records.iter().rev() {
+        let m = &r.message;
+        match m.role {
+            crate::message::Role::Tool if !m.is_error => {
+                if let Some(id) = m.tool_call_id.as_deref() {
+                    ok_results.push(id);
+                }
+            }
+            crate::message::Role::Assistant => {
+                for call in m.tool_calls.iter().rev() {
+                    if crate::tool::ToolName::parse(&call.name) == Some(crate::tool::ToolName::Plan)
+                        && ok_results.contains(&call.id.as_str())
+                        && let Ok(p) = WorkPlan::from_args(&call.arguments)
+                    {
+                        return Some(p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    pinned.cloned()
 }
 
 /// A summary written ahead of time, in the background, while eonyx was
@@ -248,6 +299,7 @@ pub enum Record {
     #[serde(rename = "summary_draft")]
     SummaryDraft(SummaryDraftRecord),
     Rewind(RewindRecord),
+    Goal(GoalRecord),
 }
 
 impl Record {
@@ -259,6 +311,7 @@ impl Record {
             Record::Compaction(c) => Some(c.seq),
             Record::Rewind(r) => Some(r.seq),
             Record::SummaryDraft(d) => Some(d.seq),
+            Record::Goal(g) => Some(g.seq),
             Record::Session(_) | Record::Title(_) | Record::Model(_) => None,
         }
     }
@@ -290,7 +343,7 @@ impl Record {
                 match v.get("type").and_then(Value::as_str) {
                     Some(
                         t @ ("session" | "message" | "title" | "model" | "compaction" | "rewind"
-                        | "summary_draft"),
+                        | "summary_draft" | "goal"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),
@@ -389,6 +442,8 @@ mod tests {
             skills: Vec::new(),
             mode: Some(CompactionMode::Ahead),
             draft_seq: Some(40),
+            goal: None,
+            plan: None,
         });
         assert_eq!(
             c.to_line(),
@@ -468,5 +523,42 @@ mod tests {
         assert!(Record::parse_line(b"{\"type\":\"message\"").is_err());
         assert!(Record::parse_line(b"[1,2]").is_err());
         assert!(Record::parse_line(&[0xff, 0xfe]).is_err());
+    }
+
+    #[test]
+    fn the_current_plan_is_the_last_call_that_succeeded() {
+        use crate::plan::WorkPlan;
+        let rec = |seq: u64, message: Message| MessageRecord {
+            seq,
+            ts: String::new(),
+            message,
+        };
+        let call = |id: &str, args: Value| {
+            let mut m = Message::assistant("");
+            m.tool_calls.push(ToolCall {
+                id: id.into(),
+                name: "plan".into(),
+                arguments: args,
+            });
+            m
+        };
+        let one = serde_json::json!({"steps": [{"step": "one", "status": "pending"}]});
+        let two = serde_json::json!({"steps": [{"step": "two", "status": "pending"}]});
+        let mut failed = Message::tool_result("c2", "plan not changed");
+        failed.is_error = true;
+        let records = vec![
+            rec(1, Message::user("go")),
+            rec(2, call("c1", one)),
+            rec(3, Message::tool_result("c1", "ok")),
+            rec(4, call("c2", two.clone())),
+            rec(5, failed),
+        ];
+        let p = current_plan(&records, None).unwrap();
+        assert_eq!(p.steps[0].step, "one");
+        // No call at all: the pinned plan.
+        let pinned = WorkPlan::from_args(&two).unwrap();
+        assert_eq!(current_plan(&records[..1], Some(&pinned)), Some(pinned));
+        // A call without a result does not count.
+        assert_eq!(current_plan(&records[..2], None), None);
     }
 }

@@ -23,6 +23,13 @@ pub enum ToolName {
     /// offered while `tools.task` is on and the session is shallower than
     /// `tasks.max_depth`. The agent runs it.
     Task,
+    /// Replaces the session's plan (docs/tools.md#plan); offered in every
+    /// session and profile. The agent runs it.
+    Plan,
+    /// Marks the session's goal achieved or blocked (docs/tools.md#goal-update);
+    /// offered only while a goal is active, never to a task's child. The
+    /// agent runs it.
+    GoalUpdate,
     /// Offered instead of the MCP tools when their schemas are deferred
     /// (docs/mcp.md#deferred-schemas): returns one MCP tool's schema.
     McpDescribe,
@@ -34,7 +41,7 @@ impl ToolName {
     /// Every built-in tool, in the order the model is offered them (the
     /// MCP tools, or `mcp_describe` and `mcp_call` in their place, come
     /// last; docs/mcp.md#tool-names-and-order).
-    pub const ALL: [ToolName; 12] = [
+    pub const ALL: [ToolName; 14] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -45,6 +52,8 @@ impl ToolName {
         ToolName::Skill,
         ToolName::Memory,
         ToolName::Task,
+        ToolName::Plan,
+        ToolName::GoalUpdate,
         ToolName::McpDescribe,
         ToolName::McpCall,
     ];
@@ -61,6 +70,8 @@ impl ToolName {
             ToolName::Skill => "skill",
             ToolName::Memory => "memory",
             ToolName::Task => "task",
+            ToolName::Plan => "plan",
+            ToolName::GoalUpdate => "goal_update",
             ToolName::McpDescribe => "mcp_describe",
             ToolName::McpCall => "mcp_call",
         }

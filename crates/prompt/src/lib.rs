@@ -70,14 +70,23 @@ pub fn base_instructions() -> &'static str {
 /// The last line of the summary section when the model has `recall`.
 pub const RECALL_HINT: &str = "Exact earlier messages, including those summarized above, can be fetched with the recall tool.";
 
-/// `summary` with [`RECALL_HINT`] as its last line when `recall` is on; the
-/// hint is part of the prompt only, never of the stored summary.
-pub fn summary_for_prompt(summary: &str, recall: bool) -> String {
-    if recall && !summary.trim().is_empty() {
-        format!("{}\n\n{RECALL_HINT}", summary.trim_end())
-    } else {
-        summary.to_owned()
+/// The summary section's text: `pinned` (the goal and plan the compaction
+/// record pins, docs/compaction.md#what-is-pinned) first, exactly as
+/// given, then `summary`, then [`RECALL_HINT`] as the last line when
+/// `recall` is on; the pinned part and the hint are part of the prompt
+/// only, never of the stored summary.
+pub fn summary_for_prompt(pinned: &str, summary: &str, recall: bool) -> String {
+    let mut out = String::new();
+    if !pinned.trim().is_empty() {
+        out.push_str(pinned.trim_end());
+        out.push_str("\n\n");
     }
+    out.push_str(summary.trim_end());
+    if recall && !out.trim().is_empty() {
+        out.push_str("\n\n");
+        out.push_str(RECALL_HINT);
+    }
+    out
 }
 
 /// The date line, then the summary section when there is a summary.

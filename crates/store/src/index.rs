@@ -87,6 +87,10 @@ impl Entry {
                     self.last_seq = self.last_seq.max(r.seq);
                     self.set_activity(r.ts);
                 }
+                Record::Goal(g) => {
+                    self.last_seq = self.last_seq.max(g.seq);
+                    self.set_activity(g.ts);
+                }
                 // A draft takes a seq but is no activity of the user's: it
                 // is written while the session sits idle.
                 Record::SummaryDraft(d) => self.last_seq = self.last_seq.max(d.seq),

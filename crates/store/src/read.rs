@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::Read;
 
+use eonyx_core::goal::GoalRecord;
 use eonyx_core::record::{ModelRecord, ParsedLine, Record, SessionHeader};
 use eonyx_core::timeline::Timeline;
 use eonyx_core::{CompactionRecord, MessageRecord, Role, SessionId, SummaryDraftRecord};
@@ -24,6 +25,10 @@ pub struct Effective {
     /// agent checks that (docs/compaction.md#ahead-of-time-summaries).
     /// Never one a rewind left out.
     pub draft: Option<SummaryDraftRecord>,
+    /// The newest goal record of the timeline after the compaction in
+    /// force (older ones are pinned by it: `compaction.goal`); the agent
+    /// takes the current goal from the two (docs/session-format.md#goal-records).
+    pub goal: Option<GoalRecord>,
     /// The timeline's messages with seq >= the compaction's
     /// `first_kept_seq` (all of them when there is none), oldest first;
     /// nothing a rewind left out.
@@ -130,8 +135,16 @@ impl Store {
         })?;
         let mut compaction: Option<CompactionRecord> = None;
         let mut draft: Option<SummaryDraftRecord> = None;
+        let mut goal: Option<GoalRecord> = None;
         let mut messages = Vec::new();
         timeline::walk_back(&mut file, entry.len, |item| match item {
+            // The newest one, newer than the compaction in force.
+            Item::Goal(g) => {
+                if compaction.is_none() && goal.is_none() {
+                    goal = Some(g);
+                }
+                true
+            }
             // The newest one, newer than the compaction in force.
             Item::Draft(d) => {
                 if compaction.is_none() && draft.is_none() {
@@ -165,6 +178,7 @@ impl Store {
             title: entry.title.clone(),
             compaction,
             draft,
+            goal,
             messages,
             next_seq: entry.last_seq + 1,
             message_count: entry.message_count,
@@ -227,6 +241,7 @@ impl Store {
             Item::Message(_) => false,
             Item::Compaction(c) => c.seq > seq,
             Item::Draft(d) => d.seq > seq,
+            Item::Goal(g) => g.seq > seq,
         })
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         out.reverse();

@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
+use eonyx_core::goal::GoalRecord;
 use eonyx_core::record::{ParsedLine, Record};
 use eonyx_core::{CompactionRecord, MessageRecord, SummaryDraftRecord};
 use serde::Deserialize;
@@ -25,6 +26,8 @@ pub(crate) enum Item {
     Compaction(CompactionRecord),
     /// A summary written ahead (docs/session-format.md#summary-draft-records).
     Draft(SummaryDraftRecord),
+    /// A goal record (docs/session-format.md#goal-records).
+    Goal(GoalRecord),
 }
 
 /// Below this many bytes the binary search becomes a forward scan.
@@ -52,6 +55,7 @@ pub(crate) fn walk_back(
                     Record::Message(m) => f(Item::Message(m)),
                     Record::Compaction(c) => f(Item::Compaction(c)),
                     Record::SummaryDraft(d) => f(Item::Draft(d)),
+                    Record::Goal(g) => f(Item::Goal(g)),
                     Record::Rewind(r) if r.is_effective() => {
                         jump = Some((off, r.to_seq));
                         break;

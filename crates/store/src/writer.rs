@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io::{self, Write};
 
 use camino::Utf8PathBuf;
+use eonyx_core::goal::GoalRecord;
 use eonyx_core::record::{ModelRecord, Record, RewindRecord, SessionHeader, TitleRecord};
 use eonyx_core::{CompactionRecord, Message, MessageRecord, SessionId, SummaryDraftRecord};
 
@@ -199,6 +200,17 @@ impl SessionWriter {
         record.seq = self.next_seq;
         record.ts = eonyx_core::time::now_rfc3339_nanos();
         self.append_line(Record::SummaryDraft(record.clone()).to_line())?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+
+    /// Append a goal record (docs/session-format.md#goal-records); the
+    /// writer assigns `seq` and `ts`. On a session not on disk yet it is
+    /// the first line after the header (`/goal` before any message).
+    pub fn append_goal(&mut self, mut record: GoalRecord) -> Result<GoalRecord, StoreError> {
+        record.seq = self.next_seq;
+        record.ts = eonyx_core::time::now_rfc3339_nanos();
+        self.append_line(Record::Goal(record.clone()).to_line())?;
         self.next_seq += 1;
         Ok(record)
     }

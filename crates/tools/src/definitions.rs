@@ -166,7 +166,9 @@ mod tests {
                 ToolName::Shell => &[arg::COMMAND],
                 ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
                 ToolName::McpDescribe | ToolName::McpCall => &[arg::TOOL],
-                ToolName::Task => unreachable!("task is not among TOOLS"),
+                ToolName::Task | ToolName::Plan | ToolName::GoalUpdate => {
+                    unreachable!("the agent runs task, plan and goal_update")
+                }
             };
             for key in read {
                 assert!(

@@ -42,6 +42,7 @@ mod grep;
 mod list_dir;
 pub mod memory;
 mod path;
+mod plan;
 mod read_file;
 mod recall;
 mod shell;
@@ -66,6 +67,7 @@ pub use definitions::{definitions, enabled_definitions};
 pub use list_dir::walker;
 pub(crate) use path::resolve_approved;
 pub use path::{Resolved, display_path, resolve_path};
+pub use plan::{GoalUpdate, goal_update_definition, parse_goal_update, plan_definition};
 pub use recall::RecallSource;
 pub use shell::{Tee, run_command};
 pub use skill::{NoSkills, Skill, SkillSource};
@@ -333,7 +335,14 @@ pub async fn execute(
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
-        Some(ToolName::Memory | ToolName::Task | ToolName::McpDescribe | ToolName::McpCall)
+        Some(
+            ToolName::Memory
+            | ToolName::Task
+            | ToolName::Plan
+            | ToolName::GoalUpdate
+            | ToolName::McpDescribe
+            | ToolName::McpCall,
+        )
         | None => match agent.run(call, cancel) {
             Some(run) => return run.await,
             None => Err(ToolError::Usage(format!(

@@ -31,6 +31,7 @@ use crate::wire::OverflowFlavor;
 
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
+pub use script::FORGETFUL_SUMMARY;
 pub use timeline::{Moment, Span};
 
 /// A JSON body with its status (the routing, the quirks and the error

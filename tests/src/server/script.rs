@@ -47,4 +47,16 @@ impl FakeServer {
     ) -> &Self {
         self.set_responder(move |r| r.is_summarizer().then(|| f(r)))
     }
+
+    /// A summarizer that keeps nothing: every compaction request
+    /// ([`RecordedRequest::is_summarizer`]) gets [`FORGETFUL_SUMMARY`],
+    /// whatever the conversation held (a weak model that drops the goal
+    /// and the plan). What survives such a compaction is what eonyx keeps
+    /// itself.
+    pub fn set_forgetful_summarizer(&self) -> &Self {
+        self.set_summarizer(|_| Reply::text(FORGETFUL_SUMMARY))
+    }
 }
+
+/// What [`FakeServer::set_forgetful_summarizer`] answers.
+pub const FORGETFUL_SUMMARY: &str = "## Active goal\nnone\n## Progress\nnone\n## Open tasks and next steps\nnone\n## Critical context\nnone";

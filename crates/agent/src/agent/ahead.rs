@@ -138,6 +138,7 @@ impl Agent {
             system_chars: now.system_chars,
             next,
             base_seq: self.compaction.base_seq,
+            pinned: self.pinned(),
         };
         let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();

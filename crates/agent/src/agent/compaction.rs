@@ -324,6 +324,7 @@ impl Agent {
             system_chars: eonyx_compact::request_size(&self.system_prompt(), &[], &self.tools.defs)
                 .chars,
             next,
+            pinned: self.pinned(),
         }
     }
 
@@ -376,9 +377,12 @@ impl Agent {
     /// saved since, the skills in use; drafts before it no longer apply.
     fn save_compaction(
         &mut self,
-        record: CompactionRecord,
+        mut record: CompactionRecord,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<CompactionRecord, AgentError> {
+        // Every compaction, however its summary was written, pins the goal
+        // and the plan as they stand (docs/compaction.md#what-is-pinned).
+        self.pin(&mut record);
         let saved = self.writer.append_compaction(record)?;
         self.view.apply(&saved);
         self.compaction.base_seq = Some(saved.seq);

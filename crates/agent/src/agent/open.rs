@@ -242,6 +242,8 @@ impl Agent {
         self.view = opened.view;
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = opened.draft;
+        self.goal = if self.depth > 0 { None } else { opened.goal };
+        self.sync_goal_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
@@ -288,6 +290,11 @@ impl Agent {
         // fits the view (docs/compaction.md#ahead-of-time-summaries).
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = effective.draft;
+        // The goal as of the rewind target.
+        if self.depth == 0 {
+            self.goal = super::goal_in_force(effective.compaction.as_ref(), effective.goal);
+        }
+        self.sync_goal_tool();
         let notes = self.reattach_skills(skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();

@@ -219,6 +219,8 @@ impl Agent {
             mcp: p.mcp,
             depth: p.depth,
             hook: p.hook,
+            // A task's child has its own plan and no goal.
+            goal: if p.depth > 0 { None } else { opened.goal },
         };
         agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());
@@ -231,6 +233,7 @@ impl Agent {
             agent.startup_notices.push(w);
         }
         agent.calibrate_from_history(compaction_seq);
+        agent.sync_goal_tool();
         agent
     }
 

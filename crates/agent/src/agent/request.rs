@@ -8,7 +8,7 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{ChatRequest, Message, SystemPrompt, ToolDef};
 
 use super::{Agent, ContextStatus};
-use crate::prompt::{PromptReport, Sections, system_prompt, tokens, tool_sizes};
+use crate::prompt::{PromptReport, Sections, Summary, system_prompt, tokens, tool_sizes};
 
 impl Agent {
     /// The system prompt as it would be sent now.
@@ -16,7 +16,10 @@ impl Agent {
         system_prompt(
             &self.config,
             &self.prompt.loaded,
-            self.view.summary(),
+            self.view.summary().map(|text| Summary {
+                pinned: self.view.pinned(),
+                text,
+            }),
             &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),

@@ -40,6 +40,8 @@ pub(super) struct Opened {
     pub skills_in_use: Vec<String>,
     /// The newest summary draft after the last compaction (docs/compaction.md#ahead-of-time-summaries).
     pub draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// The goal in force (docs/session-format.md#goal-records).
+    pub goal: Option<eonyx_core::goal::GoalRecord>,
     /// What opening it did that the user is told (a rewind finished).
     pub notices: Vec<String>,
 }
@@ -55,6 +57,7 @@ impl Opened {
             compaction_seq: 0,
             skills_in_use: Vec::new(),
             draft: None,
+            goal: None,
             notices: Vec::new(),
         }
     }
@@ -128,6 +131,7 @@ pub(super) fn open_session(
                 resumed: true,
                 compaction_seq,
                 skills_in_use,
+                goal: super::goal_in_force(effective.compaction.as_ref(), effective.goal),
                 draft: effective.draft,
                 notices,
             })

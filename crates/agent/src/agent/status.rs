@@ -75,6 +75,10 @@ pub struct AgentStatus {
     /// schemas are deferred.
     pub mcp_tokens: u64,
     pub mcp_deferred: bool,
+    /// The session's goal (any status but cleared).
+    pub goal: Option<eonyx_core::goal::GoalRecord>,
+    /// The current plan.
+    pub plan: Option<eonyx_core::plan::WorkPlan>,
 }
 
 impl Agent {
@@ -170,6 +174,8 @@ impl Agent {
             mcp: self.mcp_status(),
             mcp_tokens: self.mcp_catalog().tokens(),
             mcp_deferred: self.mcp_catalog().deferred(),
+            goal: self.goal.clone(),
+            plan: self.plan(),
         })
     }
 }

@@ -219,6 +219,13 @@ impl Agent {
                 tools::ToolOutput::error(
                     "interrupted: the user cancelled this step before the tool ran",
                 )
+            } else if ToolName::parse(&call.name) == Some(ToolName::GoalUpdate)
+                && cut_call != Some(call.id.as_str())
+            {
+                // Offered or not (no active goal, a task's child), a call
+                // gets the answer that says why; a goal record that cannot
+                // be saved stops the turn.
+                self.run_goal_update_tool(call, sink)?
             } else if !self.offers(&call.name) && !self.is_mcp_call(call) {
                 // (An MCP name is looked up in the catalog, which says
                 // what is available, deferred tools included.)
@@ -340,6 +347,10 @@ impl tools::AgentTools for OwnTools<'_> {
         let name = ToolName::parse(&call.name);
         if name == Some(ToolName::Memory) && self.agent.memory.is_some() {
             let out = self.agent.run_memory_tool(call, self.sink);
+            return Some(Box::pin(std::future::ready(out)));
+        }
+        if name == Some(ToolName::Plan) {
+            let out = self.agent.run_plan_tool(call, self.sink);
             return Some(Box::pin(std::future::ready(out)));
         }
         if self.agent.is_mcp_call(call) {

@@ -19,7 +19,7 @@ use eonyx_tests::{FakeConfig, ScriptedProvider, Step, TestEnv};
 
 /// The shared-prefix request (its last message) or the transcript one (its
 /// system prompt).
-fn is_summarizer(r: &ChatRequest) -> bool {
+pub(crate) fn is_summarizer(r: &ChatRequest) -> bool {
     r.system.text().starts_with(SUMMARIZER_SYSTEM_PREFIX)
         || r.messages
             .last()
@@ -42,7 +42,7 @@ fn provider(fail: Arc<AtomicBool>) -> Arc<ScriptedProvider> {
     }))
 }
 
-fn env() -> TestEnv {
+pub(crate) fn env() -> TestEnv {
     let env = TestEnv::new().unwrap();
     env.write_config(
         &FakeConfig::openai("http://127.0.0.1:9/v1")
@@ -54,7 +54,7 @@ fn env() -> TestEnv {
     env
 }
 
-async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
+pub(crate) async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
     let dirs = [
         env.home.as_str(),
         env.data_dir.as_str(),
@@ -64,7 +64,7 @@ async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
     Agent::open(opts, SessionChoice::New).await.unwrap()
 }
 
-async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
+pub(crate) async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
     let text = format!("turn {n}: {}", "words to remember ".repeat(30));
     agent
         .turn(&text, &mut |e| events.push(e), &CancellationToken::new())
@@ -219,7 +219,9 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
     // A long message: the turns the draft keeps plus this one are still
     // past the trigger.
     let asked = p.requests().iter().filter(|r| is_summarizer(r)).count();
-    let long = format!("the long one: {}", "many more words ".repeat(400));
+    // (370: sized so the shared-prefix request still leaves room for the
+    // summary with every built-in tool defined, `plan` included.)
+    let long = format!("the long one: {}", "many more words ".repeat(370));
     let mut evs = Vec::new();
     agent
         .turn(&long, &mut |e| evs.push(e), &CancellationToken::new())

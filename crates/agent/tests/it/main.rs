@@ -3,6 +3,7 @@
 //! and compiling test targets).
 
 mod ahead;
+mod goals;
 mod resume;
 mod turn_loop;
 

@@ -326,6 +326,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tasks.max_parallel".into(),
             json!(config.tasks.max_parallel),
         ),
+        entry("goals.max_turns".into(), json!(config.goals.max_turns)),
         entry("memory.enabled".into(), json!(config.memory.enabled)),
         entry("memory.max_bytes".into(), json!(config.memory.max_bytes)),
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),

@@ -6,6 +6,7 @@ use std::io::IsTerminal;
 
 use eonyx_agent::SessionChoice;
 
+use super::ui::goal::{self, GoalEnd};
 use super::ui::{self, Drafts, Slash, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
@@ -109,8 +110,18 @@ fn batch(
                 drafts.start_if_due(&mut s.agent, &mut s.view);
             }
             match ui::report(&mut s.view, result) {
+                // An active goal goes on by itself (README, section "Goals").
+                TurnResult::Ok if s.agent.goal_active() => {
+                    let end = goal::continue_goal(&mut s.agent, &mut s.view, &s.interrupts).await;
+                    if let GoalEnd::Failed(e) = end {
+                        let status = e.status();
+                        s.view.printer.error(&e.into());
+                        return Ok(status);
+                    }
+                }
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
+                    goal::pause_after(&mut s.agent, &mut s.view, &e);
                     let status = e.status();
                     s.view.printer.error(&e.into());
                     return Ok(status);

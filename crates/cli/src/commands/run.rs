@@ -1,15 +1,24 @@
-//! `eonyx run [PROMPT]`: one turn, the answer on stdout.
+//! `eonyx run [PROMPT]`: one turn, the answer on stdout; with `--goal`
+//! (or `-c` on a paused goal) the turns it takes to reach the goal
+//! (README, section "Goals").
 
 use anyhow::Context as _;
 
+use super::ui::goal::{self, GoalEnd};
 use super::ui::{self, Mode, TurnResult};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
 
 pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow::Result<Status> {
-    let prompt = match args.prompt.as_deref() {
-        Some(p) if p != "-" => p.to_owned(),
+    let goal_text = match args.goal.as_deref().map(str::trim) {
+        Some("") => return Err(usage("--goal needs the goal's text: --goal \"...\"")),
+        g => g.map(str::to_owned),
+    };
+    let prompt = match (args.prompt.as_deref(), &goal_text) {
+        // With a goal and no prompt, the goal is the first message.
+        (None, Some(g)) => g.clone(),
+        (Some(p), _) if p != "-" => p.to_owned(),
         _ => crate::stdin::read_all().context("cannot read the prompt from stdin")?,
     };
     let prompt = prompt.trim().to_owned();
@@ -18,11 +27,35 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
             "no prompt: pass it as an argument (`eonyx run \"...\"`) or on stdin",
         ));
     }
+    let continues = args.session.continue_ || args.session.session.is_some();
     let choice = ui::session_choice(&args.session, true)?;
     ui::with_session(printer, global, choice, true, |mut s| async move {
         // The prompt goes as written (`@` is a REPL and batch-line
         // convenience); images only through --image.
         let input = s.agent.prepare_prompt(&prompt, &args.images)?;
+        let goal_run = {
+            let view = &mut s.view;
+            let mut sink = |ev| view.event(ev);
+            match &goal_text {
+                Some(text) => {
+                    s.agent.set_goal(text, args.max_turns, &mut sink)?;
+                    true
+                }
+                // `run -c` goes on with a paused (or blocked) goal.
+                None if continues => {
+                    s.agent.resume_paused_goal(&mut sink)?;
+                    s.agent.goal_active()
+                }
+                None => false,
+            }
+        };
+        if goal_run {
+            let end = goal::run_goal(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+            if let Some(e) = s.view.last_error.take() {
+                return Err(e.into());
+            }
+            return Ok(verdict(&mut s, end));
+        }
         let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
         ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         if let Some(e) = s.view.last_error.take() {
@@ -39,4 +72,24 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
             }
         }
     })
+}
+
+/// How a goal run ends: its exit status, and one line on stderr (the goal
+/// event's line, which `--json` does not show otherwise; or the error).
+fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
+    let status = end.status();
+    let json = s.view.mode == Mode::Json;
+    match end {
+        GoalEnd::Failed(e) if !e.is_interrupted() && !json => {
+            s.view.printer.error(&e.into());
+        }
+        // The goal event already printed its line.
+        _ if !json => {}
+        _ => {
+            if let Some(g) = s.agent.goal() {
+                s.view.printer.info(&goal::goal_line(g));
+            }
+        }
+    }
+    status
 }

@@ -441,6 +441,21 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                 d.tokens,
                 d.summary
             ),
+            Record::Goal(g) => format!(
+                "[#{} goal {} · {}/{} continuation turns · {}{}] {}{}\n",
+                g.seq,
+                g.status.as_str(),
+                g.turns_used,
+                g.max_turns,
+                short_date(&g.ts),
+                rewound_mark(rewound(r)),
+                g.text,
+                match (&g.evidence, &g.reason) {
+                    (Some(e), _) => format!("\n  evidence: {e}"),
+                    (None, Some(why)) => format!("\n  reason: {why}"),
+                    (None, None) => String::new(),
+                }
+            ),
             Record::Rewind(w) => format!(
                 "[#{} rewind · {}{}] back to the conversation as of #{}; what came after stays in the file, marked rewound\n",
                 w.seq,

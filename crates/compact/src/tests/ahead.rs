@@ -21,6 +21,7 @@ fn input<'a>(
         window: 100_000,
         system_chars: 1000,
         next: None,
+        pinned: crate::Pinned::Nothing,
     }
 }
 
@@ -79,6 +80,7 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
             system_chars: 1000,
             next: None,
             base_seq: None,
+            pinned: crate::Pinned::Nothing,
         },
         CancellationToken::new(),
     );
@@ -193,6 +195,7 @@ async fn a_cancelled_or_failed_draft_gives_no_record() {
         system_chars: 1000,
         next: None,
         base_seq: None,
+        pinned: crate::Pinned::Nothing,
     };
     let cancel = CancellationToken::new();
     cancel.cancel();

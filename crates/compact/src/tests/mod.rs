@@ -123,6 +123,7 @@ async fn run_compact(
         window: 100_000,
         system_chars: 1000,
         next: None,
+        pinned: crate::Pinned::Nothing,
     };
     compact(p, input, &mut |_| {}, cancel).await
 }

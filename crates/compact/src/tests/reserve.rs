@@ -77,6 +77,7 @@ async fn compact_at(
         window,
         system_chars: 100,
         next: Some(&next),
+        pinned: crate::Pinned::Nothing,
     };
     compact(p, input, &mut log, CancellationToken::new())
         .await

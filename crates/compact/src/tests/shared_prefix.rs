@@ -49,6 +49,7 @@ async fn run_shared(
         window,
         system_chars: 1000,
         next: Some(&next),
+        pinned: crate::Pinned::Nothing,
     };
     compact(p, input, &mut log, CancellationToken::new()).await
 }

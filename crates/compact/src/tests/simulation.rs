@@ -126,6 +126,7 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
                     window,
                     system_chars: sys.chars(),
                     next: None,
+                    pinned: crate::Pinned::Nothing,
                 };
                 let mut rec = compact(&model, input, &mut |_| {}, CancellationToken::new())
                     .await

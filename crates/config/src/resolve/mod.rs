@@ -440,6 +440,12 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 set("tasks.max_parallel");
             }
         }
+        if let Some(g) = &f.goals
+            && let Some(v) = g.max_turns
+        {
+            cfg.goals.max_turns = v;
+            set("goals.max_turns");
+        }
         if let Some(m) = &f.memory {
             if let Some(v) = m.enabled {
                 cfg.memory.enabled = v;

@@ -54,6 +54,8 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         mode: None,
         draft_seq: None,
         skills: Vec::new(),
+        goal: None,
+        plan: None,
     }
 }
 

@@ -19,6 +19,7 @@ use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
+use super::ui::goal::{self, GoalEnd};
 use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
@@ -134,12 +135,28 @@ pub fn run(
                 .await;
             Drafts::finish(done, &mut agent, &mut view);
             match result {
+                // An active goal goes on by itself, visibly; Ctrl-C pauses
+                // it (README, section "Goals").
+                TurnResult::Ok if agent.goal_active() => {
+                    let (end, done) = drafts
+                        .alongside(goal::continue_goal(&mut agent, &mut view, &interrupts))
+                        .await;
+                    Drafts::finish(done, &mut agent, &mut view);
+                    match end {
+                        GoalEnd::Failed(e) if e.is_interrupted() => {
+                            view.printer.info("interrupted")
+                        }
+                        GoalEnd::Failed(e) => view.printer.error(&e.into()),
+                        GoalEnd::Stopped(_) => {}
+                    }
+                }
                 TurnResult::Ok => {}
                 TurnResult::Failed(e @ AgentError::Attach(_)) => {
                     view.printer.error(&e.into());
                     unsent = input.to_owned();
                 }
                 TurnResult::Failed(e) => {
+                    goal::pause_after(&mut agent, &mut view, &e);
                     if e.is_interrupted() {
                         view.printer.info("interrupted");
                     } else {

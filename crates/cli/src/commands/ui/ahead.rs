@@ -73,6 +73,8 @@ impl Drafts {
         let focused = words.next().is_some();
         match cmd {
             "/new" | "/resume" => self.cancel(),
+            // A goal set or resumed sends requests at once.
+            "/goal" => self.input_arrived(agent, view),
             "/compact" | "/summarize" if focused => self.cancel(),
             "/compact" | "/summarize" => {
                 if let Some(job) = self.job.take() {

@@ -15,6 +15,7 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::printer::Printer;
 
 pub mod ahead;
+pub mod goal;
 pub mod interrupts;
 pub mod model;
 pub mod outcome;

@@ -59,6 +59,16 @@ pub const COMMANDS: &[Command] = &[
         help: "continue in a copy of this session (before the last N turns)",
     },
     Command {
+        name: "/goal",
+        args: "[TEXT|pause|resume|clear]",
+        help: "set the goal eonyx works on until it is achieved; alone: its status and budget",
+    },
+    Command {
+        name: "/plan",
+        args: "",
+        help: "show the current plan",
+    },
+    Command {
         name: "/context",
         args: "",
         help: "show the context files and the {ctx} estimate",
@@ -161,6 +171,8 @@ pub async fn slash(
             }
         }
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
+        "/goal" => super::goal::goal_command(agent, view, interrupts, rest).await,
+        "/plan" => super::goal::plan_command(agent, view),
         "/fork" => super::rewind::fork(agent, view, rest),
         "/new" => {
             super::session_end_hooks(agent, view, "clear").await;
@@ -340,23 +352,25 @@ mod tests {
         assert_eq!(
             help(),
             "\
-/compact [focus]            compact the conversation now (optionally focused)
-/summarize                  same as /compact
-/new                        start a new session
-/sessions                   list sessions
-/resume ID                  switch to another session
-/rename TITLE               rename this session
-/rewind [N] [--keep-files]  go back N user turns (default 1), restoring the files they changed
-/fork [N]                   continue in a copy of this session (before the last N turns)
-/context                    show the context files and the {ctx} estimate
-/memory                     list memory entries
-/remember TEXT              remember TEXT in this project's memory (sent from the next session on)
-/skills                     list the skills the model can load
-/hooks                      list the hooks, their file, and whether they run here
-/status                     model, window, {ctx}, this session's tokens and cache hits, compactions
-/model [KEY] [EFFORT]       show or switch the model and reasoning effort for the rest of the session
-/help                       this help
-/exit                       leave"
+/compact [focus]                 compact the conversation now (optionally focused)
+/summarize                       same as /compact
+/new                             start a new session
+/sessions                        list sessions
+/resume ID                       switch to another session
+/rename TITLE                    rename this session
+/rewind [N] [--keep-files]       go back N user turns (default 1), restoring the files they changed
+/fork [N]                        continue in a copy of this session (before the last N turns)
+/goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
+/plan                            show the current plan
+/context                         show the context files and the {ctx} estimate
+/memory                          list memory entries
+/remember TEXT                   remember TEXT in this project's memory (sent from the next session on)
+/skills                          list the skills the model can load
+/hooks                           list the hooks, their file, and whether they run here
+/status                          model, window, {ctx}, this session's tokens and cache hits, compactions
+/model [KEY] [EFFORT]            show or switch the model and reasoning effort for the rest of the session
+/help                            this help
+/exit                            leave"
         );
     }
 }

@@ -88,6 +88,21 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             ),
         ));
     }
+    if let Some(g) = &st.goal {
+        rows.push((
+            "goal",
+            format!(
+                "{} ({}/{} continuation turns) · {}",
+                g.status.as_str(),
+                g.turns_used,
+                g.max_turns,
+                eonyx_core::text::ellipsize(&g.text, 80)
+            ),
+        ));
+    }
+    if let Some(p) = &st.plan {
+        rows.push(("plan", p.progress()));
+    }
     rows.push(("sandbox", st.sandbox.clone()));
     if !st.mcp.is_empty() {
         rows.push(("mcp", mcp_row(st)));
@@ -194,6 +209,16 @@ mod tests {
             ],
             mcp_tokens: 267,
             mcp_deferred: false,
+            goal: Some(eonyx_core::goal::GoalRecord {
+                turns_used: 3,
+                ..eonyx_core::goal::GoalRecord::new("make the tests pass", 20)
+            }),
+            plan: eonyx_core::plan::WorkPlan::from_args(&serde_json::json!({"steps": [
+                {"step": "read the failing test", "status": "completed"},
+                {"step": "fix the parser", "status": "in_progress"},
+                {"step": "run the suite", "status": "pending"}
+            ]}))
+            .ok(),
         };
         insta::assert_snapshot!(lines(&st, Some("/home/u")).join("\n"), @r#"
         model:       default (gpt-x) · openai · http://127.0.0.1:8080/v1
@@ -204,6 +229,8 @@ mod tests {
         memory:      4 entries
         skills:      1 (deploy)
         refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
+        goal:        active (3/20 continuation turns) · make the tests pass
+        plan:        1/3 completed, in progress: fix the parser
         sandbox:     bwrap, workspace-write, no network
         mcp:         git failed, time ready (2 tools, restarted) · ~267 tokens per request
         session:     20260705T091500-1a2b3c4d "7"

@@ -320,6 +320,21 @@ impl<'p> View<'p> {
                 self.printer.warn(&m);
             }
             AgentEvent::MemoryChanged { action, entry } => self.memory_changed(action, &entry),
+            AgentEvent::Plan(plan) => {
+                self.stop_spinner();
+                self.plan_changed(&plan);
+            }
+            AgentEvent::Goal(goal) => {
+                self.stop_spinner();
+                self.goal_changed(&goal);
+            }
+            AgentEvent::GoalContinue {
+                turns_used,
+                max_turns,
+            } => {
+                self.stop_spinner();
+                self.goal_continues(turns_used, max_turns);
+            }
             AgentEvent::TaskStarted {
                 call_id,
                 session,
@@ -450,7 +465,7 @@ impl<'p> View<'p> {
         }
     }
 
-    fn end_stream_line(&mut self) {
+    pub(super) fn end_stream_line(&mut self) {
         if self.mode == Mode::Stream && self.streamed_any {
             let r = self.printer.out("\n").and_then(|_| self.printer.flush());
             self.out(r);

@@ -1,0 +1,285 @@
+//! Plans and goals (README, section "Goals"; docs/tools.md#plan): the
+//! `plan` and `goal_update` tools, `/goal` and its changes, and the
+//! continuation a frontend sends after a turn that left the goal active.
+//!
+//! The plan is never stored apart: it is derived from the view (the last
+//! successful `plan` call, else the plan the last compaction pinned). The
+//! goal is the last `goal` record of the timeline, else the one the last
+//! compaction pinned; `self.goal` holds it, and every change is appended
+//! before it is taken. `goal_update` is in the offered tools exactly while
+//! a goal is active in the user's own session (never in a task's child).
+
+use eonyx_core::goal::{GoalRecord, GoalStatus, continuation_message};
+use eonyx_core::plan::WorkPlan;
+use eonyx_core::{CompactionRecord, ToolCall, ToolName};
+
+use super::{Agent, UserInput};
+use crate::error::{AgentError, UsageError};
+use crate::events::AgentEvent;
+use eonyx_tools::{self as tools, GoalUpdate, ToolOutput};
+
+/// A change `/goal` asks for besides setting a new goal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoalChange {
+    Pause,
+    /// Active again (a budget already used up starts over).
+    Resume,
+    Clear,
+}
+
+/// The goal in force for a session opened from its file: the newest goal
+/// record after the compaction in force, else what that compaction pinned,
+/// else the newest record (no compaction).
+pub(crate) fn goal_in_force(
+    compaction: Option<&CompactionRecord>,
+    newest: Option<GoalRecord>,
+) -> Option<GoalRecord> {
+    let goal = match (compaction, newest) {
+        (Some(c), Some(g)) if g.seq > c.seq => Some(g),
+        (Some(c), _) => c.goal.as_ref().map(|p| GoalRecord {
+            seq: c.seq,
+            ts: c.ts.clone(),
+            text: p.text.clone(),
+            status: p.status,
+            max_turns: p.max_turns,
+            turns_used: p.turns_used,
+            evidence: None,
+            reason: None,
+        }),
+        (None, g) => g,
+    };
+    goal.filter(|g| g.status != GoalStatus::Cleared)
+}
+
+impl Agent {
+    /// The session's goal (any status but cleared), if it has one.
+    pub fn goal(&self) -> Option<&GoalRecord> {
+        self.goal.as_ref()
+    }
+
+    /// The current plan (docs/tools.md#plan).
+    pub fn plan(&self) -> Option<WorkPlan> {
+        self.view.plan()
+    }
+
+    /// Whether a goal is active (the frontend continues after each turn).
+    pub fn goal_active(&self) -> bool {
+        self.goal
+            .as_ref()
+            .is_some_and(|g| g.status == GoalStatus::Active)
+    }
+
+    /// Set a new goal (`/goal TEXT`, `run --goal`), active with the budget
+    /// `max_turns` (default `goals.max_turns`). It replaces any earlier
+    /// goal. A task's child has no goal.
+    pub fn set_goal(
+        &mut self,
+        text: &str,
+        max_turns: Option<u32>,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<GoalRecord, AgentError> {
+        if self.depth > 0 {
+            return Err(AgentError::Usage(UsageError::GoalInTask));
+        }
+        if text.trim().is_empty() {
+            return Err(AgentError::Usage(UsageError::GoalNeedsText));
+        }
+        let max = max_turns.unwrap_or(self.config.goals.max_turns);
+        self.write_goal(GoalRecord::new(text, max), sink)
+    }
+
+    /// Pause, resume or clear the goal.
+    pub fn change_goal(
+        &mut self,
+        change: GoalChange,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<GoalRecord, AgentError> {
+        let Some(goal) = self.goal.clone() else {
+            return Err(AgentError::Usage(UsageError::NoGoal));
+        };
+        let next = match change {
+            GoalChange::Clear => goal.with_status(GoalStatus::Cleared),
+            GoalChange::Pause if goal.status == GoalStatus::Active => {
+                let mut g = goal.with_status(GoalStatus::Paused);
+                g.reason = Some("paused by the user".into());
+                g
+            }
+            GoalChange::Pause => {
+                return Err(AgentError::Usage(UsageError::GoalNotActive {
+                    status: goal.status.as_str(),
+                }));
+            }
+            GoalChange::Resume if goal.status.resumable() => {
+                let mut g = goal.with_status(GoalStatus::Active);
+                if goal.status == GoalStatus::BudgetLimited {
+                    g.turns_used = 0;
+                }
+                g
+            }
+            GoalChange::Resume => {
+                return Err(AgentError::Usage(UsageError::GoalNotResumable {
+                    status: goal.status.as_str(),
+                }));
+            }
+        };
+        self.write_goal(next, sink)
+    }
+
+    /// Set a paused or blocked goal active again, as `run -c` does; `None`
+    /// when there is no such goal.
+    pub fn resume_paused_goal(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Option<GoalRecord>, AgentError> {
+        match self.goal.as_ref().map(|g| g.status) {
+            Some(GoalStatus::Paused | GoalStatus::Blocked) => {
+                self.change_goal(GoalChange::Resume, sink).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Pause an active goal because its loop stopped (Ctrl-C, a failed
+    /// turn): `why` is kept as the reason. Nothing when none is active.
+    pub fn pause_goal(
+        &mut self,
+        why: &str,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<(), AgentError> {
+        if let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) {
+            let mut g = goal.with_status(GoalStatus::Paused);
+            g.reason = Some(why.to_owned());
+            self.write_goal(g, sink)?;
+        }
+        Ok(())
+    }
+
+    /// After a turn: the message that continues an active goal, counted
+    /// against its budget (its record is appended first), or `None` when
+    /// no goal is active — or the budget is used up, which sets the goal
+    /// `budget_limited`.
+    pub fn goal_continuation(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<Option<UserInput>, AgentError> {
+        let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) else {
+            return Ok(None);
+        };
+        if goal.turns_used >= goal.max_turns {
+            let mut g = goal.with_status(GoalStatus::BudgetLimited);
+            g.reason = Some(format!(
+                "the budget of {} continuation turns is used up",
+                goal.max_turns
+            ));
+            self.write_goal(g, sink)?;
+            return Ok(None);
+        }
+        let mut next = goal.with_status(GoalStatus::Active);
+        next.turns_used += 1;
+        let saved = self.writer.append_goal(next)?;
+        sink(AgentEvent::GoalContinue {
+            turns_used: saved.turns_used,
+            max_turns: saved.max_turns,
+        });
+        let text = continuation_message(&saved);
+        self.goal = Some(saved);
+        Ok(Some(UserInput::text(&text)))
+    }
+
+    /// Append a goal record, take it and tell the frontend.
+    fn write_goal(
+        &mut self,
+        record: GoalRecord,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<GoalRecord, AgentError> {
+        let saved = self.writer.append_goal(record)?;
+        sink(AgentEvent::Goal(saved.clone()));
+        self.goal = (saved.status != GoalStatus::Cleared).then(|| saved.clone());
+        self.sync_goal_tool();
+        Ok(saved)
+    }
+
+    /// Offer `goal_update` exactly while a goal is active in the user's own
+    /// session.
+    pub(super) fn sync_goal_tool(&mut self) {
+        let name = ToolName::GoalUpdate.as_str();
+        let want = self.depth == 0 && self.goal_active();
+        let has = self.tools.defs.iter().any(|d| d.name == name);
+        if want && !has {
+            self.tools.defs.push(tools::goal_update_definition());
+        } else if !want && has {
+            self.tools.defs.retain(|d| d.name != name);
+        }
+    }
+
+    /// Run a `plan` call: a good plan is shown and becomes the current one
+    /// (its result is what makes it so); a bad one changes nothing.
+    pub(super) fn run_plan_tool(
+        &mut self,
+        call: &ToolCall,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> ToolOutput {
+        match WorkPlan::from_args(&call.arguments) {
+            Ok(plan) => {
+                let progress = plan.progress();
+                sink(AgentEvent::Plan(plan));
+                ToolOutput::ok(format!("plan updated: {progress}"))
+            }
+            Err(e) => ToolOutput::error(format!(
+                "{e}; the plan stays as it was ({})",
+                self.plan()
+                    .map(|p| p.progress())
+                    .unwrap_or_else(|| "no plan yet".into())
+            )),
+        }
+    }
+
+    /// Run a `goal_update` call: `achieved` ends the goal, `blocked`
+    /// stops it with the reason; with no active goal, an error result.
+    pub(super) fn run_goal_update_tool(
+        &mut self,
+        call: &ToolCall,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<ToolOutput, AgentError> {
+        let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) else {
+            return Ok(ToolOutput::error(
+                "error: no goal is active in this session, so there is nothing to update; only the user sets a goal (/goal TEXT)",
+            ));
+        };
+        let update = match tools::parse_goal_update(&call.arguments) {
+            Ok(u) => u,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
+        let text = match update {
+            GoalUpdate::Achieved { evidence } => {
+                let mut g = goal.with_status(GoalStatus::Achieved);
+                g.evidence = Some(evidence);
+                self.write_goal(g, sink)?;
+                "goal marked achieved; eonyx sends no more continuations. Finish with a short report for the user."
+            }
+            GoalUpdate::Blocked { reason } => {
+                let mut g = goal.with_status(GoalStatus::Blocked);
+                g.reason = Some(reason);
+                self.write_goal(g, sink)?;
+                "goal marked blocked; eonyx stops and shows the user your reason. Finish with what the user must do."
+            }
+        };
+        Ok(ToolOutput::ok(text))
+    }
+
+    /// What every compaction pins (docs/compaction.md#what-is-pinned): the
+    /// goal and the plan as they stand now.
+    pub(super) fn pin(&self, record: &mut CompactionRecord) {
+        record.goal = self.goal.as_ref().map(GoalRecord::pinned);
+        record.plan = self.plan();
+    }
+
+    /// Whether a compaction now pins something (the summarizer is told).
+    pub(super) fn pinned(&self) -> eonyx_compact::Pinned {
+        if self.goal.is_some() || self.plan().is_some() {
+            eonyx_compact::Pinned::GoalOrPlan
+        } else {
+            eonyx_compact::Pinned::Nothing
+        }
+    }
+}
