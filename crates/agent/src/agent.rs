@@ -17,8 +17,9 @@
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
-//! - `model`: `/model`: switching the model or effort mid-session, and
-//!   restoring the switch a continued session recorded.
+//! - `model`: `/model`: switching the model or effort mid-session;
+//!   `switch`: a switch applied to the config, and restoring the one a
+//!   continued session recorded.
 //! - `task`: the `task` tool: child agents in child sessions, built from
 //!   this one and run concurrently (docs/tools.md#task).
 
@@ -53,6 +54,7 @@ mod session;
 mod skills;
 mod status;
 mod step;
+mod switch;
 mod task;
 mod turn;
 mod window_steps;

@@ -13,10 +13,10 @@ use eonyx_store::Store;
 use eonyx_tools::ToolContext;
 
 use super::mcp::{McpState, wait_required};
-use super::model::restore_switch;
 use super::parts::{Inherit, Models, Parts, approver};
 use super::session::{Memory, Opened, open_session};
 use super::skills::SkillList;
+use super::switch::restore_switch;
 use super::{Agent, AgentOptions, SessionChoice};
 use crate::error::{AgentError, UsageError};
 use crate::limits as window;
