@@ -123,11 +123,15 @@ fn usages(env: &eonyx_tests::TestEnv) -> Vec<Value> {
     out
 }
 
-/// Requests that went anywhere but `/v1/responses`.
+/// Model requests that went to another wire than `/v1/responses` (the
+/// window probes, `/props`, `/api/show`…, are not model requests).
 fn off_wire(entries: &[Entry]) -> usize {
     entries
         .iter()
-        .filter(|e| e.method == "POST" && !e.path.ends_with("/responses"))
+        .filter(|e| {
+            e.method == "POST"
+                && (e.path.ends_with("/chat/completions") || e.path.ends_with("/messages"))
+        })
         .count()
 }
 
