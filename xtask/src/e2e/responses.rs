@@ -160,7 +160,7 @@ fn two_turns(bin: &Path, server_port: u16) -> Result<String> {
     let cached = second["cached_tokens"].as_u64().unwrap_or(0);
     let share = super::pct(cached, input);
     let detail = format!(
-        "second request: {cached} cached of the first's {input} input tokens ({share:.0}%); its input {}",
+        "second request: {cached} tokens cached, {share:.0}% of the first request's {input} input tokens; its input {}",
         second["prompt_tokens"]
     );
     if input == 0 || share < 80.0 {
