@@ -43,6 +43,7 @@ mod scripted;
 mod server;
 mod serving;
 mod tokens;
+mod turns;
 mod wire;
 
 pub use config::{
@@ -58,6 +59,7 @@ pub use server::{FORGETFUL_SUMMARY, FakeServer, Moment, Ollama, Refuse, Responde
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };
+pub use turns::run_turns;
 pub use wire::{OverflowFlavor, encrypted_of, signature_of};
 
 #[cfg(test)]

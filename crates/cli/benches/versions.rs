@@ -1,0 +1,59 @@
+//! This build's own time per turn against an older `eonyx` binary, the same
+//! fake server and answer, in one run: `run --json`'s `turn_started` to its
+//! `turn_completed` (process start and session opening left out), median of
+//! N turns (default 20; `EONYX_BENCH_SCALE` multiplies it), the two binaries
+//! interleaved so a change in machine load hits both. The older binary is
+//! `EONYX_BENCH_BASELINE_BIN` (for example a release build of the commit
+//! before a refactor); without it the bench says so and measures nothing.
+//! Goal: within 1.05× (a change of structure costs no time).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use eonyx_tests::bench::{self, Line, Samples};
+use eonyx_tests::{FakeConfig, FakeServer, Reply, TestEnv, run_turns};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+const PROMPT: &str = "tell me about foxes";
+
+fn main() -> Result<()> {
+    let Some(baseline) = std::env::var_os("EONYX_BENCH_BASELINE_BIN").map(PathBuf::from) else {
+        eprintln!(
+            "versions: set EONYX_BENCH_BASELINE_BIN to an older eonyx binary to compare this build's turns with it; skipped"
+        );
+        return Ok(());
+    };
+    if !baseline.is_file() {
+        return Err(format!(
+            "EONYX_BENCH_BASELINE_BIN is {}, which is not a file; build the older commit and point it at target/release/eonyx",
+            baseline.display()
+        )
+        .into());
+    }
+    let ours_bin = Path::new(env!("CARGO_BIN_EXE_eonyx"));
+    let server = FakeServer::start();
+    server.set_default_reply(Reply::text(
+        "The quick brown fox jumps over the lazy dog. ".repeat(90),
+    ));
+    let env = TestEnv::new()?;
+    env.write_config(&FakeConfig::openai(&server.base_url()).set("retries", 0))?;
+    let turns = 20 * bench::scale();
+    let mut ours: Vec<Duration> = Vec::new();
+    let mut base: Vec<Duration> = Vec::new();
+    for _ in 0..4 {
+        base.extend(run_turns(&baseline, &env, PROMPT, turns / 4)?.0);
+        ours.extend(run_turns(ours_bin, &env, PROMPT, turns / 4)?.0);
+    }
+    println!(
+        "{}",
+        Line::timed(
+            format!("own time per turn vs {} (same fake)", baseline.display()),
+            Samples(ours).median(),
+            Samples(base).median(),
+            "≤ 1.05×",
+        )
+    );
+    Ok(())
+}
