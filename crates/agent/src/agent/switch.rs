@@ -9,13 +9,15 @@ use eonyx_core::record::ModelRecord;
 
 use crate::error::AgentError;
 
-/// Take the model, its key and its compaction settings from `from` into
-/// `config`, with `effort` (when given) in place of the configured one: an
+/// Take the model, its key, the models table and the compaction settings
+/// from `from` into `config` (an effort an earlier switch set on another
+/// model does not linger), with `effort` (when given) in place of the configured one: an
 /// effort chosen with `/model` also replaces `thinking_budget_tokens`, so
 /// the effort's budget applies.
 pub(super) fn adopt_model(config: &mut Config, from: &Config, effort: Option<ReasoningEffort>) {
     config.model_key = from.model_key.clone();
     config.model = from.model.clone();
+    config.models = from.models.clone();
     config.compaction = from.compaction.clone();
     apply_effort(config, effort);
 }
