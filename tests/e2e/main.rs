@@ -18,6 +18,7 @@ mod config;
 mod context;
 mod editing;
 mod effective;
+mod export;
 mod goals;
 mod hooks;
 mod hooks_events;

@@ -21,14 +21,19 @@
 //! 4. MCP (`e2e/mcp.rs`): with `mcp-server-time` installed from PyPI, `eonyx
 //!    mcp` finds it and a turn carries its tools; skipped with a message
 //!    when it is not installed (`--mcp-only` runs only this stage).
-//! 5. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
+//! 5. Export (`export.rs`; `--export-only` runs just it, without
+//!    llama-server): a session with tool calls, a task, compactions and a
+//!    rewind (the fake server deciding) exported as HTML and Markdown, the
+//!    page rendered by headless Chromium when installed; the screenshots
+//!    land in `target/e2e-export/`.
+//! 6. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
 //!    prompt against `eonyx acp`; skipped with a message without them
 //!    (`--acpx-only` runs only this stage).
-//! 6. Responses (`responses.rs`; `--responses-turns N`, default 20, 0 skips
+//! 7. Responses (`responses.rs`; `--responses-turns N`, default 20, 0 skips
 //!    it; `--responses-only`): two turns through `/v1/responses` sharing the
 //!    prompt cache, then a compacting batch on that wire with the binary
 //!    stage's compaction checks.
-//! 7. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 8. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -43,6 +48,7 @@ use crate::local_model::{self, LocalServer};
 use crate::util;
 
 mod acpx;
+mod export;
 mod http;
 mod mcp;
 mod proxy;
@@ -96,6 +102,8 @@ struct Options {
     responses_turns: usize,
     /// Only the Responses stage (`--responses-only`).
     responses_only: bool,
+    /// Only the export stage (`--export-only`).
+    export_only: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options> {
@@ -115,6 +123,7 @@ fn parse(args: &[String]) -> Result<Options> {
         no_tasks: false,
         responses_turns: 20,
         responses_only: false,
+        export_only: false,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -134,6 +143,7 @@ fn parse(args: &[String]) -> Result<Options> {
             "--responses-turns" => {
                 o.responses_turns = local_model::value(&mut it, "--responses-turns")?;
             }
+            "--export-only" => o.export_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
             "--paced-max-tokens" => {
@@ -149,7 +159,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--acpx-only] [--responses-turns N] [--responses-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--acpx-only] [--responses-turns N] [--responses-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
                      --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
@@ -161,6 +171,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
                      --responses-turns N (default 20; 0 skips) runs the Responses stage: two turns through /v1/responses (the second's cache >= 80% of the first's input),\n\
                      then N batch turns on that wire with the binary stage's compaction setup and checks; --responses-only runs only it.\n\
+                     --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed; no llama-server).\n\
                      --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
                      checks both HTTP APIs, then drives target/debug/eonyx for N batch turns (default 30; 0 skips)."
@@ -185,6 +196,10 @@ impl Drop for ServerGuard {
 pub fn run(args: &[String]) -> Result<()> {
     let opts = parse(args)?;
     CTX.store(opts.ctx, std::sync::atomic::Ordering::Relaxed);
+    if opts.export_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        return export::export_stage(&bin);
+    }
     if opts.tasks_only {
         let failed = run_task_stage(&opts)?;
         if failed > 0 {
@@ -318,6 +333,10 @@ pub fn run(args: &[String]) -> Result<()> {
                 if let Err(e) = mcp::mcp_stage(opts.port, &bin) {
                     failed += 1;
                     println!("FAIL  mcp: {e:#}");
+                }
+                if let Err(e) = export::export_stage(&bin) {
+                    failed += 1;
+                    println!("FAIL  export: {e:#}");
                 }
                 if let Err(e) = acpx::acpx_stage(opts.port, &bin) {
                     failed += 1;

@@ -127,6 +127,10 @@ pub struct TurnOutcome {
     /// Why the model stopped in the turn's last step (`length`: cut by the
     /// output cap).
     pub finish_reason: Option<FinishReason>,
+    /// What the turn cost, its tasks included, from the usage the servers
+    /// reported and `models.<key>.pricing`; `None` when a model that
+    /// answered has no pricing (README, section "Cost").
+    pub cost_usd: Option<f64>,
     /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
     /// saved); its reason.
     pub blocked: Option<String>,

@@ -176,8 +176,16 @@ pub enum SessionsCommand {
         #[arg(long)]
         effective: bool,
     },
-    /// Print the session file, byte for byte.
-    Export { id: String },
+    /// Write a session as JSONL (the file, byte for byte), Markdown or one self-contained HTML page.
+    Export {
+        id: String,
+        /// `jsonl` (default), `markdown` or `html`.
+        #[arg(long, value_name = "FORMAT", default_value = "jsonl")]
+        format: String,
+        /// Write to FILE instead of stdout.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<String>,
+    },
     /// Copy a session's history into a new session (the original is untouched).
     Fork {
         id: String,

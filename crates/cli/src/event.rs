@@ -254,6 +254,9 @@ pub struct StatusEvent<'a> {
     /// Tokens at which automatic compaction runs (`null`: off).
     pub compaction_at: Option<u64>,
     pub usage: StatusUsage,
+    /// What the session and its tasks cost in USD; absent without pricing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
     pub compactions: u64,
     pub last_compaction: Option<StatusCompaction>,
     /// `null` when memory is off.
@@ -329,6 +332,7 @@ impl<'a> StatusEvent<'a> {
                     .cache_hit_percent()
                     .map(|p| (p * 10.0).round() / 10.0),
             },
+            cost_usd: s.cost_usd,
             compactions: s.compactions,
             last_compaction: s.last_compaction.map(|c| StatusCompaction {
                 trigger: c.trigger,
@@ -397,15 +401,20 @@ pub struct EventUsage {
     pub cached_tokens: u64,
     /// Output tokens spent reasoning (part of `completion_tokens`).
     pub reasoning_tokens: u64,
+    /// What the turn cost in USD, its tasks included (README, section
+    /// "Cost"); absent without pricing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
-impl From<&Usage> for EventUsage {
-    fn from(u: &Usage) -> Self {
+impl EventUsage {
+    pub fn new(u: &Usage, cost_usd: Option<f64>) -> Self {
         Self {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             cached_tokens: u.cached_tokens,
             reasoning_tokens: u.reasoning_tokens,
+            cost_usd,
         }
     }
 }
@@ -532,14 +541,28 @@ mod tests {
                 steps: 2,
                 max_steps_reached: false,
                 finish_reason: Some(finish_reason(&FinishReason::ToolCalls)),
-                usage: EventUsage::from(&Usage {
-                    prompt_tokens: 10,
-                    completion_tokens: 2,
-                    cached_tokens: 4,
-                    reasoning_tokens: 1,
-                })
+                usage: EventUsage::new(
+                    &Usage {
+                        prompt_tokens: 10,
+                        completion_tokens: 2,
+                        cached_tokens: 4,
+                        reasoning_tokens: 1,
+                        ..Usage::default()
+                    },
+                    None
+                )
             }),
             r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10,"reasoning_tokens":1}}"#
+        );
+        assert!(
+            line(Event::TurnCompleted {
+                text: "",
+                steps: 1,
+                max_steps_reached: false,
+                finish_reason: None,
+                usage: EventUsage::new(&Usage::default(), Some(0.25))
+            })
+            .ends_with(r#""usage":{"cached_tokens":0,"completion_tokens":0,"cost_usd":0.25,"prompt_tokens":0,"reasoning_tokens":0}}"#)
         );
         let restored = ["src/a.rs".to_owned()];
         let none: [String; 0] = [];

@@ -59,7 +59,7 @@ fn headroom(buffer: u64, window: u64, max_output: Option<u64>) -> u64 {
 
 /// What the trigger keeps free for the compaction's own shared-prefix
 /// request (docs/compaction.md#the-summarizers-reserve): the longest
-/// instruction (counted at [`INSTRUCTION_CHARS_PER_TOKEN`]), the template
+/// instruction (counted at `INSTRUCTION_CHARS_PER_TOKEN`), the template
 /// margin, and [`reserved_summary_tokens`] for the summary.
 pub fn summarizer_reserve(cfg: &CompactionConfig, window: u64) -> u64 {
     let instruction =

@@ -204,6 +204,19 @@ pub struct ModelFile {
     pub thinking_budget_tokens: Option<u64>,
     pub reasoning_summary: Option<ReasoningSummary>,
     pub compaction: Option<CompactionFile>,
+    pub pricing: Option<PricingFile>,
+}
+
+/// `models.<key>.pricing` as written: USD per million tokens (README,
+/// section "Cost"). `input` and `output` are required; cached and
+/// cache-written prompt tokens cost `input` unless their price is given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PricingFile {
+    pub input: Option<f64>,
+    pub cached_input: Option<f64>,
+    pub output: Option<f64>,
+    pub cache_write: Option<f64>,
 }
 
 /// `[profiles.<name>]` as written in a file: what `--profile NAME` and a

@@ -151,6 +151,33 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if let Some(c) = &m.compaction {
             validate_compaction(c, &k("compaction"), path)?;
         }
+        if let Some(p) = &m.pricing {
+            for (field, v) in [
+                ("input", p.input),
+                ("cached_input", p.cached_input),
+                ("output", p.output),
+                ("cache_write", p.cache_write),
+            ] {
+                if let Some(v) = v
+                    && !(v.is_finite() && v >= 0.0)
+                {
+                    return Err(invalid(
+                        k(&format!("pricing.{field}")),
+                        &format!(
+                            "{v} is not a price; give USD per million tokens, 0 or more, e.g. 3.0"
+                        ),
+                    ));
+                }
+            }
+            for (field, v) in [("input", p.input), ("output", p.output)] {
+                if v.is_none() {
+                    return Err(invalid(
+                        k(&format!("pricing.{field}")),
+                        "is required with pricing (USD per million tokens); cached_input and cache_write default to input",
+                    ));
+                }
+            }
+        }
     }
     for (name, p) in &file.profiles {
         if let Some(m) = &p.model

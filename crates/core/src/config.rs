@@ -313,6 +313,9 @@ pub struct ModelConfig {
     /// Anthropic thinking budget, overriding the effort's.
     pub thinking_budget_tokens: Option<u64>,
     pub reasoning_summary: ReasoningSummary,
+    /// What the model's tokens cost (`models.<key>.pricing`); `None`: no
+    /// cost is ever shown for it.
+    pub pricing: Option<crate::cost::Pricing>,
 }
 
 impl ModelConfig {
@@ -339,6 +342,7 @@ impl ModelConfig {
             reasoning_effort: None,
             thinking_budget_tokens: None,
             reasoning_summary: ReasoningSummary::Auto,
+            pricing: None,
         }
     }
 

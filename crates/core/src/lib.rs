@@ -12,6 +12,7 @@
 //! through serde without losing fields (unknown fields are kept in `extra`).
 
 pub mod config;
+pub mod cost;
 pub mod fs;
 pub mod goal;
 pub mod hooks;

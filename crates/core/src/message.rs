@@ -243,6 +243,10 @@ pub struct Usage {
     /// `completion_tokens`; 0 when the server does not say).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`); absent from the line when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

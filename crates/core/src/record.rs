@@ -383,6 +383,7 @@ mod tests {
             completion_tokens: 2,
             cached_tokens: 0,
             reasoning_tokens: 0,
+            cache_write_tokens: 0,
         });
         let r = Record::Message(MessageRecord {
             seq: 3,

@@ -125,6 +125,7 @@ impl Agent {
                 .clone()
                 .map(|a| super::hooks::notifying(&hook, a)),
             provider: opts.provider.clone(),
+            spend: Default::default(),
         };
         let mut hook = hook;
         hook.approved = super::parts::approved_by_hook(&config, &inherit);

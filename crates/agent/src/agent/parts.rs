@@ -96,6 +96,10 @@ pub(super) struct Inherit {
     /// The user (REPL), already labelled for a child; `None` in batch runs.
     pub ask: Option<Arc<dyn Approver>>,
     pub provider: Option<Arc<dyn Provider>>,
+    /// What the user's current turn has cost so far, its tasks' steps
+    /// included: one total shared down the tree of tasks, reset when a
+    /// turn of the user's session starts.
+    pub spend: Arc<std::sync::Mutex<eonyx_core::cost::Spend>>,
 }
 
 /// The approver of an agent whose tool policy is `policy`'s (`tools.shell`,

@@ -53,6 +53,9 @@ pub struct AgentStatus {
     /// Tokens at which an automatic compaction runs, when on.
     pub compaction_at: Option<u64>,
     pub tokens: SessionTokens,
+    /// What the session and its tasks cost (README, section "Cost");
+    /// `None` without pricing.
+    pub cost_usd: Option<f64>,
     pub compactions: u64,
     pub last_compaction: Option<LastCompaction>,
     /// `None` when memory is off.
@@ -118,6 +121,11 @@ impl Agent {
             Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e.into()),
         }
+        let cost_usd = match crate::cost::session_cost(&self.store, &self.config, id) {
+            Ok(c) => c,
+            Err(e) if e.is_not_found() => Some(0.0).filter(|_| self.config.model.pricing.is_some()),
+            Err(e) => return Err(e.into()),
+        };
         let model = &self.config.model;
         let mut notices = Vec::new();
         let cache = window::open_cache(self.store.data_dir(), &mut notices);
@@ -152,6 +160,7 @@ impl Agent {
             context,
             compaction_at: self.compaction.trigger.tokens,
             tokens,
+            cost_usd,
             compactions,
             last_compaction,
             memory_entries: self
@@ -177,5 +186,30 @@ impl Agent {
             goal: self.goal.clone(),
             plan: self.plan(),
         })
+    }
+}
+
+impl Agent {
+    /// A new turn of the user's session: its cost starts at nothing.
+    pub(super) fn reset_spend(&self) {
+        if let Ok(mut s) = self.inherit.spend.lock() {
+            *s = eonyx_core::cost::Spend::default();
+        }
+    }
+
+    /// One step's reported usage, priced with this agent's model (a task's
+    /// child adds to its parent's turn).
+    pub(super) fn add_spend(&self, u: &eonyx_core::Usage) {
+        if let Ok(mut s) = self.inherit.spend.lock() {
+            s.add(self.config.model.pricing.as_ref(), u);
+        }
+    }
+
+    /// What the current turn has cost so far, for the user's session only.
+    pub(super) fn turn_cost(&self) -> Option<f64> {
+        if self.depth > 0 {
+            return None;
+        }
+        self.inherit.spend.lock().ok().and_then(|s| s.usd())
     }
 }

@@ -60,6 +60,9 @@ impl Agent {
         }
         self.append(&message)?;
 
+        if self.depth == 0 {
+            self.reset_spend();
+        }
         let max_steps = self.config.max_steps.max(1);
         loop {
             if outcome.steps >= max_steps {
@@ -67,6 +70,7 @@ impl Agent {
                 sink(AgentEvent::Notice(format!(
                     "stopped after {max_steps} model steps (max_steps); send another message to continue"
                 )));
+                outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
             if cancel.is_cancelled() {
@@ -86,6 +90,7 @@ impl Agent {
                 outcome.usage.cached_tokens = u.cached_tokens;
                 outcome.usage.reasoning_tokens += u.reasoning_tokens;
                 sink(AgentEvent::StepUsage(u));
+                self.add_spend(&u);
             }
             let calls = message.tool_calls.clone();
             outcome.text = message.content.text();
@@ -107,6 +112,7 @@ impl Agent {
                 if cut_call.is_none() && self.stop_hooks(sink, cancel).await? {
                     continue;
                 }
+                outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
             self.run_tools(&calls, cut_call.as_deref(), sink, cancel)

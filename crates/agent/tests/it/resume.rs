@@ -21,7 +21,7 @@ fn two_chars_per_token() -> ScriptedProvider {
             prompt_tokens: (chars / 2) as u64,
             completion_tokens: 70,
             cached_tokens: 0,
-            reasoning_tokens: 0,
+            ..Usage::default()
         })
     })
     .named("two")

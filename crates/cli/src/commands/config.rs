@@ -249,6 +249,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(k("reasoning_effort"), json!(m.reasoning_effort)),
         entry(k("thinking_budget_tokens"), json!(m.thinking_budget_tokens)),
         entry(k("reasoning_summary"), json!(m.reasoning_summary)),
+        entry(k("pricing"), json!(m.pricing)),
         entry(ck("auto"), json!(c.auto)),
         entry(ck("prune"), json!(c.prune)),
         entry(ck("threshold_percent"), json!(c.threshold_percent)),

@@ -4,6 +4,9 @@ pub mod compact;
 pub mod completions;
 pub mod config;
 pub mod context;
+pub mod cost;
+pub mod doctor;
+pub mod export;
 pub mod hooks;
 pub mod interactive;
 pub mod mcp;
@@ -46,6 +49,25 @@ pub fn setup(printer: &mut Printer, global: &GlobalArgs) -> anyhow::Result<Setup
         printer.warn(w);
     }
     Ok(Setup { cwd, env, config })
+}
+
+/// [`setup`]'s config for a command that works without one (listing,
+/// showing, exporting): a config that does not load is a warning saying
+/// what is left out (`without`), not an error.
+pub fn lenient_config(printer: &mut Printer, global: &GlobalArgs, without: &str) -> Option<Config> {
+    match setup(printer, global) {
+        Ok(s) => Some(s.config),
+        Err(e) => {
+            printer.warn(&format!("{e:#}; {without}"));
+            None
+        }
+    }
+}
+
+/// The store of the data dir (`EONYX_DATA_DIR`, else the XDG location).
+pub fn open_store() -> anyhow::Result<eonyx_store::Store> {
+    let dir = eonyx_config::paths::data_dir(&Env::from_process())?;
+    eonyx_store::Store::open(&dir).with_context(|| format!("cannot open the data dir {dir}"))
 }
 
 /// `eonyx sandbox-exec -- SPEC -- COMMAND…`: the Landlock helper. It only

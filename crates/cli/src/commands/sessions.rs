@@ -1,15 +1,17 @@
 //! `eonyx sessions`: list, search, delete, rename, show, export, fork, doctor.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use eonyx_config::paths::{Env, data_dir};
+use eonyx_config::paths::Env;
 use eonyx_core::record::Record;
 use eonyx_core::{MessageRecord, SessionId};
-use eonyx_store::{DoctorStatus, SessionRow, SessionSummary, Store};
+use eonyx_store::{SessionRow, SessionSummary};
 use serde_json::json;
 
+use super::open_store;
 use crate::cli::{GlobalArgs, SessionsArgs, SessionsCommand};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -23,7 +25,7 @@ pub fn run(
     match &args.command {
         None => list(
             printer,
-            json,
+            global,
             &ListArgs {
                 search: args.search.as_deref(),
                 limit: args.limit,
@@ -49,25 +51,32 @@ pub fn run(
                     if *effective {
                         show_effective(printer, global, &id)
                     } else {
-                        show(printer, json, &id)
+                        show(printer, global, &id)
                     }
                 }
-                SessionsCommand::Export { id } => {
+                SessionsCommand::Export { id, format, output } => {
+                    let format = super::export::parse_format(format)?;
                     let id = SessionId::parse(id)?;
                     let store = open_store()?;
-                    store.export(&id, &mut printer.stdout_writer())?;
+                    // The JSONL needs no config; the readable formats take the
+                    // chart's window and the cost from it when it loads.
+                    let config = match format {
+                        eonyx_export::Format::Jsonl => None,
+                        _ => super::lenient_config(
+                            printer,
+                            global,
+                            "exported without the window and the cost",
+                        ),
+                    };
+                    let output = output.as_deref().map(camino::Utf8Path::new);
+                    super::export::export(printer, &store, config.as_ref(), &id, format, output)?;
                     Ok(Status::Success)
                 }
                 SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),
-                SessionsCommand::Doctor => doctor(printer, json),
+                SessionsCommand::Doctor => super::doctor::doctor(printer, json),
             }
         }
     }
-}
-
-fn open_store() -> anyhow::Result<Store> {
-    let dir = data_dir(&Env::from_process())?;
-    Store::open(&dir).with_context(|| format!("cannot open the data dir {dir}"))
 }
 
 /// `YYYY-MM-DD HH:MM` in UTC, or the input when it is not RFC 3339.
@@ -91,6 +100,10 @@ struct SummaryJson<'a> {
     profile: Option<&'a str>,
     project: &'a str,
     title: &'a str,
+    /// What the session and its tasks cost (README, section "Cost");
+    /// absent without pricing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cost_usd: Option<f64>,
 }
 
 impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
@@ -106,6 +119,7 @@ impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
             profile: s.profile.as_deref(),
             project: &s.project,
             title: &s.title,
+            cost_usd: None,
         }
     }
 }
@@ -156,8 +170,17 @@ struct ListArgs<'a> {
     all: bool,
 }
 
-fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Result<Status> {
+fn list(printer: &mut Printer, global: &GlobalArgs, what: &ListArgs<'_>) -> anyhow::Result<Status> {
+    let json = global.json;
     let store = open_store()?;
+    // Costs are shown with `--json` when some model has pricing.
+    let costs = match json
+        .then(|| super::lenient_config(printer, global, "listed without costs"))
+        .flatten()
+    {
+        Some(config) => super::cost::costs(&store, &config)?,
+        None => None,
+    };
     let limit = what.limit.unwrap_or(usize::MAX);
     let keep = |r: &SessionRow<'_>| what.all || r.parent.is_none();
     // Rows borrowed from the index text (or from the search's summaries):
@@ -172,12 +195,12 @@ fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Resul
                     .filter(keep)
                     .take(limit)
             };
-            show_rows(printer, json, true, rows)
+            show_rows(printer, json, costs.as_ref(), true, rows)
         }
         None => {
             let listing = store.listing()?;
             let rows = || listing.rows().filter(keep).take(limit);
-            show_rows(printer, json, false, rows)
+            show_rows(printer, json, costs.as_ref(), false, rows)
         }
     }
 }
@@ -188,12 +211,19 @@ fn list(printer: &mut Printer, json: bool, what: &ListArgs<'_>) -> anyhow::Resul
 fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     printer: &mut Printer,
     json: bool,
+    costs: Option<&HashMap<String, Option<f64>>>,
     searched: bool,
     rows: impl Fn() -> I,
 ) -> anyhow::Result<Status> {
     if json {
         let rows: Vec<SessionRow<'_>> = rows().collect();
-        let v: Vec<SummaryJson<'_>> = rows.iter().map(SummaryJson::from).collect();
+        let v: Vec<SummaryJson<'_>> = rows
+            .iter()
+            .map(|r| SummaryJson {
+                cost_usd: costs.and_then(|c| c.get(r.id).copied().flatten()),
+                ..SummaryJson::from(r)
+            })
+            .collect();
         printer.json_pretty(&v)?;
         return Ok(Status::Success);
     }
@@ -342,7 +372,8 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     out
 }
 
-fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Status> {
+fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::Result<Status> {
+    let json = global.json;
     let store = open_store()?;
     let log = store.read_all(id)?;
     let skipped = log.stats.bad_lines + log.stats.unknown_lines;
@@ -371,6 +402,10 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
         return Ok(Status::Success);
     }
     let children = store.children_of(id)?;
+    let cost = match super::lenient_config(printer, global, "shown without its cost") {
+        Some(config) => eonyx_agent::cost::session_cost(&store, &config, id)?,
+        None => None,
+    };
     let mut blocks = Vec::new();
     for r in &log.records {
         blocks.push(match r {
@@ -394,6 +429,12 @@ fn show(printer: &mut Printer, json: bool, id: &SessionId) -> anyhow::Result<Sta
                         "\na task of session {p} (call {}) · profile {}",
                         h.parent_call.as_deref().unwrap_or("?"),
                         h.profile.as_deref().unwrap_or("?")
+                    ));
+                }
+                if let Some(usd) = cost {
+                    s.push_str(&format!(
+                        "\ncost {} (reported usage × configured prices, tasks included)",
+                        eonyx_core::cost::format_usd(usd)
                     ));
                 }
                 for c in &children {
@@ -501,74 +542,4 @@ fn show_effective(
 /// and tool calls.
 fn view_block(m: &eonyx_core::Message) -> String {
     block("", m, "")
-}
-
-fn doctor(printer: &mut Printer, json: bool) -> anyhow::Result<Status> {
-    let store = open_store()?;
-    let report = store.doctor()?;
-    if json {
-        let files: Vec<_> = report
-            .files
-            .iter()
-            .map(|f| {
-                let (status, detail) = match &f.status {
-                    DoctorStatus::Ok => ("ok", json!(null)),
-                    DoctorStatus::Repaired { torn_bytes } => ("repaired", json!(torn_bytes)),
-                    DoctorStatus::RemovedEmpty => ("removed_empty", json!(null)),
-                    DoctorStatus::InUse { pid } => ("in_use", json!(pid)),
-                    DoctorStatus::Unreadable { reason } => ("unreadable", json!(reason)),
-                };
-                json!({
-                    "id": f.id, "path": f.path, "status": status, "detail": detail,
-                    "bad_lines": f.bad_lines, "unknown_lines": f.unknown_lines,
-                })
-            })
-            .collect();
-        printer.json_pretty(&json!({
-            "files": files,
-            "ignored": report.ignored,
-            "all_readable": report.all_readable(),
-        }))?;
-    } else {
-        for f in &report.files {
-            let mut line = format!("{}  ", f.id);
-            line.push_str(&match &f.status {
-                DoctorStatus::Ok => "ok".to_owned(),
-                DoctorStatus::Repaired { torn_bytes } => {
-                    format!("repaired torn tail ({torn_bytes} bytes cut)")
-                }
-                DoctorStatus::RemovedEmpty => {
-                    "removed: no complete line (empty session)".to_owned()
-                }
-                DoctorStatus::InUse { pid } => match pid {
-                    Some(p) => format!("in use by process {p}, not checked"),
-                    None => "in use by another process, not checked".to_owned(),
-                },
-                DoctorStatus::Unreadable { reason } => format!("unreadable: {reason}"),
-            });
-            if f.bad_lines > 0 {
-                line.push_str(&format!(", skipped {} bad line(s)", f.bad_lines));
-            }
-            if f.unknown_lines > 0 {
-                line.push_str(&format!(
-                    ", skipped {} record(s) of unknown type",
-                    f.unknown_lines
-                ));
-            }
-            printer.outln(&line)?;
-        }
-        for p in &report.ignored {
-            printer.outln(&format!("ignored {p} (not a session file)"))?;
-        }
-    }
-    let n = report.files.len();
-    if report.all_readable() {
-        printer.info(&format!("{n} session file(s) checked; all readable"));
-        Ok(Status::Success)
-    } else {
-        printer.info(&format!(
-            "{n} session file(s) checked; some cannot be read (see above)"
-        ));
-        Ok(Status::Failed)
-    }
 }

@@ -43,7 +43,7 @@ impl SimModel {
                 prompt_tokens: n,
                 completion_tokens: 10,
                 cached_tokens: 0,
-                reasoning_tokens: 0,
+                ..Usage::default()
             })
         })
         .named("sim")

@@ -221,6 +221,7 @@ fn resolve_model(
         "reasoning_effort",
         "thinking_budget_tokens",
         "reasoning_summary",
+        "pricing",
     ]
     .into_iter()
     .map(|f| (f, Source::Default))
@@ -297,6 +298,19 @@ fn resolve_model(
         if let Some(v) = f.reasoning_summary {
             m.reasoning_summary = v;
             set("reasoning_summary");
+        }
+        // The whole table of the highest layer that has one (validation
+        // made `input` and `output` present).
+        if let Some(p) = f.pricing
+            && let (Some(input), Some(output)) = (p.input, p.output)
+        {
+            m.pricing = Some(eonyx_core::cost::Pricing {
+                input,
+                cached_input: p.cached_input.unwrap_or(input),
+                output,
+                cache_write: p.cache_write.unwrap_or(input),
+            });
+            set("pricing");
         }
     }
     (m, sources.into_iter().collect())

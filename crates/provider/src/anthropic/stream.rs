@@ -67,6 +67,7 @@ impl AnthropicDecoder {
             completion_tokens: self.output_tokens,
             cached_tokens: self.cache_read,
             reasoning_tokens: 0,
+            cache_write_tokens: self.cache_creation,
         })
     }
 
@@ -340,7 +341,7 @@ mod tests {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
-            reasoning_tokens: 0,
+            ..Usage::default()
         })
     }
 
@@ -370,7 +371,13 @@ mod tests {
                     arguments: "c\"}".into()
                 },
                 call("toolu_01", "list_dir", json!({"path": "src"})),
-                usage(2112, 35, 2000),
+                StreamEvent::Usage(Usage {
+                    prompt_tokens: 2112,
+                    completion_tokens: 35,
+                    cached_tokens: 2000,
+                    cache_write_tokens: 100,
+                    reasoning_tokens: 0,
+                }),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
         );

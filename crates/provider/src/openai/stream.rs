@@ -243,7 +243,7 @@ mod tests {
                 prompt_tokens: 1200,
                 completion_tokens: 40,
                 cached_tokens: 1024,
-                reasoning_tokens: 0,
+                ..Usage::default()
             }),
             StreamEvent::Finish(FinishReason::ToolCalls),
         ]
@@ -298,7 +298,7 @@ mod tests {
             prompt_tokens: 50,
             completion_tokens: 1,
             cached_tokens: 48,
-            reasoning_tokens: 0,
+            ..Usage::default()
         })));
     }
 

@@ -51,6 +51,7 @@ impl Chunk {
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens)
                 .unwrap_or(0),
+            ..CoreUsage::default()
         })
     }
 }
@@ -181,7 +182,7 @@ mod tests {
                 prompt_tokens: 1500,
                 completion_tokens: 12,
                 cached_tokens: 1408,
-                reasoning_tokens: 0,
+                ..CoreUsage::default()
             })
         );
         // `prompt_tokens_details` wins over the timings when both are there.

@@ -407,7 +407,8 @@ mod tests {
             prompt_tokens: 100,
             completion_tokens: 40,
             cached_tokens: 64,
-            reasoning_tokens: 30
+            reasoning_tokens: 30,
+            ..Usage::default()
         })));
         // The assembled message holds the whole reasoning item.
         let mut sink = |_e: StreamEvent| {};

@@ -271,6 +271,7 @@ impl Usage {
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens)
                 .unwrap_or(0),
+            ..CoreUsage::default()
         }
     }
 }
@@ -308,7 +309,8 @@ mod tests {
                 prompt_tokens: 1200,
                 completion_tokens: 300,
                 cached_tokens: 1024,
-                reasoning_tokens: 256
+                reasoning_tokens: 256,
+                ..CoreUsage::default()
             }
         );
         let e: Event = decode_tagged(

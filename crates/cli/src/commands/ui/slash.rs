@@ -69,6 +69,11 @@ pub const COMMANDS: &[Command] = &[
         help: "show the current plan",
     },
     Command {
+        name: "/export",
+        args: "[FILE]",
+        help: "write this session as Markdown (HTML for a .html FILE; default <id>.md here)",
+    },
+    Command {
         name: "/context",
         args: "",
         help: "show the context files and the {ctx} estimate",
@@ -174,6 +179,7 @@ pub async fn slash(
         "/goal" => super::goal::goal_command(agent, view, interrupts, rest).await,
         "/plan" => super::goal::plan_command(agent, view),
         "/fork" => super::rewind::fork(agent, view, rest),
+        "/export" => export(agent, view, arg),
         "/new" => {
             super::session_end_hooks(agent, view, "clear").await;
             let switch = agent.new_session();
@@ -328,6 +334,33 @@ pub async fn slash(
     }
 }
 
+/// `/export [FILE]`: the session as Markdown, or as the format FILE's
+/// extension names (`.html`, `.jsonl`), to FILE or `<id>.md` in the
+/// working directory.
+fn export(agent: &Agent, view: &mut View<'_>, file: Option<&str>) -> Slash {
+    let id = agent.session_id().clone();
+    if !agent.store().session_path(&id).exists() {
+        view.printer
+            .info("nothing to export yet: the session is saved with its first message");
+        return Slash::Continue;
+    }
+    let path = file.map_or_else(|| format!("{id}.md"), str::to_owned);
+    let format = eonyx_export::Format::for_path(&path);
+    match crate::commands::export::export(
+        view.printer,
+        agent.store(),
+        Some(agent.config()),
+        &id,
+        format,
+        Some(camino::Utf8Path::new(&path)),
+    ) {
+        Ok(()) => Slash::Continue,
+        // The session is untouched: a file that cannot be written is this
+        // command's own reason, and a batch goes on.
+        Err(e) => Slash::Declined(format!("{e:#}")),
+    }
+}
+
 /// After `/new` or `/resume`: the session line and the notices of opening it
 /// (memory and skill warnings).
 fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentError>) -> Slash {
@@ -362,6 +395,7 @@ mod tests {
 /fork [N]                        continue in a copy of this session (before the last N turns)
 /goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
 /plan                            show the current plan
+/export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
 /memory                          list memory entries
 /remember TEXT                   remember TEXT in this project's memory (sent from the next session on)

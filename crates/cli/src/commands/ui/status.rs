@@ -71,6 +71,17 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
                 t.prompt, t.completion, t.reasoning, t.cached, t.requests
             ),
         ),
+    ];
+    if let Some(usd) = st.cost_usd {
+        rows.push((
+            "cost",
+            format!(
+                "{} (reported usage × configured prices, tasks included)",
+                eonyx_core::cost::format_usd(usd)
+            ),
+        ));
+    }
+    rows.extend([
         ("compactions", compactions),
         (
             "memory",
@@ -78,7 +89,7 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
                 .map_or("off".to_owned(), |n| format!("{n} entries")),
         ),
         ("skills", skills),
-    ];
+    ]);
     if !st.refused.is_empty() {
         rows.push((
             "refused",
@@ -175,6 +186,7 @@ mod tests {
                 cached: 3000,
                 reasoning: 80,
             },
+            cost_usd: Some(0.0123),
             compactions: 2,
             last_compaction: Some(LastCompaction {
                 trigger: CompactionTrigger::Auto,
@@ -225,6 +237,7 @@ mod tests {
         window:      8192 tokens (detected from /props at 2026-07-05T09:15:00Z)
         context:     {ctx 25%} ~2048 tokens next request; compaction at ~6000 tokens
         tokens:      prompt 4000 · completion 120 (reasoning 80) · cached 3000 (75% cache hits) over 3 requests
+        cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
         memory:      4 entries
         skills:      1 (deploy)

@@ -562,7 +562,7 @@ impl<'p> View<'p> {
                 steps: outcome.steps,
                 max_steps_reached: outcome.max_steps_reached,
                 finish_reason: outcome.finish_reason.as_ref().map(finish_reason),
-                usage: EventUsage::from(&outcome.usage),
+                usage: EventUsage::new(&outcome.usage, outcome.cost_usd),
             }),
             Mode::Stream => {
                 if self.streamed_any {

@@ -1,0 +1,102 @@
+//! Exporting a session (README, section "Export and cost"): `eonyx
+//! sessions export` and the REPL's `/export` both come here, and the
+//! rendering is `eonyx_export`'s.
+
+use anyhow::Context as _;
+use camino::Utf8Path;
+use eonyx_config::Config;
+use eonyx_core::SessionId;
+use eonyx_core::fs::{AtomicWrite, write_atomic};
+use eonyx_export::{ExportError, Format, Options};
+use eonyx_store::Store;
+
+use crate::printer::Printer;
+
+/// `--format NAME` as a format, or a usage error listing them.
+pub fn parse_format(name: &str) -> anyhow::Result<Format> {
+    Format::parse(name).ok_or_else(|| {
+        crate::exit::usage(format!(
+            "unknown export format {name:?}; use one of: {}",
+            Format::NAMES.join(", ")
+        ))
+    })
+}
+
+/// Write session `id` as `format` to `output` (atomically) or stdout.
+/// The chart and the cost come from `config`; what could not be read is
+/// said on stderr. Without a config the chart has no window or trigger
+/// and no cost is shown.
+pub fn export(
+    printer: &mut Printer,
+    store: &Store,
+    config: Option<&Config>,
+    id: &SessionId,
+    format: Format,
+    output: Option<&Utf8Path>,
+) -> anyhow::Result<()> {
+    let opts = |h: &eonyx_core::SessionHeader| {
+        config.map_or_else(Options::default, |c| options(store, c, h))
+    };
+    let mut bytes = Vec::new();
+    let result = match output {
+        Some(_) => eonyx_export::export(store, id, format, &opts, &mut bytes),
+        None => eonyx_export::export(store, id, format, &opts, &mut printer.stdout_writer()),
+    };
+    let skipped = result.map_err(|e| match e {
+        ExportError::Store(s) if s.is_not_found() => crate::exit::usage(format!(
+            "no session {id}; `eonyx sessions --all` lists the sessions there are"
+        )),
+        e => anyhow::Error::new(e),
+    })?;
+    if let Some(path) = output {
+        write_atomic(
+            path,
+            &bytes,
+            AtomicWrite {
+                durable: true,
+                private: true,
+            },
+        )
+        .with_context(|| format!("could not write the export of {id} to {path}"))?;
+    }
+    if skipped.torn_tail_bytes > 0 {
+        printer.warn(&format!(
+            "session {id} ends with a torn line ({} bytes, a write that never finished): exported what is readable; `eonyx sessions doctor` repairs the file",
+            skipped.torn_tail_bytes
+        ));
+    }
+    if skipped.bad_lines + skipped.unknown_lines > 0 {
+        printer.warn(&format!(
+            "skipped {} unreadable line(s) and {} record(s) of unknown type in {id}: exported what is readable",
+            skipped.bad_lines, skipped.unknown_lines
+        ));
+    }
+    if let Some(path) = output {
+        printer.info(&format!(
+            "exported session {id} as {} to {path}",
+            format.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// The chart's window and trigger for the session's model and what the
+/// session cost (only read when some model has pricing).
+fn options(store: &Store, config: &Config, h: &eonyx_core::SessionHeader) -> Options {
+    let (limits, _) = eonyx_agent::cost::chart_limits(config, store.data_dir(), h.model.as_deref());
+    let priced =
+        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
+    let cost_usd = if priced {
+        eonyx_agent::cost::session_cost(store, config, &h.id)
+            .ok()
+            .flatten()
+    } else {
+        None
+    };
+    Options {
+        window: Some(limits.window),
+        threshold: limits.threshold,
+        cost_usd,
+        chars_per_token: config.compaction.chars_per_token,
+    }
+}

@@ -1,0 +1,342 @@
+//! The Markdown transcript (docs/session-format.md#readable-exports): valid
+//! CommonMark whose structure no session text can break. Tool arguments
+//! and results go in code fences longer than any backtick run they hold;
+//! a message's own Markdown is kept, with a fence it left open closed and
+//! a line that would open a raw HTML block escaped; summaries are quoted.
+
+use std::fmt::Write as _;
+
+use eonyx_core::record::Record;
+use eonyx_core::{CompactionRecord, MessageRecord, Role};
+
+use crate::model::{self, Session};
+
+/// The whole transcript.
+pub(crate) fn render(s: &Session<'_>) -> String {
+    let mut out = String::with_capacity(4096);
+    let _ = writeln!(out, "# {}\n", inline(&format!("Session {}", s.title)));
+    out.push_str("| | |\n| --- | --- |\n");
+    for (k, v) in s.facts() {
+        let _ = writeln!(out, "| {k} | {} |", inline(&v));
+    }
+    out.push('\n');
+    let fork = s.header.forked_from.as_ref();
+    for r in s.records {
+        match r {
+            Record::Message(m) => message(&mut out, s, m),
+            Record::Compaction(c) => compaction(&mut out, s, c),
+            Record::Rewind(w) if w.is_effective() => {
+                let _ = writeln!(
+                    out,
+                    "### Rewind · #{} · {}\n\nBack to the conversation as of #{}: what came after stays in the file, marked *rewound* here, and the model no longer sees it.\n",
+                    w.seq,
+                    model::short_date(&w.ts),
+                    w.to_seq
+                );
+            }
+            Record::Title(t) => {
+                let _ = writeln!(
+                    out,
+                    "*Renamed to {} · {}*\n",
+                    inline(&t.title),
+                    model::short_date(&t.ts)
+                );
+            }
+            Record::Model(m) => {
+                let _ = writeln!(
+                    out,
+                    "*{} · {}*\n",
+                    inline(&model::model_line(m)),
+                    model::short_date(&m.ts)
+                );
+            }
+            Record::Goal(g) => {
+                if let Some(line) = model::goal_line(g) {
+                    let _ = writeln!(
+                        out,
+                        "*{} · #{} · {}*\n",
+                        inline(&line),
+                        g.seq,
+                        model::short_date(&g.ts)
+                    );
+                }
+            }
+            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
+        }
+        if let Some(f) = fork
+            && r.seq() == Some(f.seq)
+        {
+            let _ = writeln!(
+                out,
+                "---\n\n*Forked here from session {} (as of #{}); what follows is this session's own.*\n",
+                f.id, f.seq
+            );
+        }
+    }
+    out
+}
+
+fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
+    let msg = &m.message;
+    let rewound = if s.is_rewound(m.seq) {
+        " · rewound"
+    } else {
+        ""
+    };
+    let date = model::short_date(&m.ts);
+    match msg.role {
+        Role::User => {
+            let _ = writeln!(out, "## User · #{}{rewound} · {date}\n", m.seq);
+            text(out, &msg.content.transcript());
+        }
+        Role::Assistant => {
+            let _ = writeln!(out, "## Assistant · #{}{rewound} · {date}\n", m.seq);
+            for r in model::reasoning(msg) {
+                out.push_str("<details>\n<summary>Reasoning</summary>\n\n");
+                quote(out, &r);
+                out.push_str("</details>\n\n");
+            }
+            text(out, &msg.content.transcript());
+            for c in &msg.tool_calls {
+                let _ = writeln!(
+                    out,
+                    "**Tool call** `{}` (call `{}`)\n",
+                    code_span(&c.name),
+                    code_span(&c.id)
+                );
+                fenced(out, "json", &model::pretty_args(c));
+            }
+        }
+        Role::Tool => {
+            let call = s.call_of(msg);
+            let name = call.map_or("?", |c| c.name.as_str());
+            let error = if msg.is_error { " · error" } else { "" };
+            let _ = writeln!(
+                out,
+                "### Result of `{}` · #{}{rewound}{error}\n",
+                code_span(name),
+                m.seq
+            );
+            if call.is_some_and(model::is_task)
+                && let Some(t) = model::task_child(msg)
+            {
+                let _ = writeln!(
+                    out,
+                    "Task session `{}` (profile {}, {} step{}); its own transcript: `eonyx sessions export {} --format markdown`\n",
+                    t.session,
+                    inline(&t.profile),
+                    t.steps,
+                    if t.steps == 1 { "" } else { "s" },
+                    t.session
+                );
+            }
+            let body = msg.content.transcript();
+            let cut = model::cut(&body);
+            fenced(out, "text", cut.shown);
+            if let Some((lines, bytes)) = cut.left_out {
+                let _ = writeln!(out, "*{}*\n", model::left_out_note(lines, bytes));
+            }
+        }
+    }
+}
+
+fn compaction(out: &mut String, s: &Session<'_>, c: &CompactionRecord) {
+    let rewound = if s.is_rewound(c.seq) {
+        " · rewound"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "## Compaction · #{}{rewound} · {} · {}\n\n{} → {} tokens. Messages before #{} are summarized below; from #{} on they were kept word for word.",
+        c.seq,
+        c.trigger.as_str(),
+        model::short_date(&c.ts),
+        c.tokens_before,
+        c.tokens_after,
+        c.first_kept_seq,
+        c.first_kept_seq
+    );
+    if !c.skills.is_empty() {
+        let _ = write!(
+            out,
+            " Skills kept loaded: {}.",
+            inline(&c.skills.join(", "))
+        );
+    }
+    if let Some(f) = &c.focus {
+        let _ = write!(out, " Focus: {}.", inline(f));
+    }
+    out.push_str("\n\n");
+    quote(out, &c.summary);
+}
+
+/// A message's own Markdown, kept as it is except that `<` outside code is
+/// escaped (so `Vec<String>` stays visible and `<pre>`, `<script>` or
+/// `<!--` cannot open a raw HTML block that runs to its closing tag), and a
+/// fence left open is closed.
+fn text(out: &mut String, t: &str) {
+    if t.trim().is_empty() {
+        return;
+    }
+    let mut open: Option<(char, usize)> = None;
+    // The backtick run of a code span still open (spans may cross lines
+    // within a paragraph).
+    let mut span: usize = 0;
+    for line in t.lines() {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        let fence = (indent < 4 && span == 0)
+            .then(|| fence_of(trimmed))
+            .flatten();
+        match (open, fence) {
+            (None, Some((ch, n))) => open = Some((ch, n)),
+            (Some((ch, n)), Some((c2, n2)))
+                if c2 == ch && n2 >= n && trimmed.trim_start_matches(ch).trim().is_empty() =>
+            {
+                open = None
+            }
+            (None, None) if indent < 4 => {
+                if trimmed.is_empty() {
+                    span = 0;
+                }
+                escape_angles(out, line, &mut span);
+                out.push('\n');
+                continue;
+            }
+            _ => {}
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some((ch, n)) = open {
+        out.extend(std::iter::repeat_n(ch, n));
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// `line` with every `<` outside a code span written `\<`; `span` is the
+/// backtick run of the code span open at its start (0: none) and at its end.
+fn escape_angles(out: &mut String, line: &str, span: &mut usize) {
+    let mut chars = line.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        if c == '`' {
+            let mut n = 1;
+            while chars.next_if(|(_, c)| *c == '`').is_some() {
+                n += 1;
+            }
+            out.extend(std::iter::repeat_n('`', n));
+            if *span == 0 {
+                *span = n;
+            } else if *span == n {
+                *span = 0;
+            }
+            continue;
+        }
+        if c == '<' && *span == 0 {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// The fence a line opens or closes: its character and length.
+fn fence_of(line: &str) -> Option<(char, usize)> {
+    let ch = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = line.chars().take_while(|c| *c == ch).count();
+    let info = &line[n..];
+    (n >= 3 && !(ch == '`' && info.contains('`'))).then_some((ch, n))
+}
+
+/// `body` in a backtick fence longer than any backtick run inside it.
+fn fenced(out: &mut String, info: &str, body: &str) {
+    let n = longest_run(body, '`').max(2) + 1;
+    let fence: String = "`".repeat(n);
+    let _ = writeln!(out, "{fence}{info}");
+    out.push_str(body);
+    if !body.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "{fence}\n");
+}
+
+/// Each line quoted (`> `): whatever the text holds ends with the quote.
+fn quote(out: &mut String, t: &str) {
+    for line in t.lines() {
+        if line.is_empty() {
+            out.push_str(">\n");
+        } else {
+            out.push_str("> ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+}
+
+fn longest_run(s: &str, ch: char) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for c in s.chars() {
+        if c == ch {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+/// Text for a heading or a sentence: one line, Markdown's punctuation
+/// escaped.
+fn inline(t: &str) -> String {
+    let mut o = String::with_capacity(t.len());
+    for c in t.chars() {
+        match c {
+            '\n' | '\r' => o.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '!' | '&' => {
+                o.push('\\');
+                o.push(c);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Text inside a single-backtick code span: a backtick cannot end it
+/// (replaced by `'`), and a line break is a space.
+fn code_span(t: &str) -> String {
+    t.replace('`', "'").replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_are_longer_than_any_backtick_run_inside() {
+        let mut out = String::new();
+        fenced(&mut out, "text", "a\n````\nb");
+        assert!(out.starts_with("`````text\n"), "{out}");
+        assert!(out.ends_with("\n`````\n\n"), "{out}");
+    }
+
+    #[test]
+    fn an_open_fence_is_closed_and_raw_html_blocks_are_escaped() {
+        let mut out = String::new();
+        text(&mut out, "see\n~~~~rust\nfn x() {}\n```\n");
+        assert!(out.ends_with("```\n~~~~\n\n"), "{out}");
+        let mut out = String::new();
+        text(&mut out, "<pre>\nx\n```\n<script>y</script>\n```\n");
+        assert!(out.starts_with("\\<pre>\n"), "{out}");
+        assert!(
+            out.contains("\n<script>y</script>\n"),
+            "inside a fence: {out}"
+        );
+        let mut out = String::new();
+        text(&mut out, "a Vec<String> and `Vec<u8>` and ``x ` <y>``");
+        assert_eq!(out, "a Vec\\<String> and `Vec<u8>` and ``x ` <y>``\n\n");
+    }
+}

@@ -1,0 +1,405 @@
+//! What both readable formats show, read once from a session's records:
+//! the header facts, the totals, which records a rewind left out, the tool
+//! call each result answers, and the chart's points and compaction marks
+//! (docs/session-format.md#readable-exports).
+
+use std::collections::HashMap;
+
+use eonyx_core::record::{Record, SessionHeader};
+use eonyx_core::timeline::Timeline;
+use eonyx_core::tool::TaskHeader;
+use eonyx_core::{CompactionTrigger, Message, Role, ToolCall, ToolName, Usage};
+use eonyx_store::SessionLog;
+
+use crate::Options;
+
+/// Tool results longer than this many characters are cut in the export.
+pub(crate) const RESULT_MAX_CHARS: usize = 4000;
+/// Tool results longer than this many lines are cut in the export.
+pub(crate) const RESULT_MAX_LINES: usize = 60;
+
+/// A session ready to render.
+pub(crate) struct Session<'a> {
+    pub header: &'a SessionHeader,
+    pub records: &'a [Record],
+    /// The current title (the header's, or the last rename).
+    pub title: &'a str,
+    /// The last message, compaction or rewind time (else `created`).
+    pub last_activity: &'a str,
+    timeline: Timeline,
+    calls: HashMap<&'a str, &'a ToolCall>,
+    pub totals: Totals,
+    pub chart: Chart,
+    pub opts: &'a Options,
+}
+
+/// Counts over the whole file (rewound records included: they happened).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Totals {
+    pub messages: u64,
+    pub rewound: u64,
+    /// Model requests (assistant messages).
+    pub requests: u64,
+    /// The usage the server reported, summed.
+    pub usage: Usage,
+    pub compactions: u64,
+    pub rewinds: u64,
+    pub tasks: u64,
+}
+
+/// One main request: the context it used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Point {
+    /// The seq of the assistant message it produced.
+    pub seq: u64,
+    pub tokens: u64,
+    /// No usage was reported: estimated from the text sent.
+    pub estimated: bool,
+    /// A later rewind left its reply out.
+    pub rewound: bool,
+}
+
+/// A compaction on the chart: it falls before point `before`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Mark {
+    pub seq: u64,
+    pub before: usize,
+    pub trigger: CompactionTrigger,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// The chart's data.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Chart {
+    pub points: Vec<Point>,
+    pub marks: Vec<Mark>,
+    pub window: Option<u64>,
+    pub threshold: Option<u64>,
+}
+
+impl<'a> Session<'a> {
+    /// `None` when the file has no session header.
+    pub fn new(log: &'a SessionLog, opts: &'a Options) -> Option<Self> {
+        let header = log.header.as_ref()?;
+        let mut title = header.title.as_str();
+        let mut last_activity = header.created.as_str();
+        let mut calls = HashMap::new();
+        let mut totals = Totals::default();
+        let timeline = log.timeline();
+        for r in &log.records {
+            match r {
+                Record::Title(t) => title = &t.title,
+                Record::Message(m) => {
+                    last_activity = &m.ts;
+                    totals.messages += 1;
+                    totals.rewound += u64::from(timeline.is_rewound(m.seq));
+                    for c in &m.message.tool_calls {
+                        calls.insert(c.id.as_str(), c);
+                        totals.tasks += u64::from(is_task(c));
+                    }
+                    if m.message.role == Role::Assistant {
+                        totals.requests += 1;
+                        if let Some(u) = &m.message.usage {
+                            add_usage(&mut totals.usage, u);
+                        }
+                    }
+                }
+                Record::Compaction(c) => {
+                    last_activity = &c.ts;
+                    totals.compactions += 1;
+                }
+                Record::Rewind(w) => {
+                    last_activity = &w.ts;
+                    totals.rewinds += u64::from(w.is_effective());
+                }
+                Record::Goal(g) => last_activity = &g.ts,
+                Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) => {}
+            }
+        }
+        let chart = chart(&log.records, &timeline, opts);
+        Some(Session {
+            header,
+            records: &log.records,
+            title,
+            last_activity,
+            timeline,
+            calls,
+            totals,
+            chart,
+            opts,
+        })
+    }
+
+    /// Whether a rewind left the record with this seq out.
+    pub fn is_rewound(&self, seq: u64) -> bool {
+        self.timeline.is_rewound(seq)
+    }
+
+    /// The call a tool result answers.
+    pub fn call_of(&self, m: &Message) -> Option<&'a ToolCall> {
+        m.tool_call_id
+            .as_deref()
+            .and_then(|id| self.calls.get(id).copied())
+    }
+}
+
+fn add_usage(sum: &mut Usage, u: &Usage) {
+    sum.prompt_tokens += u.prompt_tokens;
+    sum.completion_tokens += u.completion_tokens;
+    sum.cached_tokens += u.cached_tokens;
+    sum.cache_write_tokens += u.cache_write_tokens;
+    sum.reasoning_tokens += u.reasoning_tokens;
+}
+
+/// The context of each main request (the prompt tokens the server
+/// reported; where it reported none, the last known size plus an estimate
+/// of what was added since) and each compaction's place among them.
+fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
+    let cpt = if opts.chars_per_token.is_finite() && opts.chars_per_token > 0.0 {
+        opts.chars_per_token
+    } else {
+        4.0
+    };
+    let est = |chars: usize| (chars as f64 / cpt).ceil() as u64;
+    let mut out = Chart {
+        window: opts.window,
+        threshold: opts.threshold,
+        ..Chart::default()
+    };
+    // What the next request holds: the last known size and the estimate
+    // of the messages since.
+    let mut known = 0u64;
+    let mut since = 0u64;
+    for r in records {
+        match r {
+            Record::Message(m) => {
+                let chars = m.message.content.text_chars()
+                    + m.message
+                        .tool_calls
+                        .iter()
+                        .map(|c| c.name.len() + c.arguments_json().len())
+                        .sum::<usize>();
+                if m.message.role == Role::Assistant {
+                    let (tokens, estimated) = match m.message.usage {
+                        Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
+                        _ => (known + since, true),
+                    };
+                    out.points.push(Point {
+                        seq: m.seq,
+                        tokens,
+                        estimated,
+                        rewound: timeline.is_rewound(m.seq),
+                    });
+                    known = tokens
+                        + m.message
+                            .usage
+                            .map_or_else(|| est(chars), |u| u.completion_tokens);
+                    since = 0;
+                } else {
+                    since += est(chars);
+                }
+            }
+            Record::Compaction(c) => {
+                out.marks.push(Mark {
+                    seq: c.seq,
+                    before: out.points.len(),
+                    trigger: c.trigger,
+                    tokens_before: c.tokens_before,
+                    tokens_after: c.tokens_after,
+                });
+                known = c.tokens_after;
+                since = 0;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a call is a `task` call.
+pub(crate) fn is_task(c: &ToolCall) -> bool {
+    ToolName::parse(&c.name) == Some(ToolName::Task)
+}
+
+/// The child session a `task` result names.
+pub(crate) fn task_child(result: &Message) -> Option<TaskHeader> {
+    TaskHeader::from_result(&result.content.text())
+}
+
+/// What a message's reasoning says, one text per part, empty when it has
+/// none; both formats fold what it returns. Messages of this version hold
+/// no reasoning: when they do (issue 35's `Message::reasoning`), this is
+/// the one place that reads it (each part's readable text).
+pub(crate) fn reasoning(_m: &Message) -> Vec<String> {
+    Vec::new()
+}
+
+/// A tool call's arguments as indented JSON (the raw text when they are
+/// not JSON).
+pub(crate) fn pretty_args(c: &ToolCall) -> String {
+    match &c.arguments {
+        serde_json::Value::String(s) => s.clone(),
+        v => serde_json::to_string_pretty(v).unwrap_or_else(|_| c.arguments_json()),
+    }
+}
+
+/// A tool result as exported: at most [`RESULT_MAX_LINES`] lines and
+/// [`RESULT_MAX_CHARS`] characters, and what was left out.
+pub(crate) struct Cut<'t> {
+    pub shown: &'t str,
+    /// Lines and bytes left out, when cut.
+    pub left_out: Option<(usize, usize)>,
+}
+
+pub(crate) fn cut(text: &str) -> Cut<'_> {
+    let mut end = text.len();
+    if let Some((i, _)) = text.char_indices().nth(RESULT_MAX_CHARS) {
+        end = i;
+    }
+    if let Some((i, _)) = text[..end]
+        .match_indices('\n')
+        .nth(RESULT_MAX_LINES.saturating_sub(1))
+    {
+        end = i;
+    }
+    if end >= text.len() {
+        return Cut {
+            shown: text,
+            left_out: None,
+        };
+    }
+    let rest = &text[end..];
+    let lines = rest.trim_start_matches('\n').lines().count();
+    Cut {
+        shown: &text[..end],
+        left_out: Some((lines, rest.len())),
+    }
+}
+
+/// `…: 120 more lines (8 KB) left out; the JSONL export has all of it`.
+pub(crate) fn left_out_note(lines: usize, bytes: usize) -> String {
+    format!(
+        "… {lines} more line{} ({}) left out here; `eonyx sessions export ID` (JSONL) has all of it",
+        if lines == 1 { "" } else { "s" },
+        eonyx_core::message::human_bytes(bytes as u64)
+    )
+}
+
+/// `2026-07-05 09:15 UTC`, or the text as stored when it is not RFC 3339.
+pub(crate) fn short_date(ts: &str) -> String {
+    eonyx_core::time::parse_rfc3339(ts)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| ts.to_owned())
+}
+
+impl Session<'_> {
+    /// The header's facts, as label and value, in the order shown.
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let h = self.header;
+        let t = &self.totals;
+        let mut rows = vec![
+            ("id", h.id.to_string()),
+            (
+                "model",
+                h.model.clone().unwrap_or_else(|| "not recorded".into()),
+            ),
+            ("project", h.project.clone()),
+            ("directory", h.cwd.clone()),
+            ("created", short_date(&h.created)),
+            ("last activity", short_date(self.last_activity)),
+        ];
+        let mut messages = t.messages.to_string();
+        if t.rewound > 0 {
+            messages.push_str(&format!(" ({} left out by rewinds)", t.rewound));
+        }
+        rows.push(("messages", messages));
+        let u = &t.usage;
+        let mut tokens = format!(
+            "{} requests · prompt {} · completion {} · cached {}",
+            t.requests, u.prompt_tokens, u.completion_tokens, u.cached_tokens
+        );
+        if u.cache_write_tokens > 0 {
+            tokens.push_str(&format!(" · cache written {}", u.cache_write_tokens));
+        }
+        rows.push(("tokens", tokens));
+        if let Some(usd) = self.opts.cost_usd {
+            rows.push((
+                "cost",
+                format!(
+                    "{} (reported usage × configured prices, tasks included)",
+                    eonyx_core::cost::format_usd(usd)
+                ),
+            ));
+        }
+        rows.push(("compactions", t.compactions.to_string()));
+        if t.rewinds > 0 {
+            rows.push(("rewinds", t.rewinds.to_string()));
+        }
+        if t.tasks > 0 {
+            rows.push(("tasks", t.tasks.to_string()));
+        }
+        if let Some(f) = &h.forked_from {
+            rows.push(("forked from", format!("{} as of #{}", f.id, f.seq)));
+        }
+        if let Some(p) = &h.parent {
+            rows.push((
+                "task of",
+                format!(
+                    "{p} (call {}, profile {})",
+                    h.parent_call.as_deref().unwrap_or("?"),
+                    h.profile.as_deref().unwrap_or("?")
+                ),
+            ));
+        }
+        rows
+    }
+}
+
+/// A `/model` switch as one line: `Model switched to big, effort high`.
+pub(crate) fn model_line(m: &eonyx_core::ModelRecord) -> String {
+    match m.reasoning_effort {
+        Some(e) => format!("Model switched to {}, effort {}", m.key, e.as_str()),
+        None => format!("Model switched to {}", m.key),
+    }
+}
+
+/// What a goal record says to a reader: the goal set, or its new status
+/// with the evidence or reason; `None` for a continuation (the same goal,
+/// still active, one more turn used), which would only repeat it.
+pub(crate) fn goal_line(g: &eonyx_core::goal::GoalRecord) -> Option<String> {
+    use eonyx_core::goal::GoalStatus;
+    if g.status == GoalStatus::Active && g.turns_used > 0 {
+        return None;
+    }
+    let mut line = match g.status {
+        GoalStatus::Active => format!("Goal set: {}", g.text),
+        other => format!("Goal {}: {}", other.as_str().replace('_', " "), g.text),
+    };
+    if let Some(e) = &g.evidence {
+        line.push_str(&format!(" (evidence: {e})"));
+    }
+    if let Some(r) = &g.reason {
+        line.push_str(&format!(" ({r})"));
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_results_are_cut_at_a_line_or_a_char_limit_and_say_how_much() {
+        let short = "a\nb";
+        assert!(cut(short).left_out.is_none());
+        let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let c = cut(&many);
+        assert_eq!(c.shown.lines().count(), RESULT_MAX_LINES);
+        assert_eq!(c.left_out.map(|l| l.0), Some(100 - RESULT_MAX_LINES));
+        let wide = "é".repeat(RESULT_MAX_CHARS + 10);
+        let c = cut(&wide);
+        assert_eq!(c.shown.chars().count(), RESULT_MAX_CHARS);
+        assert_eq!(c.left_out, Some((1, 20)));
+    }
+}
