@@ -13,6 +13,11 @@ use serde_json::{Value, json};
 
 use crate::util::{Sandbox, fake_project, spawn_with_stdin, stderr, stdout};
 
+/// The model's call to read the project's `notes.txt`.
+pub(crate) fn read_notes() -> Reply {
+    Reply::tool_call("read_file", json!({"path": "notes.txt"}))
+}
+
 /// A sandbox whose `work` dir is a project (`eonyx.json`), with a config
 /// selecting the fake model (no retries, so failures are immediate).
 /// `memory.rs` and `skills.rs` add their own helpers in `impl Fx` blocks
@@ -31,6 +36,14 @@ impl Fx {
     pub(crate) fn replying(replies: impl IntoIterator<Item = Reply>) -> Self {
         let fx = Self::new();
         fx.fake.push_all(replies);
+        fx
+    }
+
+    /// [`Fx::new`] whose project has `notes.txt` holding `text` (the file
+    /// [`read_notes`] reads).
+    pub(crate) fn with_notes(text: &str) -> Self {
+        let fx = Self::new();
+        fx.sb.write("work/notes.txt", text);
         fx
     }
 
@@ -365,10 +378,9 @@ fn batch_stops_at_the_first_failed_turn_and_keeps_what_came_before() {
 
 #[test]
 fn json_events_for_a_turn_with_a_tool_call() {
-    let fx = Fx::new();
-    fx.sb.write("work/notes.txt", "alpha\nbeta\n");
+    let fx = Fx::with_notes("alpha\nbeta\n");
     fx.fake
-        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .push(read_notes())
         .push(Reply::text("Two lines: alpha and beta."));
     let o = fx.run(&["run", "--json", "read notes.txt"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));

@@ -14,10 +14,9 @@ use crate::util::{stderr, stdout};
 
 #[test]
 fn sigint_during_a_slow_reply_exits_130_and_the_session_resumes() {
-    let fx = Fx::new();
-    fx.sb.write("work/notes.txt", "content\n");
+    let fx = Fx::with_notes("content\n");
     fx.fake
-        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .push(read_notes())
         .push(Reply::text("too late").with_delay(Duration::from_secs(8)));
     let child = fx
         .cmd(&["run", "read it slowly"])

@@ -12,10 +12,9 @@ use crate::util::{Sandbox, stderr, stdout};
 
 #[test]
 fn read_file_tool_loop_sends_the_file_back_with_the_call_id() {
-    let fx = Fx::new();
-    fx.sb.write("work/notes.txt", "the secret number is 4242\n");
+    let fx = Fx::with_notes("the secret number is 4242\n");
     fx.fake
-        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_text("Reading."))
+        .push(read_notes().with_text("Reading."))
         .push(Reply::text("It is 4242."));
     let o = fx.run(&["run", "what is in notes.txt?"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
@@ -164,7 +163,7 @@ fn anthropic_tool_loop_marks_the_stable_prefix_for_caching() {
         .set("retries", 0)
         .write(Utf8Path::from_path(&sb.config).unwrap())
         .unwrap();
-    fake.push(Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+    fake.push(read_notes());
     fake.push(Reply::text("It says 42."));
 
     let out = run_with_stdin(

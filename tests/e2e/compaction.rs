@@ -213,6 +213,16 @@ pub(crate) fn first_compaction(server: &FakeServer) -> Option<usize> {
     Some(all[..i].iter().filter(|r| !r.is_summarizer()).count())
 }
 
+/// The fake with a `window`-token context window and [`echo_summary`] as
+/// its summarizer.
+pub(crate) fn summarizing_server(window: u64) -> FakeServer {
+    let server = FakeServer::start();
+    server
+        .set_context_window(Some(window))
+        .set_summarizer(echo_summary);
+    server
+}
+
 pub(crate) fn summarizer_requests(server: &FakeServer) -> Vec<RecordedRequest> {
     server
         .chat_requests()
@@ -226,10 +236,7 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
     const WINDOW: u64 = 8192;
     const THRESHOLD: f64 = 60.0;
     const KEEP: usize = 2;
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
+    let server = summarizing_server(WINDOW);
     let env = env_with(&windowed(openai(&server), WINDOW, THRESHOLD, KEEP));
     let mut lines: Vec<String> = (1..=60).map(|n| line(n, 720)).collect();
     lines[2] = format!(

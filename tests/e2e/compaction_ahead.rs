@@ -14,14 +14,33 @@ use crate::compaction::*;
 
 const WINDOW: u64 = 8192;
 
-/// Compacting at 60% of an 8192-token window, summaries written ahead from
-/// 50% (the default: ten points below), keeping two turns.
-fn ahead_env(server: &FakeServer, extra: &str) -> TestEnv {
-    env_with(
-        &windowed(openai(server), WINDOW, 60.0, 2)
+/// The fake with an 8192-token window and the echo summarizer, and an env
+/// against it compacting at 60%, summaries written ahead from 50% (the
+/// default: ten points below), keeping two turns; `extra` is more model
+/// TOML.
+fn ahead_setup(extra: &str) -> (FakeServer, TestEnv) {
+    let server = summarizing_server(WINDOW);
+    let env = env_with(
+        &windowed(openai(&server), WINDOW, 60.0, 2)
             .merge_model_toml(extra)
             .unwrap(),
-    )
+    );
+    (server, env)
+}
+
+/// Sends code-word lines `n + 1`, `n + 2`, … one a turn, each after the
+/// previous turn's answer, until a turn starts writing a summary ahead
+/// (before line `limit`); the number of that turn's line.
+fn until_draft_starts(run: &mut Paced, n: usize, limit: usize) -> usize {
+    for n in n + 1..limit {
+        run.send(&codeword_line(n)).unwrap();
+        let evs = run.wait_for(ended).unwrap();
+        assert_eq!(evs.last().unwrap()["type"], "turn_completed", "{evs:?}");
+        if evs.iter().any(is("summary_draft_started")) {
+            return n;
+        }
+    }
+    panic!("no summary was started ahead by line {limit}");
 }
 
 /// Turn `n`'s line: about 700 characters and a code word to retain.
@@ -124,12 +143,8 @@ fn summarizer_spans(server: &FakeServer) -> Vec<Span> {
 
 #[test]
 fn a_batch_fed_line_by_line_compacts_ahead_and_no_turn_waits_for_a_summary() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary)
-        .set_summarizer_delay(Duration::from_millis(200));
-    let env = ahead_env(&server, "");
+    let (server, env) = ahead_setup("");
+    server.set_summarizer_delay(Duration::from_millis(200));
     let lines: Vec<String> = (1..=30).map(codeword_line).collect();
     let (turns, events) = paced(&env, &server, &lines, &[]);
 
@@ -183,12 +198,8 @@ fn a_batch_fed_line_by_line_compacts_ahead_and_no_turn_waits_for_a_summary() {
 
 #[test]
 fn back_to_back_input_still_compacts_synchronously_and_loses_nothing() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary)
-        .set_summarizer_delay(Duration::from_millis(50));
-    let env = ahead_env(&server, "");
+    let (server, env) = ahead_setup("");
+    server.set_summarizer_delay(Duration::from_millis(50));
     let lines: Vec<String> = (1..=30).map(codeword_line).collect();
     let run = batch(&env, &lines, &[], &[]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
@@ -209,11 +220,7 @@ fn back_to_back_input_still_compacts_synchronously_and_loses_nothing() {
 
 #[test]
 fn with_ahead_percent_zero_a_paced_batch_waits_for_each_summary() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
-    let env = ahead_env(&server, "compaction.ahead_percent = 0");
+    let (server, env) = ahead_setup("compaction.ahead_percent = 0");
     let lines: Vec<String> = (1..=20).map(codeword_line).collect();
     let (turns, events) = paced(&env, &server, &lines, &[]);
     assert!(of_type(&events, "summary_draft_started").is_empty());
@@ -234,27 +241,15 @@ fn with_ahead_percent_zero_a_paced_batch_waits_for_each_summary() {
 
 #[test]
 fn a_draft_left_by_one_process_is_applied_by_the_next_run_continue() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
-    let env = ahead_env(&server, "");
+    let (server, env) = ahead_setup("");
     // Up to the first saved draft, before any compaction.
     let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
-    let mut sent = Vec::new();
-    for n in 1..=30 {
-        let l = codeword_line(n);
-        run.send(&l).unwrap();
-        sent.push(l);
-        let evs = run.wait_for(ended).unwrap();
-        assert!(!evs.iter().any(is("compaction")), "{evs:?}");
-        if evs.iter().any(is("summary_draft_started")) {
-            run.wait_for(is("summary_draft")).unwrap();
-            break;
-        }
-    }
+    let n = until_draft_starts(&mut run, 0, 31);
+    run.wait_for(is("summary_draft")).unwrap();
+    let mut sent: Vec<String> = (1..=n).map(codeword_line).collect();
     let (status, stderr, events) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
+    assert!(of_type(&events, "compaction").is_empty(), "{events:?}");
     let id = session_of(&events);
     let records = export(&env, &id);
     assert!(compactions(&records).is_empty());
@@ -294,15 +289,12 @@ fn a_draft_left_by_one_process_is_applied_by_the_next_run_continue() {
 
 #[test]
 fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
-    let server = FakeServer::start();
+    let (server, env) = ahead_setup("");
     server
-        .set_context_window(Some(WINDOW))
         // llama-server's /props with total_slots = 1 (the fake's default).
         .advertise_props(Some(WINDOW))
-        .set_summarizer(echo_summary)
         // Never finishes within the test: only a cancellation ends it.
         .set_summarizer_delay(Duration::from_secs(600));
-    let env = ahead_env(&server, "");
     let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
     let in_flight = |server: &FakeServer| {
         for _ in 0..4000 {
@@ -318,14 +310,7 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
     let mut cancelled = Vec::new();
     let mut n = 0;
     let last_draft = loop {
-        n += 1;
-        assert!(n < 30, "no summary was started ahead");
-        run.send(&codeword_line(n)).unwrap();
-        let evs = run.wait_for(ended).unwrap();
-        assert_eq!(evs.last().unwrap()["type"], "turn_completed", "{evs:?}");
-        if !evs.iter().any(is("summary_draft_started")) {
-            continue;
-        }
+        n = until_draft_starts(&mut run, n, 30);
         let draft = in_flight(&server);
         if cancelled.len() == 2 {
             break draft;
@@ -361,28 +346,15 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
 
 #[test]
 fn elsewhere_new_input_runs_alongside_the_draft_which_is_kept() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary)
-        .set_summarizer_delay(Duration::from_secs(2));
-    let env = ahead_env(&server, "");
+    let (server, env) = ahead_setup("");
+    server.set_summarizer_delay(Duration::from_secs(2));
     let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
-    let mut n = 0;
-    let at = loop {
-        n += 1;
-        assert!(n < 30, "no summary was started ahead");
-        run.send(&codeword_line(n)).unwrap();
-        let evs = run.wait_for(ended).unwrap();
-        if evs.iter().any(is("summary_draft_started")) {
-            while summarizer_spans(&server).is_empty() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let at = server.mark("input");
-            run.send(&codeword_line(n + 1)).unwrap();
-            break at;
-        }
-    };
+    let n = until_draft_starts(&mut run, 0, 30);
+    while summarizer_spans(&server).is_empty() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let at = server.mark("input");
+    run.send(&codeword_line(n + 1)).unwrap();
     run.wait_for(is("summary_draft")).unwrap();
     let (status, stderr, _) = run.finish().unwrap();
     assert!(status.success(), "{stderr}");
@@ -484,23 +456,10 @@ fn the_repl_prompt_shows_a_summary_being_written_then_ready_and_the_trigger_uses
 
 #[test]
 fn compact_without_a_focus_applies_the_draft_and_with_one_writes_a_fresh_summary() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
-    let env = ahead_env(&server, "");
+    let (server, env) = ahead_setup("");
     let mut run = Paced::spawn(&mut cmd(&env, &["--json"], &[])).unwrap();
-    let mut n = 0;
-    let mut until_draft = |run: &mut Paced| loop {
-        n += 1;
-        assert!(n < 40, "no summary was written ahead");
-        run.send(&codeword_line(n)).unwrap();
-        let evs = run.wait_for(ended).unwrap();
-        if evs.iter().any(is("summary_draft_started")) {
-            return run.wait_for(is("summary_draft")).unwrap().pop().unwrap();
-        }
-    };
-    let draft = until_draft(&mut run);
+    let n = until_draft_starts(&mut run, 0, 40);
+    let draft = run.wait_for(is("summary_draft")).unwrap().pop().unwrap();
     let asked = summarizer_requests(&server).len();
     run.send("/compact").unwrap();
     let c = run.wait_for(is("compaction")).unwrap().pop().unwrap();
@@ -512,7 +471,8 @@ fn compact_without_a_focus_applies_the_draft_and_with_one_writes_a_fresh_summary
     assert_eq!(c["first_kept_seq"], draft["first_kept_seq"]);
     assert_eq!(summarizer_requests(&server).len(), asked);
 
-    until_draft(&mut run);
+    until_draft_starts(&mut run, n, 40);
+    run.wait_for(is("summary_draft")).unwrap();
     let asked = summarizer_requests(&server).len();
     run.send("/compact the code words").unwrap();
     let c = run.wait_for(is("compaction")).unwrap().pop().unwrap();

@@ -3,7 +3,7 @@
 //! instruction, with fallbacks to the transcript summarizer.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
-use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply};
+use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply, TestEnv};
 use serde_json::{Value, json};
 
 use crate::compaction::*;
@@ -21,6 +21,28 @@ fn without_cache_control(v: &Value) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(without_cache_control).collect()),
         other => other.clone(),
     }
+}
+
+/// The window of the tests with a second summarizer model.
+const SMALL_WINDOW: u64 = 8192;
+
+/// An env compacting at 60% of [`SMALL_WINDOW`], keeping `keep` turns,
+/// whose summaries are written by a second model, `small` (named
+/// `small-model`), on the same fake.
+fn small_summarizer_env(server: &FakeServer, keep: usize) -> TestEnv {
+    let env = env_with(
+        &windowed(openai(server), SMALL_WINDOW, 60.0, keep)
+            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
+            .unwrap(),
+    );
+    let path = env.config_dir.join("config.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {SMALL_WINDOW}\nretries = 0\n",
+        server.base_url()
+    ));
+    std::fs::write(&path, text).unwrap();
+    env
 }
 
 /// The system prompt exactly as sent: Anthropic's `system` blocks, or
@@ -46,7 +68,7 @@ fn shared_prefix_compaction(anthropic: bool) {
         .set_context_window(Some(WINDOW))
         .set_summarizer(echo_summary)
         // The first turn reads a file, so tool messages are in the history.
-        .push(Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+        .push(crate::agent::read_notes());
     let base = if anthropic {
         FakeConfig::anthropic(&server.base_url()).set("retries", 0)
     } else {
@@ -225,31 +247,12 @@ fn a_refused_or_tool_calling_shared_summary_falls_back_to_the_transcript() {
 
 #[test]
 fn a_different_compaction_model_uses_the_transcript_summarizer() {
-    const WINDOW: u64 = 8192;
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(WINDOW))
-        .set_summarizer(echo_summary);
-    let env = env_with(
-        &windowed(openai(&server), WINDOW, 60.0, 2)
-            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
-            .unwrap(),
-    );
-    let path = env.config_dir.join("config.toml");
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str(&format!(
-        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {WINDOW}\nretries = 0\n",
-        server.base_url()
-    ));
-    std::fs::write(&path, text).unwrap();
+    let server = summarizing_server(SMALL_WINDOW);
+    let env = small_summarizer_env(&server, 2);
     let lines: Vec<String> = (1..=16).map(|n| line(n, 720)).collect();
     let run = batch(&env, &lines, &[], &[]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let sums: Vec<RecordedRequest> = server
-        .chat_requests()
-        .into_iter()
-        .filter(RecordedRequest::is_summarizer)
-        .collect();
+    let sums = summarizer_requests(&server);
     assert!(!sums.is_empty());
     assert!(sums.iter().all(|s| !s.is_shared_prefix_summarizer()));
     assert!(sums.iter().all(|s| s.model() == Some("small-model")));
@@ -347,24 +350,14 @@ fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
 /// the user is told; the transcript is never sent a second time.
 #[test]
 fn a_cut_transcript_summary_is_kept_and_never_asked_for_again() {
-    const WINDOW: u64 = 8192;
     let server = FakeServer::start();
-    server.set_context_window(Some(WINDOW)).set_summarizer(|_| {
-        Reply::text("## Active goal\nchat\n## Progress\nthe summary was cu")
-            .with_finish_reason("length")
-    });
-    let env = env_with(
-        &windowed(openai(&server), WINDOW, 60.0, 1)
-            .merge_top_toml("[compaction]\nmodel = \"small\"\n")
-            .unwrap(),
-    );
-    let path = env.config_dir.join("config.toml");
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str(&format!(
-        "\n[models.small]\nprovider = \"openai\"\nbase_url = \"{}\"\nname = \"small-model\"\ncontext_window = {WINDOW}\nretries = 0\n",
-        server.base_url()
-    ));
-    std::fs::write(&path, text).unwrap();
+    server
+        .set_context_window(Some(SMALL_WINDOW))
+        .set_summarizer(|_| {
+            Reply::text("## Active goal\nchat\n## Progress\nthe summary was cu")
+                .with_finish_reason("length")
+        });
+    let env = small_summarizer_env(&server, 1);
     let lines = [
         "first turn".to_owned(),
         "second turn".to_owned(),
@@ -372,11 +365,7 @@ fn a_cut_transcript_summary_is_kept_and_never_asked_for_again() {
     ];
     let run = batch(&env, &lines, &[], &[]);
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let sums: Vec<RecordedRequest> = server
-        .chat_requests()
-        .into_iter()
-        .filter(RecordedRequest::is_summarizer)
-        .collect();
+    let sums = summarizer_requests(&server);
     assert_eq!(sums.len(), 1, "the transcript was sent again");
     assert!(!sums[0].is_shared_prefix_summarizer());
     let records = export(&env, &run.session());

@@ -83,10 +83,7 @@ fn overflow_anthropic_prompt_too_long_is_learned() {
 
 #[test]
 fn a_message_larger_than_the_window_fails_cleanly() {
-    let server = FakeServer::start();
-    server
-        .set_context_window(Some(2048))
-        .set_summarizer(echo_summary);
+    let server = summarizing_server(2048);
     let env = env_with(&openai(&server));
     let lines = vec!["hello".to_owned(), line(2, 20_000)];
     let run = batch(&env, &lines, &[], &[]);

@@ -21,6 +21,7 @@ mod effective;
 mod export;
 mod goals;
 mod hooks;
+mod hooks_compaction;
 mod hooks_events;
 mod json_errors;
 mod keys;

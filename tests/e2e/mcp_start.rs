@@ -14,12 +14,30 @@ use crate::agent_repl::{prompt_count, start_repl};
 use crate::mcp::{server, tool_results, with_servers};
 use crate::util::{json_lines, stderr, stdout};
 
+/// A fixture with the server `first` (a TOML table) and a server `fine`
+/// that starts.
+fn beside_a_fine_server(first: &str) -> Fx {
+    with_servers(&format!("{first}{}", server("fine", &[], "")))
+}
+
+/// A command (for `sh -c`) that touches a file, then runs the test MCP
+/// server: the file, and the command.
+fn marking_server(fx: &Fx) -> (std::path::PathBuf, String) {
+    let marker = fx.sb.root.join("server-started");
+    let cmd = format!(
+        "touch '{}'; exec '{}'",
+        marker.display(),
+        test_mcp_bin().display()
+    );
+    (marker, cmd)
+}
+
 #[test]
 fn a_hanging_server_is_left_out_after_its_startup_timeout_and_the_run_goes_on() {
-    let fx = with_servers(&format!(
-        "{}{}",
-        server("slow", &["--hang-at-start"], "startup_timeout_secs = 1"),
-        server("fine", &[], "")
+    let fx = beside_a_fine_server(&server(
+        "slow",
+        &["--hang-at-start"],
+        "startup_timeout_secs = 1",
     ));
     fx.fake.push(Reply::text("answered anyway"));
     let o = fx.run(&["run", "hello"], "");
@@ -50,11 +68,7 @@ fn a_hanging_server_is_left_out_after_its_startup_timeout_and_the_run_goes_on() 
 
 #[test]
 fn a_required_server_that_cannot_start_stops_the_run_with_exit_1() {
-    let fx = with_servers(&format!(
-        "{}{}",
-        server("must", &["--fail-at-start"], "required = true"),
-        server("fine", &[], "")
-    ));
+    let fx = beside_a_fine_server(&server("must", &["--fail-at-start"], "required = true"));
     let o = fx.run(&["run", "hello"], "");
     assert_eq!(code(&o), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
@@ -85,12 +99,7 @@ fn a_required_server_that_cannot_start_stops_the_run_with_exit_1() {
 #[test]
 fn an_untrusted_project_cannot_start_a_server() {
     let fx = Fx::new();
-    let marker = fx.sb.root.join("server-started");
-    let cmd = format!(
-        "touch '{}'; exec '{}'",
-        marker.display(),
-        test_mcp_bin().display()
-    );
+    let (marker, cmd) = marking_server(&fx);
     let project = json!({"mcp_servers": {"proj": {"command": "sh", "args": ["-c", cmd]}}});
     fx.sb.write("work/eonyx.json", project.to_string());
     fx.fake.push(Reply::text("no tools for you"));
@@ -132,12 +141,7 @@ fn an_untrusted_project_cannot_start_a_server() {
 #[test]
 fn commands_that_need_no_model_start_no_server() {
     let fx = Fx::new();
-    let marker = fx.sb.root.join("server-started");
-    let cmd = format!(
-        "touch '{}'; exec '{}'",
-        marker.display(),
-        test_mcp_bin().display()
-    );
+    let (marker, cmd) = marking_server(&fx);
     let text = format!(
         "[mcp_servers.m]\ncommand = \"sh\"\nargs = [\"-c\", {}]\n",
         Value::String(cmd)
@@ -257,11 +261,11 @@ fn the_repl_asks_yes_no_always_for_mcp_tools() {
 
 #[test]
 fn ctrl_c_while_the_first_request_waits_for_a_server_stops_the_turn_not_the_repl() {
-    let fx = with_servers(&format!(
-        "{}{}",
+    let fx = beside_a_fine_server(&server(
+        "slow",
+        &["--hang-at-start"],
         // Far longer than the test: only Ctrl-C ends this wait.
-        server("slow", &["--hang-at-start"], "startup_timeout_secs = 600"),
-        server("fine", &[], "")
+        "startup_timeout_secs = 600",
     ));
     fx.fake.push(Reply::text("never asked"));
     let tmux = start_repl(&fx, |env, bin| {

@@ -9,7 +9,7 @@
 use eonyx_tests::Reply;
 
 use crate::agent::*;
-use crate::agent_repl::start_repl;
+use crate::agent_repl::{prompt_count, start_repl};
 use crate::attach::{PNG, PNG_URL, image_urls};
 use crate::repl::{LastNonEmpty as _, assert_no_escapes, idle, type_text};
 
@@ -108,7 +108,11 @@ fn bang_runs_a_command_without_the_model_and_status_shows_window_session_and_cac
 
     // `!` alone does nothing.
     tmux.send("!");
-    idle(&tmux, "the prompt after a lone !");
+    // The next prompt, not the first one before `!` was drawn: keys sent
+    // before it would be lost between the two editor lines.
+    tmux.wait_pane("the prompt after a lone !", |p| {
+        prompt_count(p) >= 2 && p.lines().last_non_empty().ends_with("%} >")
+    });
     tmux.send("!echo marker-$((40 + 2)); exit 4");
     let pane = tmux.wait_pane("the command's output", |p| {
         p.contains("\nmarker-42\n") && p.contains("exit status: 4; the model gets the command")

@@ -3,20 +3,21 @@
 //! closes.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, ClientCapabilities, ForkSessionRequest,
     ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
     ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionForkCapabilities,
-    SessionId as AcpSessionId, SessionInfo, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionModeRequest, SetSessionModeResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionForkCapabilities, SessionId as AcpSessionId, SessionInfo, SessionListCapabilities,
+    SessionResumeCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent as AgentRole, Client, Error, Stdio};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent as AgentRole, Client, Error, JsonRpcResponse, Stdio};
 use eonyx_agent::SessionChoice;
 use eonyx_core::SessionId;
 
@@ -81,13 +82,8 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
                     choice: SessionChoice::New,
                     replay: false,
                 };
-                let server = s2.clone();
-                s2.spawn(async move {
-                    let result = server
-                        .open(opening, &cx)
-                        .await
-                        .map(|s| NewSessionResponse::new(s.acp_id()).modes(s.modes()));
-                    respond_then(responder.respond_with_result(result), &server, &cx);
+                s2.open_and_respond(Ok(opening), responder, cx, |s| {
+                    NewSessionResponse::new(s.acp_id()).modes(s.modes())
                 });
                 Ok(())
             },
@@ -95,24 +91,12 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
         )
         .on_receive_request(
             async move |req: LoadSessionRequest, responder, cx| {
-                let server = s3.clone();
-                s3.spawn(async move {
-                    let result = match parse_id(&req.session_id) {
-                        Ok(id) => {
-                            let opening = Opening {
-                                cwd: req.cwd,
-                                mcp_servers: req.mcp_servers,
-                                choice: SessionChoice::Id(id),
-                                replay: true,
-                            };
-                            server
-                                .open(opening, &cx)
-                                .await
-                                .map(|s| LoadSessionResponse::new().modes(s.modes()))
-                        }
-                        Err(e) => Err(e),
-                    };
-                    respond_then(responder.respond_with_result(result), &server, &cx);
+                // The one difference from session/resume: the history is
+                // streamed before the answer.
+                let opening = stored(&req.session_id, req.cwd, req.mcp_servers)
+                    .map(|o| Opening { replay: true, ..o });
+                s3.open_and_respond(opening, responder, cx, |s| {
+                    LoadSessionResponse::new().modes(s.modes())
                 });
                 Ok(())
             },
@@ -120,24 +104,9 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
         )
         .on_receive_request(
             async move |req: ResumeSessionRequest, responder, cx| {
-                let server = s4.clone();
-                s4.spawn(async move {
-                    let result = match parse_id(&req.session_id) {
-                        Ok(id) => {
-                            let opening = Opening {
-                                cwd: req.cwd,
-                                mcp_servers: req.mcp_servers,
-                                choice: SessionChoice::Id(id),
-                                replay: false,
-                            };
-                            server
-                                .open(opening, &cx)
-                                .await
-                                .map(|s| ResumeSessionResponse::new().modes(s.modes()))
-                        }
-                        Err(e) => Err(e),
-                    };
-                    respond_then(responder.respond_with_result(result), &server, &cx);
+                let opening = stored(&req.session_id, req.cwd, req.mcp_servers);
+                s4.open_and_respond(opening, responder, cx, |s| {
+                    ResumeSessionResponse::new().modes(s.modes())
                 });
                 Ok(())
             },
@@ -235,6 +204,17 @@ fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
     })
 }
 
+/// How `session/load` and `session/resume` open the stored session an ACP
+/// id names (without replaying its history).
+fn stored(id: &AcpSessionId, cwd: PathBuf, mcp_servers: Vec<McpServer>) -> Result<Opening, Error> {
+    Ok(Opening {
+        cwd,
+        mcp_servers,
+        choice: SessionChoice::Id(parse_id(id)?),
+        replay: false,
+    })
+}
+
 impl Server {
     fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
         let handle = tokio::spawn(work);
@@ -259,6 +239,25 @@ impl Server {
                 ),
             )
         })
+    }
+
+    /// Open `opening` in a task of its own, answer with `reply` of the
+    /// opened session (or the error), then announce the commands.
+    fn open_and_respond<T: JsonRpcResponse + Send + 'static>(
+        self: &Arc<Self>,
+        opening: Result<Opening, Error>,
+        responder: Responder<T>,
+        cx: ConnectionTo<Client>,
+        reply: impl FnOnce(&Session) -> T + Send + 'static,
+    ) {
+        let server = self.clone();
+        self.spawn(async move {
+            let result = match opening {
+                Ok(opening) => server.open(opening, &cx).await.map(|s| reply(&s)),
+                Err(e) => Err(e),
+            };
+            respond_then(responder.respond_with_result(result), &server, &cx);
+        });
     }
 
     /// Open (new, load, resume) a session and keep it. An id open already

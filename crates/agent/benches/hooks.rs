@@ -9,14 +9,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use camino::Utf8PathBuf;
-use eonyx_agent::tools::AllowAll;
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, SessionChoice};
+use common::Dirs;
+use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 use eonyx_core::Role;
-use eonyx_core::paths::Env;
 use eonyx_core::provider::CancellationToken;
 use eonyx_tests::bench::{self, Samples};
 use eonyx_tests::{ScriptedProvider, Step};
@@ -33,6 +33,14 @@ fn provider() -> ScriptedProvider {
     .unrecorded()
 }
 
+/// Which hooks a bench agent's config has.
+#[derive(Clone, Copy)]
+enum Hooks {
+    /// `UserPromptSubmit`, `PreToolUse` and `PostToolUse` (`HOOKS`).
+    Three,
+    None,
+}
+
 const HOOKS: &str = r#"
 [[hooks.UserPromptSubmit]]
 hooks = [{ type = "command", command = "true" }]
@@ -44,42 +52,21 @@ matcher = "read_file"
 hooks = [{ type = "command", command = "true" }]
 "#;
 
-/// A fresh agent in temp dirs; `hooks` adds the three hooks.
-async fn agent(root: &camino::Utf8Path, hooks: bool) -> Agent {
-    let (config, home, project, data) = (
-        root.join("config"),
-        root.join("home"),
-        root.join("project"),
-        root.join("data"),
-    );
-    for d in [&config, &home, &project] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::write(project.join("eonyx.json"), "{}\n").unwrap();
-    std::fs::write(project.join("notes.md"), "# Notes\n\nThe parser changed.\n").unwrap();
-    let mut toml = "model = \"bench\"\n[models.bench]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nname = \"bench-model\"\ncontext_window = 1000000\n".to_owned();
-    if hooks {
-        toml.push_str(HOOKS);
-    }
-    std::fs::write(config.join("config.toml"), toml).unwrap();
-    let env = Env::from_pairs([
-        ("HOME", home.as_str()),
-        ("EONYX_DATA_DIR", data.as_str()),
-        ("EONYX_CONFIG_DIR", config.as_str()),
-    ]);
-    let opts = AgentOptions {
-        cwd: project.clone(),
-        env,
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: Some(Arc::new(AllowAll)),
-        provider: Some(Arc::new(provider())),
-        mcp: None,
-        mcp_servers: Vec::new(),
-        sandbox_helper: None,
-    };
-    Agent::open(opts, SessionChoice::New).await.unwrap()
+/// A fresh agent in temp dirs under `root`; `hooks` adds the three hooks.
+async fn agent(root: &camino::Utf8Path, hooks: Hooks) -> Agent {
+    let dirs = Dirs::create(root, root.join("data"));
+    std::fs::write(
+        dirs.project.join("notes.md"),
+        "# Notes\n\nThe parser changed.\n",
+    )
+    .unwrap();
+    dirs.write_config(match hooks {
+        Hooks::Three => HOOKS,
+        Hooks::None => "",
+    });
+    Agent::open(dirs.options(provider()), SessionChoice::New)
+        .await
+        .unwrap()
 }
 
 async fn turn(agent: &mut Agent, i: usize, hook_runs: &mut usize) -> Duration {
@@ -109,8 +96,8 @@ fn main() {
         .build()
         .unwrap();
     let (with, without) = rt.block_on(async {
-        let mut hooked = agent(&root.join("hooked"), true).await;
-        let mut plain = agent(&root.join("plain"), false).await;
+        let mut hooked = agent(&root.join("hooked"), Hooks::Three).await;
+        let mut plain = agent(&root.join("plain"), Hooks::None).await;
         let (mut with, mut without) = (Samples::default(), Samples::default());
         let (mut runs, mut none) = (0, 0);
         for i in 0..3 {

@@ -15,13 +15,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_agent::tools::AllowAll;
-use eonyx_agent::{Agent, AgentEvent, AgentOptions, SessionChoice};
-use eonyx_core::paths::Env;
+use common::Dirs;
+use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::record::{FORMAT_VERSION, MessageRecord, Record, SessionHeader};
 use eonyx_core::{Message, SessionId, Usage};
@@ -134,40 +134,15 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         None => tempfile::tempdir().unwrap(),
     };
     let data = Utf8PathBuf::from_path_buf(data_tmp.path().join("data")).unwrap();
-    let (config, home, project) = (root.join("config"), root.join("home"), root.join("project"));
-    for d in [&config, &home, &project] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::write(project.join("eonyx.json"), "{}\n").unwrap();
+    let dirs = Dirs::create(&root, data);
     std::fs::write(
-        project.join("AGENTS.md"),
+        dirs.project.join("AGENTS.md"),
         "# Project\n\nRun `cargo test` before you finish.\n",
     )
     .unwrap();
-    std::fs::write(
-        config.join("config.toml"),
-        "model = \"bench\"\n[models.bench]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\nname = \"bench-model\"\ncontext_window = 1000000\n",
-    )
-    .unwrap();
-    let id = write_session(&data, &project);
-
-    let env = Env::from_pairs([
-        ("HOME", home.as_str()),
-        ("EONYX_DATA_DIR", data.as_str()),
-        ("EONYX_CONFIG_DIR", config.as_str()),
-    ]);
-    let opts = AgentOptions {
-        cwd: project.clone(),
-        env,
-        model: None,
-        profile: None,
-        permissions: eonyx_agent::tools::Permissions::NONE,
-        approver: Some(Arc::new(AllowAll)),
-        provider: Some(Arc::new(instant())),
-        mcp: None,
-        mcp_servers: Vec::new(),
-        sandbox_helper: None,
-    };
+    dirs.write_config("");
+    let id = write_session(&dirs.data, &dirs.project);
+    let opts = dirs.options(instant());
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -271,11 +271,11 @@ mod tests {
         let missing = AgentError::from(StoreError::NotFound { id });
         assert!(missing.to_string().starts_with("no session "), "{missing}");
         assert_eq!(missing.class(), "not_found");
-        let io = AgentError::from(StoreError::Io {
+        let io = AgentError::from(StoreError::Io(eonyx_store::IoFailure {
             action: "append to",
             path: "/d/s.jsonl".into(),
             source: std::io::Error::other("disk full"),
-        });
+        }));
         assert!(
             io.to_string()
                 .starts_with("cannot save to the session file, so the turn was stopped: "),

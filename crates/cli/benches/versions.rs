@@ -5,10 +5,12 @@
 //! interleaved so a change in machine load hits both. The older binary is
 //! `EONYX_BENCH_BASELINE_BIN` (for example a release build of the commit
 //! before a refactor); without it the bench says so and measures nothing.
+//! `EONYX_BENCH_OURS_BIN` replaces this build with another binary (two
+//! commits compared, neither of them this one).
 //! Goal: within 1.05× (a change of structure costs no time).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use eonyx_tests::bench::{self, Line, Samples};
@@ -32,7 +34,8 @@ fn main() -> Result<()> {
         )
         .into());
     }
-    let ours_bin = Path::new(env!("CARGO_BIN_EXE_eonyx"));
+    let ours_bin = std::env::var_os("EONYX_BENCH_OURS_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_eonyx")), PathBuf::from);
     let server = FakeServer::start();
     server.set_default_reply(Reply::text(
         "The quick brown fox jumps over the lazy dog. ".repeat(90),
@@ -44,12 +47,16 @@ fn main() -> Result<()> {
     let mut base: Vec<Duration> = Vec::new();
     for _ in 0..4 {
         base.extend(run_turns(&baseline, &env, PROMPT, turns / 4)?.0);
-        ours.extend(run_turns(ours_bin, &env, PROMPT, turns / 4)?.0);
+        ours.extend(run_turns(&ours_bin, &env, PROMPT, turns / 4)?.0);
     }
     println!(
         "{}",
         Line::timed(
-            format!("own time per turn vs {} (same fake)", baseline.display()),
+            format!(
+                "own time per turn: {} vs {} (same fake)",
+                ours_bin.display(),
+                baseline.display()
+            ),
             Samples(ours).median(),
             Samples(base).median(),
             "≤ 1.05×",

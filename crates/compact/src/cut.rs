@@ -43,6 +43,19 @@ pub(crate) fn mark_if_cut(mut resp: ChatResponse) -> ChatResponse {
     resp
 }
 
+/// Send a summarizer request (its stream unread) until `cancel` fires
+/// (`None`: cancelled before it finished).
+pub(crate) async fn send(
+    provider: &dyn Provider,
+    req: &ChatRequest,
+    cancel: &CancellationToken,
+) -> Option<Result<ChatResponse, ProviderError>> {
+    let mut ignore = |_ev| {};
+    cancel
+        .run_until_cancelled(provider.send(req, &mut ignore))
+        .await
+}
+
 /// When `resp` was cut by the output cap, ask once for a shorter summary
 /// with the same request plus a note (its prefix is what the provider just
 /// cached); a second cut is kept marked, and a retry that fails keeps the
@@ -56,12 +69,7 @@ pub(crate) async fn retry_shorter_if_cut(
     if resp.finish_reason != Some(FinishReason::Length) {
         return Ok(resp);
     }
-    let again = shorter(req);
-    let mut ignore = |_ev| {};
-    match cancel
-        .run_until_cancelled(provider.send(&again, &mut ignore))
-        .await
-    {
+    match send(provider, &shorter(req), cancel).await {
         None | Some(Err(ProviderError::Cancelled)) => Err(CompactError::Cancelled),
         Some(Err(_)) => Ok(mark_if_cut(resp)),
         Some(Ok(r)) if r.message.content.text().trim().is_empty() => Ok(mark_if_cut(resp)),

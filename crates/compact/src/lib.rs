@@ -63,8 +63,8 @@ pub use view::{ContextView, PushOutcome};
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
-    ChatRequest, CompactionConfig, CompactionMode, CompactionRecord, CompactionTrigger, Provider,
-    ProviderError, Role,
+    ChatRequest, ChatResponse, CompactionConfig, CompactionMode, CompactionRecord,
+    CompactionTrigger, Provider, ProviderError, Role,
 };
 
 /// Why a compaction failed. Nothing was written in any case.
@@ -138,6 +138,19 @@ fn note_pinned(req: &mut ChatRequest, pinned: Pinned) {
         t.push('\n');
         t.push_str(eonyx_core::goal::PINNED_NOTE);
     }
+}
+
+/// Send the summarizer request `req`, with the pinned note, cancelled with
+/// `cancel` (`None`: cancelled before it finished).
+async fn ask_summarizer(
+    provider: &dyn Provider,
+    req: &mut ChatRequest,
+    pinned: Pinned,
+    cancel: &CancellationToken,
+) -> Option<Result<ChatResponse, ProviderError>> {
+    note_pinned(req, pinned);
+    req.cancel = cancel.child_token();
+    cut::send(provider, req, cancel).await
 }
 
 /// Run the summarizer for `plan` and build the compaction record to persist
@@ -223,13 +236,7 @@ async fn summarize_shared(
             next.messages.len() + 1 - req.messages.len()
         ));
     }
-    note_pinned(&mut req, input.pinned);
-    req.cancel = cancel.child_token();
-    let mut ignore = |_ev| {};
-    let sent = cancel
-        .run_until_cancelled(provider.send(&req, &mut ignore))
-        .await;
-    let sent = match sent {
+    let sent = match ask_summarizer(provider, &mut req, input.pinned, cancel).await {
         // A summary cut at the output cap is asked for once more, shorter
         // (the same request with a note appended: the cache still holds it).
         Some(Ok(r)) => match cut::retry_shorter_if_cut(provider, &req, r, cancel).await {
@@ -278,13 +285,7 @@ async fn summarize_transcript(
         input.window,
         input.estimator,
     );
-    note_pinned(&mut req, input.pinned);
-    req.cancel = cancel.child_token();
-    let mut ignore = |_ev| {};
-    let sent = cancel
-        .run_until_cancelled(provider.send(&req, &mut ignore))
-        .await;
-    let resp = match sent {
+    let resp = match ask_summarizer(provider, &mut req, input.pinned, cancel).await {
         None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,

@@ -25,13 +25,8 @@ pub enum StoreError {
     )]
     Unreadable { id: SessionId, reason: String },
 
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: Utf8PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoFailure),
 
     #[error(
         "cannot rewind session {id} to #{to_seq}: its last record is #{last_seq}; give a seq from `eonyx sessions show {id}`"
@@ -58,6 +53,35 @@ pub enum StoreError {
     NotUtf8 { path: String },
 }
 
+/// A file operation that failed: what was being done, to which path, and
+/// the system's error. The store's and the memory files' errors carry it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {path}: {source}")]
+pub struct IoFailure {
+    pub action: &'static str,
+    pub path: Utf8PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl IoFailure {
+    /// For `map_err`: the failure of `action` on `path`, as the error `E`
+    /// that carries it.
+    pub(crate) fn of<E: From<IoFailure>>(
+        action: &'static str,
+        path: impl Into<Utf8PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> E {
+        let path = path.into();
+        move |source| {
+            E::from(IoFailure {
+                action,
+                path,
+                source,
+            })
+        }
+    }
+}
+
 fn holder(pid: Option<u32>) -> String {
     match pid {
         Some(pid) => format!("process {pid}"),
@@ -70,12 +94,7 @@ impl StoreError {
         action: &'static str,
         path: impl Into<Utf8PathBuf>,
     ) -> impl FnOnce(std::io::Error) -> StoreError {
-        let path = path.into();
-        move |source| StoreError::Io {
-            action,
-            path,
-            source,
-        }
+        IoFailure::of(action, path)
     }
 
     /// True for [`StoreError::NotFound`].

@@ -65,7 +65,7 @@ use eonyx_core::SessionId;
 use eonyx_core::record::{FORMAT_VERSION, SessionHeader};
 
 pub use doctor::{DoctorFile, DoctorReport, DoctorStatus};
-pub use error::StoreError;
+pub use error::{IoFailure, StoreError};
 pub use file_history::{FileHistory, PendingRewind, sha256_hex};
 pub use fork::Forked;
 /// Private (0700 / 0600) directories and files, also for the cli's REPL history.

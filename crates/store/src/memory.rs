@@ -29,6 +29,7 @@ use std::io::{Read, Write};
 use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::memory::{MemoryEntry, MemoryScope, contains_secret};
 
+use crate::IoFailure;
 use crate::fsutil::{atomic_write, create_private_dir, private_options, sync_dir};
 
 /// Name of the memory directory under the data dir.
@@ -42,13 +43,8 @@ const ID_ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
 /// What went wrong with memory. Messages say what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        action: &'static str,
-        path: Utf8PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoFailure),
     #[error("a memory entry needs some text")]
     Empty,
     #[error(
@@ -60,31 +56,18 @@ pub enum MemoryError {
 }
 
 fn io(action: &'static str, path: &Utf8Path) -> impl FnOnce(std::io::Error) -> MemoryError {
-    let path = path.to_path_buf();
-    move |source| MemoryError::Io {
-        action,
-        path,
-        source,
-    }
+    IoFailure::of(action, path)
 }
 
 impl From<crate::StoreError> for MemoryError {
     fn from(e: crate::StoreError) -> Self {
         match e {
-            crate::StoreError::Io {
-                action,
-                path,
-                source,
-            } => MemoryError::Io {
-                action,
-                path,
-                source,
-            },
-            other => MemoryError::Io {
+            crate::StoreError::Io(failure) => MemoryError::Io(failure),
+            other => MemoryError::Io(IoFailure {
                 action: "write",
                 path: Utf8PathBuf::new(),
                 source: std::io::Error::other(other.to_string()),
-            },
+            }),
         }
     }
 }

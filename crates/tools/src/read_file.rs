@@ -41,7 +41,11 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
         ));
     }
     let resolved = resolve_approved(ToolName::ReadFile, &args.path, env).await?;
-    let max_bytes = env.ctx.max_read_bytes.max(1);
+    let window = Window {
+        offset,
+        limit,
+        max_bytes: env.ctx.max_read_bytes.max(1),
+    };
     let cancel = env.cancel.clone();
     let path = resolved.path.clone();
     let out = match env.ctx.files.clone() {
@@ -54,18 +58,11 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
             })?;
             let len = text.len() as u64;
             let source = std::io::Cursor::new(text.into_bytes());
-            read_from(source, len, &shown, offset, limit, max_bytes, &cancel)?
+            read_from(source, len, &shown, window, &cancel)?
         }
         _ => {
             blocking(env.cancel, move || {
-                read(
-                    &resolved.path,
-                    &resolved.display(),
-                    offset,
-                    limit,
-                    max_bytes,
-                    &cancel,
-                )
+                read(&resolved.path, &resolved.display(), window, &cancel)
             })
             .await?
         }
@@ -77,12 +74,19 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     Ok(out)
 }
 
-fn read(
-    path: &camino::Utf8Path,
-    shown: &str,
+/// Which lines a call shows: from line `offset` (1-based), at most `limit`
+/// lines and `max_bytes` bytes.
+#[derive(Clone, Copy)]
+struct Window {
     offset: u64,
     limit: Option<u64>,
     max_bytes: u64,
+}
+
+fn read(
+    path: &camino::Utf8Path,
+    shown: &str,
+    window: Window,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let meta = metadata(
@@ -97,7 +101,7 @@ fn read(
         )));
     }
     let file = File::open(path).map_err(|e| ToolError::io("cannot open", shown, e))?;
-    read_from(file, meta.len(), shown, offset, limit, max_bytes, cancel)
+    read_from(file, meta.len(), shown, window, cancel)
 }
 
 /// [`read`]'s work on any source of `len` bytes (a file, or the text an
@@ -106,11 +110,14 @@ fn read_from(
     source: impl Read,
     len: u64,
     shown: &str,
-    offset: u64,
-    limit: Option<u64>,
-    max_bytes: u64,
+    window: Window,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
+    let Window {
+        offset,
+        limit,
+        max_bytes,
+    } = window;
     let mut reader = BufReader::with_capacity(64 * 1024, source);
 
     let mut head = Vec::with_capacity(SNIFF_BYTES);
@@ -250,6 +257,11 @@ mod tests {
     use super::super::test_support::*;
     use super::super::*;
 
+    /// Calls `read_file` with `args`.
+    async fn read(f: &Fixture, args: serde_json::Value) -> ToolOutput {
+        f.run("read_file", args).await
+    }
+
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
     }
@@ -258,7 +270,7 @@ mod tests {
     async fn whole_file_with_line_numbers() {
         let f = Fixture::new();
         f.write("a.txt", "alpha\r\nbeta\ngamma");
-        let out = f.run("read_file", json!({"path": "a.txt"})).await;
+        let out = read(&f, json!({"path": "a.txt"})).await;
         assert!(!out.is_error, "{}", out.text);
         assert_eq!(out.text, "    1\talpha\n    2\tbeta\n    3\tgamma\n");
     }
@@ -267,23 +279,13 @@ mod tests {
     async fn offset_and_limit_select_a_window_and_say_how_to_continue() {
         let f = Fixture::new();
         f.write("n.txt", numbered(10));
-        let out = f
-            .run(
-                "read_file",
-                json!({"path": "n.txt", "offset": 3, "limit": 2}),
-            )
-            .await;
+        let out = read(&f, json!({"path": "n.txt", "offset": 3, "limit": 2})).await;
         assert_eq!(
             out.text,
             "   3\tline 3\n   4\tline 4\n[more lines follow; continue with offset=5]\n"
         );
         // Numbers given as strings (some models do that) work too.
-        let out = f
-            .run(
-                "read_file",
-                json!({"path": "n.txt", "offset": "9", "limit": "5"}),
-            )
-            .await;
+        let out = read(&f, json!({"path": "n.txt", "offset": "9", "limit": "5"})).await;
         assert_eq!(out.text, "   9\tline 9\n  10\tline 10\n");
     }
 
@@ -291,22 +293,16 @@ mod tests {
     async fn bad_windows_are_explained() {
         let f = Fixture::new();
         f.write("n.txt", numbered(3));
-        let out = f
-            .run("read_file", json!({"path": "n.txt", "offset": 7}))
-            .await;
+        let out = read(&f, json!({"path": "n.txt", "offset": 7})).await;
         assert!(out.is_error);
         assert_eq!(
             out.text,
             "offset 7 is past the end of n.txt, which has 3 lines"
         );
-        let out = f
-            .run("read_file", json!({"path": "n.txt", "offset": 0}))
-            .await;
+        let out = read(&f, json!({"path": "n.txt", "offset": 0})).await;
         assert!(out.is_error);
         assert!(out.text.contains("offset is 1-based"));
-        let out = f
-            .run("read_file", json!({"path": "n.txt", "limit": -2}))
-            .await;
+        let out = read(&f, json!({"path": "n.txt", "limit": -2})).await;
         assert!(out.is_error);
         assert!(
             out.text.starts_with("invalid arguments for read_file"),
@@ -319,7 +315,7 @@ mod tests {
     async fn binary_files_are_refused_with_a_note() {
         let f = Fixture::new();
         f.write("img.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
-        let out = f.run("read_file", json!({"path": "img.png"})).await;
+        let out = read(&f, json!({"path": "img.png"})).await;
         assert!(out.is_error);
         assert_eq!(
             out.text,
@@ -331,16 +327,16 @@ mod tests {
     async fn missing_files_directories_and_empty_files() {
         let f = Fixture::new();
         f.write("dir/x", "");
-        let out = f.run("read_file", json!({"path": "nope.rs"})).await;
+        let out = read(&f, json!({"path": "nope.rs"})).await;
         assert!(out.is_error);
         assert_eq!(
             out.text,
             "nope.rs: no such file; check the path with list_dir"
         );
-        let out = f.run("read_file", json!({"path": "dir"})).await;
+        let out = read(&f, json!({"path": "dir"})).await;
         assert!(out.is_error);
         assert!(out.text.contains("is a directory; use list_dir"));
-        let out = f.run("read_file", json!({"path": "dir/x"})).await;
+        let out = read(&f, json!({"path": "dir/x"})).await;
         assert!(!out.is_error);
         assert_eq!(out.text, "dir/x is empty");
     }
@@ -350,7 +346,7 @@ mod tests {
         let mut f = Fixture::new();
         f.ctx.max_read_bytes = 100;
         f.write("big.txt", numbered(1000));
-        let out = f.run("read_file", json!({"path": "big.txt"})).await;
+        let out = read(&f, json!({"path": "big.txt"})).await;
         assert!(!out.is_error);
         let lines: Vec<_> = out.text.lines().collect();
         // 7-8 bytes per line: about 13 lines fit in 100 bytes.
@@ -373,7 +369,7 @@ mod tests {
         );
         // One giant line is not held in memory either.
         f.write("one.txt", format!("{}\nnext\n", "x".repeat(10_000)));
-        let out = f.run("read_file", json!({"path": "one.txt"})).await;
+        let out = read(&f, json!({"path": "one.txt"})).await;
         assert!(out.text.len() < 300, "{}", out.text.len());
         assert!(
             out.text
@@ -386,9 +382,7 @@ mod tests {
             "{}",
             out.text
         );
-        let out = f
-            .run("read_file", json!({"path": "one.txt", "offset": 2}))
-            .await;
+        let out = read(&f, json!({"path": "one.txt", "offset": 2})).await;
         assert_eq!(out.text, "    2\tnext\n");
     }
 
@@ -396,7 +390,7 @@ mod tests {
     async fn invalid_utf8_is_shown_lossily() {
         let f = Fixture::new();
         f.write("latin1.txt", b"caf\xe9\n");
-        let out = f.run("read_file", json!({"path": "latin1.txt"})).await;
+        let out = read(&f, json!({"path": "latin1.txt"})).await;
         assert_eq!(out.text, "    1\tcaf\u{fffd}\n");
     }
 

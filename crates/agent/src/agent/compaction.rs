@@ -166,35 +166,15 @@ impl Agent {
             ))
     }
 
-    /// Compact so that the whole next request aims at `target` tokens
-    /// ([`Agent::compact_steps`]), then run the `PostCompact` and
-    /// `SessionStart` (`compact`) hooks when a compaction was applied.
-    pub(super) async fn compact_with(
-        &mut self,
-        trigger: CompactionTrigger,
-        focus: Option<&str>,
-        target: u64,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<Option<CompactionRecord>, AgentError> {
-        let record = self
-            .compact_steps(trigger, focus, target, sink, cancel)
-            .await?;
-        if let Some(r) = &record {
-            self.post_compact_hooks(trigger, &r.summary, sink, cancel)
-                .await?;
-        }
-        Ok(record)
-    }
-
-    /// Compact so that the whole next request aims at `target` tokens.
-    /// `Ok(None)`: collapsing older tool results made enough room, no
-    /// summary was needed.
+    /// Compact so that the whole next request aims at `target` tokens, then
+    /// run the `PostCompact` and `SessionStart` (`compact`) hooks when a
+    /// compaction was applied. `Ok(None)`: collapsing older tool results
+    /// made enough room, no summary was needed.
     ///
     /// Without a focus, a summary written ahead that fits is applied first
     /// (no summarizer call); if the request is still past the trigger (for
     /// an overflow: past `target`) an ordinary compaction follows.
-    async fn compact_steps(
+    pub(super) async fn compact_with(
         &mut self,
         trigger: CompactionTrigger,
         focus: Option<&str>,
@@ -230,7 +210,7 @@ impl Agent {
                 }
             }
         }
-        let plan = self.plan_compaction(trigger, self.overhead_tokens(), budget(self))?;
+        let mut plan = self.plan_compaction(trigger, self.overhead_tokens(), budget(self))?;
         if focus.is_none()
             && let Some(saved) = self.apply_draft(trigger, &plan, sink)?
         {
@@ -241,29 +221,32 @@ impl Agent {
                 CompactionTrigger::Overflow => target,
                 _ => self.compaction.trigger.ceiling(),
             };
-            if self.estimate_next() < enough {
-                self.after_compaction(sink);
-                return Ok(Some(saved));
-            }
-            sink(AgentEvent::Debug(
-                "compaction: the request is still past the trigger after applying the summary written ahead; compacting again".to_owned(),
-            ));
-            let plan = match self.plan_compaction(trigger, self.overhead_tokens(), budget(self)) {
-                Ok(p) => p,
-                Err(AgentError::NothingToCompact) => {
+            let again = if self.estimate_next() < enough {
+                None
+            } else {
+                sink(AgentEvent::Debug(
+                    "compaction: the request is still past the trigger after applying the summary written ahead; compacting again".to_owned(),
+                ));
+                match self.plan_compaction(trigger, self.overhead_tokens(), budget(self)) {
+                    Ok(p) => Some(p),
+                    Err(AgentError::NothingToCompact) => None,
+                    Err(e) => return Err(e),
+                }
+            };
+            match again {
+                Some(p) => plan = p,
+                None => {
                     self.after_compaction(sink);
+                    self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
+                        .await?;
                     return Ok(Some(saved));
                 }
-                Err(e) => return Err(e),
-            };
-            return self
-                .summarize(trigger, focus, plan, sink, cancel)
-                .await
-                .map(Some);
+            }
         }
-        self.summarize(trigger, focus, plan, sink, cancel)
-            .await
-            .map(Some)
+        let saved = self.summarize(trigger, focus, plan, sink, cancel).await?;
+        self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
+            .await?;
+        Ok(Some(saved))
     }
 
     /// The compaction from the newest summary written ahead, when it builds

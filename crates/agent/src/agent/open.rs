@@ -14,7 +14,7 @@ use eonyx_tools::ToolContext;
 
 use super::mcp::{McpState, wait_required};
 use super::parts::{Inherit, Models, Parts, approver};
-use super::session::{Memory, Opened, open_session};
+use super::session::{Memory, Opened, load, open_session};
 use super::skills::SkillList;
 use super::switch::restore_switch;
 use super::{Agent, AgentOptions, SessionChoice};
@@ -273,30 +273,20 @@ impl Agent {
     /// Rebuild the view of the current session from its file, as a resume
     /// would (after a rewind): the same bytes a resumed session sends.
     pub(super) fn reload_view(&mut self) -> Result<(), AgentError> {
-        let effective = self.store.load_effective(self.session_id())?;
-        let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
-        let skills_in_use = effective
-            .compaction
-            .as_ref()
-            .map(|c| c.skills.clone())
-            .unwrap_or_default();
-        self.view = ContextView::from_effective(
-            &self.config.compaction,
-            self.config.tools.output_cap_bytes,
-            effective.compaction.as_ref(),
-            effective.messages,
-        );
+        let loaded = load(&self.store, self.session_id(), &self.config)?;
+        self.view = loaded.view;
         // The compaction in force and the draft after it as of the rewind
         // target: a draft for a boundary the rewind left out no longer
         // fits the view (docs/compaction.md#ahead-of-time-summaries).
+        let compaction_seq = loaded.compaction_seq;
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
-        self.compaction.draft = effective.draft;
+        self.compaction.draft = loaded.draft;
         // The goal as of the rewind target.
         if self.depth == 0 {
-            self.goal = super::goal_in_force(effective.compaction.as_ref(), effective.goal);
+            self.goal = loaded.goal;
         }
         self.sync_goal_tool();
-        let notes = self.reattach_skills(skills_in_use);
+        let notes = self.reattach_skills(loaded.skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();
         self.calibrate_from_history(compaction_seq);

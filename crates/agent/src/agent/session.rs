@@ -87,7 +87,6 @@ pub(super) fn open_session(
             }
         }
     };
-    let cap = config.tools.output_cap_bytes;
     match id {
         None => {
             let writer = store.create(cwd, &project.root, Some(&config.model.key))?;
@@ -101,42 +100,70 @@ pub(super) fn open_session(
                 .map(|r| finished_notice(&r))
                 .into_iter()
                 .collect();
-            let effective = store.load_effective(&id)?;
-            let dangling = unanswered_calls(&effective.messages);
-            let compaction_seq = effective.compaction.as_ref().map_or(0, |c| c.seq);
-            let skills_in_use = effective
-                .compaction
-                .as_ref()
-                .map(|c| c.skills.clone())
-                .unwrap_or_default();
-            let mut view = ContextView::from_effective(
-                &config.compaction,
-                cap,
-                effective.compaction.as_ref(),
-                effective.messages,
-            );
-            let mut count = effective.message_count;
+            let mut loaded = load(store, &id, config)?;
             // A process killed while tools ran leaves calls without results;
             // answer them so the history is consistent for every provider.
-            for call_id in dangling {
+            for call_id in std::mem::take(&mut loaded.unanswered) {
                 let rec =
                     writer.append_message(&Message::tool_result(call_id, RESUME_INTERRUPTED))?;
-                count += 1;
-                view.push(rec);
+                loaded.message_count += 1;
+                loaded.view.push(rec);
             }
             Ok(Opened {
                 writer,
-                view,
-                message_count: count,
+                view: loaded.view,
+                message_count: loaded.message_count,
                 resumed: true,
-                compaction_seq,
-                skills_in_use,
-                goal: super::goal_in_force(effective.compaction.as_ref(), effective.goal),
-                draft: effective.draft,
+                compaction_seq: loaded.compaction_seq,
+                skills_in_use: loaded.skills_in_use,
+                goal: loaded.goal,
+                draft: loaded.draft,
                 notices,
             })
         }
     }
+}
+
+/// A stored session as its file leaves it, ready to build on.
+pub(super) struct Loaded {
+    /// The model-facing view of the effective history.
+    pub view: ContextView,
+    pub message_count: u64,
+    /// Seq of the compaction in force (0 when none).
+    pub compaction_seq: u64,
+    /// The skills the compaction in force lists.
+    pub skills_in_use: Vec<String>,
+    /// The goal in force (docs/session-format.md#goal-records).
+    pub goal: Option<eonyx_core::goal::GoalRecord>,
+    /// The newest summary draft after the compaction in force.
+    pub draft: Option<eonyx_core::SummaryDraftRecord>,
+    /// Tool calls of the last assistant message that have no result.
+    pub unanswered: Vec<String>,
+}
+
+/// Read session `id`'s effective history (what a resume sends) into a
+/// [`Loaded`]; used on resume and after a rewind.
+pub(super) fn load(
+    store: &Store,
+    id: &eonyx_core::SessionId,
+    config: &Config,
+) -> Result<Loaded, AgentError> {
+    let effective = store.load_effective(id)?;
+    let compaction = effective.compaction.as_ref();
+    Ok(Loaded {
+        unanswered: unanswered_calls(&effective.messages),
+        compaction_seq: compaction.map_or(0, |c| c.seq),
+        skills_in_use: compaction.map(|c| c.skills.clone()).unwrap_or_default(),
+        goal: super::goal_in_force(compaction, effective.goal),
+        draft: effective.draft,
+        message_count: effective.message_count,
+        view: ContextView::from_effective(
+            &config.compaction,
+            config.tools.output_cap_bytes,
+            compaction,
+            effective.messages,
+        ),
+    })
 }
 
 /// Tool calls of the last assistant message that have no result after it.

@@ -24,6 +24,7 @@ pub mod reasoning;
 pub mod rewind;
 pub mod slash;
 pub mod status;
+pub mod text;
 pub mod view;
 
 pub use ahead::Drafts;

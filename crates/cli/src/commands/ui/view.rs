@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use eonyx_core::provider::BoxFuture;
 
+use super::text::{child_line, debug_enabled, hook_note, preview};
 use crate::event::{Event, EventUsage, finish_reason};
 use crate::printer::Printer;
 use eonyx_agent::tools::{Tee, ToolEvent};
@@ -399,33 +400,8 @@ impl<'p> View<'p> {
         {
             self.tasks.insert(inner.clone(), description.clone());
         }
-        let line = match &event {
-            AgentEvent::ToolCall(call) => {
-                format!("→ {} {}", call.name, preview(&call.arguments_json(), 100))
-            }
-            AgentEvent::Notice(m) => m.clone(),
-            AgentEvent::Warning(m) => format!("warning: {m}"),
-            AgentEvent::Compacted(rec) => format!(
-                "compacted ({}): ~{} → ~{} tokens",
-                rec.trigger.as_str(),
-                rec.tokens_before,
-                rec.tokens_after
-            ),
-            AgentEvent::FileChanged(c) => {
-                format!("changed {} (+{} -{} lines)", c.path, c.added, c.removed)
-            }
-            AgentEvent::MemoryChanged { action, entry } => format!(
-                "memory: {action} [{}]: {}",
-                entry.id.as_deref().unwrap_or_default(),
-                entry.text
-            ),
-            AgentEvent::TaskStarted {
-                session,
-                profile,
-                description,
-                ..
-            } => format!("task ({profile}): {description} · session {session}"),
-            _ => return,
+        let Some(line) = child_line(&event) else {
+            return;
         };
         self.stop_spinner();
         self.end_stream_line();
@@ -592,17 +568,6 @@ impl<'p> View<'p> {
     }
 }
 
-/// `EONYX_DEBUG` set to anything but empty, `0` or `false`: show debug
-/// diagnostics (on stderr; as `debug` events with `--json`).
-fn debug_enabled() -> bool {
-    std::env::var("EONYX_DEBUG").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
-}
-
-/// `s` on one line (newlines as spaces), ellipsized to `max` characters.
-pub fn preview(s: &str, max: usize) -> String {
-    eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
-}
-
 static SHOWN: Mutex<Option<String>> = Mutex::new(None);
 
 /// Asks the user one question while a command runs (the REPL's line
@@ -626,27 +591,4 @@ pub fn take_shown(diff: &str) -> bool {
         .ok()
         .and_then(|mut s| s.take())
         .is_some_and(|d| d == diff)
-}
-
-/// The one stderr line for a hook that blocked, denied or stopped
-/// something (docs/hooks.md#answers).
-fn hook_note(
-    event: eonyx_core::hooks::HookEvent,
-    command: &str,
-    decision: Option<&str>,
-    reason: Option<&str>,
-) -> Option<String> {
-    let what = match decision? {
-        "block" => "blocked",
-        "deny" => "denied",
-        "stop" => "stopped",
-        _ => return None,
-    };
-    let why = reason
-        .map(|r| eonyx_core::text::ellipsize(r.lines().next().unwrap_or(""), 200))
-        .unwrap_or_default();
-    Some(format!(
-        "{event} hook `{}` {what}: {why}",
-        eonyx_core::text::ellipsize(command, 60)
-    ))
 }
