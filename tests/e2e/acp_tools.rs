@@ -1,8 +1,8 @@
 //! `eonyx acp` tool calls as an editor sees them: `tool_call` and
 //! `tool_call_update` (kind, title, locations, raw input, status,
 //! content, diffs), `session/request_permission` answered each way,
-//! the modes, prompts with files, resources and images, and the client's
-//! MCP servers.
+//! the modes, prompts with files, resources and images, the client's
+//! MCP servers, and `plan` updates (live and replayed by a load).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use eonyx_tests::Reply;
@@ -429,4 +429,59 @@ fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
         entries.iter().all(|e| e["priority"] == "medium"),
         "{entries:?}"
     );
+}
+
+#[test]
+fn acp_load_replays_each_plan_where_it_was_set() {
+    let plan = |steps: Value| Reply::tool_call("plan", json!({ "steps": steps }));
+    let fx = Fx::replying([
+        plan(json!([
+            {"step": "read the code", "status": "in_progress"},
+            {"step": "fix the bug", "status": "pending"}
+        ])),
+        plan(json!([
+            {"step": "read the code", "status": "completed"},
+            {"step": "fix the bug", "status": "in_progress"}
+        ])),
+        Reply::text("on it"),
+    ]);
+    let (mut c, s) = started(&fx);
+    c.prompt(&s, "make a plan");
+    let live: Vec<Value> = c.updates_of(&s, "plan");
+    assert_eq!(live.len(), 2);
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let mut c = AcpClient::start(&fx, &[]);
+    c.initialize(json!({}));
+    c.ok(
+        "session/load",
+        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
+    );
+    let kinds: Vec<String> = c
+        .updates(&s)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "tool_call",
+            "tool_call_update",
+            "plan",
+            "agent_message_chunk",
+        ]
+    );
+    // The same plans as the live session sent: the client ends with the
+    // current one.
+    assert_eq!(c.updates_of(&s, "plan"), live);
+    let last = &live[1]["entries"];
+    assert_eq!(last[0]["status"], "completed");
+    assert_eq!(last[1]["status"], "in_progress");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -28,6 +28,9 @@ pub(crate) enum Answer {
     RejectAlways,
     /// The client dismissed the question.
     Cancelled,
+    /// The client leaves the question open: it waits in
+    /// [`AcpClient::held`] until the test answers it.
+    Hold,
 }
 
 pub(crate) struct AcpClient {
@@ -42,6 +45,8 @@ pub(crate) struct AcpClient {
     pub(crate) answers: VecDeque<Answer>,
     /// The permission requests the agent sent.
     pub(crate) asked: Vec<Value>,
+    /// The permission requests left open ([`Answer::Hold`]).
+    pub(crate) held: Vec<Value>,
     /// The editor's buffers, by path: `fs/read_text_file` answers from
     /// them (else from the disk), `fs/write_text_file` writes them (never
     /// the disk).
@@ -84,6 +89,7 @@ impl AcpClient {
             seen: Vec::new(),
             answers: VecDeque::new(),
             asked: Vec::new(),
+            held: Vec::new(),
             buffers: std::collections::HashMap::new(),
             writes: Vec::new(),
         }
@@ -150,6 +156,10 @@ impl AcpClient {
         self.asked.push(msg.clone());
         let answer = self.answers.pop_front().unwrap_or(Answer::RejectOnce);
         let kind = match answer {
+            Answer::Hold => {
+                self.held.push(msg.clone());
+                return;
+            }
             Answer::AllowOnce => "allow_once",
             Answer::AllowAlways => "allow_always",
             Answer::RejectOnce => "reject_once",
@@ -169,6 +179,11 @@ impl AcpClient {
             json!({"outcome": "selected", "optionId": option["optionId"]})
         };
         self.send(&json!({"jsonrpc": "2.0", "id": msg["id"], "result": {"outcome": outcome}}));
+    }
+
+    /// Answer a request of the agent (`id` as it sent it) with `result`.
+    pub(crate) fn reply(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
     }
 
     /// Wait for the response to request `id`.

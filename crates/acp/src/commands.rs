@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::{
     AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, SessionUpdate,
     UnstructuredCommandInput,
 };
-use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UsageError};
+use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UsageError, UserInput};
 use eonyx_core::provider::CancellationToken;
 
 use crate::updates::Updates;
@@ -131,20 +131,22 @@ fn command<'c>(commands: &'c [Offered], blocks: &[ContentBlock]) -> Option<(&'c 
     Some((c, rest.trim().to_owned()))
 }
 
-/// Run a prompt: a built-in command (`Ok(None)`), or a turn.
-pub async fn run_prompt(
-    agent: &mut Agent,
+/// What a prompt asks for: a built-in command, or a user turn.
+pub enum Prepared {
+    Builtin(Builtin, String),
+    Turn(UserInput),
+}
+
+/// The prompt's command, or its user message (a skill's with the
+/// instruction to follow it); an `Err` when a block cannot be read.
+pub fn prepare(
+    agent: &Agent,
     commands: &[Offered],
-    blocks: Vec<ContentBlock>,
-    updates: &mut Updates,
-    cancel: &CancellationToken,
-) -> Result<Option<TurnOutcome>, AgentError> {
-    let input = match command(commands, &blocks) {
+    blocks: &[ContentBlock],
+) -> Result<Prepared, AgentError> {
+    let input = match command(commands, blocks) {
         Some((c, rest)) => match c.builtin {
-            Some(b) => {
-                builtin(agent, b, &rest, updates, cancel).await?;
-                return Ok(None);
-            }
+            Some(b) => return Ok(Prepared::Builtin(b, rest)),
             None => {
                 let mut text = format!(
                     "Follow the skill `{}` (load it with the skill tool).",
@@ -157,10 +159,42 @@ pub async fn run_prompt(
                 crate::prompt::user_input(agent, &blocks[1..], Some(&text))?
             }
         },
-        None => crate::prompt::user_input(agent, &blocks, None)?,
+        None => crate::prompt::user_input(agent, blocks, None)?,
     };
-    let mut sink = |ev: AgentEvent| updates.event(ev);
-    agent.turn_input(&input, &mut sink, cancel).await.map(Some)
+    Ok(Prepared::Turn(input))
+}
+
+/// Run a prepared prompt: a built-in command (`Ok(None)`), or a turn.
+/// A turn cancelled before its user message was saved saves it
+/// ([`Agent::keep_input`]): the client shows it, so the session keeps it.
+pub async fn run(
+    agent: &mut Agent,
+    prepared: Prepared,
+    updates: &mut Updates,
+    cancel: &CancellationToken,
+) -> Result<Option<TurnOutcome>, AgentError> {
+    let input = match prepared {
+        Prepared::Builtin(_, _) if cancel.is_cancelled() => return Err(AgentError::Interrupted),
+        Prepared::Builtin(b, rest) => {
+            builtin(agent, b, &rest, updates, cancel).await?;
+            return Ok(None);
+        }
+        Prepared::Turn(input) => input,
+    };
+    let saved = agent.message_count();
+    let result = if cancel.is_cancelled() {
+        Err(AgentError::Interrupted)
+    } else {
+        let mut sink = |ev: AgentEvent| updates.event(ev);
+        agent.turn_input(&input, &mut sink, cancel).await
+    };
+    match result {
+        Err(e) if e.is_interrupted() && agent.message_count() == saved => {
+            agent.keep_input(&input)?;
+            Err(e)
+        }
+        other => other.map(Some),
+    }
 }
 
 async fn builtin(

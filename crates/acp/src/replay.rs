@@ -1,18 +1,21 @@
 //! `session/load`: the session's visible history as updates (what
 //! rewinds left out is not shown), so the client draws the conversation
-//! before the load is answered (docs/acp.md#loading-a-session).
+//! before the load is answered (docs/acp.md#loading-a-session). Each
+//! `plan` call that succeeded is a `plan` update where it happened, and
+//! the client ends with the session's current plan.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionUpdate, ToolCall as AcpToolCall, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use eonyx_agent::{Agent, AgentError};
+use eonyx_core::plan::WorkPlan;
 use eonyx_core::timeline::Timeline;
-use eonyx_core::{Content, Part, Record, Role};
+use eonyx_core::{Content, Part, Record, Role, ToolName};
 
-use crate::updates::{Updates, compaction_line, describe};
+use crate::updates::{Updates, acp_plan, compaction_line, describe};
 
 pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
     let log = agent.store().read_all(agent.session_id())?;
@@ -21,8 +24,11 @@ pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
         _ => None,
     }));
     let root = agent.project_root().to_path_buf();
-    // Tool calls announced, by id, waiting for their result.
-    let mut open: HashSet<String> = HashSet::new();
+    // Tool calls announced, by id, waiting for their result: the plan a
+    // `plan` call sets.
+    let mut open: HashMap<String, Option<WorkPlan>> = HashMap::new();
+    // The plan the client has.
+    let mut shown: Option<WorkPlan> = None;
     for record in &log.records {
         if record.seq().is_some_and(|s| timeline.is_rewound(s)) {
             continue;
@@ -52,13 +58,16 @@ pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
                             )));
                         }
                         for call in &msg.tool_calls {
-                            let shown = describe(call, &root);
-                            open.insert(call.id.clone());
+                            let described = describe(call, &root);
+                            let plan = (ToolName::parse(&call.name) == Some(ToolName::Plan))
+                                .then(|| WorkPlan::from_args(&call.arguments).ok())
+                                .flatten();
+                            open.insert(call.id.clone(), plan);
                             updates.send(SessionUpdate::ToolCall(
-                                AcpToolCall::new(call.id.clone(), shown.title)
-                                    .kind(shown.kind)
+                                AcpToolCall::new(call.id.clone(), described.title)
+                                    .kind(described.kind)
                                     .status(ToolCallStatus::InProgress)
-                                    .locations(shown.locations)
+                                    .locations(described.locations)
                                     .raw_input(call.arguments.clone()),
                             ));
                         }
@@ -67,9 +76,9 @@ pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
                         let Some(id) = msg.tool_call_id.clone() else {
                             continue;
                         };
-                        if !open.remove(&id) {
+                        let Some(plan) = open.remove(&id) else {
                             continue;
-                        }
+                        };
                         let status = if msg.is_error {
                             ToolCallStatus::Failed
                         } else {
@@ -82,12 +91,23 @@ pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
                                 .status(status)
                                 .content(vec![ToolCallContent::from(text)]),
                         )));
+                        if let Some(plan) = plan.filter(|_| !msg.is_error) {
+                            updates.send(SessionUpdate::Plan(acp_plan(&plan)));
+                            shown = Some(plan);
+                        }
                     }
                 }
             }
             Record::Compaction(c) => updates.text(compaction_line(c)),
             _ => {}
         }
+    }
+    // The current plan, when the history's last one is not it (a
+    // compaction's pinned plan).
+    if let Some(plan) = agent.plan()
+        && shown.as_ref() != Some(&plan)
+    {
+        updates.send(SessionUpdate::Plan(acp_plan(&plan)));
     }
     Ok(())
 }

@@ -116,8 +116,12 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
             async move |req: ForkSessionRequest, responder, cx| {
                 let server = s5.clone();
                 s5.spawn(async move {
-                    let result = server.fork(req, &cx).await;
-                    respond_then(responder.respond_with_result(result), &server, &cx);
+                    let opened = server.fork(req, &cx).await;
+                    let result = opened
+                        .as_ref()
+                        .map(|s| ForkSessionResponse::new(s.acp_id()).modes(s.modes()))
+                        .map_err(Clone::clone);
+                    respond_then(responder.respond_with_result(result), opened.ok(), &cx);
                 });
                 Ok(())
             },
@@ -135,8 +139,11 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
                     Ok(s) => s,
                     Err(e) => return responder.respond_with_error(e),
                 };
+                // Taken here, in the dispatch loop: a cancel right behind
+                // the prompt finds it.
+                let ticket = session.begin_prompt();
                 s7.spawn(async move {
-                    let result = session.prompt(req.prompt, &cx).await;
+                    let result = session.prompt(ticket, req.prompt, &cx).await;
                     let _ = responder.respond_with_result(result);
                 });
                 Ok(())
@@ -167,13 +174,12 @@ async fn run(server: Arc<Server>) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("the ACP connection failed: {e}"))
 }
 
-/// After a session response went out: tell the client its commands (the
-/// notification must follow the response, which names the session).
-fn respond_then(sent: Result<(), Error>, server: &Server, cx: &ConnectionTo<Client>) {
-    if sent.is_ok() {
-        for s in server.all() {
-            s.announce_commands(cx);
-        }
+/// After a session response went out: tell the client the commands of the
+/// session it opened (the notification must follow the response, which
+/// names the session).
+fn respond_then(sent: Result<(), Error>, opened: Option<Arc<Session>>, cx: &ConnectionTo<Client>) {
+    if let (Ok(()), Some(s)) = (sent, opened) {
+        s.announce_commands(cx);
     }
 }
 
@@ -252,11 +258,12 @@ impl Server {
     ) {
         let server = self.clone();
         self.spawn(async move {
-            let result = match opening {
-                Ok(opening) => server.open(opening, &cx).await.map(|s| reply(&s)),
+            let opened = match opening {
+                Ok(opening) => server.open(opening, &cx).await,
                 Err(e) => Err(e),
             };
-            respond_then(responder.respond_with_result(result), &server, &cx);
+            let result = opened.as_ref().map(|s| reply(s)).map_err(Clone::clone);
+            respond_then(responder.respond_with_result(result), opened.ok(), &cx);
         });
     }
 
@@ -287,7 +294,7 @@ impl Server {
         self: &Arc<Self>,
         req: ForkSessionRequest,
         cx: &ConnectionTo<Client>,
-    ) -> Result<ForkSessionResponse, Error> {
+    ) -> Result<Arc<Session>, Error> {
         let id = parse_id(&req.session_id)?;
         crate::session::ensure_exists(&id)?;
         let forked = crate::session::fork_in_store(&id)?;
@@ -297,8 +304,7 @@ impl Server {
             choice: SessionChoice::Id(forked),
             replay: false,
         };
-        let s = self.open(opening, cx).await?;
-        Ok(ForkSessionResponse::new(s.acp_id()).modes(s.modes()))
+        self.open(opening, cx).await
     }
 
     /// `session/list`: the store's sessions (not tasks' children), newest

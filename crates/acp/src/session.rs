@@ -1,7 +1,8 @@
 //! One client session: its own agent (so sessions never wait on each
-//! other), the running turn and its cancel, the mode, and the commands it
-//! offers.
+//! other), the cancels of its prompts (taken when each arrives), the mode,
+//! and the commands it offers.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -36,14 +37,28 @@ pub struct Session {
     id: AcpSessionId,
     /// `None` once closed.
     agent: tokio::sync::Mutex<Option<Agent>>,
-    /// The running turn's cancel.
-    turn: Mutex<Option<CancellationToken>>,
+    prompts: Mutex<Prompts>,
     mode: Arc<Mutex<Mode>>,
     current: CurrentCall,
     shows: Shows,
     root: Utf8PathBuf,
     commands: Vec<crate::commands::Offered>,
     files: Option<Arc<ClientFs>>,
+}
+
+/// The cancels of a session's prompts not answered yet (the running one,
+/// and any sent while it runs), by number.
+#[derive(Default)]
+struct Prompts {
+    last: u64,
+    open: HashMap<u64, CancellationToken>,
+}
+
+/// A prompt of a session from the moment its request arrived until it is
+/// answered: [`Session::cancel`] reaches it even before its turn starts.
+pub struct PromptTicket {
+    number: u64,
+    cancel: CancellationToken,
 }
 
 /// A JSON-RPC error with eonyx's message.
@@ -129,7 +144,7 @@ impl Session {
         Ok(Arc::new(Session {
             id,
             agent: tokio::sync::Mutex::new(Some(agent)),
-            turn: Mutex::new(None),
+            prompts: Mutex::new(Prompts::default()),
             mode,
             current,
             shows,
@@ -179,9 +194,24 @@ impl Session {
         Ok(())
     }
 
-    /// `session/cancel`: stop the running turn like Ctrl-C.
+    /// A `session/prompt` arrived: its ticket, taken in the dispatch loop
+    /// (before its turn can start), so a `session/cancel` that follows it
+    /// on the wire always reaches it.
+    pub fn begin_prompt(&self) -> PromptTicket {
+        let mut prompts = lock(&self.prompts);
+        prompts.last += 1;
+        let ticket = PromptTicket {
+            number: prompts.last,
+            cancel: CancellationToken::new(),
+        };
+        prompts.open.insert(ticket.number, ticket.cancel.clone());
+        ticket
+    }
+
+    /// `session/cancel`: stop the running turn like Ctrl-C; a prompt
+    /// waiting for it, or whose turn has not started, ends `cancelled` too.
     pub fn cancel(&self) {
-        if let Some(t) = lock(&self.turn).as_ref() {
+        for t in lock(&self.prompts).open.values() {
             t.cancel();
         }
     }
@@ -197,7 +227,19 @@ impl Session {
     /// `session/prompt`: one user turn, or a slash command.
     pub async fn prompt(
         &self,
+        ticket: PromptTicket,
         blocks: Vec<ContentBlock>,
+        cx: &ConnectionTo<Client>,
+    ) -> Result<PromptResponse, Error> {
+        let result = self.answer(&ticket.cancel, &blocks, cx).await;
+        lock(&self.prompts).open.remove(&ticket.number);
+        result
+    }
+
+    async fn answer(
+        &self,
+        cancel: &CancellationToken,
+        blocks: &[ContentBlock],
         cx: &ConnectionTo<Client>,
     ) -> Result<PromptResponse, Error> {
         let mut guard = self.agent.lock().await;
@@ -207,12 +249,11 @@ impl Session {
                 format!("session {} was closed", self.id.0),
             )
         })?;
-        let cancel = CancellationToken::new();
-        *lock(&self.turn) = Some(cancel.clone());
         let mut updates = self.updates(cx);
-        let result =
-            crate::commands::run_prompt(agent, &self.commands, blocks, &mut updates, &cancel).await;
-        *lock(&self.turn) = None;
+        let result = match crate::commands::prepare(agent, &self.commands, blocks) {
+            Ok(prepared) => crate::commands::run(agent, prepared, &mut updates, cancel).await,
+            Err(e) => Err(e),
+        };
         updates.flush();
         let stop = match result {
             Ok(outcome) => match outcome {

@@ -235,7 +235,7 @@ impl Updates {
                 ),
             ),
             AgentEvent::Debug(d) => {
-                if std::env::var_os("EONYX_DEBUG").is_some() {
+                if debugging() {
                     crate::diag(&d);
                 }
             }
@@ -353,6 +353,12 @@ impl Updates {
     }
 }
 
+/// `EONYX_DEBUG` is set (read once: debug events can come per step).
+fn debugging() -> bool {
+    static DEBUG: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEBUG.get_or_init(|| std::env::var_os("EONYX_DEBUG").is_some())
+}
+
 /// A compaction as one line, for clients without compaction updates.
 pub fn compaction_line(record: &CompactionRecord) -> String {
     format!(
@@ -452,7 +458,7 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
 
 /// The model's plan as ACP's: the whole list each time, every entry of the
 /// same (medium) priority since eonyx's plan has none.
-fn acp_plan(plan: &eonyx_core::plan::WorkPlan) -> Plan {
+pub fn acp_plan(plan: &eonyx_core::plan::WorkPlan) -> Plan {
     use eonyx_core::plan::StepStatus;
     Plan::new(
         plan.steps

@@ -5,7 +5,7 @@
 
 use camino::Utf8PathBuf;
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{Content, Message};
+use eonyx_core::{Content, Message, Role};
 
 use super::Agent;
 use crate::attach::{self, Accept, AttachError, AttachLimits, Attachment};
@@ -108,6 +108,19 @@ impl Agent {
             attachments.push(attach::read(&found, &limits, Accept::Images)?);
         }
         Ok(input(prompt.to_owned(), &attachments))
+    }
+
+    /// Save the user message of a turn that was cancelled before it was
+    /// sent (an ACP client's `session/cancel` that came before the first
+    /// request): the session holds what the user wrote, as the client
+    /// shows it, and the next turn sends it before what follows. Nothing
+    /// is sent and no hook runs.
+    pub fn keep_input(&mut self, input: &UserInput) -> Result<(), AgentError> {
+        let message = match &input.content {
+            Content::Text(t) => Message::user(t.as_str()),
+            parts => Message::new(Role::User, parts.clone()),
+        };
+        self.append(&message)
     }
 
     /// `!command`: run it in the project root through the `shell` tool's one

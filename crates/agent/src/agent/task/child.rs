@@ -11,7 +11,7 @@ use eonyx_tools::task::{DEFAULT_PROFILE, TaskCall};
 use eonyx_tools::{Approver, TaskLabel};
 
 use super::super::open::connect;
-use super::super::parts::{Inherit, Models, Parts, approver};
+use super::super::parts::{Inherit, Models, Parts};
 use super::super::session::{Memory, Opened, open_session};
 use super::super::{Agent, SessionChoice};
 use crate::error::AgentError;
@@ -104,8 +104,13 @@ impl Agent {
         let mut tool_defs = self.child_tools(&config);
         tool_defs.extend(mcp.definitions());
         let inherit = self.child_inherit(&task.description);
-        // The parent's servers and tool policy, so the parent's approvals.
-        let approver = approver(&self.config, &inherit);
+        // The parent's approvals: its approver as it stands (config, flags,
+        // the user, and what a frontend set with `set_approver`, such as an
+        // ACP session's mode), each question labelled with the task.
+        let approver: Arc<dyn Approver> = Arc::new(TaskLabel {
+            task: task.description.clone(),
+            inner: self.tools.approver.clone(),
+        });
         let hook = self.hook.for_child(super::super::parts::approved_by_hook(
             &self.config,
             &inherit,

@@ -129,16 +129,19 @@ impl LineEditor {
     ) -> impl Future<Output = anyhow::Result<Input>> + '_ {
         // The prompt was built from what is known now.
         self.summary_ready.store(false, Ordering::SeqCst);
-        self.read_with(prompt, highlight, false, initial)
+        self.read_with(prompt, Field::Prompt { highlight }, initial)
     }
 
     async fn read_with(
         &self,
         prompt: String,
-        highlight: bool,
-        plain: bool,
+        field: Field,
         initial: String,
     ) -> anyhow::Result<Input> {
+        let (highlight, plain) = match field {
+            Field::Prompt { highlight } => (highlight, false),
+            Field::Question => (false, true),
+        };
         let inner = self.inner.clone();
         let continuations = self.continuations.clone();
         let result = tokio::task::spawn_blocking(move || {
@@ -172,6 +175,14 @@ impl LineEditor {
     }
 }
 
+/// What the editor reads: the REPL's prompt (its `{ctx N%}` coloured when
+/// `highlight`), or the answer to an approval question (no completion).
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    Prompt { highlight: bool },
+    Question,
+}
+
 /// The approval hook: asks one question through the REPL's editor.
 ///
 /// `ask` returns the answer as typed, or `None` on Ctrl-C (which also stops
@@ -202,7 +213,7 @@ impl Asker {
     pub async fn ask(&self, question: &str) -> Option<String> {
         match self
             .editor
-            .read_with(question.to_owned(), false, true, String::new())
+            .read_with(question.to_owned(), Field::Question, String::new())
             .await
         {
             Ok(Input::Line(answer)) => Some(answer),

@@ -1,0 +1,110 @@
+//! `session/cancel` that comes early, as editors send it: right behind the
+//! prompt (before its turn started), for a prompt still waiting behind
+//! another, and while a permission question is open. Each prompt ends
+//! `cancelled`, and the session file keeps what the user wrote and a
+//! result for every tool call. (A cancel mid-stream is in `acp.rs`.)
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use std::time::Duration;
+
+use eonyx_tests::Reply;
+use serde_json::json;
+
+use crate::acp_util::{Answer, started};
+use crate::agent::*;
+
+/// The user messages' text in the session file.
+fn user_texts(fx: &Fx) -> Vec<String> {
+    messages(&fx.session())
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(content)
+        .collect()
+}
+
+#[test]
+fn acp_cancel_right_behind_prompts_ends_them_cancelled_and_keeps_what_the_user_wrote() {
+    // Whatever of the two prompts reaches the fake waits there.
+    let fx = Fx::new();
+    fx.fake.set_default_reply(
+        Reply::text("this answer comes far too late").with_delay(Duration::from_secs(20)),
+    );
+    let (mut c, s) = started(&fx);
+    // Two prompts and the cancel in one go, as an editor whose user typed
+    // twice and pressed stop: the second waits for the first; neither
+    // has necessarily started when the cancel arrives.
+    let prompt = |text: &str| json!({"jsonrpc": "2.0", "method": "session/prompt", "params": {"sessionId": s, "prompt": [{"type": "text", "text": text}]}});
+    let mut first = prompt("first question");
+    first["id"] = json!(101);
+    let mut second = prompt("second question");
+    second["id"] = json!(102);
+    let cancel = json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": s}});
+    c.send_line(&format!("{first}\n{second}\n{cancel}"));
+    for id in [101, 102] {
+        let r = c.wait(id);
+        assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+    }
+    assert_consistent(&fx.session());
+    assert_eq!(user_texts(&fx), ["first question", "second question"]);
+
+    // The next turn sends them, then the new message.
+    fx.fake.push(Reply::text("after the cancel"));
+    let r = c.prompt(&s, "go on");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(c.answer_text(&s).ends_with("after the cancel"));
+    let sent = fx.chats().last().unwrap().all_text();
+    let at = |t: &str| {
+        sent.find(t)
+            .unwrap_or_else(|| panic!("{t} not sent: {sent}"))
+    };
+    assert!(at("first question") < at("second question"));
+    assert!(at("second question") < at("go on"));
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_consistent(&fx.session());
+    assert_eq!(
+        user_texts(&fx),
+        ["first question", "second question", "go on"]
+    );
+}
+
+#[test]
+fn acp_cancel_while_a_permission_question_is_open() {
+    let fx = Fx::replying([
+        Reply::tool_call("shell", json!({"command": "touch made.txt"})),
+        Reply::text("after the cancel"),
+    ]);
+    let (mut c, s) = started(&fx);
+    c.answers.push_back(Answer::Hold);
+    let id = c.request(
+        "session/prompt",
+        json!({"sessionId": s, "prompt": [{"type": "text", "text": "make a file"}]}),
+    );
+    while c.held.is_empty() {
+        c.next().expect("eonyx acp exited before asking");
+    }
+    c.notify("session/cancel", json!({"sessionId": s}));
+    let r = c.wait(id);
+    assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+    assert!(!fx.sb.work.join("made.txt").exists());
+    let updates = c.updates_of(&s, "tool_call_update");
+    assert_eq!(updates.last().unwrap()["status"], "failed");
+    // The client answers the open question `cancelled`, as the protocol
+    // asks of it; the agent has moved on and keeps serving.
+    let asked = c.held.remove(0);
+    c.reply(&asked["id"], json!({"outcome": {"outcome": "cancelled"}}));
+
+    let saved = messages(&fx.session());
+    assert_eq!(roles(&saved), ["user", "assistant", "tool"]);
+    assert_eq!(content(&saved[0]), "make a file");
+    assert!(content(&saved[2]).contains("interrupted"), "{}", saved[2]);
+
+    let r = c.prompt(&s, "go on");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(c.answer_text(&s).ends_with("after the cancel"));
+    assert_eq!(c.asked.len(), 1, "asked once");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_consistent(&fx.session());
+    assert!(!fx.sb.work.join("made.txt").exists());
+}
