@@ -60,7 +60,7 @@ pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };
 pub use turns::run_turns;
-pub use wire::OverflowFlavor;
+pub use wire::{OverflowFlavor, encrypted_of, signature_of};
 
 #[cfg(test)]
 mod selftest;

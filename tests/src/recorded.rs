@@ -34,10 +34,27 @@ impl RecordedRequest {
         self.path.ends_with("/messages")
     }
 
-    /// `true` for a chat request (OpenAI or Anthropic).
+    /// `true` for a chat request (OpenAI Chat Completions or Responses, or
+    /// Anthropic).
     pub fn is_chat(&self) -> bool {
         self.method == "POST"
-            && (self.path.ends_with("/chat/completions") || self.path.ends_with("/messages"))
+            && (self.path.ends_with("/chat/completions")
+                || self.path.ends_with("/messages")
+                || self.is_responses())
+    }
+
+    /// `true` for `POST /v1/responses` (OpenAI's Responses API).
+    pub fn is_responses(&self) -> bool {
+        self.method == "POST" && self.path.ends_with("/responses")
+    }
+
+    /// The Responses `input` items as sent (empty for other requests).
+    pub fn input(&self) -> Vec<Value> {
+        self.body
+            .get("input")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The `model` field.
@@ -53,11 +70,13 @@ impl RecordedRequest {
             .unwrap_or(false)
     }
 
-    /// `max_tokens` (or OpenAI's `max_completion_tokens`).
+    /// `max_tokens` (or OpenAI's `max_completion_tokens`, or the Responses
+    /// API's `max_output_tokens`).
     pub fn max_tokens(&self) -> Option<u64> {
         self.body
             .get("max_tokens")
             .or_else(|| self.body.get("max_completion_tokens"))
+            .or_else(|| self.body.get("max_output_tokens"))
             .and_then(Value::as_u64)
     }
 
@@ -66,8 +85,13 @@ impl RecordedRequest {
         self.body.get("temperature").and_then(Value::as_f64)
     }
 
-    /// The `messages` array as sent (for OpenAI this includes system messages).
+    /// The `messages` array as sent (for OpenAI this includes system
+    /// messages); a Responses request's `instructions` and `input` as the
+    /// Chat Completions messages they stand for.
     pub fn messages(&self) -> Vec<Value> {
+        if self.is_responses() {
+            return responses_as_messages(&self.body);
+        }
         self.body
             .get("messages")
             .and_then(Value::as_array)
@@ -89,6 +113,9 @@ impl RecordedRequest {
     /// text of its blocks, concatenated), or the content of OpenAI's
     /// `system`/`developer` messages joined with blank lines.
     pub fn system_text(&self) -> String {
+        if let Some(i) = self.body.get("instructions").and_then(Value::as_str) {
+            return i.to_owned();
+        }
         if let Some(system) = self.body.get("system") {
             return content_text(system);
         }
@@ -168,11 +195,10 @@ impl RecordedRequest {
     /// (for "did the model see this fact" assertions).
     pub fn all_text(&self) -> String {
         let mut out = Vec::new();
-        if let Some(system) = self.body.get("system") {
-            collect_strings(system, &mut out);
-        }
-        if let Some(messages) = self.body.get("messages") {
-            collect_strings(messages, &mut out);
+        for key in ["system", "instructions", "messages", "input"] {
+            if let Some(v) = self.body.get(key) {
+                collect_strings(v, &mut out);
+            }
         }
         out.join("\n")
     }
@@ -201,6 +227,61 @@ impl RecordedRequest {
                         .starts_with(SUMMARIZER_INSTRUCTION_PREFIX)
             })
     }
+}
+
+/// A Responses body as Chat Completions messages: `instructions` as the
+/// system message, `input_text` parts as `text`, assistant text, function
+/// calls (each its own assistant message) and their outputs; reasoning
+/// items are left out.
+fn responses_as_messages(body: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(i) = body.get("instructions").and_then(Value::as_str) {
+        out.push(serde_json::json!({"role": "system", "content": i}));
+    }
+    for item in body
+        .get("input")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("message");
+        match kind {
+            "message" => {
+                let role = item.get("role").and_then(Value::as_str).unwrap_or("user");
+                let content = match item.get("content") {
+                    Some(Value::Array(parts)) => Value::Array(
+                        parts
+                            .iter()
+                            .map(|p| match p.get("type").and_then(Value::as_str) {
+                                Some("input_text" | "output_text") => {
+                                    serde_json::json!({"type": "text", "text": p.get("text").cloned().unwrap_or_default()})
+                                }
+                                Some("input_image") => {
+                                    serde_json::json!({"type": "image_url", "image_url": {"url": p.get("image_url").cloned().unwrap_or_default()}})
+                                }
+                                _ => p.clone(),
+                            })
+                            .collect(),
+                    ),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                out.push(serde_json::json!({"role": role, "content": content}));
+            }
+            "function_call" => out.push(serde_json::json!({"role": "assistant", "content": null,
+                "tool_calls": [{"id": item.get("call_id").cloned().unwrap_or_default(), "type": "function",
+                    "function": {"name": item.get("name").cloned().unwrap_or_default(),
+                                 "arguments": item.get("arguments").cloned().unwrap_or_default()}}]})),
+            "function_call_output" => out.push(serde_json::json!({"role": "tool",
+                "tool_call_id": item.get("call_id").cloned().unwrap_or_default(),
+                "content": item.get("output").cloned().unwrap_or_default()})),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Text of a content value: a string, or the `text` of each block joined.

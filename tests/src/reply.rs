@@ -59,6 +59,7 @@ pub struct Reply {
     pub(crate) hold_until: Option<usize>,
     pub(crate) finish_reason: Option<String>,
     pub(crate) headers: Vec<(String, String)>,
+    pub(crate) reasoning: Option<String>,
 }
 
 impl Reply {
@@ -73,6 +74,7 @@ impl Reply {
             hold_until: None,
             finish_reason: None,
             headers: Vec::new(),
+            reasoning: None,
         }
     }
 
@@ -200,6 +202,16 @@ impl Reply {
     /// (`max_tokens` on Anthropic's endpoint).
     pub fn cut_tool_call(name: impl Into<String>, raw: impl Into<String>) -> Self {
         Self::tool_call(name, Value::String(raw.into())).with_finish_reason("length")
+    }
+
+    /// The model reasons `text` before it answers, as each wire sends it:
+    /// Chat `reasoning_content` deltas, an Anthropic `thinking` block with
+    /// its `signature`, a Responses `reasoning` item with a summary and
+    /// `encrypted_content` (the signature and encrypted content are
+    /// [`crate::wire::signature_of`] / [`crate::wire::encrypted_of`] the text).
+    pub fn with_reasoning(mut self, text: impl Into<String>) -> Self {
+        self.reasoning = Some(text.into());
+        self
     }
 
     /// Add a response header.

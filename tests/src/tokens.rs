@@ -15,7 +15,7 @@ pub const FAKE_TOKENS_PER_MESSAGE: u64 = 4;
 /// plus 4 per message (and 4 for a non-empty Anthropic `system`).
 pub fn count_prompt_tokens(body: &Value) -> u64 {
     let mut strings = Vec::new();
-    for key in ["system", "messages", "tools"] {
+    for key in ["system", "instructions", "messages", "input", "tools"] {
         if let Some(v) = body.get(key) {
             collect_strings(v, &mut strings);
         }
@@ -23,9 +23,10 @@ pub fn count_prompt_tokens(body: &Value) -> u64 {
     let chars: usize = strings.iter().map(|s| s.chars().count()).sum();
     let messages = body
         .get("messages")
+        .or_else(|| body.get("input"))
         .and_then(Value::as_array)
         .map_or(0, Vec::len) as u64;
-    let system = match body.get("system") {
+    let system = match body.get("system").or_else(|| body.get("instructions")) {
         Some(Value::String(s)) if !s.is_empty() => 1,
         Some(Value::Array(a)) if !a.is_empty() => 1,
         _ => 0,
@@ -54,12 +55,13 @@ pub(crate) fn canonical_prompt(body: &Value) -> String {
         v.sort_all_objects();
         v.to_string()
     };
-    for key in ["system", "tools"] {
+    for key in ["system", "instructions", "tools"] {
         if let Some(v) = body.get(key) {
             out.push_str(&sorted(v));
         }
     }
-    if let Some(messages) = body.get("messages").and_then(Value::as_array) {
+    let items = body.get("messages").or_else(|| body.get("input"));
+    if let Some(messages) = items.and_then(Value::as_array) {
         for m in messages {
             out.push_str(&sorted(m));
         }

@@ -4,6 +4,22 @@
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+mod responses;
+
+/// The Anthropic `signature` the fake gives a thinking block of `text`.
+pub fn signature_of(text: &str) -> String {
+    format!("sig-{}", hex(text))
+}
+
+/// The Responses `encrypted_content` the fake gives reasoning `text`.
+pub fn encrypted_of(text: &str) -> String {
+    format!("enc-{}", hex(text))
+}
+
+fn hex(text: &str) -> String {
+    text.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
 /// A resolved reply, ready to render in either protocol.
 #[derive(Debug, Clone)]
 pub(crate) struct Outcome {
@@ -16,6 +32,8 @@ pub(crate) struct Outcome {
     pub finish: Option<String>,
     /// Add llama.cpp's `timings` (`prompt_n`, `cache_n`, `predicted_n`).
     pub timings: bool,
+    /// What the model reasons first.
+    pub reasoning: Option<String>,
 }
 
 /// Token figures of one reply. `prompt` is the whole prompt, cached included.
@@ -105,6 +123,11 @@ impl Outcome {
         let mut out = vec![sse_data(
             &self.openai_chunk(json!({"role": "assistant", "content": ""}), None),
         )];
+        for piece in pieces(self.reasoning.as_deref().unwrap_or_default()) {
+            out.push(sse_data(
+                &self.openai_chunk(json!({"reasoning_content": piece}), None),
+            ));
+        }
         for piece in pieces(&self.text) {
             out.push(sse_data(
                 &self.openai_chunk(json!({"content": piece}), None),
@@ -218,6 +241,30 @@ impl Outcome {
             sse_event("ping", &json!({"type": "ping"})),
         ];
         let mut index = 0;
+        if let Some(thinking) = &self.reasoning {
+            out.push(sse_event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            ));
+            for piece in pieces(thinking) {
+                out.push(sse_event(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece}}),
+                ));
+            }
+            out.push(sse_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta", "signature": signature_of(thinking)}}),
+            ));
+            out.push(sse_event(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            ));
+            index += 1;
+        }
         if !self.text.is_empty() || self.calls.is_empty() {
             out.push(sse_event(
                 "content_block_start",

@@ -210,7 +210,8 @@ pub fn toml_value(default: &str) -> String {
 }
 
 /// Values tried for a key documented without a default (a URL for keys
-/// such as `mcp_servers.<name>.url` that must be one, a price table).
+/// such as `mcp_servers.<name>.url` that must be one; an effort level for
+/// `reasoning_effort`; a thinking budget, at least 1024; a price table).
 const SAMPLES: &[&str] = &[
     "\"x\"",
     "1",
@@ -219,6 +220,8 @@ const SAMPLES: &[&str] = &[
     "[]",
     "{}",
     "\"https://example.com/x\"",
+    "\"low\"",
+    "4096",
     // A price table (`models.<key>.pricing` needs `input` and `output`).
     "{ input = 1.0, output = 2.0 }",
 ];

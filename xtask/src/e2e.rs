@@ -29,7 +29,11 @@
 //! 6. ACP (`e2e/acpx.rs`): with Node and npm, `acpx` from npm runs a
 //!    prompt against `eonyx acp`; skipped with a message without them
 //!    (`--acpx-only` runs only this stage).
-//! 7. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
+//! 7. Responses (`responses.rs`; `--responses-turns N`, default 20, 0 skips
+//!    it; `--responses-only`): two turns through `/v1/responses` sharing the
+//!    prompt cache, then a compacting batch on that wire with the binary
+//!    stage's compaction checks.
+//! 8. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
 
@@ -49,6 +53,7 @@ mod http;
 mod mcp;
 mod proxy;
 mod report;
+mod responses;
 mod setup;
 mod task;
 mod waits;
@@ -56,6 +61,7 @@ use http::{anthropic_stream, cache, openai_stream, overflow, summarizer_reuse};
 use proxy::start_proxy;
 pub(crate) use report::pct;
 use report::{compaction_report, print_table, session_stats};
+use setup::turn_lines;
 
 const E2E_CTX: u32 = 2048;
 /// The context size of this run (`--ctx`, default [`E2E_CTX`]).
@@ -92,6 +98,10 @@ struct Options {
     acpx_only: bool,
     /// Skip the task stage (`--no-tasks`).
     no_tasks: bool,
+    /// Turns of the Responses stage's compacting batch (0: skip the stage).
+    responses_turns: usize,
+    /// Only the Responses stage (`--responses-only`).
+    responses_only: bool,
     /// Only the export stage (`--export-only`).
     export_only: bool,
 }
@@ -111,6 +121,8 @@ fn parse(args: &[String]) -> Result<Options> {
         mcp_only: false,
         acpx_only: false,
         no_tasks: false,
+        responses_turns: 20,
+        responses_only: false,
         export_only: false,
     };
     let mut it = args.iter();
@@ -127,6 +139,10 @@ fn parse(args: &[String]) -> Result<Options> {
             "--mcp-only" => o.mcp_only = true,
             "--acpx-only" => o.acpx_only = true,
             "--no-tasks" => o.no_tasks = true,
+            "--responses-only" => o.responses_only = true,
+            "--responses-turns" => {
+                o.responses_turns = local_model::value(&mut it, "--responses-turns")?;
+            }
             "--export-only" => o.export_only = true,
             "--eonyx" => o.eonyx = Some(it.next().context("--eonyx needs a path")?.into()),
             "--paced-turns" => o.paced_turns = local_model::value(&mut it, "--paced-turns")?,
@@ -143,7 +159,7 @@ fn parse(args: &[String]) -> Result<Options> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--acpx-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
+                    "usage: cargo xtask e2e [--port P] [--turns N] [--ctx N] [--transcript-summaries] [--threshold PCT] [--buffer N] [--keep-turns N] [--max-tokens N] [--words N] [--http-only] [--tasks-only] [--no-tasks] [--mcp-only] [--export-only] [--acpx-only] [--responses-turns N] [--responses-only] [--eonyx PATH] [--paced-turns N] [--pause-ms MS] [--paced-max-tokens N] [--paced-threshold PCT]\n\
                      --threshold, --buffer, --keep-turns set the binary stage's compaction.threshold_percent, buffer_tokens, keep_turns;\n\
                      --max-tokens its max_output_tokens (default 128); --words pads each of its lines to about N words.\n\
                      --paced-turns N (default 30; 0 skips) feeds N lines one at a time with MS (default 8000) between an answer and the next line,\n\
@@ -153,6 +169,8 @@ fn parse(args: &[String]) -> Result<Options> {
                      --transcript-summaries forces the standalone transcript summarizer (the cost before cache-aware compaction).\n\
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
+                     --responses-turns N (default 20; 0 skips) runs the Responses stage: two turns through /v1/responses (the second's cache >= 80% of the first's input),\n\
+                     then N batch turns on that wire with the binary stage's compaction setup and checks; --responses-only runs only it.\n\
                      --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed; no llama-server).\n\
                      --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\
@@ -215,6 +233,15 @@ pub fn run(args: &[String]) -> Result<()> {
     if opts.acpx_only {
         let bin = eonyx_binary(opts.eonyx.as_deref())?;
         acpx::acpx_stage(opts.port, &bin)?;
+        return Ok(());
+    }
+    if opts.responses_only {
+        let bin = eonyx_binary(opts.eonyx.as_deref())?;
+        let failed =
+            responses::responses_stage(&bin, opts.port, opts.responses_turns, &opts.setup)?;
+        if failed > 0 {
+            bail!("{failed} Responses check(s) failed");
+        }
         return Ok(());
     }
 
@@ -286,6 +313,20 @@ pub fn run(args: &[String]) -> Result<()> {
                         Err(e) => {
                             failed += 1;
                             println!("FAIL  paced stage: {e:#}");
+                        }
+                    }
+                }
+                if opts.responses_turns > 0 {
+                    match responses::responses_stage(
+                        &bin,
+                        opts.port,
+                        opts.responses_turns,
+                        &opts.setup,
+                    ) {
+                        Ok(n) => failed += n,
+                        Err(e) => {
+                            failed += 1;
+                            println!("FAIL  responses stage: {e:#}");
                         }
                     }
                 }
@@ -362,30 +403,6 @@ fn eonyx_binary(given: Option<&std::path::Path>) -> Result<std::path::PathBuf> {
 }
 
 // ---------------------------------------------------------------- binary stage
-
-fn turn_lines(turns: usize) -> String {
-    let topics = [
-        "the sea",
-        "mountains",
-        "rivers",
-        "forests",
-        "deserts",
-        "the moon",
-        "volcanoes",
-        "glaciers",
-        "islands",
-        "rain",
-    ];
-    (1..=turns)
-        .map(|i| {
-            format!(
-                "Turn {i}: remember that code word {i} is {}. Now write two sentences about {}.\n",
-                i * 7,
-                topics[i % topics.len()]
-            )
-        })
-        .collect()
-}
 
 fn binary_stage(
     bin: &std::path::Path,

@@ -43,6 +43,14 @@ pub fn replay(agent: &Agent, updates: &mut Updates) -> Result<(), AgentError> {
                         }
                     }
                     Role::Assistant => {
+                        for r in &msg.reasoning {
+                            let thought = r.readable();
+                            if !thought.is_empty() {
+                                updates.send(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                                    ContentBlock::from(thought),
+                                )));
+                            }
+                        }
                         let text = msg.content.text();
                         if !text.is_empty() {
                             updates.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(

@@ -72,6 +72,9 @@ pub struct Updates {
     compactions: u64,
     /// Answer text not sent yet, and when text was last sent.
     text: String,
+    /// Reasoning text not sent yet (sent on the same clock as the answer;
+    /// at most one of the two is ever pending).
+    thought: String,
     text_sent: Option<Instant>,
     /// The client's file system, when the file tools use it: it knows an
     /// edit's before and after.
@@ -96,6 +99,7 @@ impl Updates {
             diff: None,
             compactions: 0,
             text: String::new(),
+            thought: String::new(),
             text_sent: None,
             files: None,
         }
@@ -112,8 +116,15 @@ impl Updates {
         self.send_now(update);
     }
 
-    /// Send the pending answer text.
+    /// Send the pending answer text or reasoning.
     pub fn flush(&mut self) {
+        if !self.thought.is_empty() {
+            let thought = std::mem::take(&mut self.thought);
+            self.text_sent = Some(Instant::now());
+            self.send_now(SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+                ContentBlock::from(thought),
+            )));
+        }
         if self.text.is_empty() {
             return;
         }
@@ -125,7 +136,22 @@ impl Updates {
     }
 
     fn answer_delta(&mut self, delta: &str) {
+        if !self.thought.is_empty() {
+            self.flush();
+        }
         self.text.push_str(delta);
+        if self.text_sent.is_none_or(|t| t.elapsed() >= TEXT_EVERY) {
+            self.flush();
+        }
+    }
+
+    /// Reasoning (or its summary) as `agent_thought_chunk` updates, batched
+    /// like the answer (docs/acp.md#updates).
+    fn thought_delta(&mut self, delta: &str) {
+        if !self.text.is_empty() {
+            self.flush();
+        }
+        self.thought.push_str(delta);
         if self.text_sent.is_none_or(|t| t.elapsed() >= TEXT_EVERY) {
             self.flush();
         }
@@ -159,8 +185,7 @@ impl Updates {
     pub fn event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::TextDelta(t) => self.answer_delta(&t),
-            // Reasoning (`agent_thought_chunk`) is shown here once the agent
-            // reports it (issue 35).
+            AgentEvent::ReasoningDelta(t) => self.thought_delta(&t),
             AgentEvent::Plan(plan) => self.send(SessionUpdate::Plan(acp_plan(&plan))),
             AgentEvent::Goal(goal) => self.notice(
                 NoticeSeverity::Info,

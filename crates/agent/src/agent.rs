@@ -17,6 +17,9 @@
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
 //! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
+//! - `model`: `/model`: switching the model or effort mid-session;
+//!   `switch`: a switch applied to the config, and restoring the one a
+//!   continued session recorded.
 //! - `task`: the `task` tool: child agents in child sessions, built from
 //!   this one and run concurrently (docs/tools.md#task).
 
@@ -42,6 +45,7 @@ mod hooks;
 mod input;
 mod mcp;
 mod memory;
+mod model;
 mod open;
 mod parts;
 mod request;
@@ -50,6 +54,7 @@ mod session;
 mod skills;
 mod status;
 mod step;
+mod switch;
 mod task;
 mod turn;
 mod window_steps;
@@ -59,6 +64,7 @@ pub use goal::GoalChange;
 pub(crate) use goal::goal_in_force;
 pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
+pub use model::{ModelInfo, ModelSwitch};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
 pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};

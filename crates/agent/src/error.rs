@@ -74,6 +74,12 @@ pub enum UsageError {
     /// The user's `!command` could not be run.
     #[error(transparent)]
     Command(eonyx_tools::ToolError),
+    #[error("unknown model {given:?} for /model; configured models: {keys}")]
+    UnknownModel { given: String, keys: String },
+    #[error(
+        "unknown reasoning effort {given:?}; use one of none, minimal, low, medium, high, xhigh"
+    )]
+    UnknownEffort { given: String },
     #[error("nothing to fork yet: this session has no messages")]
     NothingToFork,
     #[error("a fork before the first turn would be empty: use /new for a new session")]

@@ -9,6 +9,9 @@ pub enum AgentEvent {
     StepStarted { step: u32 },
     /// A piece of the assistant's answer.
     TextDelta(String),
+    /// A piece of the model's reasoning (or its summary): shown apart from
+    /// the answer, never on stdout.
+    ReasoningDelta(String),
     /// The assistant asked for a tool.
     ToolCall(ToolCall),
     /// A tool finished; `output` is what was saved (whole).

@@ -32,8 +32,8 @@ pub use eonyx_tools as tools;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, RewindOptions, SessionChoice,
-    SessionTokens, TurnOutcome, UserInput,
+    DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch, RewindOptions,
+    SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).

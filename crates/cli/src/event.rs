@@ -33,6 +33,11 @@ pub enum Event<'a> {
     Text {
         delta: &'a str,
     },
+    /// A piece of the model's reasoning (or its summary), apart from the
+    /// answer.
+    Reasoning {
+        delta: &'a str,
+    },
     ToolCall {
         id: &'a str,
         name: &'a str,
@@ -321,6 +326,7 @@ impl<'a> StatusEvent<'a> {
                 prompt_tokens: s.tokens.prompt,
                 completion_tokens: s.tokens.completion,
                 cached_tokens: s.tokens.cached,
+                reasoning_tokens: s.tokens.reasoning,
                 cache_hit_percent: s
                     .tokens
                     .cache_hit_percent()
@@ -374,6 +380,8 @@ pub struct StatusUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Output tokens spent reasoning (part of `completion_tokens`).
+    pub reasoning_tokens: u64,
     /// Cached over prompt tokens, percent (`null` before any usage).
     pub cache_hit_percent: Option<f64>,
 }
@@ -391,6 +399,8 @@ pub struct EventUsage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub cached_tokens: u64,
+    /// Output tokens spent reasoning (part of `completion_tokens`).
+    pub reasoning_tokens: u64,
     /// What the turn cost in USD, its tasks included (README, section
     /// "Cost"); absent without pricing.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -403,6 +413,7 @@ impl EventUsage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             cached_tokens: u.cached_tokens,
+            reasoning_tokens: u.reasoning_tokens,
             cost_usd,
         }
     }

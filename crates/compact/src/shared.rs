@@ -204,6 +204,10 @@ pub fn shared_prefix_request(
     // A preference, as for the transcript summarizer: `compaction.temperature`
     // when set (a model that refuses it gets none, see the provider).
     req.temperature = Some(cfg.temperature.unwrap_or(SUMMARY_TEMPERATURE));
+    // `compaction.reasoning_effort`, for a model that reasons (an effort is
+    // not part of the cached prompt on the OpenAI wires; Anthropic keeps the
+    // conversation's thinking, whose change would drop its cache).
+    req.reasoning_effort = Some(cfg.reasoning_effort);
     Some(req)
 }
 

@@ -191,6 +191,10 @@ pub fn summary_request(
     // A preference: `compaction.temperature` when set; a model that refuses
     // it gets none (the provider drops a refused temperature and retries).
     req.temperature = Some(cfg.temperature.unwrap_or(SUMMARY_TEMPERATURE));
+    // `compaction.reasoning_effort`, for a model that reasons (an effort is
+    // not part of the cached prompt on the OpenAI wires; Anthropic keeps the
+    // conversation's thinking, whose change would drop its cache).
+    req.reasoning_effort = Some(cfg.reasoning_effort);
     req.max_tokens = Some(u32::try_from(max_out).unwrap_or(u32::MAX));
     req
 }

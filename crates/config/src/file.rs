@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use eonyx_core::config::{OpenAiApi, ReasoningEffort, ReasoningSummary};
+
 use crate::{
     EditMode, McpApproval, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy,
 };
@@ -33,6 +35,8 @@ pub struct CompactionFile {
     /// Summarizer temperature; unset = the summarizer's default (0.1).
     /// Safe for an untrusted project: it only changes the summary's style.
     pub temperature: Option<f32>,
+    /// The summarizer's reasoning effort (default `low`).
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 /// `[context]` as written in a file.
@@ -139,6 +143,14 @@ pub struct ReplFile {
     pub history_size: Option<usize>,
 }
 
+/// `[ui]` as written in a file. Display only: an untrusted project may set it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiFile {
+    /// How the REPL shows a model's reasoning (`show`, `fold`, `hide`).
+    pub reasoning: Option<crate::ReasoningDisplay>,
+}
+
 /// `[mcp]` as written in a file (docs/mcp.md#deferred-schemas).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -186,6 +198,11 @@ pub struct ModelFile {
     pub retries: Option<u32>,
     pub connect_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
+    /// `"chat"` | `"responses"`, openai only (docs/providers.md#the-responses-api).
+    pub api: Option<OpenAiApi>,
+    pub reasoning_effort: Option<ReasoningEffort>,
+    pub thinking_budget_tokens: Option<u64>,
+    pub reasoning_summary: Option<ReasoningSummary>,
     pub compaction: Option<CompactionFile>,
     pub pricing: Option<PricingFile>,
 }
@@ -236,6 +253,7 @@ pub struct ConfigFile {
     pub tools: Option<ToolsFile>,
     pub memory: Option<MemoryFile>,
     pub repl: Option<ReplFile>,
+    pub ui: Option<UiFile>,
     pub skills: Option<SkillsFile>,
     pub mcp: Option<McpFile>,
     #[serde(default)]

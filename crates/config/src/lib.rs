@@ -141,6 +141,35 @@ pub struct ReplConfig {
     pub history_size: usize,
 }
 
+/// `ui.reasoning`: how a model's reasoning is shown on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningDisplay {
+    /// Streamed dimmed and left as it is.
+    Show,
+    /// Streamed dimmed, folded to one line when the answer starts.
+    #[default]
+    Fold,
+    /// Not shown (still kept in the session).
+    Hide,
+}
+
+impl ReasoningDisplay {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningDisplay::Show => "show",
+            ReasoningDisplay::Fold => "fold",
+            ReasoningDisplay::Hide => "hide",
+        }
+    }
+}
+
+/// Resolved `[ui]`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UiConfig {
+    pub reasoning: ReasoningDisplay,
+}
+
 impl Default for ReplConfig {
     fn default() -> Self {
         Self {
@@ -221,6 +250,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub memory: MemoryConfig,
     pub repl: ReplConfig,
+    pub ui: UiConfig,
     pub skills: SkillsConfig,
     /// `[mcp]` and the `[mcp_servers.NAME]` of the global config and a
     /// trusted project (docs/mcp.md#configuration).
@@ -260,6 +290,7 @@ impl Config {
             tools: ToolsConfig::default(),
             memory: MemoryConfig::default(),
             repl: ReplConfig::default(),
+            ui: UiConfig::default(),
             skills: SkillsConfig::default(),
             mcp: McpConfig::default(),
             tasks: TasksConfig::default(),

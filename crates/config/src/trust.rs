@@ -136,6 +136,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     // The REPL's key bindings (not `repl.history_size`: the history is
     // shared by every project, so a project may not bound it).
     any("repl.edit_mode"),
+    // How reasoning is shown: display only.
+    any("ui.reasoning"),
     // Features a project may only turn off.
     off_only("memory.enabled"),
     off_only("tools.recall"),
@@ -504,6 +506,7 @@ mod tests {
                 ["tools", k] => field_names::<ToolsFile>().contains(&(*k).to_owned()),
                 ["memory", k] => field_names::<crate::MemoryFile>().contains(&(*k).to_owned()),
                 ["repl", k] => field_names::<ReplFile>().contains(&(*k).to_owned()),
+                ["ui", k] => field_names::<crate::file::UiFile>().contains(&(*k).to_owned()),
                 ["skills", k] => field_names::<crate::SkillsFile>().contains(&(*k).to_owned()),
                 ["models", "*", k] => field_names::<ModelFile>().contains(&(*k).to_owned()),
                 ["profiles", "*", k] => {

@@ -134,6 +134,20 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         {
             return Err(invalid(k("temperature"), "must be between 0 and 2"));
         }
+        if let Some(b) = m.thinking_budget_tokens
+            && b < 1024
+        {
+            return Err(invalid(
+                k("thinking_budget_tokens"),
+                "must be at least 1024 (Anthropic's smallest thinking budget)",
+            ));
+        }
+        if m.api.is_some() && m.provider == Some(crate::ProviderKind::Anthropic) {
+            return Err(invalid(
+                k("api"),
+                "applies to provider = \"openai\" only (an Anthropic model speaks the Messages API); remove it",
+            ));
+        }
         if let Some(c) = &m.compaction {
             validate_compaction(c, &k("compaction"), path)?;
         }

@@ -30,6 +30,98 @@ impl ProviderKind {
     }
 }
 
+/// `models.<key>.api`: which OpenAI wire a `provider = "openai"` model
+/// speaks (docs/providers.md#the-responses-api).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenAiApi {
+    /// `POST <base_url>/chat/completions`.
+    Chat,
+    /// `POST <base_url>/responses`.
+    Responses,
+}
+
+impl OpenAiApi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenAiApi::Chat => "chat",
+            OpenAiApi::Responses => "responses",
+        }
+    }
+}
+
+/// `reasoning_effort`: how hard a reasoning model thinks
+/// (docs/providers.md#reasoning-effort).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    None,
+    Minimal,
+    Low,
+    Medium,
+    High,
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    pub const ALL: [ReasoningEffort; 6] = [
+        ReasoningEffort::None,
+        ReasoningEffort::Minimal,
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+        ReasoningEffort::Xhigh,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::None => "none",
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh => "xhigh",
+        }
+    }
+
+    /// Parse a configured or typed value (`/model KEY EFFORT`).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+
+    /// Anthropic extended thinking's `budget_tokens` for this effort
+    /// (docs/providers.md#reasoning-effort); `None`: no thinking.
+    pub fn anthropic_budget(self) -> Option<u64> {
+        match self {
+            ReasoningEffort::None => None,
+            ReasoningEffort::Minimal => Some(1024),
+            ReasoningEffort::Low => Some(4096),
+            ReasoningEffort::Medium => Some(10_000),
+            ReasoningEffort::High => Some(24_000),
+            ReasoningEffort::Xhigh => Some(32_000),
+        }
+    }
+}
+
+/// `reasoning_summary`: whether Responses models are asked for a readable
+/// summary of their reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningSummary {
+    #[default]
+    Auto,
+    None,
+}
+
+impl ReasoningSummary {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningSummary::Auto => "auto",
+            ReasoningSummary::None => "none",
+        }
+    }
+}
+
 /// Resolved compaction settings (defaults: README, section "Configuration reference").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionConfig {
@@ -61,6 +153,10 @@ pub struct CompactionConfig {
     /// `EONYX_AUTO_COMPACT_TOKENS`: a fixed trigger overriding the computed
     /// one; `Some(0)` disables auto compaction.
     pub trigger_tokens_override: Option<u64>,
+    /// The summarizer's reasoning effort (default `low`), for models that
+    /// reason; the summary request of a model configured without an effort
+    /// carries none.
+    pub reasoning_effort: ReasoningEffort,
 }
 
 impl Default for CompactionConfig {
@@ -82,6 +178,7 @@ impl Default for CompactionConfig {
             model: String::new(),
             temperature: None,
             trigger_tokens_override: None,
+            reasoning_effort: ReasoningEffort::Low,
         }
     }
 }
@@ -208,6 +305,14 @@ pub struct ModelConfig {
     pub retries: u32,
     pub connect_timeout_secs: u64,
     pub idle_timeout_secs: u64,
+    /// `provider = "openai"` only: the configured wire; `None` = the
+    /// default (Responses on OpenAI's own API, else Chat Completions).
+    pub api: Option<OpenAiApi>,
+    /// `None`: no reasoning parameter is sent (the server's default).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Anthropic thinking budget, overriding the effort's.
+    pub thinking_budget_tokens: Option<u64>,
+    pub reasoning_summary: ReasoningSummary,
     /// What the model's tokens cost (`models.<key>.pricing`); `None`: no
     /// cost is ever shown for it.
     pub pricing: Option<crate::cost::Pricing>,
@@ -233,8 +338,41 @@ impl ModelConfig {
             retries: 4,
             connect_timeout_secs: 10,
             idle_timeout_secs: 120,
+            api: None,
+            reasoning_effort: None,
+            thinking_budget_tokens: None,
+            reasoning_summary: ReasoningSummary::Auto,
             pricing: None,
         }
+    }
+
+    /// Whether `base_url` is OpenAI's own API (not a compatible server).
+    pub fn is_openai_api(&self) -> bool {
+        let rest = self
+            .base_url
+            .strip_prefix("https://")
+            .or_else(|| self.base_url.strip_prefix("http://"))
+            .unwrap_or(&self.base_url);
+        let host = rest.split(['/', ':']).next().unwrap_or("");
+        host.eq_ignore_ascii_case("api.openai.com")
+    }
+
+    /// The wire this model speaks before anything is learned: the
+    /// configured `api`, else Responses on OpenAI's own API, else Chat.
+    pub fn default_api(&self) -> OpenAiApi {
+        self.api.unwrap_or(if self.is_openai_api() {
+            OpenAiApi::Responses
+        } else {
+            OpenAiApi::Chat
+        })
+    }
+
+    /// Anthropic: the thinking budget when thinking is on
+    /// (`thinking_budget_tokens`, else the effort's).
+    pub fn thinking_budget(&self) -> Option<u64> {
+        self.reasoning_effort?
+            .anthropic_budget()
+            .map(|b| self.thinking_budget_tokens.unwrap_or(b))
     }
 }
 

@@ -93,6 +93,7 @@ mod tests {
             completion_tokens: 35,
             cached_tokens: 2000,
             cache_write_tokens: 100,
+            reasoning_tokens: 0,
         };
         let want = (12.0 * 3.0 + 2000.0 * 0.3 + 100.0 * 3.75 + 35.0 * 15.0) / 1e6;
         assert!((p.cost_usd(&u) - want).abs() < 1e-12);

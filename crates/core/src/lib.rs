@@ -31,13 +31,13 @@ pub mod tool;
 
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
-pub use message::{Content, Message, Part, Role, ToolCall, Undo, Usage};
+pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,
 };
 pub use record::{
-    CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, Record,
-    RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
+    CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, ModelRecord,
+    Record, RewindRecord, SessionHeader, SummaryDraftRecord, TitleRecord,
 };
 pub use tool::{ShellOutcome, ToolName};

@@ -233,11 +233,16 @@ pub struct Usage {
     /// Tokens of the whole prompt, cached ones included.
     #[serde(default)]
     pub prompt_tokens: u64,
+    /// Output tokens, reasoning ones included.
     #[serde(default)]
     pub completion_tokens: u64,
     /// Prompt tokens served from the provider's prompt cache.
     #[serde(default)]
     pub cached_tokens: u64,
+    /// Output tokens the model spent reasoning (part of
+    /// `completion_tokens`; 0 when the server does not say).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
     /// Prompt tokens written to the provider's prompt cache (Anthropic's
     /// `cache_creation_input_tokens`); absent from the line when zero.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -246,6 +251,92 @@ pub struct Usage {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// Which API produced a [`Reasoning`] part: each wire sends back only its
+/// own kind (docs/providers.md#reasoning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningApi {
+    /// Chat Completions `reasoning_content` (or `reasoning`).
+    Chat,
+    /// A Responses API `reasoning` item.
+    Responses,
+    /// An Anthropic `thinking` or `redacted_thinking` block.
+    Anthropic,
+}
+
+/// What a model reasoned before (or between) its answer and tool calls, as
+/// the API gave it (docs/session-format.md#reasoning). Kept losslessly and
+/// sent back as its API requires.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reasoning {
+    pub api: ReasoningApi,
+    /// The server's item id (Responses `rs_…`); kept, never sent back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The reasoning text (Chat `reasoning_content`, Anthropic `thinking`,
+    /// Responses `reasoning_text` content).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// Responses summary texts, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
+    /// Responses `encrypted_content`: opaque, sent back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted: Option<String>,
+    /// Anthropic `signature` of a `thinking` block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Anthropic `redacted_thinking` `data`: opaque, sent back unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+}
+
+impl Reasoning {
+    /// An empty part of `api`.
+    pub fn new(api: ReasoningApi) -> Self {
+        Self {
+            api,
+            id: None,
+            text: String::new(),
+            summary: Vec::new(),
+            encrypted: None,
+            signature: None,
+            redacted: None,
+        }
+    }
+
+    /// What a reader can see of it: the text, else the summary joined by
+    /// blank lines (empty for encrypted or redacted reasoning alone).
+    pub fn readable(&self) -> String {
+        if !self.text.is_empty() {
+            return self.text.clone();
+        }
+        self.summary.join("\n\n")
+    }
+
+    /// Characters it adds to a request that sends it back (readable text
+    /// and opaque payloads alike).
+    pub fn chars(&self) -> usize {
+        self.text.chars().count()
+            + self
+                .summary
+                .iter()
+                .map(|s| s.chars().count())
+                .sum::<usize>()
+            + self.encrypted.as_ref().map_or(0, String::len)
+            + self.signature.as_ref().map_or(0, String::len)
+            + self.redacted.as_ref().map_or(0, String::len)
+    }
+
+    /// Whether it holds anything at all.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+            && self.summary.is_empty()
+            && self.encrypted.is_none()
+            && self.redacted.is_none()
+    }
 }
 
 /// One conversation message.
@@ -260,6 +351,11 @@ pub struct Message {
     pub tool_call_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// On an assistant message: what the model reasoned first, in the order
+    /// the API gave it (docs/session-format.md#reasoning). Absent in older
+    /// files, which read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<Reasoning>,
     /// A tool result that reports a failure (Anthropic's `is_error`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
@@ -326,6 +422,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             usage: None,
+            reasoning: Vec::new(),
             is_error: false,
             undo: None,
         }
@@ -341,7 +438,7 @@ impl Message {
         if let Some(id) = &self.tool_call_id {
             n += id.len();
         }
-        n
+        n + self.reasoning.iter().map(Reasoning::chars).sum::<usize>()
     }
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
+use crate::config::ReasoningEffort;
 use crate::message::{Message, ToolCall, Usage};
 
 /// A boxed, sendable future (keeps the trait dyn-compatible).
@@ -84,6 +85,10 @@ pub struct ChatRequest {
     /// `n - 1` instead of the last message (the summarizer request: the
     /// conversation part is cached, the appended instruction is not).
     pub cache_breakpoint: Option<usize>,
+    /// The reasoning effort of this request, overriding the model's
+    /// `reasoning_effort` (the summarizer's `compaction.reasoning_effort`,
+    /// a `/model KEY EFFORT` switch); `None`: the model's.
+    pub reasoning_effort: Option<ReasoningEffort>,
 }
 
 impl ChatRequest {
@@ -99,6 +104,7 @@ impl ChatRequest {
             no_tool_calls: false,
             cache_key: None,
             cache_breakpoint: None,
+            reasoning_effort: None,
         }
     }
 }
@@ -132,6 +138,9 @@ impl FinishReason {
 pub enum StreamEvent {
     /// A piece of assistant text.
     TextDelta(String),
+    /// A piece of the model's reasoning (or of its summary): shown apart
+    /// from the answer, never mixed with it.
+    ReasoningDelta(String),
     /// A piece of a tool call; `id`/`name` arrive with the first piece.
     ToolCallDelta {
         index: usize,
@@ -266,6 +275,17 @@ pub struct RequestQuirks {
     /// (docs/providers.md#refused-parameters).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_images: bool,
+    /// Speak the Responses API: Chat Completions answered that the model is
+    /// only served there (docs/providers.md#the-responses-api).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub responses_api: bool,
+    /// Send no reasoning effort: the server refused the parameter.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_reasoning_effort: bool,
+    /// Send no `reasoning_content` back on Chat Completions: the server
+    /// refused the field.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_reasoning_content: bool,
 }
 
 impl RequestQuirks {

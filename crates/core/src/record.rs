@@ -90,6 +90,20 @@ pub struct TitleRecord {
     pub ts: String,
 }
 
+/// A model or effort switch (`/model`, docs/session-format.md#model-records):
+/// appended like a rename; the last one holds for the rest of the session
+/// and for whoever continues it (`eonyx run -c`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRecord {
+    /// The config key of the model switched to (`models.<key>`).
+    pub key: String,
+    /// The effort chosen with it; absent: the model's configured
+    /// `reasoning_effort`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<crate::config::ReasoningEffort>,
+    pub ts: String,
+}
+
 /// Why a compaction ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -280,6 +294,7 @@ pub enum Record {
     Session(SessionHeader),
     Message(MessageRecord),
     Title(TitleRecord),
+    Model(ModelRecord),
     Compaction(CompactionRecord),
     #[serde(rename = "summary_draft")]
     SummaryDraft(SummaryDraftRecord),
@@ -297,7 +312,7 @@ impl Record {
             Record::Rewind(r) => Some(r.seq),
             Record::SummaryDraft(d) => Some(d.seq),
             Record::Goal(g) => Some(g.seq),
-            Record::Session(_) | Record::Title(_) => None,
+            Record::Session(_) | Record::Title(_) | Record::Model(_) => None,
         }
     }
 }
@@ -327,7 +342,7 @@ impl Record {
                     serde_json::from_slice(line).map_err(|_| RecordError(e.to_string()))?;
                 match v.get("type").and_then(Value::as_str) {
                     Some(
-                        t @ ("session" | "message" | "title" | "compaction" | "rewind"
+                        t @ ("session" | "message" | "title" | "model" | "compaction" | "rewind"
                         | "summary_draft" | "goal"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
@@ -367,6 +382,7 @@ mod tests {
             prompt_tokens: 10,
             completion_tokens: 2,
             cached_tokens: 0,
+            reasoning_tokens: 0,
             cache_write_tokens: 0,
         });
         let r = Record::Message(MessageRecord {
@@ -466,6 +482,33 @@ mod tests {
             ParsedLine::Record(r) => assert_eq!(*r, Record::Session(h)),
             ParsedLine::Unknown(t) => panic!("unknown {t}"),
         }
+    }
+
+    #[test]
+    fn model_record_line_matches_spec_shape() {
+        let r = Record::Model(ModelRecord {
+            key: "big".into(),
+            reasoning_effort: Some(crate::config::ReasoningEffort::High),
+            ts: "2026-07-05T10:00:00Z".into(),
+        });
+        let line = r.to_line();
+        assert_eq!(
+            line,
+            r#"{"type":"model","key":"big","reasoning_effort":"high","ts":"2026-07-05T10:00:00Z"}"#
+        );
+        assert_eq!(r.seq(), None);
+        match Record::parse_line(line.as_bytes()).unwrap() {
+            ParsedLine::Record(back) => assert_eq!(*back, r),
+            ParsedLine::Unknown(t) => panic!("unknown {t}"),
+        }
+        // No effort: the field is left out and reads back as none.
+        let plain = r#"{"type":"model","key":"small","ts":"2026-07-05T10:00:00Z"}"#;
+        let ParsedLine::Record(back) = Record::parse_line(plain.as_bytes()).unwrap() else {
+            panic!("unknown")
+        };
+        assert_eq!(back.to_line(), plain);
+        // A broken one is a bad line, not an unknown type.
+        assert!(Record::parse_line(br#"{"type":"model","ts":"t"}"#).is_err());
     }
 
     #[test]

@@ -102,6 +102,11 @@ pub(crate) fn render(s: &Session<'_>) -> String {
                 escape(&mut out, &t.title);
                 let _ = writeln!(out, " · {}</div>", model::short_date(&t.ts));
             }
+            Record::Model(m) => {
+                out.push_str("<div class=\"rename\">");
+                escape(&mut out, &model::model_line(m));
+                let _ = writeln!(out, " · {}</div>", model::short_date(&m.ts));
+            }
             Record::Goal(g) => {
                 if let Some(line) = model::goal_line(g) {
                     let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);

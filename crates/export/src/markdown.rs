@@ -42,6 +42,14 @@ pub(crate) fn render(s: &Session<'_>) -> String {
                     model::short_date(&t.ts)
                 );
             }
+            Record::Model(m) => {
+                let _ = writeln!(
+                    out,
+                    "*{} · {}*\n",
+                    inline(&model::model_line(m)),
+                    model::short_date(&m.ts)
+                );
+            }
             Record::Goal(g) => {
                 if let Some(line) = model::goal_line(g) {
                     let _ = writeln!(

@@ -114,7 +114,7 @@ impl<'a> Session<'a> {
                     totals.rewinds += u64::from(w.is_effective());
                 }
                 Record::Goal(g) => last_activity = &g.ts,
-                Record::Session(_) | Record::SummaryDraft(_) => {}
+                Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) => {}
             }
         }
         let chart = chart(&log.records, &timeline, opts);
@@ -149,6 +149,7 @@ fn add_usage(sum: &mut Usage, u: &Usage) {
     sum.completion_tokens += u.completion_tokens;
     sum.cached_tokens += u.cached_tokens;
     sum.cache_write_tokens += u.cache_write_tokens;
+    sum.reasoning_tokens += u.reasoning_tokens;
 }
 
 /// The context of each main request (the prompt tokens the server
@@ -352,6 +353,14 @@ impl Session<'_> {
             ));
         }
         rows
+    }
+}
+
+/// A `/model` switch as one line: `Model switched to big, effort high`.
+pub(crate) fn model_line(m: &eonyx_core::ModelRecord) -> String {
+    match m.reasoning_effort {
+        Some(e) => format!("Model switched to {}, effort {}", m.key, e.as_str()),
+        None => format!("Model switched to {}", m.key),
     }
 }
 

@@ -2,7 +2,7 @@
 //! being the server root as in `ANTHROPIC_BASE_URL`; a trailing `/v1` is
 //! accepted); llama-server serves the same shape at `/v1/messages`.
 
-use eonyx_core::message::{Content, Message, Part, Role};
+use eonyx_core::message::{Content, Message, Part, ReasoningApi, Role};
 use std::sync::{Mutex, PoisonError};
 
 use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
@@ -22,6 +22,32 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// `max_tokens` is required by the API; used when neither the request nor
 /// the model config sets it.
 pub const DEFAULT_MAX_TOKENS: u64 = 8192;
+
+/// The beta that lets Claude 4 models think between tool calls.
+pub const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+/// Whether `name` is a Claude 4 model, which takes the interleaved-thinking
+/// beta (docs/providers.md#reasoning-effort).
+pub fn takes_interleaved_thinking(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["opus-4", "sonnet-4", "haiku-4", "claude-4"]
+        .iter()
+        .any(|m| n.contains(m))
+}
+
+/// The thinking budget of this request: the model's, unless the model
+/// refused thinking. A request's own effort (the summarizer's) is not
+/// applied: a changed thinking budget would drop the cached conversation.
+pub(crate) fn thinking_budget(
+    model: &ModelConfig,
+    _request: &ChatRequest,
+    quirks: RequestQuirks,
+) -> Option<u64> {
+    if quirks.no_reasoning_effort {
+        return None;
+    }
+    model.thinking_budget()
+}
 
 /// Client for the Anthropic Messages API.
 #[derive(Debug)]
@@ -60,13 +86,19 @@ impl AnthropicProvider {
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, ProviderError> {
         let url = messages_url(&self.model.base_url);
-        let body = request_body_with(&self.model, request, self.quirks());
+        let quirks = self.quirks();
+        let body = request_body_with(&self.model, request, quirks);
         let mut builder = self
             .http
             .client
             .post(&url)
             .header("anthropic-version", ANTHROPIC_VERSION)
             .json(&body);
+        if thinking_budget(&self.model, request, quirks).is_some()
+            && takes_interleaved_thinking(&self.model.name)
+        {
+            builder = builder.header("anthropic-beta", INTERLEAVED_THINKING_BETA);
+        }
         if let Some(k) = &self.http.key {
             builder = builder.header("x-api-key", k.header("")?);
         }
@@ -105,8 +137,14 @@ impl Provider for AnthropicProvider {
                 Err(e) => e,
                 ok => return ok,
             };
-            let sent_temperature = request.temperature.or(self.model.temperature).is_some();
-            match crate::refusal::learn(self.quirks(), &err, sent_temperature, false) {
+            let quirks = self.quirks();
+            let sent = crate::refusal::Sent {
+                temperature: request.temperature.or(self.model.temperature).is_some()
+                    && thinking_budget(&self.model, request, quirks).is_none(),
+                reasoning_effort: thinking_budget(&self.model, request, quirks).is_some(),
+                ..Default::default()
+            };
+            match crate::refusal::learn(quirks, &err, sent) {
                 Some(q) => {
                     self.set_quirks(q);
                     send_with_retries(self, request, on_event).await
@@ -160,16 +198,29 @@ pub fn request_body_with(
     quirks: RequestQuirks,
 ) -> Value {
     let stripped = crate::refusal::without_images(request, quirks);
-    let mut body = request_body(model, stripped.as_ref().unwrap_or(request));
-    if quirks.drop_temperature
-        && let Some(o) = body.as_object_mut()
-    {
-        o.remove("temperature");
+    let request = stripped.as_ref().unwrap_or(request);
+    let mut body = request_body(model, request);
+    let budget = thinking_budget(model, request, quirks);
+    if let Some(o) = body.as_object_mut() {
+        if quirks.drop_temperature || budget.is_some() {
+            // Thinking takes only the default temperature.
+            o.remove("temperature");
+        }
+        if let Some(b) = budget {
+            // The answer must still fit after the thinking.
+            let max = o.get("max_tokens").and_then(Value::as_u64).unwrap_or(0);
+            o.insert("max_tokens".into(), json!(max + b));
+            o.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": b}),
+            );
+        }
     }
     body
 }
 
-/// The Messages body for `request`.
+/// The Messages body for `request`, without thinking (see
+/// [`request_body_with`]).
 pub fn request_body(model: &ModelConfig, request: &ChatRequest) -> Value {
     let name = if request.model.is_empty() {
         &model.name
@@ -243,6 +294,23 @@ fn part_blocks(content: &Content) -> Vec<Value> {
     }
 }
 
+/// An assistant message's Anthropic thinking, unchanged and signed, as
+/// the first blocks of its content.
+fn thinking_blocks(m: &Message) -> Vec<Value> {
+    m.reasoning
+        .iter()
+        .filter(|r| r.api == ReasoningApi::Anthropic)
+        .map(|r| match &r.redacted {
+            Some(data) => json!({"type": "redacted_thinking", "data": data}),
+            None => json!({
+                "type": "thinking",
+                "thinking": r.text,
+                "signature": r.signature.clone().unwrap_or_default(),
+            }),
+        })
+        .collect()
+}
+
 /// Map messages: tool calls become `tool_use` blocks, consecutive tool
 /// results one user message of `tool_result` blocks. The last block of the
 /// last message carries a cache breakpoint, so the conversation prefix is
@@ -292,7 +360,12 @@ fn messages_json(messages: &[Message], breakpoint: Option<usize>) -> Value {
         if !pending_results.is_empty() {
             out.push(json!({"role": "user", "content": std::mem::take(&mut pending_results)}));
         }
-        let mut blocks = part_blocks(&m.content);
+        let mut blocks = if m.role == Role::Assistant {
+            thinking_blocks(m)
+        } else {
+            Vec::new()
+        };
+        blocks.extend(part_blocks(&m.content));
         if m.role == Role::Assistant {
             for c in &m.tool_calls {
                 let input = match &c.arguments {
@@ -455,5 +528,99 @@ mod tests {
         assert_eq!(body["max_tokens"], 256);
         assert_eq!(body["system"][0]["cache_control"]["type"], "ephemeral");
         assert!(body["system"][1].get("cache_control").is_none());
+    }
+
+    #[test]
+    fn thinking_is_sent_first_signed_with_the_budget_on_top_and_no_temperature() {
+        use eonyx_core::config::ReasoningEffort;
+        use eonyx_core::{Reasoning, ReasoningApi};
+        let mut model = ModelConfig::with_defaults("c", ProviderKind::Anthropic);
+        model.name = "claude-sonnet-4-5".into();
+        model.reasoning_effort = Some(ReasoningEffort::Medium);
+        let mut req = crate::openai::tests::rich_request();
+        let mut t = Reasoning::new(ReasoningApi::Anthropic);
+        t.text = "Two calls.".into();
+        t.signature = Some("sig-1".into());
+        let mut red = Reasoning::new(ReasoningApi::Anthropic);
+        red.redacted = Some("opaque".into());
+        req.messages[1].reasoning = vec![t, red, Reasoning::new(ReasoningApi::Chat)];
+        let body = request_body_with(&model, &req, RequestQuirks::default());
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 10000})
+        );
+        assert_eq!(body["max_tokens"], 256 + 10000);
+        assert!(body.get("temperature").is_none());
+        let blocks = body["messages"][1]["content"].as_array().unwrap();
+        assert_eq!(
+            blocks[0],
+            json!({"type": "thinking", "thinking": "Two calls.", "signature": "sig-1"})
+        );
+        assert_eq!(
+            blocks[1],
+            json!({"type": "redacted_thinking", "data": "opaque"})
+        );
+        assert_eq!(blocks[2]["type"], "text");
+        assert!(takes_interleaved_thinking("claude-opus-4-1"));
+        assert!(!takes_interleaved_thinking("claude-3-7-sonnet-latest"));
+        // A direct budget wins; effort none is no thinking.
+        model.thinking_budget_tokens = Some(2048);
+        let body = request_body_with(&model, &req, RequestQuirks::default());
+        assert_eq!(body["thinking"]["budget_tokens"], 2048);
+        model.reasoning_effort = Some(ReasoningEffort::None);
+        let body = request_body_with(&model, &req, RequestQuirks::default());
+        assert!(body.get("thinking").is_none());
+        assert_eq!(body["temperature"], 0.2);
+    }
+
+    #[test]
+    fn streamed_thinking_and_redacted_blocks_are_kept_with_their_signature() {
+        let s = concat!(
+            "event: message_start\n",
+            "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n",
+            "event: content_block_delta\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Let me think.\"}}\n\n",
+            "event: content_block_delta\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"EqQB\"}}\n\n",
+            "event: content_block_stop\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: content_block_start\n",
+            "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"redacted_thinking\",\"data\":\"xyz\"}}\n\n",
+            "event: content_block_stop\n",
+            "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "event: content_block_start\n",
+            "data: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\",\"text\":\"Done.\"}}\n\n",
+            "event: message_delta\n",
+            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":20}}\n\n",
+            "event: message_stop\n",
+            "data: {\"type\":\"message_stop\"}\n\n",
+        );
+        let events = crate::parse_anthropic_sse_chunks(&[s.as_bytes()]).unwrap();
+        assert_eq!(
+            events[0],
+            StreamEvent::ReasoningDelta("Let me think.".into())
+        );
+        assert_eq!(events[1], StreamEvent::TextDelta("Done.".into()));
+        let mut decoder = AnthropicDecoder::default();
+        let mut sink = |_e: StreamEvent| {};
+        use crate::sse::Decoder;
+        for chunk in s.split("\n\n").filter(|c| !c.is_empty()) {
+            let mut ev = eventsource_stream::Event::default();
+            for line in chunk.lines() {
+                if let Some(n) = line.strip_prefix("event: ") {
+                    ev.event = n.to_owned();
+                } else if let Some(d) = line.strip_prefix("data: ") {
+                    ev.data = d.to_owned();
+                }
+            }
+            decoder.on_event(&ev, &mut sink).unwrap();
+        }
+        let r = decoder.finish(&mut sink).unwrap();
+        assert_eq!(r.message.reasoning.len(), 2);
+        assert_eq!(r.message.reasoning[0].text, "Let me think.");
+        assert_eq!(r.message.reasoning[0].signature.as_deref(), Some("EqQB"));
+        assert_eq!(r.message.reasoning[1].redacted.as_deref(), Some("xyz"));
     }
 }

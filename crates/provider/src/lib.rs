@@ -23,6 +23,7 @@ mod http;
 pub mod limits;
 pub mod openai;
 pub mod refusal;
+pub mod responses;
 pub mod sse;
 mod wire;
 
@@ -36,6 +37,7 @@ pub use classify::parse_overflow_limit;
 pub use http::{ApiKey, RetryPolicy};
 pub use openai::OpenAiProvider;
 pub use openai::parse_openai_sse_chunks;
+pub use responses::parse_responses_sse_chunks;
 
 /// The JSON body the client for `model` sends for `request` (streaming, as
 /// the clients ask first). `eonyx sessions show --effective --json` prints
@@ -56,6 +58,12 @@ pub fn request_body_with(
     quirks: eonyx_core::provider::RequestQuirks,
 ) -> serde_json::Value {
     match model.provider {
+        ProviderKind::Openai
+            if quirks.responses_api
+                || model.default_api() == eonyx_core::config::OpenAiApi::Responses =>
+        {
+            responses::request_body_with(model, request, quirks)
+        }
         ProviderKind::Openai => openai::request_body_with(model, request, true, quirks),
         ProviderKind::Anthropic => anthropic::request_body_with(model, request, quirks),
     }

@@ -4,7 +4,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use eonyx_core::message::{Content, Message, Part, Role, ToolCall};
+use eonyx_core::config::OpenAiApi;
+use eonyx_core::message::{Content, Message, Part, ReasoningApi, Role, ToolCall};
 use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
 use eonyx_core::{
     ChatRequest, ChatResponse, FinishReason, ModelConfig, Provider, ProviderError, StreamEvent,
@@ -13,6 +14,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
+use crate::responses::ResponsesDecoder;
 use crate::sse;
 use crate::wire::{Arguments, decode};
 pub use stream::OpenAiDecoder;
@@ -86,12 +88,30 @@ impl OpenAiProvider {
         request_body_with(&self.model, request, stream, self.current_quirks())
     }
 
+    /// The wire this model speaks now: Responses once Chat Completions
+    /// said so (remembered), else the configured or default one.
+    pub fn api(&self) -> OpenAiApi {
+        if self.current_quirks().responses_api {
+            OpenAiApi::Responses
+        } else {
+            self.model.default_api()
+        }
+    }
+
     async fn attempt_inner(
         &self,
         request: &ChatRequest,
         stream: bool,
         emit: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ChatResponse, ProviderError> {
+        if self.api() == OpenAiApi::Responses {
+            let url = self.url("responses");
+            let body =
+                crate::responses::request_body_with(&self.model, request, self.current_quirks());
+            let builder = self.authorized(self.http.client.post(&url).json(&body))?;
+            let resp = self.http.send(builder, &url).await?;
+            return sse::drive(self.http.events(resp), ResponsesDecoder::default(), emit).await;
+        }
         let url = self.url("chat/completions");
         let body = request_body_with(&self.model, request, stream, self.current_quirks());
         let builder = self.authorized(self.http.client.post(&url).json(&body))?;
@@ -124,7 +144,8 @@ impl Attempt for OpenAiProvider {
     }
 
     fn refuses_streaming(&self, err: &ProviderError) -> bool {
-        matches!(err, ProviderError::Rejected { status: 400 | 422, message }
+        self.api() == OpenAiApi::Chat
+            && matches!(err, ProviderError::Rejected { status: 400 | 422, message }
             if message.to_lowercase().contains("stream"))
     }
 
@@ -149,21 +170,32 @@ impl Provider for OpenAiProvider {
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
         Box::pin(async move {
             // A refused parameter is dropped or renamed and the request
-            // sent once more (at most once per parameter).
-            for _ in 0..2 {
+            // sent once more (at most once per parameter); a model served
+            // only by the Responses API moves there, once.
+            for _ in 0..4 {
                 let err = match send_with_retries(self, request, &mut *on_event).await {
                     Err(e) => e,
                     ok => return ok,
                 };
-                let sent_temperature = request.temperature.or(self.model.temperature).is_some();
-                let sent_max_tokens =
-                    request.max_tokens.is_some() && !is_openai_api(&self.model.base_url);
-                match crate::refusal::learn(
-                    self.current_quirks(),
-                    &err,
-                    sent_temperature,
-                    sent_max_tokens,
-                ) {
+                let quirks = self.current_quirks();
+                if self.api() == OpenAiApi::Chat && crate::refusal::needs_responses_api(&err) {
+                    self.set_quirks(RequestQuirks {
+                        responses_api: true,
+                        ..quirks
+                    });
+                    continue;
+                }
+                let chat = self.api() == OpenAiApi::Chat;
+                let sent = crate::refusal::Sent {
+                    temperature: request.temperature.or(self.model.temperature).is_some(),
+                    max_tokens: chat
+                        && request.max_tokens.is_some()
+                        && !is_openai_api(&self.model.base_url),
+                    reasoning_effort: crate::responses::effort(&self.model, request, quirks)
+                        .is_some(),
+                    reasoning_content: chat && sends_reasoning_content(request),
+                };
+                match crate::refusal::learn(quirks, &err, sent) {
                     Some(q) => self.set_quirks(q),
                     None => return Err(err),
                 }
@@ -197,6 +229,14 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// Whether a Chat request carries `reasoning_content` on a message.
+fn sends_reasoning_content(request: &ChatRequest) -> bool {
+    request
+        .messages
+        .iter()
+        .any(|m| m.reasoning.iter().any(|r| r.api == ReasoningApi::Chat))
+}
+
 /// Whether `base_url` is OpenAI's own API (not a compatible server).
 fn is_openai_api(base_url: &str) -> bool {
     let rest = base_url
@@ -226,7 +266,12 @@ pub fn request_body_with(
     if !system.is_empty() {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.extend(request.messages.iter().map(message_json));
+    messages.extend(
+        request
+            .messages
+            .iter()
+            .map(|m| message_json(m, !quirks.no_reasoning_content)),
+    );
     let name = if request.model.is_empty() {
         &model.name
     } else {
@@ -280,6 +325,9 @@ pub fn request_body_with(
     {
         body["temperature"] = crate::http::temperature_json(t);
     }
+    if let Some(e) = crate::responses::effort(model, request, quirks) {
+        body["reasoning_effort"] = json!(e.as_str());
+    }
     body
 }
 
@@ -314,12 +362,23 @@ fn content_json(content: &Content) -> Value {
     }
 }
 
-fn message_json(m: &Message) -> Value {
+/// One message; an assistant message carries its Chat reasoning back as
+/// `reasoning_content` (unless the server refused the field).
+fn message_json(m: &Message, reasoning_content: bool) -> Value {
     match m.role {
         Role::User => json!({"role": "user", "content": content_json(&m.content)}),
         Role::Assistant => {
             let text = m.content.text();
             let mut v = json!({"role": "assistant", "content": text});
+            let reasoning: String = m
+                .reasoning
+                .iter()
+                .filter(|r| r.api == ReasoningApi::Chat)
+                .map(|r| r.text.as_str())
+                .collect();
+            if reasoning_content && !reasoning.is_empty() {
+                v["reasoning_content"] = json!(reasoning);
+            }
             if !m.tool_calls.is_empty() {
                 if text.is_empty() {
                     v["content"] = Value::Null;
@@ -367,6 +426,9 @@ pub(crate) fn parse_completion(
             ),
         })?;
     let msg = choice.message.as_ref();
+    if let Some(r) = msg.and_then(|m| m.reasoning_text()) {
+        emit(StreamEvent::ReasoningDelta(r.to_owned()));
+    }
     let text = msg.and_then(|m| m.content.clone()).unwrap_or_default();
     if !text.is_empty() {
         emit(StreamEvent::TextDelta(text.clone()));
@@ -400,6 +462,11 @@ pub(crate) fn parse_completion(
     let mut message = Message::new(Role::Assistant, Content::Text(text));
     message.tool_calls = calls;
     message.usage = usage;
+    message.reasoning = stream::chat_reasoning(
+        msg.and_then(|m| m.reasoning_text())
+            .unwrap_or_default()
+            .to_owned(),
+    );
     Ok(ChatResponse {
         message,
         usage,
@@ -416,153 +483,4 @@ pub fn parse_openai_sse_chunks(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use eonyx_core::config::ProviderKind;
-    use eonyx_core::{SystemPrompt, ToolDef};
-
-    /// A request with every kind of content: tools, tool calls and results,
-    /// an image, a multi-part user message.
-    pub(crate) fn rich_request() -> ChatRequest {
-        let mut call = Message::assistant("I'll read it.");
-        call.tool_calls = vec![
-            ToolCall {
-                id: "call_1".into(),
-                name: "read_file".into(),
-                arguments: json!({"path": "src/lib.rs"}),
-            },
-            ToolCall {
-                id: "call_2".into(),
-                name: "list_dir".into(),
-                arguments: json!({"path": "."}),
-            },
-        ];
-        let mut tool_only = Message::new(Role::Assistant, Content::Text(String::new()));
-        tool_only.tool_calls = vec![ToolCall {
-            id: "call_3".into(),
-            name: "grep".into(),
-            arguments: ToolCall::parse_arguments("{broken"),
-        }];
-        let mut req = ChatRequest::new(
-            "gemma-3-270m",
-            SystemPrompt {
-                stable: "You are eonyx.\n\n# Project context: AGENTS.md\nUse tabs.".into(),
-                suffix: "Current date (UTC): 2026-07-05".into(),
-            },
-            vec![
-                Message::new(
-                    Role::User,
-                    Content::Parts(vec![
-                        Part::Text {
-                            text: "What is in this screenshot?".into(),
-                        },
-                        Part::Image {
-                            media_type: Some("image/png".into()),
-                            data: Some("iVBORw0KGgo=".into()),
-                            url: None,
-                        },
-                        Part::Image {
-                            media_type: None,
-                            data: None,
-                            url: Some("https://example.com/a.jpg".into()),
-                        },
-                    ]),
-                ),
-                call,
-                Message::tool_result("call_1", "pub fn main() {}"),
-                Message::tool_result("call_2", "src/\nCargo.toml"),
-                tool_only,
-                Message::tool_result("call_3", "error: invalid arguments"),
-                Message::user("Thanks. Summarize."),
-            ],
-        );
-        req.tools = vec![ToolDef {
-            name: "read_file".into(),
-            description: "Read a file.".into(),
-            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        }];
-        req.max_tokens = Some(256);
-        req.temperature = Some(0.2);
-        req
-    }
-
-    #[test]
-    fn output_cap_key_follows_the_server() {
-        let mut model = ModelConfig::with_defaults("m", ProviderKind::Openai);
-        let body = request_body(&model, &rich_request(), true);
-        assert_eq!(body["max_completion_tokens"], 256);
-        assert!(body.get("max_tokens").is_none());
-        model.base_url = "http://127.0.0.1:8080/v1".into();
-        let body = request_body(&model, &rich_request(), true);
-        assert_eq!(body["max_tokens"], 256);
-        assert!(body.get("max_completion_tokens").is_none());
-        assert!(is_openai_api("https://API.openai.com/v1/"));
-        assert!(!is_openai_api("https://api.openai.com.evil.example/v1"));
-        assert!(!is_openai_api("https://openrouter.ai/api/v1"));
-    }
-
-    #[test]
-    fn summarizer_flags_map_to_tool_choice_and_cache_key_only_where_accepted() {
-        let mut req = rich_request();
-        req.no_tool_calls = true;
-        req.cache_key = Some("20260705T091500-1a2b3c4d".into());
-        let mut model = ModelConfig::with_defaults("m", ProviderKind::Openai);
-        let body = request_body(&model, &req, true);
-        assert_eq!(body["tool_choice"], "none");
-        assert_eq!(body["prompt_cache_key"], "20260705T091500-1a2b3c4d");
-        // The tools are still sent, byte for byte as without the flag.
-        let plain = request_body(&model, &rich_request(), true);
-        assert_eq!(body["tools"], plain["tools"]);
-        assert!(plain.get("tool_choice").is_none());
-        // A compatible server never sees the key.
-        model.base_url = "http://127.0.0.1:8080/v1".into();
-        let body = request_body(&model, &req, true);
-        assert!(body.get("prompt_cache_key").is_none());
-        assert_eq!(body["tool_choice"], "none");
-    }
-
-    #[test]
-    fn request_json_shape() {
-        let model = ModelConfig::with_defaults("local", ProviderKind::Openai);
-        let body = request_body(&model, &rich_request(), true);
-        // Keys sorted whatever serde_json's `preserve_order` says.
-        let mut body = body;
-        body.sort_all_objects();
-        insta::assert_snapshot!(serde_json::to_string_pretty(&body).unwrap());
-    }
-
-    #[test]
-    fn a_model_that_refused_images_gets_a_note_in_their_place() {
-        let model = ModelConfig::with_defaults("local", ProviderKind::Openai);
-        let quirks = RequestQuirks {
-            no_images: true,
-            ..Default::default()
-        };
-        let body = request_body_with(&model, &rich_request(), true, quirks);
-        let content = &body["messages"][1]["content"];
-        assert_eq!(content[0]["text"], "What is in this screenshot?");
-        for i in [1, 2] {
-            assert_eq!(content[i]["type"], "text");
-            assert_eq!(content[i]["text"], crate::refusal::IMAGE_NOT_SENT);
-        }
-        assert!(!body.to_string().contains("image_url"), "{body}");
-        // Everything else is as without the quirk.
-        let plain = request_body(&model, &rich_request(), true);
-        assert_eq!(body["messages"][2], plain["messages"][2]);
-        assert_eq!(body["tools"], plain["tools"]);
-    }
-
-    #[test]
-    fn non_streaming_body_is_parsed_and_emitted() {
-        let v: Value = serde_json::from_str(
-            r#"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_9","type":"function","function":{"name":"shell","arguments":"{\"cmd\":\"ls\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}"#,
-        )
-        .unwrap();
-        let mut events = Vec::new();
-        let r = parse_completion(&v, &mut |e| events.push(e)).unwrap();
-        assert_eq!(r.message.tool_calls[0].arguments, json!({"cmd": "ls"}));
-        assert_eq!(r.finish_reason, Some(FinishReason::ToolCalls));
-        assert_eq!(r.usage.unwrap().prompt_tokens, 10);
-        assert_eq!(events.len(), 3);
-    }
-}
+pub(crate) mod tests;

@@ -16,6 +16,19 @@ use eonyx_core::provider::RequestQuirks;
 pub enum Refused {
     Temperature,
     MaxTokens,
+    /// `reasoning_effort` (Chat) or `reasoning.effort` (Responses).
+    ReasoningEffort,
+    /// `reasoning_content` on an assistant message (Chat).
+    ReasoningContent,
+}
+
+/// What a refused request carried, so only a parameter it sent is learned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sent {
+    pub temperature: bool,
+    pub max_tokens: bool,
+    pub reasoning_effort: bool,
+    pub reasoning_content: bool,
 }
 
 /// The parameter a 400 refuses, recognised from the server's message
@@ -40,13 +53,19 @@ pub fn refused_parameter(err: &ProviderError) -> Option<Refused> {
         "is deprecated",
         "use 'max_completion_tokens'",
         "extra inputs are not permitted",
+        "unrecognized",
+        "unknown",
     ]
     .iter()
     .any(|w| m.contains(w));
     if !refusing {
         return None;
     }
-    if m.contains("max_tokens") {
+    if m.contains("reasoning_content") {
+        Some(Refused::ReasoningContent)
+    } else if m.contains("reasoning_effort") || m.contains("reasoning.effort") {
+        Some(Refused::ReasoningEffort)
+    } else if m.contains("max_tokens") {
         Some(Refused::MaxTokens)
     } else if m.contains("temperature") {
         Some(Refused::Temperature)
@@ -127,23 +146,48 @@ pub fn without_images(
 
 /// The quirks after `err`, when it refuses a parameter the request carried
 /// and the current quirks do not already avoid: `None` means "do not retry".
-pub fn learn(
-    current: RequestQuirks,
-    err: &ProviderError,
-    sent_temperature: bool,
-    sent_max_tokens: bool,
-) -> Option<RequestQuirks> {
+pub fn learn(current: RequestQuirks, err: &ProviderError, sent: Sent) -> Option<RequestQuirks> {
     let mut q = current;
     match refused_parameter(err)? {
-        Refused::Temperature if sent_temperature && !q.drop_temperature => {
+        Refused::Temperature if sent.temperature && !q.drop_temperature => {
             q.drop_temperature = true;
         }
-        Refused::MaxTokens if sent_max_tokens && !q.max_completion_tokens => {
+        Refused::MaxTokens if sent.max_tokens && !q.max_completion_tokens => {
             q.max_completion_tokens = true;
+        }
+        Refused::ReasoningEffort if sent.reasoning_effort && !q.no_reasoning_effort => {
+            q.no_reasoning_effort = true;
+        }
+        Refused::ReasoningContent if sent.reasoning_content && !q.no_reasoning_content => {
+            q.no_reasoning_content = true;
         }
         _ => return None,
     }
     Some(q)
+}
+
+/// Whether a Chat Completions 400 says the model (or tools with reasoning)
+/// is served only by the Responses API: `This model is only supported in
+/// v1/responses and not in v1/chat/completions.`, `… are not supported …
+/// Please use /v1/responses instead.`
+pub fn needs_responses_api(err: &ProviderError) -> bool {
+    let ProviderError::Rejected {
+        status: 400 | 404 | 422,
+        message,
+    } = err
+    else {
+        return false;
+    };
+    let m = message.to_lowercase();
+    m.contains("v1/responses")
+        && [
+            "only supported",
+            "not supported",
+            "please use",
+            "use /v1/responses",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 #[cfg(test)]
@@ -210,14 +254,53 @@ mod tests {
     #[test]
     fn learning_only_changes_what_was_sent_and_not_yet_fixed() {
         let t = rejected("Unsupported value: 'temperature' does not support 0.1");
-        let q = learn(RequestQuirks::default(), &t, true, true).unwrap();
+        let both = Sent {
+            temperature: true,
+            max_tokens: true,
+            ..Sent::default()
+        };
+        let q = learn(RequestQuirks::default(), &t, both).unwrap();
         assert!(q.drop_temperature && !q.max_completion_tokens);
         // Already dropped, or never sent: no retry.
-        assert_eq!(learn(q, &t, true, true), None);
-        assert_eq!(learn(RequestQuirks::default(), &t, false, true), None);
+        assert_eq!(learn(q, &t, both), None);
+        let no_temperature = Sent {
+            max_tokens: true,
+            ..Sent::default()
+        };
+        assert_eq!(learn(RequestQuirks::default(), &t, no_temperature), None);
         let m =
             rejected("Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.");
-        let q2 = learn(q, &m, false, true).unwrap();
+        let q2 = learn(q, &m, no_temperature).unwrap();
         assert!(q2.drop_temperature && q2.max_completion_tokens);
+    }
+
+    #[test]
+    fn reasoning_refusals_are_learned_apart() {
+        let sent = Sent {
+            reasoning_effort: true,
+            reasoning_content: true,
+            ..Sent::default()
+        };
+        let e = rejected("Unrecognized request argument supplied: reasoning_effort");
+        let q = learn(RequestQuirks::default(), &e, sent).unwrap();
+        assert!(q.no_reasoning_effort && !q.no_reasoning_content);
+        let c = rejected("Extra inputs are not permitted: messages.1.reasoning_content");
+        let q = learn(q, &c, sent).unwrap();
+        assert!(q.no_reasoning_content);
+        assert_eq!(learn(q, &c, sent), None);
+    }
+
+    #[test]
+    fn responses_only_models_are_recognised() {
+        assert!(needs_responses_api(&rejected(
+            "This model is only supported in v1/responses and not in v1/chat/completions."
+        )));
+        assert!(needs_responses_api(&rejected(
+            "Function tools with reasoning_effort are not supported for gpt-5.1 in /v1/chat/completions. Please use /v1/responses instead."
+        )));
+        assert!(!needs_responses_api(&rejected("messages: field required")));
+        assert!(!needs_responses_api(&ProviderError::Transient {
+            message: "only supported in v1/responses".into()
+        }));
     }
 }

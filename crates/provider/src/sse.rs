@@ -3,7 +3,8 @@
 //! Bytes are split into events by `eventsource-stream`; a [`Decoder`] turns
 //! each event into [`StreamEvent`]s and, at the end, into the assembled
 //! [`ChatResponse`]. The same decoders serve the live HTTP stream and the
-//! pure [`crate::parse_openai_sse_chunks`] / [`crate::parse_anthropic_sse_chunks`]
+//! pure [`crate::parse_openai_sse_chunks`] / [`crate::parse_anthropic_sse_chunks`] /
+//! [`crate::parse_responses_sse_chunks`]
 //! functions (used by tests and the fuzz target).
 //!
 //! A stream that ends before the server said it was finished is an error,
@@ -12,10 +13,10 @@
 //! Each event's data is parsed as JSON here (so a malformed event fails the
 //! same way for both protocols), then read as the protocol's typed wire
 //! format (`openai/wire.rs`, `anthropic/wire.rs`) by its decoder
-//! (`openai/stream.rs`, `anthropic/stream.rs`), which builds on the shared
+//! (`openai/stream.rs`, `anthropic/stream.rs`, `responses/stream.rs`), which builds on the shared
 //! pieces here.
 
-use eonyx_core::message::{Content, Message, Role, ToolCall, Usage};
+use eonyx_core::message::{Content, Message, Reasoning, Role, ToolCall, Usage};
 use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{FutureExt, Stream, StreamExt};
@@ -122,15 +123,27 @@ impl PartialCall {
     }
 }
 
+/// The parts of an assembled answer.
+pub(crate) struct Assembled {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub reasoning: Vec<Reasoning>,
+    pub usage: Option<Usage>,
+    pub finish: Option<FinishReason>,
+}
+
 /// The assembled response.
-pub(crate) fn response(
-    text: String,
-    calls: Vec<ToolCall>,
-    usage: Option<Usage>,
-    finish: Option<FinishReason>,
-) -> ChatResponse {
+pub(crate) fn response(a: Assembled) -> ChatResponse {
+    let Assembled {
+        text,
+        calls,
+        reasoning,
+        usage,
+        finish,
+    } = a;
     let mut message = Message::new(Role::Assistant, Content::Text(text));
     message.tool_calls = calls;
+    message.reasoning = reasoning;
     message.usage = usage;
     ChatResponse {
         message,

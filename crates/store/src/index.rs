@@ -77,6 +77,8 @@ impl Entry {
                     self.set_activity(m.ts);
                 }
                 Record::Title(t) => self.title = t.title,
+                // A model switch is a setting, not activity.
+                Record::Model(_) => {}
                 Record::Compaction(c) => {
                     self.last_seq = self.last_seq.max(c.seq);
                     self.set_activity(c.ts);

@@ -489,6 +489,9 @@ mod tests {
             drop_temperature: true,
             max_completion_tokens: true,
             no_images: true,
+            responses_api: true,
+            no_reasoning_effort: true,
+            no_reasoning_content: true,
         };
         c.record_quirks("http://h/v1", "o3", q);
         c.save().unwrap();

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 
 use eonyx_core::goal::GoalRecord;
-use eonyx_core::record::{ParsedLine, Record, SessionHeader};
+use eonyx_core::record::{ModelRecord, ParsedLine, Record, SessionHeader};
 use eonyx_core::timeline::Timeline;
 use eonyx_core::{CompactionRecord, MessageRecord, Role, SessionId, SummaryDraftRecord};
 
@@ -246,6 +246,28 @@ impl Store {
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         out.reverse();
         Ok(out)
+    }
+
+    /// The last model switch of a session (`/model`,
+    /// docs/session-format.md#model-records), if it has one. Reads the
+    /// file forward but parses only the lines that are model records (eonyx
+    /// writes the type first), so a long session costs a byte scan.
+    pub fn model_switch(&self, id: &SessionId) -> Result<Option<ModelRecord>, StoreError> {
+        const PREFIX: &[u8] = br#"{"type":"model","#;
+        let path = self.session_path(id);
+        let file = self.open_existing(id)?;
+        let mut last = None;
+        for_each_line(file, 0, |_, line| {
+            if line.starts_with(PREFIX)
+                && let Ok(ParsedLine::Record(r)) = Record::parse_line(line)
+                && let Record::Model(m) = *r
+            {
+                last = Some(m);
+            }
+            true
+        })
+        .map_err(StoreError::io("read session file", &path))?;
+        Ok(last)
     }
 
     /// Write the session file, byte for byte, to `out`.

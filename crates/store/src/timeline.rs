@@ -60,7 +60,10 @@ pub(crate) fn walk_back(
                         jump = Some((off, r.to_seq));
                         break;
                     }
-                    Record::Rewind(_) | Record::Session(_) | Record::Title(_) => true,
+                    Record::Rewind(_)
+                    | Record::Session(_)
+                    | Record::Title(_)
+                    | Record::Model(_) => true,
                 };
                 if !go_on {
                     return Ok(());

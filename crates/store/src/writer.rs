@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use camino::Utf8PathBuf;
 use eonyx_core::goal::GoalRecord;
-use eonyx_core::record::{Record, RewindRecord, SessionHeader, TitleRecord};
+use eonyx_core::record::{ModelRecord, Record, RewindRecord, SessionHeader, TitleRecord};
 use eonyx_core::{CompactionRecord, Message, MessageRecord, SessionId, SummaryDraftRecord};
 
 use crate::fsutil::{private_options, sync_dir};
@@ -66,6 +66,9 @@ pub struct SessionWriter {
     needs_repair: bool,
     lock: Option<SessionLock>,
     journal: Option<File>,
+    /// A model switch made before the session's first message: written
+    /// right after the header when the file is created.
+    pending_model: Option<ModelRecord>,
     #[cfg(test)]
     pub(crate) wrap: Option<fn(File) -> Box<dyn SessionFile>>,
 }
@@ -94,6 +97,7 @@ impl SessionWriter {
             needs_repair: false,
             lock: Some(lock),
             journal: None,
+            pending_model: None,
             #[cfg(test)]
             wrap: None,
         }
@@ -128,6 +132,7 @@ impl SessionWriter {
             needs_repair: file_len != good_len,
             lock: Some(lock),
             journal: None,
+            pending_model: None,
             #[cfg(test)]
             wrap: None,
         }
@@ -251,6 +256,27 @@ impl SessionWriter {
         Ok(())
     }
 
+    /// Record a model or effort switch (`/model`): appends a `model`
+    /// record, or keeps it for the header's company while the session is
+    /// not on disk yet (a session is born with its first message).
+    pub fn switch_model(
+        &mut self,
+        key: &str,
+        effort: Option<eonyx_core::config::ReasoningEffort>,
+    ) -> Result<ModelRecord, StoreError> {
+        let record = ModelRecord {
+            key: key.to_owned(),
+            reasoning_effort: effort,
+            ts: eonyx_core::time::now_rfc3339_nanos(),
+        };
+        if self.file.is_some() {
+            self.append_line(Record::Model(record.clone()).to_line())?;
+        } else {
+            self.pending_model = Some(record.clone());
+        }
+        Ok(record)
+    }
+
     fn open_new_file(&self, path: &Utf8PathBuf) -> io::Result<Box<dyn SessionFile>> {
         let f = private_options().append(true).create_new(true).open(path)?;
         #[cfg(test)]
@@ -265,6 +291,10 @@ impl SessionWriter {
     fn create_file(&mut self, path: &Utf8PathBuf, line: &str) -> Result<(), StoreError> {
         let mut buf = Record::Session(self.header.clone()).to_line();
         buf.push('\n');
+        if let Some(m) = &self.pending_model {
+            buf.push_str(&Record::Model(m.clone()).to_line());
+            buf.push('\n');
+        }
         buf.push_str(line);
         let mut f = self
             .open_new_file(path)
@@ -277,6 +307,7 @@ impl SessionWriter {
         sync_dir(&self.dirs.sessions);
         self.len = buf.len() as u64;
         self.file = Some(f);
+        self.pending_model = None;
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! (what each request gets) and `render` (the wire bytes).
 
 mod quirks;
+mod reasoning;
 mod recording;
 mod render;
 mod routing;
@@ -72,6 +73,11 @@ struct Inner {
     requests: Vec<RecordedRequest>,
     previous_prompt: Option<String>,
     next_id: u64,
+    /// Refuse requests that do not send reasoning back as each real API
+    /// requires (see [`FakeServer::require_reasoning_back`]).
+    reasoning_strict: bool,
+    /// The reasoning text of every tool call made with reasoning, by call id.
+    issued: std::collections::HashMap<String, String>,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -130,6 +136,8 @@ impl FakeServer {
             requests: Vec::new(),
             previous_prompt: None,
             next_id: 1,
+            reasoning_strict: false,
+            issued: Default::default(),
         }));
         let app = Router::new()
             .fallback(handle)

@@ -111,6 +111,19 @@ impl FakeServer {
         self
     }
 
+    /// Refuse, as the real APIs do, a tool loop whose reasoning is not sent
+    /// back: a Responses `function_call` without the `reasoning` item (with
+    /// the encrypted content the fake gave) before it, or with altered
+    /// encrypted content; a llama-server-style `reasoning` item without a
+    /// `content` array; an Anthropic assistant `tool_use` message whose
+    /// signed `thinking` block is not first, or `temperature` ≠ 1 with
+    /// thinking on; a Chat (DeepSeek) assistant tool call without its
+    /// `reasoning_content`.
+    pub fn require_reasoning_back(&self, on: bool) -> &Self {
+        self.inner().reasoning_strict = on;
+        self
+    }
+
     /// Chat requests refused for a parameter or an image so far.
     pub fn refusals(&self) -> usize {
         self.inner().refusals
@@ -221,6 +234,20 @@ pub(super) fn refusal(inner: &Inner, record: &RecordedRequest) -> Option<(Status
             StatusCode::INTERNAL_SERVER_ERROR,
             json!({"error": {"code": 500, "message": NO_MMPROJ_MESSAGE, "type": "server_error"}}),
         ));
+    }
+    if record.path.ends_with("/chat/completions")
+        && record.model().is_some_and(|m| m.contains("codex"))
+    {
+        return Some((
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"message": "This model is only supported in v1/responses and not in v1/chat/completions.",
+                "type": "invalid_request_error", "param": "model", "code": null}}),
+        ));
+    }
+    if inner.reasoning_strict
+        && let Some(body) = super::reasoning::refusal(&inner.issued, record)
+    {
+        return Some((StatusCode::BAD_REQUEST, body));
     }
     refused_parameter(inner, b).map(|v| (StatusCode::BAD_REQUEST, v))
 }

@@ -161,11 +161,14 @@ pub(super) async fn render(
         usage: (!reply.omit_usage).then_some(figures),
         finish: reply.finish_reason.clone(),
         timings: !anthropic && flavor == OverflowFlavor::LlamaCpp,
+        reasoning: reply.reasoning.clone(),
     };
 
-    let response = if stream {
+    let response = if stream || record.is_responses() {
         let events = if anthropic {
             outcome.anthropic_stream()
+        } else if record.is_responses() {
+            outcome.responses_stream(flavor == OverflowFlavor::LlamaCpp)
         } else {
             let include_usage = record
                 .body

@@ -114,6 +114,18 @@ pub(super) async fn handle(
         }
         let id = inner.next_id;
         inner.next_id += 1;
+        if let Some(text) = &reply.reasoning {
+            // Any reasoning the fake gave may come back; a tool call's must.
+            inner.issued.insert(format!("reply_{id}"), text.clone());
+            if let crate::reply::ReplyKind::ToolCalls { calls, .. } = &reply.kind {
+                let prefix = if anthropic { "toolu_fake" } else { "call_fake" };
+                for i in 0..calls.len() {
+                    inner
+                        .issued
+                        .insert(format!("{prefix}_{id}_{i}"), text.clone());
+                }
+            }
+        }
         let canonical = canonical_prompt(&record.body);
         let cached = cached_tokens(
             inner.previous_prompt.as_deref(),

@@ -56,6 +56,28 @@ pub(super) fn stable_prefix(system: &str) -> Option<String> {
 
 pub(super) type Log = Arc<Mutex<Vec<Entry>>>;
 
+/// The usage of a Responses API answer (streamed: its `response.completed`
+/// event) as llama.cpp's `prompt_n` / `cache_n`.
+fn responses_usage(r: &eonyx_tests::http::HttpResponse) -> Option<Value> {
+    let usage = match r.json() {
+        Some(v) => v.get("usage").cloned(),
+        None => r
+            .sse_json()
+            .iter()
+            .rev()
+            .find_map(|e| e.pointer("/response/usage").cloned()),
+    }?;
+    let input = usage.get("input_tokens")?.as_u64()?;
+    let cached = usage
+        .pointer("/input_tokens_details/cached_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Some(serde_json::json!({
+        "prompt_n": input.saturating_sub(cached),
+        "cache_n": cached,
+    }))
+}
+
 /// A logging reverse proxy on 127.0.0.1:0 in front of llama-server: one
 /// request per connection, bytes forwarded as they arrive (streams stay
 /// streams), response timings recorded.
@@ -165,6 +187,9 @@ pub(super) fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Resu
         }
         None => (0, None, false),
     };
+    // A Responses stream carries no llama.cpp `timings`: its usage gives
+    // the same two figures (`input_tokens` less the cached ones prefilled).
+    let timings = timings.or_else(|| parsed.as_ref().and_then(responses_usage));
     let get = |k: &str| {
         timings
             .as_ref()

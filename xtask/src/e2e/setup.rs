@@ -122,3 +122,29 @@ impl Setup {
         out
     }
 }
+
+/// The lines of a batch of `turns` turns: each asks the model to remember a
+/// code word and write two sentences about a topic.
+pub(crate) fn turn_lines(turns: usize) -> String {
+    let topics = [
+        "the sea",
+        "mountains",
+        "rivers",
+        "forests",
+        "deserts",
+        "the moon",
+        "volcanoes",
+        "glaciers",
+        "islands",
+        "rain",
+    ];
+    (1..=turns)
+        .map(|i| {
+            format!(
+                "Turn {i}: remember that code word {i} is {}. Now write two sentences about {}.\n",
+                i * 7,
+                topics[i % topics.len()]
+            )
+        })
+        .collect()
+}

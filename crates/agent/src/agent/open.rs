@@ -16,6 +16,7 @@ use super::mcp::{McpState, wait_required};
 use super::parts::{Inherit, Models, Parts, approver};
 use super::session::{Memory, Opened, load, open_session};
 use super::skills::SkillList;
+use super::switch::restore_switch;
 use super::{Agent, AgentOptions, SessionChoice};
 use crate::error::{AgentError, UsageError};
 use crate::limits as window;
@@ -38,7 +39,7 @@ impl Agent {
                 .find(|s| &s.id == id && s.parent.is_some()),
             _ => None,
         };
-        let mut config = eonyx_config::load(&LoadOptions {
+        let load = LoadOptions {
             cwd: opts.cwd.clone(),
             env: opts.env.clone(),
             model: opts.model.clone(),
@@ -46,7 +47,14 @@ impl Agent {
                 .profile
                 .clone()
                 .or_else(|| child.as_ref().and_then(|c| c.profile.clone())),
-        })?;
+        };
+        let mut config = eonyx_config::load(&load)?;
+        // A session continued goes on with the model `/model` chose.
+        let mut startup_notices = Vec::new();
+        let switched = match &child {
+            Some(_) => None,
+            None => restore_switch(&store, &choice, &load, &mut config, &mut startup_notices)?,
+        };
         for server in &opts.mcp_servers {
             config
                 .mcp
@@ -74,7 +82,6 @@ impl Agent {
         });
         let mut mcp = McpState::start(&config, connector);
 
-        let mut startup_notices = Vec::new();
         let models = connect(
             &mut config,
             opts.provider.as_ref(),
@@ -110,7 +117,7 @@ impl Agent {
         let hook = super::hooks::build(&config, &project.root, &tool_ctx.hidden_env)?;
         let inherit = Inherit {
             env: opts.env.clone(),
-            model_flag: opts.model.clone(),
+            model_flag: opts.model.clone().or(switched),
             permissions: opts.permissions,
             // The user is asked with the Notification hooks running.
             ask: opts

@@ -17,6 +17,8 @@ pub struct SessionTokens {
     pub completion: u64,
     /// Prompt tokens served from the provider's cache.
     pub cached: u64,
+    /// Output tokens spent reasoning (part of `completion`).
+    pub reasoning: u64,
 }
 
 impl SessionTokens {
@@ -101,6 +103,7 @@ impl Agent {
                                 tokens.prompt += u.prompt_tokens;
                                 tokens.completion += u.completion_tokens;
                                 tokens.cached += u.cached_tokens;
+                                tokens.reasoning += u.reasoning_tokens;
                             }
                         }
                         Record::Compaction(c) => {
@@ -141,6 +144,8 @@ impl Agent {
             (quirks.drop_temperature, "temperature"),
             (quirks.max_completion_tokens, "max_tokens"),
             (quirks.no_images, "images"),
+            (quirks.no_reasoning_effort, "reasoning_effort"),
+            (quirks.no_reasoning_content, "reasoning_content"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))

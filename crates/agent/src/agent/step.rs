@@ -28,10 +28,10 @@ impl Agent {
                 eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
             sink(AgentEvent::StepStarted { step });
             let result = {
-                let mut forward = |ev: StreamEvent| {
-                    if let StreamEvent::TextDelta(t) = ev {
-                        sink(AgentEvent::TextDelta(t));
-                    }
+                let mut forward = |ev: StreamEvent| match ev {
+                    StreamEvent::TextDelta(t) => sink(AgentEvent::TextDelta(t)),
+                    StreamEvent::ReasoningDelta(t) => sink(AgentEvent::ReasoningDelta(t)),
+                    _ => {}
                 };
                 self.models.provider.send(&request, &mut forward).await
             };

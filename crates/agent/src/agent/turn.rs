@@ -88,6 +88,7 @@ impl Agent {
                 outcome.usage.prompt_tokens = u.prompt_tokens;
                 outcome.usage.completion_tokens += u.completion_tokens;
                 outcome.usage.cached_tokens = u.cached_tokens;
+                outcome.usage.reasoning_tokens += u.reasoning_tokens;
                 sink(AgentEvent::StepUsage(u));
                 self.add_spend(&u);
             }
@@ -101,7 +102,7 @@ impl Agent {
                 self.reprobe_window(sink).await;
             }
             let cut_call = if response.finish_reason == Some(FinishReason::Length) {
-                sink(AgentEvent::Warning(self.cut_notice(calls.last())));
+                sink(AgentEvent::Warning(self.cut_notice(&message)));
                 calls.last().map(|c| c.id.clone())
             } else {
                 None

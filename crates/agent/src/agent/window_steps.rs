@@ -3,8 +3,6 @@
 //! once the first request has loaded the model, and a reply cut by the
 //! output cap is reported.
 
-use eonyx_core::ToolCall;
-
 use super::Agent;
 use crate::events::AgentEvent;
 use crate::limits as window;
@@ -27,6 +25,7 @@ impl Agent {
         if now.0 != self.models.saved_quirks.0 {
             save(&self.config.model, now.0);
         }
+        let switched = now.0.responses_api && !self.models.saved_quirks.0.responses_api;
         if now.1 != self.models.saved_quirks.1
             && !std::ptr::addr_eq(
                 std::sync::Arc::as_ptr(&self.models.provider),
@@ -36,6 +35,12 @@ impl Agent {
             save(&self.models.summarizer_config, now.1);
         }
         self.models.saved_quirks = now;
+        if switched {
+            sink(AgentEvent::Notice(format!(
+                "{} is served only by the Responses API: switched to it and sent the request again; remembered for {} (`eonyx config --reset-limits` forgets it)",
+                self.config.model.name, self.config.model.base_url
+            )));
+        }
     }
 
     /// Ask the server again (Ollama's `/api/ps` knows the window once the
@@ -85,7 +90,19 @@ impl Agent {
     }
 
     /// What the user is told when a reply was cut by the output cap.
-    pub(super) fn cut_notice(&self, last_call: Option<&ToolCall>) -> String {
+    pub(super) fn cut_notice(&self, reply: &eonyx_core::Message) -> String {
+        let last_call = reply.tool_calls.last();
+        if last_call.is_none()
+            && reply.content.text().trim().is_empty()
+            && !reply.reasoning.is_empty()
+        {
+            return format!(
+                "the whole output budget ({}) went to reasoning and no answer came; raise models.{}.max_output_tokens, or lower models.{}.reasoning_effort",
+                self.output_cap_text(),
+                self.config.model_key,
+                self.config.model_key
+            );
+        }
         let what = match last_call {
             Some(c) => format!(
                 "the {} tool call was cut before its arguments were complete and was not run",

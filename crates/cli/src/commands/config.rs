@@ -49,7 +49,14 @@ pub fn run(
     if let Some(w) = resolved.override_warning(&configured_src) {
         printer.warn(&w);
     }
-    let entries = entries(&config, window_entry(&resolved, &configured_src));
+    let learned_responses = cache.as_ref().is_some_and(|c| {
+        c.quirks(&config.model.base_url, &config.model.name)
+            .responses_api
+    });
+    let mut entries = entries(&config, window_entry(&resolved, &configured_src));
+    if let Some(e) = api_entry(&config, learned_responses) {
+        entries.insert(4, e);
+    }
     // How `shell` commands run here (README, section "Sandbox").
     let sandbox = eonyx_sandbox::Sandbox::new(
         config.tools.sandbox.clone(),
@@ -160,6 +167,35 @@ fn window_entry(w: &Window, configured_src: &str) -> (u64, String, &'static str)
     (w.tokens, w.describe(configured_src), w.tag())
 }
 
+/// `models.KEY.api` of an OpenAI model: the wire in use and why
+/// (configured, the default for its base URL, or learned from a 400 and
+/// remembered in limits.json).
+fn api_entry(config: &Config, learned_responses: bool) -> Option<Entry> {
+    let m = &config.model;
+    if m.provider != eonyx_config::ProviderKind::Openai {
+        return None;
+    }
+    let key = format!("models.{}.api", config.model_key);
+    let (value, source) = if learned_responses {
+        (
+            "responses",
+            "learned: Chat Completions said the model is served only by the Responses API (limits.json; `eonyx config --reset-limits` forgets it)".to_owned(),
+        )
+    } else if m.api.is_some() {
+        (m.default_api().as_str(), config.source(&key).to_string())
+    } else if m.is_openai_api() {
+        ("responses", "default (OpenAI's own API)".to_owned())
+    } else {
+        ("chat", "default (not OpenAI's own API)".to_owned())
+    };
+    Some(Entry {
+        key,
+        value: json!(value),
+        source,
+        origin: None,
+    })
+}
+
 /// `eonyx config --reset-limits`: forget detected and learned windows and
 /// the parameters models refused.
 fn reset_limits(printer: &mut Printer, env: &Env) -> anyhow::Result<Status> {
@@ -210,6 +246,9 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(k("retries"), json!(m.retries)),
         entry(k("connect_timeout_secs"), json!(m.connect_timeout_secs)),
         entry(k("idle_timeout_secs"), json!(m.idle_timeout_secs)),
+        entry(k("reasoning_effort"), json!(m.reasoning_effort)),
+        entry(k("thinking_budget_tokens"), json!(m.thinking_budget_tokens)),
+        entry(k("reasoning_summary"), json!(m.reasoning_summary)),
         entry(k("pricing"), json!(m.pricing)),
         entry(ck("auto"), json!(c.auto)),
         entry(ck("prune"), json!(c.prune)),
@@ -237,6 +276,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(ck("max_consecutive"), json!(c.max_consecutive)),
         entry(ck("model"), json!(c.model)),
         entry(ck("temperature"), json!(c.temperature)),
+        entry(ck("reasoning_effort"), json!(c.reasoning_effort)),
         entry(
             ck("trigger_tokens_override"),
             json!(c.trigger_tokens_override),
@@ -293,6 +333,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry("repl.edit_mode".into(), json!(config.repl.edit_mode)),
         entry("repl.history".into(), json!(config.repl.history)),
         entry("repl.history_size".into(), json!(config.repl.history_size)),
+        entry("ui.reasoning".into(), json!(config.ui.reasoning)),
         entry("max_steps".into(), json!(config.max_steps)),
         entry(
             "mcp.defer_above_tokens".into(),

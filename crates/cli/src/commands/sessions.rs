@@ -351,6 +351,10 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     }
     out.push_str(suffix);
     out.push(']');
+    for r in &m.reasoning {
+        out.push('\n');
+        out.push_str(&super::reasoning::block(r));
+    }
     let text = m.content.transcript();
     if !text.is_empty() {
         out.push('\n');
@@ -447,6 +451,14 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
             }
             Record::Message(m) => message_block(m, rewound(r)),
             Record::Title(t) => format!("[renamed to \"{}\" · {}]\n", t.title, short_date(&t.ts)),
+            Record::Model(m) => format!(
+                "[model switched to {}{} · {}]\n",
+                m.key,
+                m.reasoning_effort
+                    .map(|e| format!(", effort {}", e.as_str()))
+                    .unwrap_or_default(),
+                short_date(&m.ts)
+            ),
             Record::Compaction(c) => format!(
                 "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,

@@ -84,12 +84,13 @@ fn events_render_with_their_type_and_sorted_keys() {
                     prompt_tokens: 10,
                     completion_tokens: 2,
                     cached_tokens: 4,
+                    reasoning_tokens: 1,
                     ..Usage::default()
                 },
                 None
             )
         }),
-        r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10}}"#
+        r#"{"finish_reason":"tool_calls","max_steps_reached":false,"steps":2,"text":"done","type":"turn_completed","usage":{"cached_tokens":4,"completion_tokens":2,"prompt_tokens":10,"reasoning_tokens":1}}"#
     );
     assert!(
         line(Event::TurnCompleted {
@@ -99,7 +100,7 @@ fn events_render_with_their_type_and_sorted_keys() {
             finish_reason: None,
             usage: EventUsage::new(&Usage::default(), Some(0.25))
         })
-        .ends_with(r#""usage":{"cached_tokens":0,"completion_tokens":0,"cost_usd":0.25,"prompt_tokens":0}}"#)
+        .ends_with(r#""usage":{"cached_tokens":0,"completion_tokens":0,"cost_usd":0.25,"prompt_tokens":0,"reasoning_tokens":0}}"#)
     );
     let restored = ["src/a.rs".to_owned()];
     let none: [String; 0] = [];

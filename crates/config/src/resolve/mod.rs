@@ -305,6 +305,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         c.ahead_percent = Some(a);
         set.push("ahead_percent");
     }
+    if let Some(e) = f.reasoning_effort {
+        c.reasoning_effort = e;
+        set.push("reasoning_effort");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());
@@ -468,6 +472,10 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.repl.history_size = v;
                 set("repl.history_size");
             }
+        }
+        if let Some(v) = f.ui.as_ref().and_then(|u| u.reasoning) {
+            cfg.ui.reasoning = v;
+            set("ui.reasoning");
         }
         if let Some(v) = f.max_steps {
             cfg.max_steps = v;

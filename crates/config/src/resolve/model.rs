@@ -217,6 +217,10 @@ fn resolve_model(
         "retries",
         "connect_timeout_secs",
         "idle_timeout_secs",
+        "api",
+        "reasoning_effort",
+        "thinking_budget_tokens",
+        "reasoning_summary",
         "pricing",
     ]
     .into_iter()
@@ -278,6 +282,22 @@ fn resolve_model(
         if let Some(v) = f.idle_timeout_secs {
             m.idle_timeout_secs = v;
             set("idle_timeout_secs");
+        }
+        if let Some(v) = f.api {
+            m.api = Some(v);
+            set("api");
+        }
+        if let Some(v) = f.reasoning_effort {
+            m.reasoning_effort = Some(v);
+            set("reasoning_effort");
+        }
+        if let Some(v) = f.thinking_budget_tokens {
+            m.thinking_budget_tokens = Some(v);
+            set("thinking_budget_tokens");
+        }
+        if let Some(v) = f.reasoning_summary {
+            m.reasoning_summary = v;
+            set("reasoning_summary");
         }
         // The whole table of the highest layer that has one (validation
         // made `input` and `output` present).

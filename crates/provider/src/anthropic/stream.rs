@@ -4,18 +4,20 @@
 
 use std::collections::BTreeMap;
 
-use eonyx_core::message::{ToolCall, Usage};
+use eonyx_core::message::{Reasoning, ReasoningApi, ToolCall, Usage};
 use eonyx_core::{ChatResponse, FinishReason, ProviderError, StreamEvent};
 use eventsource_stream::Event;
 use serde_json::{Map, Value};
 
 use super::wire::{self, BlockDelta, ContentBlock};
 use crate::classify::classify_stream_error;
-use crate::sse::{Decoder, Emit, PartialCall, bad, parse_json, response};
+use crate::sse::{Assembled, Decoder, Emit, PartialCall, bad, parse_json, response};
 
 #[derive(Debug)]
 enum Block {
     Text,
+    /// A thinking or redacted thinking block: its index in `reasoning`.
+    Thinking(usize),
     Tool {
         ordinal: usize,
         call: PartialCall,
@@ -28,6 +30,7 @@ enum Block {
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
     text: String,
+    reasoning: Vec<Reasoning>,
     blocks: BTreeMap<u64, Block>,
     calls: Vec<ToolCall>,
     tools_started: usize,
@@ -63,6 +66,7 @@ impl AnthropicDecoder {
             prompt_tokens: self.input_tokens + self.cache_read + self.cache_creation,
             completion_tokens: self.output_tokens,
             cached_tokens: self.cache_read,
+            reasoning_tokens: 0,
             cache_write_tokens: self.cache_creation,
         })
     }
@@ -123,9 +127,45 @@ impl AnthropicDecoder {
                     },
                 );
             }
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                let mut r = Reasoning::new(ReasoningApi::Anthropic);
+                if let Some(t) = thinking.filter(|t| !t.is_empty()) {
+                    emit(StreamEvent::ReasoningDelta(t.clone()));
+                    r.text = t;
+                }
+                r.signature = signature.filter(|s| !s.is_empty());
+                self.reasoning.push(r);
+                self.blocks
+                    .insert(index, Block::Thinking(self.reasoning.len() - 1));
+            }
+            ContentBlock::RedactedThinking { data } => {
+                let mut r = Reasoning::new(ReasoningApi::Anthropic);
+                r.redacted = Some(data.unwrap_or_default());
+                self.reasoning.push(r);
+                self.blocks
+                    .insert(index, Block::Thinking(self.reasoning.len() - 1));
+            }
             ContentBlock::Other => {
                 self.blocks.insert(index, Block::Other);
             }
+        }
+    }
+
+    /// The reasoning part of thinking block `index`.
+    fn thinking(&mut self, index: u64, what: &str) -> Result<&mut Reasoning, ProviderError> {
+        match self.blocks.get(&index) {
+            Some(Block::Thinking(i)) => {
+                let i = *i;
+                self.reasoning
+                    .get_mut(i)
+                    .ok_or_else(|| bad(format!("{what} for a lost thinking block {index}")))
+            }
+            _ => Err(bad(format!(
+                "{what} for content block {index}, which is not a thinking block"
+            ))),
         }
     }
 
@@ -165,7 +205,19 @@ impl AnthropicDecoder {
                     }
                 }
             }
-            // thinking, signature and citations deltas carry nothing we keep
+            BlockDelta::ThinkingDelta { thinking } => {
+                let t = thinking.unwrap_or_default();
+                if !t.is_empty() {
+                    self.thinking(index, "thinking_delta")?.text.push_str(&t);
+                    emit(StreamEvent::ReasoningDelta(t));
+                }
+            }
+            BlockDelta::SignatureDelta { signature } => {
+                let s = signature.unwrap_or_default();
+                let r = self.thinking(index, "signature_delta")?;
+                r.signature.get_or_insert_with(String::new).push_str(&s);
+            }
+            // citations deltas carry nothing we keep
             BlockDelta::Other => {}
         }
         Ok(())
@@ -231,7 +283,13 @@ impl Decoder for AnthropicDecoder {
         if let Some(f) = &self.stop_reason {
             emit(StreamEvent::Finish(f.clone()));
         }
-        Ok(response(self.text, self.calls, usage, self.stop_reason))
+        Ok(response(Assembled {
+            text: self.text,
+            calls: self.calls,
+            reasoning: self.reasoning,
+            usage,
+            finish: self.stop_reason,
+        }))
     }
 }
 
@@ -318,6 +376,7 @@ mod tests {
                     completion_tokens: 35,
                     cached_tokens: 2000,
                     cache_write_tokens: 100,
+                    reasoning_tokens: 0,
                 }),
                 StreamEvent::Finish(FinishReason::ToolCalls),
             ]
@@ -374,6 +433,8 @@ mod tests {
         assert_eq!(
             events,
             vec![
+                // A thinking block is reasoning now, never answer text.
+                StreamEvent::ReasoningDelta("hm".into()),
                 StreamEvent::ToolCallDelta {
                     index: 0,
                     id: Some("toolu_9".into()),

@@ -94,8 +94,20 @@ pub(crate) enum ContentBlock {
         #[serde(default, deserialize_with = "object")]
         input: Option<Map<String, Value>>,
     },
-    /// `thinking`, `redacted_thinking`, `server_tool_use`, … and blocks
-    /// without a type: kept track of, never shown.
+    /// Extended thinking; the text and signature usually come as deltas.
+    Thinking {
+        #[serde(default, deserialize_with = "opt")]
+        thinking: Option<String>,
+        #[serde(default, deserialize_with = "opt")]
+        signature: Option<String>,
+    },
+    /// Thinking the safety systems encrypted: `data` goes back unchanged.
+    RedactedThinking {
+        #[serde(default, deserialize_with = "opt")]
+        data: Option<String>,
+    },
+    /// `server_tool_use`, … and blocks without a type: kept track of,
+    /// never shown.
     #[default]
     #[serde(other)]
     Other,
@@ -112,7 +124,15 @@ pub(crate) enum BlockDelta {
         #[serde(default, deserialize_with = "opt")]
         partial_json: Option<String>,
     },
-    /// `thinking_delta`, `signature_delta`, `citations_delta`, …
+    ThinkingDelta {
+        #[serde(default, deserialize_with = "opt")]
+        thinking: Option<String>,
+    },
+    SignatureDelta {
+        #[serde(default, deserialize_with = "opt")]
+        signature: Option<String>,
+    },
+    /// `citations_delta`, …
     #[default]
     #[serde(other)]
     Other,
@@ -199,7 +219,7 @@ mod tests {
             Event::Unknown
         ));
         let e = read(json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "thinking", "thinking": ""}}));
+            "content_block": {"type": "server_tool_use", "id": "x"}}));
         assert!(matches!(
             e,
             Event::ContentBlockStart {
@@ -209,6 +229,15 @@ mod tests {
         ));
         let e = read(json!({"type": "content_block_delta", "index": 0,
             "delta": {"type": "signature_delta", "signature": "abc"}}));
+        assert!(matches!(
+            e,
+            Event::ContentBlockDelta {
+                delta: BlockDelta::SignatureDelta { signature: Some(ref s) },
+                ..
+            } if s == "abc"
+        ));
+        let e = read(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "citations_delta", "citation": {}}}));
         assert!(matches!(
             e,
             Event::ContentBlockDelta {

@@ -10,13 +10,25 @@ use serde_json::Value;
 
 use super::wire::{self, Chunk};
 use crate::classify::classify_stream_error;
-use crate::sse::{Decoder, Emit, PartialCall, parse_json, response};
+use crate::sse::{Assembled, Decoder, Emit, PartialCall, parse_json, response};
 use crate::wire::{Arguments, decode};
+
+/// Chat Completions reasoning as the message's one part (none when empty).
+pub(crate) fn chat_reasoning(text: String) -> Vec<eonyx_core::Reasoning> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let mut r = eonyx_core::Reasoning::new(eonyx_core::ReasoningApi::Chat);
+    r.text = text;
+    vec![r]
+}
 
 /// Decoder for OpenAI Chat Completions chunks.
 #[derive(Debug, Default)]
 pub struct OpenAiDecoder {
     text: String,
+    /// `reasoning_content` (or `reasoning`) deltas.
+    reasoning: String,
     calls: BTreeMap<usize, PartialCall>,
     last_index: Option<usize>,
     usage: Option<Usage>,
@@ -88,6 +100,10 @@ impl OpenAiDecoder {
         };
         for choice in choices {
             if let Some(delta) = &choice.delta {
+                if let Some(r) = delta.reasoning_text() {
+                    self.reasoning.push_str(r);
+                    emit(StreamEvent::ReasoningDelta(r.to_owned()));
+                }
                 if let Some(text) = delta.content.as_deref()
                     && !text.is_empty()
                 {
@@ -148,7 +164,13 @@ impl Decoder for OpenAiDecoder {
         if let Some(f) = &self.finish {
             emit(StreamEvent::Finish(f.clone()));
         }
-        Ok(response(self.text, calls, self.usage, self.finish))
+        Ok(response(Assembled {
+            text: self.text,
+            calls,
+            reasoning: chat_reasoning(self.reasoning),
+            usage: self.usage,
+            finish: self.finish,
+        }))
     }
 }
 

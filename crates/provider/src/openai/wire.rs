@@ -46,6 +46,11 @@ impl Chunk {
             prompt_tokens: u.prompt_tokens.unwrap_or(0),
             completion_tokens: u.completion_tokens.unwrap_or(0),
             cached_tokens: cached,
+            reasoning_tokens: u
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
             ..CoreUsage::default()
         })
     }
@@ -68,6 +73,12 @@ pub(crate) struct Choice {
 pub(crate) struct Message {
     #[serde(default, deserialize_with = "opt")]
     pub content: Option<String>,
+    /// DeepSeek, Kimi, vLLM and llama-server reasoning parsers.
+    #[serde(default, deserialize_with = "opt")]
+    pub reasoning_content: Option<String>,
+    /// OpenRouter, Ollama and newer vLLM name it `reasoning`.
+    #[serde(default, deserialize_with = "opt")]
+    pub reasoning: Option<String>,
     #[serde(default, deserialize_with = "list")]
     pub tool_calls: Option<Vec<ToolCall>>,
 }
@@ -111,6 +122,25 @@ pub(crate) struct Usage {
     /// OpenAI, vLLM: `cached_tokens`.
     #[serde(default, deserialize_with = "opt")]
     pub prompt_tokens_details: Option<PromptTokensDetails>,
+    /// OpenAI: `reasoning_tokens`.
+    #[serde(default, deserialize_with = "opt")]
+    pub completion_tokens_details: Option<CompletionTokensDetails>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CompletionTokensDetails {
+    #[serde(default, deserialize_with = "opt")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+impl Message {
+    /// The reasoning piece this delta (or message) carries, under either name.
+    pub(crate) fn reasoning_text(&self) -> Option<&str> {
+        self.reasoning_content
+            .as_deref()
+            .or(self.reasoning.as_deref())
+            .filter(|s| !s.is_empty())
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -17,8 +17,10 @@ use crate::printer::Printer;
 pub mod ahead;
 pub mod goal;
 pub mod interrupts;
+pub mod model;
 pub mod outcome;
 pub mod quiet;
+pub mod reasoning;
 pub mod rewind;
 pub mod slash;
 pub mod status;
@@ -127,6 +129,7 @@ pub async fn start_with(
         printer.warn(&n);
     }
     let mut view = View::new(printer, mode);
+    view.reasoning = reasoning::ReasoningView::new(agent.config().ui.reasoning);
     if announce {
         view.session(&agent);
     }

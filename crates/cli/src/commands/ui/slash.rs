@@ -104,6 +104,11 @@ pub const COMMANDS: &[Command] = &[
         help: "model, window, {ctx}, this session's tokens and cache hits, compactions",
     },
     Command {
+        name: "/model",
+        args: "[KEY] [EFFORT]",
+        help: "show or switch the model and reasoning effort for the rest of the session",
+    },
+    Command {
         name: "/help",
         args: "",
         help: "this help",
@@ -307,6 +312,7 @@ pub async fn slash(
             }
             Err(e) => ended(e),
         },
+        "/model" => super::model::model(agent, view, rest).await,
         "/hooks" => {
             crate::commands::hooks::print_for_repl(view.printer, agent.config());
             Slash::Continue
@@ -396,6 +402,7 @@ mod tests {
 /skills                          list the skills the model can load
 /hooks                           list the hooks, their file, and whether they run here
 /status                          model, window, {ctx}, this session's tokens and cache hits, compactions
+/model [KEY] [EFFORT]            show or switch the model and reasoning effort for the rest of the session
 /help                            this help
 /exit                            leave"
         );

@@ -67,8 +67,8 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
         (
             "tokens",
             format!(
-                "prompt {} · completion {} · cached {}{cache} over {} requests",
-                t.prompt, t.completion, t.cached, t.requests
+                "prompt {} · completion {} (reasoning {}) · cached {}{cache} over {} requests",
+                t.prompt, t.completion, t.reasoning, t.cached, t.requests
             ),
         ),
     ];
@@ -184,6 +184,7 @@ mod tests {
                 prompt: 4000,
                 completion: 120,
                 cached: 3000,
+                reasoning: 80,
             },
             cost_usd: Some(0.0123),
             compactions: 2,
@@ -235,7 +236,7 @@ mod tests {
         model:       default (gpt-x) · openai · http://127.0.0.1:8080/v1
         window:      8192 tokens (detected from /props at 2026-07-05T09:15:00Z)
         context:     {ctx 25%} ~2048 tokens next request; compaction at ~6000 tokens
-        tokens:      prompt 4000 · completion 120 · cached 3000 (75% cache hits) over 3 requests
+        tokens:      prompt 4000 · completion 120 (reasoning 80) · cached 3000 (75% cache hits) over 3 requests
         cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
         memory:      4 entries

@@ -40,6 +40,8 @@ pub struct View<'p> {
     task: Option<String>,
     /// Each running task's description, by call id.
     tasks: std::collections::HashMap<String, String>,
+    /// The model's reasoning on stderr (`ui.reasoning`).
+    pub reasoning: super::reasoning::ReasoningView,
 }
 
 impl<'p> View<'p> {
@@ -53,6 +55,7 @@ impl<'p> View<'p> {
             asker: None,
             task: None,
             tasks: Default::default(),
+            reasoning: Default::default(),
         }
     }
 
@@ -118,8 +121,20 @@ impl<'p> View<'p> {
     pub fn event(&mut self, ev: AgentEvent) {
         match ev {
             AgentEvent::StepStarted { .. } => self.spin("waiting for the model"),
+            AgentEvent::ReasoningDelta(t) => {
+                self.stop_spinner();
+                match self.mode {
+                    Mode::Json => self.json(&Event::Reasoning { delta: &t }),
+                    _ if self.task.is_some() => {}
+                    _ => {
+                        self.end_stream_line();
+                        self.reasoning.delta(self.printer, &t);
+                    }
+                }
+            }
             AgentEvent::TextDelta(t) => {
                 self.stop_spinner();
+                self.reasoning.close(self.printer);
                 match self.mode {
                     Mode::Stream => {
                         self.streamed_any = true;
@@ -132,6 +147,7 @@ impl<'p> View<'p> {
             }
             AgentEvent::ToolCall(call) => {
                 self.stop_spinner();
+                self.reasoning.close(self.printer);
                 if self.mode == Mode::Json {
                     self.json(&Event::ToolCall {
                         id: &call.id,
@@ -226,7 +242,7 @@ impl<'p> View<'p> {
                     });
                 }
             }
-            AgentEvent::StepUsage(_) => {}
+            AgentEvent::StepUsage(_) => self.reasoning.close(self.printer),
             AgentEvent::Notice(m) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
@@ -511,6 +527,7 @@ impl<'p> View<'p> {
 
     pub fn turn_finished(&mut self, outcome: &TurnOutcome) {
         self.stop_spinner();
+        self.reasoning.close(self.printer);
         if outcome.blocked.is_some() && self.mode != Mode::Json {
             // The hook's note said why; nothing was sent.
             return;
@@ -542,6 +559,7 @@ impl<'p> View<'p> {
 
     pub fn failed(&mut self, err: &AgentError) {
         self.stop_spinner();
+        self.reasoning.close(self.printer);
         self.end_stream_line();
         if self.mode == Mode::Json {
             let r = self.printer.json_error(err.class(), &err.to_string());
