@@ -399,6 +399,21 @@ fn a_goal_shows_when_set_and_when_achieved_but_not_at_each_continuation() {
     );
 }
 
+#[test]
+fn reasoning_is_folded_in_both_formats() {
+    let fx = Fx::replying([Reply::text("ANSWER-R").with_reasoning("REASONING-TEXT-9")]);
+    let o = fx.run(&[], "question\n/export\n/export page.html\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let id = session_id_of(&fx.session());
+    let md = std::fs::read_to_string(fx.sb.work.join(format!("{id}.md"))).unwrap();
+    let folded = md.find("<summary>Reasoning</summary>").expect(&md);
+    let thought = md.find("REASONING-TEXT-9").expect(&md);
+    let answer = md.find("ANSWER-R").expect(&md);
+    assert!(folded < thought && thought < answer, "{md}");
+    let html = std::fs::read_to_string(fx.sb.work.join("page.html")).unwrap();
+    assert!(html.contains("REASONING-TEXT-9"), "{html}");
+}
+
 /// Prices of `[models.fake]` (USD per million tokens).
 const PRICING: &str = "pricing = { input = 2.0, cached_input = 0.5, output = 8.0 }\n";
 

@@ -227,12 +227,15 @@ pub(crate) fn task_child(result: &Message) -> Option<TaskHeader> {
     TaskHeader::from_result(&result.content.text())
 }
 
-/// What a message's reasoning says, one text per part, empty when it has
-/// none; both formats fold what it returns. Messages of this version hold
-/// no reasoning: when they do (issue 35's `Message::reasoning`), this is
-/// the one place that reads it (each part's readable text).
-pub(crate) fn reasoning(_m: &Message) -> Vec<String> {
-    Vec::new()
+/// What a message's reasoning says, one text per part that has readable
+/// text (its text, else its summary); encrypted or redacted reasoning
+/// alone is left out, as in `sessions show`. Both formats fold it.
+pub(crate) fn reasoning(m: &Message) -> Vec<String> {
+    m.reasoning
+        .iter()
+        .map(eonyx_core::Reasoning::readable)
+        .filter(|t| !t.trim().is_empty())
+        .collect()
 }
 
 /// A tool call's arguments as indented JSON (the raw text when they are
