@@ -334,6 +334,9 @@ impl Record {
     /// anything that is not a JSON object with a known, well-formed shape is
     /// an error.
     pub fn parse_line(line: &[u8]) -> Result<ParsedLine, RecordError> {
+        if let Some(r) = Self::parse_tagged_first(line) {
+            return Ok(ParsedLine::Record(Box::new(r)));
+        }
         match serde_json::from_slice::<Record>(line) {
             Ok(r) => Ok(ParsedLine::Record(Box::new(r))),
             Err(e) => {
@@ -349,6 +352,31 @@ impl Record {
                     None => Err(RecordError("missing \"type\"".to_owned())),
                 }
             }
+        }
+    }
+
+    /// The fast path for lines as eonyx writes them, `"type"` first: the
+    /// record's own struct parsed straight from the line (the enum's
+    /// internal tag would buffer every line into serde's generic content
+    /// first). `None` sends the line down the general path, which also
+    /// says what is wrong with a broken one.
+    fn parse_tagged_first(line: &[u8]) -> Option<Record> {
+        const PREFIX: &[u8] = br#"{"type":""#;
+        let rest = line.strip_prefix(PREFIX)?;
+        let end = rest.iter().position(|&b| b == b'"')?;
+        fn typed<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
+            serde_json::from_slice(line).ok()
+        }
+        match &rest[..end] {
+            b"message" => typed(line).map(Record::Message),
+            b"compaction" => typed(line).map(Record::Compaction),
+            b"session" => typed(line).map(Record::Session),
+            b"title" => typed(line).map(Record::Title),
+            b"model" => typed(line).map(Record::Model),
+            b"summary_draft" => typed(line).map(Record::SummaryDraft),
+            b"rewind" => typed(line).map(Record::Rewind),
+            b"goal" => typed(line).map(Record::Goal),
+            _ => None,
         }
     }
 
@@ -561,5 +589,27 @@ mod tests {
         assert_eq!(current_plan(&records[..1], Some(&pinned)), Some(pinned));
         // A call without a result does not count.
         assert_eq!(current_plan(&records[..2], None), None);
+    }
+
+    #[test]
+    fn a_line_parses_the_same_whether_type_comes_first_or_not() {
+        let first = br#"{"type":"message","seq":3,"ts":"t","role":"user","content":"hi"}"#;
+        let later = br#"{"seq":3,"ts":"t","role":"user","type":"message","content":"hi"}"#;
+        let (Ok(ParsedLine::Record(a)), Ok(ParsedLine::Record(b))) =
+            (Record::parse_line(first), Record::parse_line(later))
+        else {
+            panic!("both lines are message records");
+        };
+        assert_eq!(a, b);
+        assert!(matches!(*a, Record::Message(ref m) if m.seq == 3));
+        // A broken record with its type first still says what is wrong.
+        let broken = br#"{"type":"message","seq":"x"}"#;
+        let err = Record::parse_line(broken).unwrap_err().to_string();
+        assert!(err.contains("malformed message record"), "{err}");
+        // An unknown type first is still unknown, not an error.
+        assert!(matches!(
+            Record::parse_line(br#"{"type":"future","x":1}"#),
+            Ok(ParsedLine::Unknown(t)) if t == "future"
+        ));
     }
 }
