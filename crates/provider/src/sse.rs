@@ -132,6 +132,21 @@ pub(crate) struct Assembled {
     pub finish: Option<FinishReason>,
 }
 
+/// The assembled response, after emitting its closing events: each
+/// finished tool call, then the usage and the finish reason if known.
+pub(crate) fn emit_and_respond(a: Assembled, emit: &mut dyn FnMut(StreamEvent)) -> ChatResponse {
+    for c in &a.calls {
+        emit(StreamEvent::ToolCall(c.clone()));
+    }
+    if let Some(u) = a.usage {
+        emit(StreamEvent::Usage(u));
+    }
+    if let Some(f) = &a.finish {
+        emit(StreamEvent::Finish(f.clone()));
+    }
+    response(a)
+}
+
 /// The assembled response.
 pub(crate) fn response(a: Assembled) -> ChatResponse {
     let Assembled {

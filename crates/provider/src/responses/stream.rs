@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::classify::{classify_stream_error, shorten};
 use crate::responses::wire::{Event, Item, ResponseBody, TextPart};
-use crate::sse::{Assembled, Decoder, bad, response};
+use crate::sse::{Assembled, Decoder, bad, emit_and_respond};
 use crate::wire::decode_tagged;
 
 /// An output item being streamed.
@@ -335,22 +335,16 @@ impl Decoder for ResponsesDecoder {
                 _ => {}
             }
         }
-        for c in &self.calls {
-            emit(StreamEvent::ToolCall(c.clone()));
-        }
-        if let Some(u) = self.usage {
-            emit(StreamEvent::Usage(u));
-        }
-        if let Some(f) = &self.finish {
-            emit(StreamEvent::Finish(f.clone()));
-        }
-        Ok(response(Assembled {
-            text: self.text,
-            calls: self.calls,
-            reasoning: self.reasoning,
-            usage: self.usage,
-            finish: self.finish,
-        }))
+        Ok(emit_and_respond(
+            Assembled {
+                text: self.text,
+                calls: self.calls,
+                reasoning: self.reasoning,
+                usage: self.usage,
+                finish: self.finish,
+            },
+            emit,
+        ))
     }
 }
 
