@@ -37,6 +37,27 @@ pub trait Decoder {
     fn finish(self, emit: &mut dyn FnMut(StreamEvent)) -> Result<ChatResponse, ProviderError>;
 }
 
+/// For tests: `decoder` fed the SSE text `stream` (events split by blank
+/// lines, each of `event: ` and `data: ` lines), its events dropped: the
+/// assembled response.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn decode_text(mut decoder: impl Decoder, stream: &str) -> ChatResponse {
+    let mut sink = |_e: StreamEvent| {};
+    for chunk in stream.split("\n\n").filter(|c| !c.is_empty()) {
+        let mut ev = Event::default();
+        for line in chunk.lines() {
+            if let Some(n) = line.strip_prefix("event: ") {
+                ev.event = n.to_owned();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                ev.data = d.to_owned();
+            }
+        }
+        decoder.on_event(&ev, &mut sink).unwrap();
+    }
+    decoder.finish(&mut sink).unwrap()
+}
+
 pub(crate) fn bad(message: impl Into<String>) -> ProviderError {
     ProviderError::BadResponse {
         message: message.into(),

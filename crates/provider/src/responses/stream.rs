@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn a_tool_loop_step_keeps_its_encrypted_reasoning() {
         let stream = tool_loop_stream();
-        let mut decoder = ResponsesDecoder::default();
+        let decoder = ResponsesDecoder::default();
         let events = parse_responses_sse_chunks(&[stream.as_bytes()]).unwrap();
         assert_eq!(
             events[..2],
@@ -405,19 +405,7 @@ mod tests {
             ..Usage::default()
         })));
         // The assembled message holds the whole reasoning item.
-        let mut sink = |_e: StreamEvent| {};
-        for chunk in stream.split("\n\n").filter(|c| !c.is_empty()) {
-            let mut ev = SseEvent::default();
-            for line in chunk.lines() {
-                if let Some(n) = line.strip_prefix("event: ") {
-                    ev.event = n.to_owned();
-                } else if let Some(d) = line.strip_prefix("data: ") {
-                    ev.data = d.to_owned();
-                }
-            }
-            decoder.on_event(&ev, &mut sink).unwrap();
-        }
-        let r = decoder.finish(&mut sink).unwrap();
+        let r = crate::sse::decode_text(decoder, &stream);
         assert_eq!(r.message.reasoning.len(), 1);
         let part = &r.message.reasoning[0];
         assert_eq!(part.encrypted.as_deref(), Some("gAAAA-secret"));
