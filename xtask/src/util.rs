@@ -114,6 +114,23 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&sha2::Sha256::digest(bytes))
 }
 
+/// Wait for `child` to exit, polling: its status, or `None` when it ran
+/// longer than `limit` (then it is killed and reaped).
+pub fn wait_or_kill(child: &mut Child, limit: Duration) -> Result<Option<ExitStatus>> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().context("waiting for a child process")? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,22 +148,5 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
-    }
-}
-
-/// Wait for `child` to exit, polling: its status, or `None` when it ran
-/// longer than `limit` (then it is killed and reaped).
-pub fn wait_or_kill(child: &mut Child, limit: Duration) -> Result<Option<ExitStatus>> {
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().context("waiting for a child process")? {
-            return Ok(Some(status));
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
