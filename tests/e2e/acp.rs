@@ -11,7 +11,7 @@ use std::time::Duration;
 use eonyx_tests::{FAKE_CONTEXT_WINDOW, Reply};
 use serde_json::json;
 
-use crate::acp_util::{AcpClient, started};
+use crate::acp_util::{AcpClient, reloaded, started};
 use crate::agent::*;
 
 #[test]
@@ -185,18 +185,8 @@ fn acp_load_replays_the_history_and_continues_the_same_file() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 
-    let mut c = AcpClient::start(&fx, &[]);
-    c.initialize(json!({}));
-    let r = c.ok(
-        "session/load",
-        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
-    );
+    let (mut c, r, kinds) = reloaded(&fx, &s);
     assert!(r.get("modes").is_some(), "{r}");
-    let kinds: Vec<String> = c
-        .updates(&s)
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
         kinds,
         [

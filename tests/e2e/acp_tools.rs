@@ -9,7 +9,7 @@ use eonyx_tests::Reply;
 use eonyx_tests::mcp_server::test_mcp_bin;
 use serde_json::{Value, json};
 
-use crate::acp_util::{AcpClient, Answer, started};
+use crate::acp_util::{AcpClient, Answer, reloaded, started};
 use crate::agent::*;
 
 /// The `tool_call` and `tool_call_update`s of `session`, in order.
@@ -452,17 +452,7 @@ fn acp_load_replays_each_plan_where_it_was_set() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 
-    let mut c = AcpClient::start(&fx, &[]);
-    c.initialize(json!({}));
-    c.ok(
-        "session/load",
-        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
-    );
-    let kinds: Vec<String> = c
-        .updates(&s)
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
-        .collect();
+    let (c, _, kinds) = reloaded(&fx, &s);
     assert_eq!(
         kinds,
         [

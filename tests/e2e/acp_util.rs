@@ -322,3 +322,21 @@ pub(crate) fn started(fx: &Fx) -> (AcpClient, String) {
     let s = c.new_session(&fx.sb.work, json!([]));
     (c, s)
 }
+
+/// A fresh, initialized client that loads `session` (the agent replays
+/// it before answering): the client, the load's result, and the kinds
+/// (`sessionUpdate`) of the replayed updates, in order.
+pub(crate) fn reloaded(fx: &Fx, session: &str) -> (AcpClient, Value, Vec<String>) {
+    let mut c = AcpClient::start(fx, &[]);
+    c.initialize(json!({}));
+    let r = c.ok(
+        "session/load",
+        json!({"sessionId": session, "cwd": fx.sb.work, "mcpServers": []}),
+    );
+    let kinds = c
+        .updates(session)
+        .iter()
+        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
+        .collect();
+    (c, r, kinds)
+}

@@ -10,7 +10,7 @@ use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::Value;
 
 use crate::agent::{Fx, code, records};
-use crate::util::{json_lines, stderr};
+use crate::util::{assert_noticed, notices, stderr};
 
 /// The fake's model (`fake`, 32768 tokens) plus `big` (`big-model`, a
 /// 100000-token window with a compaction override of its own).
@@ -158,20 +158,13 @@ fn unknown_models_and_efforts_are_declined_and_the_batch_goes_on() {
         "/model nope\n/model big extreme\n/model big high more\nhello\n",
     );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
-    let notices: Vec<String> = json_lines(&o.stdout)
-        .iter()
-        .filter(|e| e["type"] == "notice")
-        .filter_map(|e| e["message"].as_str().map(str::to_owned))
-        .collect();
+    let notices = notices(&o.stdout);
     for said in [
         "unknown model \"nope\" for /model; configured models: big, fake",
         "unknown reasoning effort \"extreme\"; use one of none, minimal, low, medium, high, xhigh",
         "usage: /model [KEY] [EFFORT]",
     ] {
-        assert!(
-            notices.iter().any(|n| n.contains(said)),
-            "{said}: {notices:?}"
-        );
+        assert_noticed(&notices, said);
     }
     let reqs = fx.agent_requests();
     assert_eq!(reqs.len(), 1);

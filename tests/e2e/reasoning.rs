@@ -244,25 +244,20 @@ fn a_codex_model_moves_to_the_responses_api_and_the_next_run_goes_there_first() 
         "{}",
         stderr(&o)
     );
-    let paths: Vec<String> = fx
-        .fake
-        .chat_requests()
-        .iter()
-        .map(|r| r.path.clone())
-        .collect();
-    assert_eq!(paths, ["/v1/chat/completions", "/v1/responses"]);
+    let paths = || -> Vec<String> {
+        fx.fake
+            .chat_requests()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    };
+    assert_eq!(paths(), ["/v1/chat/completions", "/v1/responses"]);
 
     let o = fx.run(&["run", "-c", "again"], "");
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o), "second\n");
     assert!(!stderr(&o).contains("Responses API"), "{}", stderr(&o));
-    let paths: Vec<String> = fx
-        .fake
-        .chat_requests()
-        .iter()
-        .map(|r| r.path.clone())
-        .collect();
-    assert_eq!(paths[2..], ["/v1/responses"]);
+    assert_eq!(paths()[2..], ["/v1/responses"]);
 
     let o = fx.run(&["config"], "");
     let listing = stdout(&o);
@@ -334,7 +329,7 @@ fn responses_requests_are_append_only_and_share_the_session_cache_key() {
 /// when the session is loaded (docs/acp.md#updates).
 #[test]
 fn acp_sends_reasoning_as_thought_chunks_live_and_on_load() {
-    use crate::acp_util::{AcpClient, started};
+    use crate::acp_util::{AcpClient, reloaded, started};
     let fx = crate::agent::Fx::with(|c| c.set("reasoning_effort", "high"));
     fx.fake
         .push(Reply::text("It is 4242.").with_reasoning("The notes say 4242."));
@@ -352,17 +347,7 @@ fn acp_sends_reasoning_as_thought_chunks_live_and_on_load() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 
-    let mut c = AcpClient::start(&fx, &[]);
-    c.initialize(json!({}));
-    c.ok(
-        "session/load",
-        json!({"sessionId": s, "cwd": fx.sb.work, "mcpServers": []}),
-    );
-    let kinds: Vec<String> = c
-        .updates(&s)
-        .iter()
-        .map(|u| u["sessionUpdate"].as_str().unwrap().to_owned())
-        .collect();
+    let (c, _, kinds) = reloaded(&fx, &s);
     assert_eq!(
         kinds,
         [

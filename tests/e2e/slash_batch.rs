@@ -8,7 +8,7 @@ use eonyx_tests::Reply;
 use serde_json::Value;
 
 use crate::agent::Fx;
-use crate::util::{json_lines, stderr};
+use crate::util::{assert_noticed, json_lines, notices, stderr};
 
 fn code(o: &std::process::Output) -> Option<i32> {
     o.status.code()
@@ -60,11 +60,7 @@ fn slash_commands_with_bad_arguments_are_reported_and_the_batch_goes_on() {
     let input = "first line\n/resume\n/resume not-a-session\n/resume 20260101T000000-00000000\n/rewind 5\n/rewind many\n/fork x\n/rename\n/remember\nlast line\n";
     let o = fx.run(&["--json"], input);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
-    let notices: Vec<String> = json_lines(&o.stdout)
-        .iter()
-        .filter(|e| e["type"] == "notice")
-        .filter_map(|e| e["message"].as_str().map(str::to_owned))
-        .collect();
+    let notices = notices(&o.stdout);
     let err = stderr(&o);
     for said in [
         "usage: /resume ID",
@@ -75,10 +71,7 @@ fn slash_commands_with_bad_arguments_are_reported_and_the_batch_goes_on() {
         "usage: /rename TITLE",
         "usage: /remember TEXT",
     ] {
-        assert!(
-            notices.iter().any(|n| n.contains(said)),
-            "{said}: {notices:?}"
-        );
+        assert_noticed(&notices, said);
         assert!(err.contains(said), "{said}: {err}");
     }
     assert!(

@@ -84,3 +84,20 @@ pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+/// The messages of a `--json` run's `notice` events, in order.
+pub fn notices(stdout: &[u8]) -> Vec<String> {
+    json_lines(stdout)
+        .iter()
+        .filter(|e| e["type"] == "notice")
+        .filter_map(|e| e["message"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Fails unless one of `notices` contains `said`.
+pub fn assert_noticed(notices: &[String], said: &str) {
+    assert!(
+        notices.iter().any(|n| n.contains(said)),
+        "{said}: {notices:?}"
+    );
+}

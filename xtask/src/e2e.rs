@@ -441,17 +441,7 @@ fn binary_stage(
     }
     let started = Instant::now();
     let limit = Duration::from_secs(20 * 60);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let status = util::wait_or_kill(&mut child, limit)?;
     let elapsed = started.elapsed();
     let entries = log.lock().unwrap_or_else(PoisonError::into_inner).clone();
     print_table(&entries);

@@ -2,7 +2,7 @@
 //! commands with an echo, and formatting durations.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -112,6 +112,23 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Wait for `child` to exit, polling: its status, or `None` when it ran
+/// longer than `limit` (then it is killed and reaped).
+pub fn wait_or_kill(child: &mut Child, limit: Duration) -> Result<Option<ExitStatus>> {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().context("waiting for a child process")? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[cfg(test)]

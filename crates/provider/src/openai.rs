@@ -14,7 +14,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
 use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
-use crate::responses::ResponsesDecoder;
+use crate::responses::{ResponsesDecoder, image_url};
 use crate::sse;
 use crate::wire::{Arguments, decode};
 pub use stream::OpenAiDecoder;
@@ -329,17 +329,6 @@ pub fn request_body_with(
         body["reasoning_effort"] = json!(e.as_str());
     }
     body
-}
-
-fn image_url(media_type: Option<&str>, data: Option<&str>, url: Option<&str>) -> Option<String> {
-    match (data, url) {
-        (Some(d), _) => Some(format!(
-            "data:{};base64,{d}",
-            media_type.unwrap_or("image/png")
-        )),
-        (None, Some(u)) => Some(u.to_owned()),
-        (None, None) => None,
-    }
 }
 
 fn content_json(content: &Content) -> Value {

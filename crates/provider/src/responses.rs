@@ -107,7 +107,13 @@ pub fn request_body_with(
     serde_json::to_value(&body).unwrap_or(Value::Null)
 }
 
-fn image_url(media_type: Option<&str>, data: Option<&str>, url: Option<&str>) -> Option<String> {
+/// An image part's URL: a `data:` URL of its bytes (PNG when the type is
+/// unknown), else its own URL; the Chat Completions client shares it.
+pub(crate) fn image_url(
+    media_type: Option<&str>,
+    data: Option<&str>,
+    url: Option<&str>,
+) -> Option<String> {
     match (data, url) {
         (Some(d), _) => Some(format!(
             "data:{};base64,{d}",

@@ -37,6 +37,27 @@ pub trait Decoder {
     fn finish(self, emit: &mut dyn FnMut(StreamEvent)) -> Result<ChatResponse, ProviderError>;
 }
 
+/// For tests: `decoder` fed the SSE text `stream` (events split by blank
+/// lines, each of `event: ` and `data: ` lines), its events dropped: the
+/// assembled response.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn decode_text(mut decoder: impl Decoder, stream: &str) -> ChatResponse {
+    let mut sink = |_e: StreamEvent| {};
+    for chunk in stream.split("\n\n").filter(|c| !c.is_empty()) {
+        let mut ev = Event::default();
+        for line in chunk.lines() {
+            if let Some(n) = line.strip_prefix("event: ") {
+                ev.event = n.to_owned();
+            } else if let Some(d) = line.strip_prefix("data: ") {
+                ev.data = d.to_owned();
+            }
+        }
+        decoder.on_event(&ev, &mut sink).unwrap();
+    }
+    decoder.finish(&mut sink).unwrap()
+}
+
 pub(crate) fn bad(message: impl Into<String>) -> ProviderError {
     ProviderError::BadResponse {
         message: message.into(),
@@ -130,6 +151,21 @@ pub(crate) struct Assembled {
     pub reasoning: Vec<Reasoning>,
     pub usage: Option<Usage>,
     pub finish: Option<FinishReason>,
+}
+
+/// The assembled response, after emitting its closing events: each
+/// finished tool call, then the usage and the finish reason if known.
+pub(crate) fn emit_and_respond(a: Assembled, emit: &mut dyn FnMut(StreamEvent)) -> ChatResponse {
+    for c in &a.calls {
+        emit(StreamEvent::ToolCall(c.clone()));
+    }
+    if let Some(u) = a.usage {
+        emit(StreamEvent::Usage(u));
+    }
+    if let Some(f) = &a.finish {
+        emit(StreamEvent::Finish(f.clone()));
+    }
+    response(a)
 }
 
 /// The assembled response.

@@ -59,17 +59,7 @@ fn run_batch(
         eprintln!("note: eonyx stopped reading its stdin early ({e})");
     }
     let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let status = crate::util::wait_or_kill(&mut child, limit)?;
     if !status.is_some_and(|s| s.success()) {
         let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();

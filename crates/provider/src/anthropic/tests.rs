@@ -189,21 +189,7 @@ fn streamed_thinking_and_redacted_blocks_are_kept_with_their_signature() {
         StreamEvent::ReasoningDelta("Let me think.".into())
     );
     assert_eq!(events[1], StreamEvent::TextDelta("Done.".into()));
-    let mut decoder = AnthropicDecoder::default();
-    let mut sink = |_e: StreamEvent| {};
-    use crate::sse::Decoder;
-    for chunk in s.split("\n\n").filter(|c| !c.is_empty()) {
-        let mut ev = eventsource_stream::Event::default();
-        for line in chunk.lines() {
-            if let Some(n) = line.strip_prefix("event: ") {
-                ev.event = n.to_owned();
-            } else if let Some(d) = line.strip_prefix("data: ") {
-                ev.data = d.to_owned();
-            }
-        }
-        decoder.on_event(&ev, &mut sink).unwrap();
-    }
-    let r = decoder.finish(&mut sink).unwrap();
+    let r = crate::sse::decode_text(AnthropicDecoder::default(), s);
     assert_eq!(r.message.reasoning.len(), 2);
     assert_eq!(r.message.reasoning[0].text, "Let me think.");
     assert_eq!(r.message.reasoning[0].signature.as_deref(), Some("EqQB"));

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::wire::{self, Chunk};
 use crate::classify::classify_stream_error;
-use crate::sse::{Assembled, Decoder, Emit, PartialCall, parse_json, response};
+use crate::sse::{Assembled, Decoder, Emit, PartialCall, emit_and_respond, parse_json};
 use crate::wire::{Arguments, decode};
 
 /// Chat Completions reasoning as the message's one part (none when empty).
@@ -155,22 +155,16 @@ impl Decoder for OpenAiDecoder {
             .into_iter()
             .map(|(i, c)| c.into_call(i))
             .collect();
-        for c in &calls {
-            emit(StreamEvent::ToolCall(c.clone()));
-        }
-        if let Some(u) = self.usage {
-            emit(StreamEvent::Usage(u));
-        }
-        if let Some(f) = &self.finish {
-            emit(StreamEvent::Finish(f.clone()));
-        }
-        Ok(response(Assembled {
-            text: self.text,
-            calls,
-            reasoning: chat_reasoning(self.reasoning),
-            usage: self.usage,
-            finish: self.finish,
-        }))
+        Ok(emit_and_respond(
+            Assembled {
+                text: self.text,
+                calls,
+                reasoning: chat_reasoning(self.reasoning),
+                usage: self.usage,
+                finish: self.finish,
+            },
+            emit,
+        ))
     }
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::classify::{classify_stream_error, shorten};
 use crate::responses::wire::{Event, Item, ResponseBody, TextPart};
-use crate::sse::{Assembled, Decoder, bad, response};
+use crate::sse::{Assembled, Decoder, bad, emit_and_respond};
 use crate::wire::decode_tagged;
 
 /// An output item being streamed.
@@ -335,22 +335,16 @@ impl Decoder for ResponsesDecoder {
                 _ => {}
             }
         }
-        for c in &self.calls {
-            emit(StreamEvent::ToolCall(c.clone()));
-        }
-        if let Some(u) = self.usage {
-            emit(StreamEvent::Usage(u));
-        }
-        if let Some(f) = &self.finish {
-            emit(StreamEvent::Finish(f.clone()));
-        }
-        Ok(response(Assembled {
-            text: self.text,
-            calls: self.calls,
-            reasoning: self.reasoning,
-            usage: self.usage,
-            finish: self.finish,
-        }))
+        Ok(emit_and_respond(
+            Assembled {
+                text: self.text,
+                calls: self.calls,
+                reasoning: self.reasoning,
+                usage: self.usage,
+                finish: self.finish,
+            },
+            emit,
+        ))
     }
 }
 
@@ -393,7 +387,7 @@ mod tests {
     #[test]
     fn a_tool_loop_step_keeps_its_encrypted_reasoning() {
         let stream = tool_loop_stream();
-        let mut decoder = ResponsesDecoder::default();
+        let decoder = ResponsesDecoder::default();
         let events = parse_responses_sse_chunks(&[stream.as_bytes()]).unwrap();
         assert_eq!(
             events[..2],
@@ -411,19 +405,7 @@ mod tests {
             ..Usage::default()
         })));
         // The assembled message holds the whole reasoning item.
-        let mut sink = |_e: StreamEvent| {};
-        for chunk in stream.split("\n\n").filter(|c| !c.is_empty()) {
-            let mut ev = SseEvent::default();
-            for line in chunk.lines() {
-                if let Some(n) = line.strip_prefix("event: ") {
-                    ev.event = n.to_owned();
-                } else if let Some(d) = line.strip_prefix("data: ") {
-                    ev.data = d.to_owned();
-                }
-            }
-            decoder.on_event(&ev, &mut sink).unwrap();
-        }
-        let r = decoder.finish(&mut sink).unwrap();
+        let r = crate::sse::decode_text(decoder, &stream);
         assert_eq!(r.message.reasoning.len(), 1);
         let part = &r.message.reasoning[0];
         assert_eq!(part.encrypted.as_deref(), Some("gAAAA-secret"));
