@@ -1,4 +1,4 @@
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use camino::Utf8PathBuf;
 use eonyx_core::hooks::{HookDef, HookEvent};
@@ -182,7 +182,6 @@ async fn a_hung_hook_is_killed_with_its_children_at_its_timeout() {
     let f = fixture();
     let mut hooks = f.hooks(&[(HookEvent::Stop, "", "sleep 300 & echo $! > child.pid; wait")]);
     hooks.hooks[0].def.timeout_secs = 1;
-    let started = Instant::now();
     let out = hooks
         .run(
             &f.common(),
@@ -191,7 +190,6 @@ async fn a_hung_hook_is_killed_with_its_children_at_its_timeout() {
             },
         )
         .await;
-    assert!(started.elapsed() < Duration::from_secs(30));
     assert!(out.warnings[0].contains("timed out"), "{out:?}");
     assert!(out.block.is_none());
     let pid = std::fs::read_to_string(f.root.join("child.pid")).unwrap();
