@@ -410,8 +410,10 @@ impl Record {
         const PREFIX: &[u8] = br#"{"type":""#;
         let rest = line.strip_prefix(PREFIX)?;
         let end = rest.iter().position(|&b| b == b'"')?;
-        fn typed<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
-            serde_json::from_slice(line).ok()
+        // Checked as UTF-8 once, not string by string.
+        let line = std::str::from_utf8(line).ok()?;
+        fn typed<T: serde::de::DeserializeOwned>(line: &str) -> Option<T> {
+            serde_json::from_str(line).ok()
         }
         match &rest[..end] {
             b"message" => typed(line).map(Record::Message),

@@ -218,7 +218,7 @@ fn a_line_parses_the_same_whether_type_comes_first_or_not() {
 
 #[test]
 fn a_message_line_with_every_field_reads_back_and_writes_byte_for_byte() {
-    let line = r#"{"type":"message","seq":7,"ts":"2026-07-05T09:15:00Z","role":"assistant","content":[{"type":"text","text":"a \"q\" \\ é"},{"type":"image","media_type":"image/png","data":"AAAA"}],"tool_calls":[{"id":"c1","name":"write_file","arguments":{"content":"x","path":"a.txt"}}],"tool_call_id":"c0","usage":{"prompt_tokens":10,"completion_tokens":2,"cached_tokens":1,"reasoning_tokens":1,"cache_write_tokens":3},"reasoning":[{"api":"responses","id":"rs_1","summary":["s"],"encrypted":"e"}],"is_error":true,"undo":{"path":"/p/a.txt","before":null,"after":"ab","kept":false}}"#;
+    let line = r#"{"type":"message","seq":7,"ts":"2026-07-05T09:15:00Z","role":"assistant","content":[{"type":"text","text":"a \"q\" \\ é"},{"type":"image","media_type":"image/png","data":"AAAA"}],"tool_calls":[{"id":"c1","name":"write_file","arguments":{"path":"a.txt"}}],"tool_call_id":"c0","usage":{"prompt_tokens":10,"completion_tokens":2,"cached_tokens":1,"reasoning_tokens":1,"cache_write_tokens":3},"reasoning":[{"api":"responses","id":"rs_1","summary":["s"],"encrypted":"e"}],"is_error":true,"undo":{"path":"/p/a.txt","before":null,"after":"ab","kept":false}}"#;
     let Ok(ParsedLine::Record(r)) = Record::parse_line(line.as_bytes()) else {
         panic!("a message record");
     };
