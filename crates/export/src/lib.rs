@@ -24,6 +24,7 @@ mod escape;
 mod html;
 mod markdown;
 mod model;
+mod out;
 
 /// What `sessions export --format` and `/export` write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,17 +165,16 @@ pub fn export(
         id: id.clone(),
         format: format.as_str(),
     })?;
-    let text = if format == Format::Markdown {
-        markdown::render(&session)
+    let mut text = out::Out::new(out);
+    if format == Format::Markdown {
+        markdown::render(&session, &mut text);
     } else {
-        html::render(&session)
-    };
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|source| ExportError::Write {
-            id: id.clone(),
-            source,
-        })?;
+        html::render(&session, &mut text);
+    }
+    text.finish().map_err(|source| ExportError::Write {
+        id: id.clone(),
+        source,
+    })?;
     Ok(skipped)
 }
 

@@ -3,15 +3,22 @@
 //! call each result answers, and the chart's points and compaction marks
 //! (docs/session-format.md#readable-exports).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
-use eonyx_core::record::{Record, SessionHeader};
+use eonyx_core::goal::GoalRecord;
+use eonyx_core::record::{ForkedFrom, Record, RewindRecord, SessionHeader, TitleRecord};
 use eonyx_core::timeline::Timeline;
 use eonyx_core::tool::TaskHeader;
-use eonyx_core::{CompactionTrigger, Message, Role, ToolCall, ToolName, Usage};
+use eonyx_core::{
+    CompactionRecord, CompactionTrigger, Content, Message, MessageRecord, ModelRecord, Role,
+    ToolCall, ToolName, Usage,
+};
 use eonyx_store::SessionLog;
 
 use crate::Options;
+use crate::out::Out;
 
 /// Tool results longer than this many characters are cut in the export.
 pub(crate) const RESULT_MAX_CHARS: usize = 4000;
@@ -144,6 +151,48 @@ impl<'a> Session<'a> {
     }
 }
 
+/// What a format writes for each entry of the transcript; [`walk`] calls
+/// them in the file's order.
+pub(crate) trait Transcript {
+    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord);
+    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord);
+    /// A rewind that changed the view.
+    fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord);
+    fn rename(&self, out: &mut Out<'_>, t: &TitleRecord);
+    fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord);
+    /// A goal record with what it says ([`goal_line`]).
+    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str);
+    /// Where a fork's own records start: right after the record copied last.
+    fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom);
+}
+
+/// Every record of the session through `t`, in order, each fork marker
+/// after the record it follows; the output passed on as it fills.
+pub(crate) fn walk(s: &Session<'_>, out: &mut Out<'_>, t: &impl Transcript) {
+    let fork = s.header.forked_from.as_ref();
+    for r in s.records {
+        match r {
+            Record::Message(m) => t.message(out, s, m),
+            Record::Compaction(c) => t.compaction(out, s, c),
+            Record::Rewind(w) if w.is_effective() => t.rewind(out, w),
+            Record::Title(x) => t.rename(out, x),
+            Record::Model(m) => t.model_switch(out, m),
+            Record::Goal(g) => {
+                if let Some(line) = goal_line(g) {
+                    t.goal(out, g, &line);
+                }
+            }
+            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
+        }
+        if let Some(f) = fork
+            && r.seq() == Some(f.seq)
+        {
+            t.fork(out, f);
+        }
+        out.step();
+    }
+}
+
 fn add_usage(sum: &mut Usage, u: &Usage) {
     sum.prompt_tokens += u.prompt_tokens;
     sum.completion_tokens += u.completion_tokens;
@@ -230,12 +279,32 @@ pub(crate) fn task_child(result: &Message) -> Option<TaskHeader> {
 /// What a message's reasoning says, one text per part that has readable
 /// text (its text, else its summary); encrypted or redacted reasoning
 /// alone is left out, as in `sessions show`. Both formats fold it.
-pub(crate) fn reasoning(m: &Message) -> Vec<String> {
+pub(crate) fn reasoning(m: &Message) -> impl Iterator<Item = Cow<'_, str>> {
     m.reasoning
         .iter()
-        .map(eonyx_core::Reasoning::readable)
+        .map(|r| {
+            if r.text.is_empty() {
+                Cow::Owned(r.readable())
+            } else {
+                Cow::Borrowed(r.text.as_str())
+            }
+        })
         .filter(|t| !t.trim().is_empty())
-        .collect()
+}
+
+/// A message's text as the transcripts show it (images by their label),
+/// borrowed when it is one string.
+pub(crate) fn body(m: &Message) -> Cow<'_, str> {
+    match &m.content {
+        Content::Text(t) => Cow::Borrowed(t.as_str()),
+        c => Cow::Owned(c.transcript()),
+    }
+}
+
+/// How many lines `str::lines` gives, counted over the bytes.
+pub(crate) fn line_count(s: &str) -> usize {
+    let newlines = s.bytes().filter(|&b| b == b'\n').count();
+    newlines + usize::from(!s.is_empty() && !s.ends_with('\n'))
 }
 
 /// A tool call's arguments as indented JSON (the raw text when they are
@@ -256,6 +325,16 @@ pub(crate) struct Cut<'t> {
 }
 
 pub(crate) fn cut(text: &str) -> Cut<'_> {
+    // Most results are short: no more bytes (so no more characters) than
+    // the limit and fewer newlines.
+    if text.len() <= RESULT_MAX_CHARS
+        && text.bytes().filter(|&b| b == b'\n').count() < RESULT_MAX_LINES
+    {
+        return Cut {
+            shown: text,
+            left_out: None,
+        };
+    }
     let mut end = text.len();
     if let Some((i, _)) = text.char_indices().nth(RESULT_MAX_CHARS) {
         end = i;
@@ -291,9 +370,70 @@ pub(crate) fn left_out_note(lines: usize, bytes: usize) -> String {
 
 /// `2026-07-05 09:15 UTC`, or the text as stored when it is not RFC 3339.
 pub(crate) fn short_date(ts: &str) -> String {
-    eonyx_core::time::parse_rfc3339(ts)
-        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_else(|| ts.to_owned())
+    let mut out = String::with_capacity(20);
+    push_date(&mut out, ts);
+    out
+}
+
+/// [`short_date`] written to `out`. A time as eonyx writes it
+/// (`2026-07-05T09:15:00Z`, maybe with a fraction) is already in UTC: its
+/// date and minute are copied; any other form is parsed.
+pub(crate) fn push_date(out: &mut String, ts: &str) {
+    if let Some((date, minute)) = utc_parts(ts) {
+        out.push_str(date);
+        out.push(' ');
+        out.push_str(minute);
+        out.push_str(" UTC");
+        return;
+    }
+    match eonyx_core::time::parse_rfc3339(ts) {
+        Some(t) => {
+            let _ = write!(out, "{}", t.strftime("%Y-%m-%d %H:%M UTC"));
+        }
+        None => out.push_str(ts),
+    }
+}
+
+/// `("2026-07-05", "09:15")` of a valid `YYYY-MM-DDTHH:MM:SS[.F]Z` (year
+/// 1000 to 9998, the fraction 1 to 9 digits); `None` for anything else.
+fn utc_parts(ts: &str) -> Option<(&str, &str)> {
+    let b = ts.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        b.get(r)?.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let at = |i: usize, c: u8| b.get(i) == Some(&c);
+    if !(at(4, b'-') && at(7, b'-') && at(10, b'T') && at(13, b':') && at(16, b':')) {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        1..=12 => 31,
+        _ => return None,
+    };
+    let fraction = match b.get(19) {
+        Some(b'.') => b.len().saturating_sub(21),
+        _ => 0,
+    };
+    let tail_ok = match fraction {
+        0 => b.len() == 20,
+        1..=9 => num(20..20 + fraction).is_some(),
+        _ => false,
+    };
+    let valid = (1000..=9998).contains(&year)
+        && (1..=days).contains(&day)
+        && hour < 24
+        && minute < 60
+        && second < 60
+        && tail_ok
+        && b.last() == Some(&b'Z');
+    valid.then(|| (&ts[..10], &ts[11..16]))
 }
 
 impl Session<'_> {
@@ -393,6 +533,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn dates_read_by_hand_read_as_the_parser_reads_them() {
+        let slow = |ts: &str| {
+            eonyx_core::time::parse_rfc3339(ts)
+                .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+                .unwrap_or_else(|| ts.to_owned())
+        };
+        let cases = [
+            "2026-07-05T09:15:00Z",
+            "2026-07-05T09:15:59.123456789Z",
+            "2026-07-05T09:15:59.1234567890Z",
+            "2026-07-05T09:15:59.Z",
+            "2026-07-05T09:15:60Z",
+            "2026-07-05T24:00:00Z",
+            "2024-02-29T00:00:00Z",
+            "2023-02-29T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2000-02-29T23:59:59Z",
+            "2026-13-01T00:00:00Z",
+            "2026-04-31T00:00:00Z",
+            "2026-07-05T09:15:00+02:00",
+            "2026-07-05t09:15:00z",
+            "2026-07-05 09:15:00Z",
+            "0999-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "2026-07-05T09:15:00",
+            "2026-07-05T09:15:00ZZ",
+            "2026-07-05T09:1x:00Z",
+            "not a date",
+            "",
+        ];
+        for ts in cases {
+            assert_eq!(short_date(ts), slow(ts), "{ts:?}");
+        }
+        assert!(utc_parts("2026-07-05T09:15:00.5Z").is_some());
+    }
+
+    #[test]
+    fn lines_are_counted_as_str_lines_counts_them() {
+        for s in ["", "a", "a\n", "\n", "a\nb", "a\r\nb\r\n", "\n\n"] {
+            assert_eq!(line_count(s), s.lines().count(), "{s:?}");
+        }
+    }
+
+    #[test]
     fn long_results_are_cut_at_a_line_or_a_char_limit_and_say_how_much() {
         let short = "a\nb";
         assert!(cut(short).left_out.is_none());
@@ -404,5 +588,10 @@ mod tests {
         let c = cut(&wide);
         assert_eq!(c.shown.chars().count(), RESULT_MAX_CHARS);
         assert_eq!(c.left_out, Some((1, 20)));
+        // Exactly the line limit, each line ended: the last newline is cut.
+        let full: String = (0..RESULT_MAX_LINES).map(|i| format!("{i}\n")).collect();
+        assert_eq!(cut(&full).left_out, Some((0, 1)));
+        let under: String = (1..RESULT_MAX_LINES).map(|i| format!("{i}\n")).collect();
+        assert!(cut(&under).left_out.is_none());
     }
 }
