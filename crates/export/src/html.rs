@@ -10,6 +10,7 @@ use eonyx_core::{
     CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
 };
 
+use crate::date;
 use crate::escape::escape;
 use crate::model::{self, Session, Transcript};
 use crate::out::Out;
@@ -105,7 +106,7 @@ impl Transcript for Html {
             "<div class=\"rewind\" id=\"r-{}\">Rewind #{} · ",
             w.seq, w.seq
         );
-        model::push_date(out, &w.ts);
+        date::push_date(out, &w.ts);
         let _ = writeln!(
             out,
             ": back to the conversation as of <a href=\"#m-{}\">#{}</a>; what came after stays in the file, shown faded, and the model no longer sees it.</div>",
@@ -117,7 +118,7 @@ impl Transcript for Html {
         out.push_str("<div class=\"rename\">Renamed to ");
         escape(out, &t.title);
         out.push_str(" · ");
-        model::push_date(out, &t.ts);
+        date::push_date(out, &t.ts);
         out.push_str("</div>\n");
     }
 
@@ -125,7 +126,7 @@ impl Transcript for Html {
         out.push_str("<div class=\"rename\">");
         escape(out, &model::model_line(m));
         out.push_str(" · ");
-        model::push_date(out, &m.ts);
+        date::push_date(out, &m.ts);
         out.push_str("</div>\n");
     }
 
@@ -133,7 +134,7 @@ impl Transcript for Html {
         let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);
         escape(out, line);
         let _ = write!(out, " · #{} · ", g.seq);
-        model::push_date(out, &g.ts);
+        date::push_date(out, &g.ts);
         out.push_str("</div>\n");
     }
 
@@ -169,7 +170,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
                 m.seq,
                 m.seq
             );
-            model::push_date(out, &m.ts);
+            date::push_date(out, &m.ts);
             out.push_str("</span>");
             out.push_str(badge);
             out.push_str("</h3>\n");
@@ -264,7 +265,7 @@ fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
         c.seq,
         c.trigger.as_str(),
     );
-    model::push_date(out, &c.ts);
+    date::push_date(out, &c.ts);
     let _ = writeln!(
         out,
         "</span>{}</h3>\n<p>{} → {} tokens. Messages before <a href=\"#m-{}\">#{}</a> are summarized here; from #{} on they were kept word for word.",

@@ -20,6 +20,7 @@ use eonyx_core::record::SessionHeader;
 use eonyx_store::{Store, StoreError};
 
 mod chart;
+mod date;
 mod escape;
 mod html;
 mod markdown;

@@ -11,6 +11,7 @@ use eonyx_core::{
     CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
 };
 
+use crate::date;
 use crate::model::{self, Session, Transcript};
 use crate::out::Out;
 
@@ -39,7 +40,7 @@ impl Transcript for Markdown {
 
     fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord) {
         let _ = write!(out, "### Rewind · #{} · ", w.seq);
-        model::push_date(out, &w.ts);
+        date::push_date(out, &w.ts);
         let _ = writeln!(
             out,
             "\n\nBack to the conversation as of #{}: what came after stays in the file, marked *rewound* here, and the model no longer sees it.\n",
@@ -49,19 +50,19 @@ impl Transcript for Markdown {
 
     fn rename(&self, out: &mut Out<'_>, t: &TitleRecord) {
         let _ = write!(out, "*Renamed to {} · ", inline(&t.title));
-        model::push_date(out, &t.ts);
+        date::push_date(out, &t.ts);
         out.push_str("*\n\n");
     }
 
     fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord) {
         let _ = write!(out, "*{} · ", inline(&model::model_line(m)));
-        model::push_date(out, &m.ts);
+        date::push_date(out, &m.ts);
         out.push_str("*\n\n");
     }
 
     fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str) {
         let _ = write!(out, "*{} · #{} · ", inline(line), g.seq);
-        model::push_date(out, &g.ts);
+        date::push_date(out, &g.ts);
         out.push_str("*\n\n");
     }
 
@@ -140,7 +141,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
 /// `## User · #3 · 2026-07-05 09:15 UTC` and a blank line.
 fn heading(out: &mut Out<'_>, who: &str, m: &MessageRecord, rewound: &str) {
     let _ = write!(out, "## {who} · #{}{rewound} · ", m.seq);
-    model::push_date(out, &m.ts);
+    date::push_date(out, &m.ts);
     out.push_str("\n\n");
 }
 
@@ -156,7 +157,7 @@ fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
         c.seq,
         c.trigger.as_str()
     );
-    model::push_date(out, &c.ts);
+    date::push_date(out, &c.ts);
     let _ = writeln!(
         out,
         "\n\n{} → {} tokens. Messages before #{} are summarized below; from #{} on they were kept word for word.",
