@@ -209,7 +209,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
                 m.seq
             );
             escape(out, call.map_or("?", |c| c.name.as_str()));
-            let lines = model::line_count(&body);
+            let lines = cut.lines;
             let _ = write!(
                 out,
                 "</code> <span class=\"meta\">#{} · {lines} line{}</span>{badge}{}",

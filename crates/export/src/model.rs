@@ -210,44 +210,52 @@ fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
     } else {
         4.0
     };
-    let est = |chars: usize| (chars as f64 / cpt).ceil() as u64;
+    // A message's size in tokens, estimated from its characters.
+    let est = |m: &Message| {
+        let chars = m.content.text_chars()
+            + m.tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments_json().len())
+                .sum::<usize>();
+        (chars as f64 / cpt).ceil() as u64
+    };
     let mut out = Chart {
         window: opts.window,
         threshold: opts.threshold,
         ..Chart::default()
     };
     // What the next request holds: the last known size and the estimate
-    // of the messages since.
+    // of the messages since (the records from `since`, only counted when a
+    // request has no reported size: most have one).
     let mut known = 0u64;
-    let mut since = 0u64;
-    for r in records {
+    let mut since = 0usize;
+    for (i, r) in records.iter().enumerate() {
         match r {
-            Record::Message(m) => {
-                let chars = m.message.content.text_chars()
+            Record::Message(m) if m.message.role == Role::Assistant => {
+                let (tokens, estimated) = match m.message.usage {
+                    Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
+                    _ => {
+                        let added: u64 = records[since..i]
+                            .iter()
+                            .filter_map(|r| match r {
+                                Record::Message(m) => Some(est(&m.message)),
+                                _ => None,
+                            })
+                            .sum();
+                        (known + added, true)
+                    }
+                };
+                out.points.push(Point {
+                    seq: m.seq,
+                    tokens,
+                    estimated,
+                    rewound: timeline.is_rewound(m.seq),
+                });
+                known = tokens
                     + m.message
-                        .tool_calls
-                        .iter()
-                        .map(|c| c.name.len() + c.arguments_json().len())
-                        .sum::<usize>();
-                if m.message.role == Role::Assistant {
-                    let (tokens, estimated) = match m.message.usage {
-                        Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
-                        _ => (known + since, true),
-                    };
-                    out.points.push(Point {
-                        seq: m.seq,
-                        tokens,
-                        estimated,
-                        rewound: timeline.is_rewound(m.seq),
-                    });
-                    known = tokens
-                        + m.message
-                            .usage
-                            .map_or_else(|| est(chars), |u| u.completion_tokens);
-                    since = 0;
-                } else {
-                    since += est(chars);
-                }
+                        .usage
+                        .map_or_else(|| est(&m.message), |u| u.completion_tokens);
+                since = i + 1;
             }
             Record::Compaction(c) => {
                 out.marks.push(Mark {
@@ -258,7 +266,7 @@ fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
                     tokens_after: c.tokens_after,
                 });
                 known = c.tokens_after;
-                since = 0;
+                since = i + 1;
             }
             _ => {}
         }
@@ -301,12 +309,6 @@ pub(crate) fn body(m: &Message) -> Cow<'_, str> {
     }
 }
 
-/// How many lines `str::lines` gives, counted over the bytes.
-pub(crate) fn line_count(s: &str) -> usize {
-    let newlines = s.bytes().filter(|&b| b == b'\n').count();
-    newlines + usize::from(!s.is_empty() && !s.ends_with('\n'))
-}
-
 /// A tool call's arguments as indented JSON (the raw text when they are
 /// not JSON).
 pub(crate) fn pretty_args(c: &ToolCall) -> String {
@@ -320,18 +322,21 @@ pub(crate) fn pretty_args(c: &ToolCall) -> String {
 /// [`RESULT_MAX_CHARS`] characters, and what was left out.
 pub(crate) struct Cut<'t> {
     pub shown: &'t str,
+    /// The lines of the whole text (as `str::lines` counts them).
+    pub lines: usize,
     /// Lines and bytes left out, when cut.
     pub left_out: Option<(usize, usize)>,
 }
 
 pub(crate) fn cut(text: &str) -> Cut<'_> {
+    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    let lines = newlines + usize::from(!text.is_empty() && !text.ends_with('\n'));
     // Most results are short: no more bytes (so no more characters) than
     // the limit and fewer newlines.
-    if text.len() <= RESULT_MAX_CHARS
-        && text.bytes().filter(|&b| b == b'\n').count() < RESULT_MAX_LINES
-    {
+    if text.len() <= RESULT_MAX_CHARS && newlines < RESULT_MAX_LINES {
         return Cut {
             shown: text,
+            lines,
             left_out: None,
         };
     }
@@ -348,14 +353,16 @@ pub(crate) fn cut(text: &str) -> Cut<'_> {
     if end >= text.len() {
         return Cut {
             shown: text,
+            lines,
             left_out: None,
         };
     }
     let rest = &text[end..];
-    let lines = rest.trim_start_matches('\n').lines().count();
+    let rest_lines = rest.trim_start_matches('\n').lines().count();
     Cut {
         shown: &text[..end],
-        left_out: Some((lines, rest.len())),
+        lines,
+        left_out: Some((rest_lines, rest.len())),
     }
 }
 
@@ -467,7 +474,7 @@ mod tests {
     #[test]
     fn lines_are_counted_as_str_lines_counts_them() {
         for s in ["", "a", "a\n", "\n", "a\nb", "a\r\nb\r\n", "\n\n"] {
-            assert_eq!(line_count(s), s.lines().count(), "{s:?}");
+            assert_eq!(cut(s).lines, s.lines().count(), "{s:?}");
         }
     }
 
