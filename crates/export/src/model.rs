@@ -166,40 +166,11 @@ pub(crate) trait Transcript {
     fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom);
 }
 
-/// From this many records on, [`walk`] makes the transcript in two halves
-/// at once.
-const WALK_IN_HALVES_FROM: usize = 2000;
-
 /// Every record of the session through `t`, in order, each fork marker
-/// after the record it follows; the output passed on as it fills. A long
-/// session's second half is made at the same time by a second thread, in
-/// its own buffer, written after the first.
-pub(crate) fn walk(s: &Session<'_>, out: &mut Out<'_>, t: &(impl Transcript + Sync)) {
-    if s.records.len() < WALK_IN_HALVES_FROM {
-        walk_records(s, s.records, out, t);
-        return;
-    }
-    let (first, second) = s.records.split_at(s.records.len() / 2);
-    let later = std::thread::scope(|scope| {
-        let later = scope.spawn(|| {
-            let mut text = Vec::new();
-            let mut out = Out::new(&mut text);
-            walk_records(s, second, &mut out, t);
-            // Writing to a Vec cannot fail.
-            let _ = out.finish();
-            text
-        });
-        walk_records(s, first, out, t);
-        later
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
-    });
-    out.write_through(&later);
-}
-
-fn walk_records(s: &Session<'_>, records: &[Record], out: &mut Out<'_>, t: &impl Transcript) {
+/// after the record it follows; the output passed on as it fills.
+pub(crate) fn walk(s: &Session<'_>, out: &mut Out<'_>, t: &impl Transcript) {
     let fork = s.header.forked_from.as_ref();
-    for r in records {
+    for r in s.records {
         match r {
             Record::Message(m) => t.message(out, s, m),
             Record::Compaction(c) => t.compaction(out, s, c),
