@@ -102,79 +102,22 @@ impl SessionLog {
     }
 }
 
-/// From this size on, [`Store::read_all`] reads a file in two halves at once.
-pub(crate) const READ_IN_HALVES_FROM: u64 = 1 << 20;
-
-/// Every line of `r` (positioned at file offset `offset`) as records.
-fn read_lines(r: impl Read, offset: u64) -> std::io::Result<SessionLog> {
-    let mut log = SessionLog {
-        header: None,
-        records: Vec::new(),
-        stats: ReadStats::default(),
-    };
-    let (_, tail) = for_each_line(r, offset, |off, line| {
-        log.push_line(off, line);
-        true
-    })?;
-    log.stats.torn_tail_bytes = tail;
-    Ok(log)
-}
-
-/// The offset of the first line that starts after `from` (past the next
-/// `'\n'`), with `file` positioned there; `None` when no complete line
-/// starts after it.
-fn line_start_from(file: &mut File, from: u64) -> std::io::Result<Option<u64>> {
-    use std::io::{Seek, SeekFrom};
-    let mut pos = file.seek(SeekFrom::Start(from))?;
-    let mut buf = vec![0; 16 * 1024];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            return Ok(None);
-        }
-        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
-            let start = pos + i as u64 + 1;
-            file.seek(SeekFrom::Start(start))?;
-            return Ok(Some(start));
-        }
-        pos += n as u64;
-    }
-}
-
 impl Store {
-    /// Every record of a session and what was skipped. A file of
-    /// [`READ_IN_HALVES_FROM`] bytes or more is read in two halves at once,
-    /// split at a line start, one thread each.
+    /// Every record of a session and what was skipped.
     pub fn read_all(&self, id: &SessionId) -> Result<SessionLog, StoreError> {
         let path = self.session_path(id);
-        let mut file = self.open_existing(id)?;
-        let len = file.metadata().map_or(0, |m| m.len());
-        let second = if len >= READ_IN_HALVES_FROM {
-            let mut second = self.open_existing(id)?;
-            line_start_from(&mut second, len / 2)
-                .map_err(StoreError::io("read session file", &path))?
-                .map(|start| (second, start))
-        } else {
-            None
+        let file = self.open_existing(id)?;
+        let mut log = SessionLog {
+            header: None,
+            records: Vec::new(),
+            stats: ReadStats::default(),
         };
-        let Some((second, start)) = second else {
-            return read_lines(&mut file, 0).map_err(StoreError::io("read session file", &path));
-        };
-        let (first, rest) = std::thread::scope(|s| {
-            let rest = s.spawn(move || read_lines(second, start));
-            let first = read_lines(file.take(start), 0);
-            (
-                first,
-                rest.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
-            )
-        });
-        let (mut log, rest) = first
-            .and_then(|f| rest.map(|r| (f, r)))
-            .map_err(StoreError::io("read session file", &path))?;
-        log.records.extend(rest.records);
-        log.stats.bad_lines += rest.stats.bad_lines;
-        log.stats.unknown_lines += rest.stats.unknown_lines;
-        log.stats.torn_tail_bytes = rest.stats.torn_tail_bytes;
+        let (_, tail) = for_each_line(file, 0, |off, line| {
+            log.push_line(off, line);
+            true
+        })
+        .map_err(StoreError::io("read session file", &path))?;
+        log.stats.torn_tail_bytes = tail;
         Ok(log)
     }
 

@@ -248,36 +248,3 @@ fn export_is_byte_identical() {
             .is_not_found()
     );
 }
-
-#[test]
-fn a_large_file_read_in_halves_reads_as_one_pass_reads_it() {
-    let t = t();
-    let sid = "20260101T000000-66666666";
-    let mut body = header_line(sid, "big");
-    body.push('\n');
-    let filler = "x".repeat(500);
-    let mut seq = 0;
-    while (body.len() as u64) < crate::read::READ_IN_HALVES_FROM * 2 {
-        seq += 1;
-        body.push_str(&format!(
-            r#"{{"type":"message","seq":{seq},"ts":"2026-01-01T00:00:01Z","role":"user","content":"{seq} {filler}"}}"#
-        ));
-        body.push('\n');
-        // A bad line, an unknown record and a stray header now and then,
-        // in both halves.
-        if seq % 700 == 0 {
-            body.push_str("not json\n{\"type\":\"future-kind\"}\n");
-            body.push_str(&header_line(sid, "again"));
-            body.push('\n');
-        }
-    }
-    body.push_str(r#"{"type":"message","seq":"#);
-    let sid = write_file(&t.store, sid, body.as_bytes());
-    let log = t.store.read_all(&sid).unwrap();
-    let once = SessionLog::parse(body.as_bytes());
-    assert_eq!(log, once);
-    assert_eq!(log.records.len() as u64, seq + 1);
-    assert_eq!(log.header.as_ref().map(|h| h.title.as_str()), Some("big"));
-    assert_eq!(log.stats.torn_tail_bytes, 24);
-    assert!(log.stats.bad_lines >= 2 && log.stats.unknown_lines >= 4);
-}
