@@ -107,6 +107,17 @@ impl Default for Options {
     }
 }
 
+/// What becomes of the records a readable export read, once it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// Freed before [`export`] returns (a process that goes on: the REPL).
+    Free,
+    /// Left to the operating system: the process exits right after the
+    /// export (`eonyx sessions export`), and freeing a long session's
+    /// records one by one would only delay the exit.
+    AtExit,
+}
+
 /// What could not be exported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Skipped {
@@ -143,13 +154,15 @@ pub enum ExportError {
 /// Write session `id` to `out` as `format`. JSONL is the file byte for
 /// byte; the readable formats render what can be read, with the
 /// [`Options`] `opts` gives for the session's header, and say in the
-/// returned [`Skipped`] what could not.
+/// returned [`Skipped`] what could not. `release` says whether the
+/// records read are freed or left to the process's exit.
 pub fn export(
     store: &Store,
     id: &SessionId,
     format: Format,
     opts: &dyn Fn(&SessionHeader) -> Options,
     out: &mut dyn Write,
+    release: Release,
 ) -> Result<Skipped, ExportError> {
     if format == Format::Jsonl {
         store.export(id, out)?;
@@ -176,6 +189,10 @@ pub fn export(
         id: id.clone(),
         source,
     })?;
+    drop(session);
+    if release == Release::AtExit {
+        std::mem::forget(log);
+    }
     Ok(skipped)
 }
 
