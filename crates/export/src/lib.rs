@@ -11,7 +11,7 @@
 //!
 //! Invariant: the HTML page loads nothing (no script, stylesheet, image or
 //! font from anywhere) and every text of the session goes through
-//! `escape::escape`.
+//! `escape::escape`, into element content only (never an attribute value).
 
 use std::io::Write;
 
