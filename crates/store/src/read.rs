@@ -121,6 +121,48 @@ impl Store {
         Ok(log)
     }
 
+    /// Every record of a session handed to `f` in file order as it is
+    /// read, so that a long session never sits whole in memory (the
+    /// readable exports); what was skipped, counted as [`Store::read_all`]
+    /// counts it (a header anywhere but the first line is not a record).
+    pub fn read_each(
+        &self,
+        id: &SessionId,
+        mut f: impl FnMut(Record),
+    ) -> Result<ReadStats, StoreError> {
+        let path = self.session_path(id);
+        let file = self.open_existing(id)?;
+        let mut stats = ReadStats::default();
+        let (_, tail) = for_each_line(file, 0, |off, line| {
+            match Record::parse_line(line) {
+                Ok(ParsedLine::Record(r)) => match *r {
+                    Record::Session(_) if off != 0 => stats.unknown_lines += 1,
+                    r => f(r),
+                },
+                Ok(ParsedLine::Unknown(_)) => stats.unknown_lines += 1,
+                Err(_) => stats.bad_lines += 1,
+            }
+            true
+        })
+        .map_err(StoreError::io("read session file", &path))?;
+        stats.torn_tail_bytes = tail;
+        Ok(stats)
+    }
+
+    /// Every complete line of a session, as its bytes, in file order (a
+    /// torn tail is left out): for a reader that parses only the lines it
+    /// needs.
+    pub fn read_lines(&self, id: &SessionId, mut f: impl FnMut(&[u8])) -> Result<(), StoreError> {
+        let path = self.session_path(id);
+        let file = self.open_existing(id)?;
+        for_each_line(file, 0, |_, line| {
+            f(line);
+            true
+        })
+        .map_err(StoreError::io("read session file", &path))?;
+        Ok(())
+    }
+
     /// Effective history: header, current title, the compaction record in
     /// force, the newest summary draft after it and the messages of the
     /// timeline from its `first_kept_seq` on
