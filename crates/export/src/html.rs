@@ -67,8 +67,8 @@ svg.chart .mark text { fill: var(--compaction); font: 600 11px system-ui, sans-s
 .legend { font-size: .85rem; color: var(--muted); margin: .3rem 0 0; }
 "#;
 
-/// The whole page.
-pub(crate) fn render(s: &Session<'_>, out: &mut Out<'_>) {
+/// The page up to its transcript's entries.
+pub(crate) fn head(s: &Session, out: &mut Out<'_>) {
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"color-scheme\" content=\"light dark\">\n<title>");
     escape(out, &format!("Session {} · eonyx", s.title));
     out.push_str("</title>\n<style>");
@@ -84,19 +84,20 @@ pub(crate) fn render(s: &Session<'_>, out: &mut Out<'_>) {
     out.push_str("</table>\n</header>\n<section>\n<h2>Context per request</h2>\n");
     crate::chart::render(out, &s.chart);
     out.push_str("<p class=\"legend\">Each point is one request of this session, as the server reported it (hollow: no usage reported, estimated; faded: a rewind left its reply out). The top line is the window, the dashed line where compaction starts; each violet mark is a compaction, linked to its place below.</p>\n</section>\n<main>\n<h2>Transcript</h2>\n");
-    model::walk(s, out, &Html);
-    out.push_str("</main>\n</body>\n</html>\n");
 }
 
+/// What follows the transcript.
+pub(crate) const FOOT: &str = "</main>\n</body>\n</html>\n";
+
 /// The transcript as HTML.
-struct Html;
+pub(crate) struct Html;
 
 impl Transcript for Html {
-    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+    fn message(&self, out: &mut Out<'_>, s: &Session, m: &MessageRecord) {
         message(out, s, m);
     }
 
-    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+    fn compaction(&self, out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
         compaction(out, s, c);
     }
 
@@ -147,7 +148,7 @@ impl Transcript for Html {
     }
 }
 
-fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+fn message(out: &mut Out<'_>, s: &Session, m: &MessageRecord) {
     let msg = &m.message;
     let rewound = s.is_rewound(m.seq);
     let faded = if rewound { " rewound" } else { "" };
@@ -208,7 +209,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
                 "<details class=\"entry tool{faded}{error}\" id=\"m-{}\"><summary>Result of <code>",
                 m.seq
             );
-            escape(out, call.map_or("?", |c| c.name.as_str()));
+            escape(out, call.unwrap_or("?"));
             let lines = cut.lines;
             let _ = write!(
                 out,
@@ -255,7 +256,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
     }
 }
 
-fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     let rewound = s.is_rewound(c.seq);
     let _ = write!(
         out,

@@ -2,8 +2,10 @@
 //! docs/session-format.md#readable-exports): the lossless JSONL (the file,
 //! byte for byte), a Markdown transcript and one self-contained HTML page
 //! with the chart of the context each request used. Both readable formats
-//! render the same `model::Session`, read once from the store's records;
-//! one module per format (`markdown`, `html`, with the chart in `chart`).
+//! render each record as it is read and then drop it (`model::entry`),
+//! counting it in the `model::Session` whose header and chart are written
+//! before the transcript; one module per format (`markdown`, `html`, with
+//! the chart in `chart`).
 //!
 //! Invariant: export only reads the session (never its lock): a session in
 //! use can be exported, and a torn or damaged line is skipped and counted,
@@ -16,8 +18,8 @@
 use std::io::Write;
 
 use eonyx_core::SessionId;
-use eonyx_core::record::SessionHeader;
-use eonyx_store::{Store, StoreError};
+use eonyx_core::record::{Record, SessionHeader};
+use eonyx_store::{ReadStats, Store, StoreError};
 
 mod chart;
 mod date;
@@ -107,14 +109,15 @@ impl Default for Options {
     }
 }
 
-/// What becomes of the records a readable export read, once it is written.
+/// What becomes of what a readable export held (the transcript it buffered
+/// while counting the totals the header shows), once it is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Release {
     /// Freed before [`export`] returns (a process that goes on: the REPL).
     Free,
     /// Left to the operating system: the process exits right after the
-    /// export (`eonyx sessions export`), and freeing a long session's
-    /// records one by one would only delay the exit.
+    /// export (`eonyx sessions export`), and freeing it would only delay
+    /// the exit.
     AtExit,
 }
 
@@ -154,8 +157,8 @@ pub enum ExportError {
 /// Write session `id` to `out` as `format`. JSONL is the file byte for
 /// byte; the readable formats render what can be read, with the
 /// [`Options`] `opts` gives for the session's header, and say in the
-/// returned [`Skipped`] what could not. `release` says whether the
-/// records read are freed or left to the process's exit.
+/// returned [`Skipped`] what could not. `release` says whether what the
+/// export held is freed or left to the process's exit.
 pub fn export(
     store: &Store,
     id: &SessionId,
@@ -168,32 +171,75 @@ pub fn export(
         store.export(id, out)?;
         return Ok(Skipped::default());
     }
-    let log = store.read_all(id)?;
-    let skipped = Skipped {
-        torn_tail_bytes: log.stats.torn_tail_bytes,
-        bad_lines: log.stats.bad_lines,
-        unknown_lines: log.stats.unknown_lines,
+    // The transcript is rendered as the records are read, each dropped
+    // once rendered; the header and the chart, which need the totals, are
+    // written before it.
+    let mut body_bytes = Vec::new();
+    let mut body = out::Out::new(&mut body_bytes);
+    let (session, stats) = if format == Format::Markdown {
+        transcript(store, id, &markdown::Markdown, opts, &mut body)?
+    } else {
+        let read = transcript(store, id, &html::Html, opts, &mut body)?;
+        body.push_str(html::FOOT);
+        read
     };
-    let opts = log.header.as_ref().map(opts).unwrap_or_default();
-    let session = model::Session::new(&log, &opts).ok_or_else(|| ExportError::NoHeader {
+    let write_err = |source| ExportError::Write {
+        id: id.clone(),
+        source,
+    };
+    body.finish().map_err(write_err)?;
+    let skipped = Skipped {
+        torn_tail_bytes: stats.torn_tail_bytes,
+        bad_lines: stats.bad_lines,
+        unknown_lines: stats.unknown_lines,
+    };
+    let session = session.ok_or_else(|| ExportError::NoHeader {
         id: id.clone(),
         format: format.as_str(),
     })?;
     let mut text = out::Out::new(out);
     if format == Format::Markdown {
-        markdown::render(&session, &mut text);
+        markdown::head(&session, &mut text);
     } else {
-        html::render(&session, &mut text);
+        html::head(&session, &mut text);
     }
-    text.finish().map_err(|source| ExportError::Write {
-        id: id.clone(),
-        source,
-    })?;
-    drop(session);
+    text.write_bytes(&body_bytes);
+    text.finish().map_err(write_err)?;
     if release == Release::AtExit {
-        std::mem::forget(log);
+        std::mem::forget(body_bytes);
+        std::mem::forget(session);
     }
     Ok(skipped)
+}
+
+/// Session `id`'s transcript through `t` into `body`, record by record;
+/// the session as read (`None` without a header) and what was skipped.
+fn transcript(
+    store: &Store,
+    id: &SessionId,
+    t: &impl model::Transcript,
+    opts: &dyn Fn(&SessionHeader) -> Options,
+    body: &mut out::Out<'_>,
+) -> Result<(Option<model::Session>, ReadStats), StoreError> {
+    let mut rewinds = model::Rewinds::default();
+    store.read_lines(id, |line| rewinds.line(line))?;
+    let mut timeline = Some(rewinds.timeline());
+    let mut session: Option<model::Session> = None;
+    let stats = store.read_each(id, |r| match &mut session {
+        Some(s) => {
+            s.before(&r);
+            model::entry(s, body, t, &r);
+            s.after(r);
+        }
+        // The first record only: the header, else there is none.
+        None => {
+            if let (Some(timeline), Record::Session(h)) = (timeline.take(), r) {
+                let opts = opts(&h);
+                session = Some(model::Session::new(h, opts, timeline));
+            }
+        }
+    })?;
+    Ok((session, stats))
 }
 
 #[cfg(test)]

@@ -15,26 +15,25 @@ use crate::date;
 use crate::model::{self, Session, Transcript};
 use crate::out::Out;
 
-/// The whole transcript.
-pub(crate) fn render(s: &Session<'_>, out: &mut Out<'_>) {
+/// The title and the facts, before the transcript's entries.
+pub(crate) fn head(s: &Session, out: &mut Out<'_>) {
     let _ = writeln!(out, "# {}\n", inline(&format!("Session {}", s.title)));
     out.push_str("| | |\n| --- | --- |\n");
     for (k, v) in s.facts() {
         let _ = writeln!(out, "| {k} | {} |", inline(&v));
     }
     out.push('\n');
-    model::walk(s, out, &Markdown);
 }
 
 /// The transcript as Markdown.
-struct Markdown;
+pub(crate) struct Markdown;
 
 impl Transcript for Markdown {
-    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+    fn message(&self, out: &mut Out<'_>, s: &Session, m: &MessageRecord) {
         message(out, s, m);
     }
 
-    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+    fn compaction(&self, out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
         compaction(out, s, c);
     }
 
@@ -75,7 +74,7 @@ impl Transcript for Markdown {
     }
 }
 
-fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+fn message(out: &mut Out<'_>, s: &Session, m: &MessageRecord) {
     let msg = &m.message;
     let rewound = if s.is_rewound(m.seq) {
         " · rewound"
@@ -107,7 +106,7 @@ fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
         }
         Role::Tool => {
             let call = s.call_of(msg);
-            let name = call.map_or("?", |c| c.name.as_str());
+            let name = call.unwrap_or("?");
             let error = if msg.is_error { " · error" } else { "" };
             let _ = writeln!(
                 out,
@@ -145,7 +144,7 @@ fn heading(out: &mut Out<'_>, who: &str, m: &MessageRecord, rewound: &str) {
     out.push_str("\n\n");
 }
 
-fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     let rewound = if s.is_rewound(c.seq) {
         " · rewound"
     } else {

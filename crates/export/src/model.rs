@@ -7,14 +7,15 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use eonyx_core::goal::GoalRecord;
-use eonyx_core::record::{ForkedFrom, Record, RewindRecord, SessionHeader, TitleRecord};
+use eonyx_core::record::{
+    ForkedFrom, ParsedLine, Record, RewindRecord, SessionHeader, TitleRecord,
+};
 use eonyx_core::timeline::Timeline;
 use eonyx_core::tool::TaskHeader;
 use eonyx_core::{
     CompactionRecord, CompactionTrigger, Content, Message, MessageRecord, ModelRecord, Role,
     ToolCall, ToolName, Usage,
 };
-use eonyx_store::SessionLog;
 
 use crate::Options;
 use crate::date::short_date;
@@ -25,19 +26,30 @@ pub(crate) const RESULT_MAX_CHARS: usize = 4000;
 /// Tool results longer than this many lines are cut in the export.
 pub(crate) const RESULT_MAX_LINES: usize = 60;
 
-/// A session ready to render.
-pub(crate) struct Session<'a> {
-    pub header: &'a SessionHeader,
-    pub records: &'a [Record],
+/// A session as far as it was read: the header facts, the totals and
+/// the chart grow record by record while each record is rendered
+/// ([`entry`]) and dropped, so that a long session never sits whole in
+/// memory. Which records rewinds left out is known from the start
+/// ([`rewinds`]).
+pub(crate) struct Session {
+    pub header: SessionHeader,
     /// The current title (the header's, or the last rename).
-    pub title: &'a str,
+    pub title: String,
     /// The last message, compaction or rewind time (else `created`).
-    pub last_activity: &'a str,
+    pub last_activity: String,
     timeline: Timeline,
-    calls: HashMap<&'a str, &'a ToolCall>,
+    /// Tool name by call id, of the calls read so far.
+    calls: HashMap<String, String>,
     pub totals: Totals,
     pub chart: Chart,
-    pub opts: &'a Options,
+    pub opts: Options,
+    /// Characters per token, for estimates.
+    cpt: f64,
+    /// What the next request holds: the last known size, and the messages
+    /// since, only estimated when a request has no reported size (most
+    /// have one).
+    known: u64,
+    since: Vec<Message>,
 }
 
 /// Counts over the whole file (rewound records included: they happened).
@@ -85,57 +97,122 @@ pub(crate) struct Chart {
     pub threshold: Option<u64>,
 }
 
-impl<'a> Session<'a> {
-    /// `None` when the file has no session header.
-    pub fn new(log: &'a SessionLog, opts: &'a Options) -> Option<Self> {
-        let header = log.header.as_ref()?;
-        let mut title = header.title.as_str();
-        let mut last_activity = header.created.as_str();
-        let mut calls = HashMap::new();
-        let mut totals = Totals::default();
-        let timeline = log.timeline();
-        for r in &log.records {
-            match r {
-                Record::Title(t) => title = &t.title,
-                Record::Message(m) => {
-                    last_activity = &m.ts;
-                    totals.messages += 1;
-                    totals.rewound += u64::from(timeline.is_rewound(m.seq));
-                    for c in &m.message.tool_calls {
-                        calls.insert(c.id.as_str(), c);
-                        totals.tasks += u64::from(is_task(c));
-                    }
-                    if m.message.role == Role::Assistant {
-                        totals.requests += 1;
-                        if let Some(u) = &m.message.usage {
-                            add_usage(&mut totals.usage, u);
-                        }
-                    }
-                }
-                Record::Compaction(c) => {
-                    last_activity = &c.ts;
-                    totals.compactions += 1;
-                }
-                Record::Rewind(w) => {
-                    last_activity = &w.ts;
-                    totals.rewinds += u64::from(w.is_effective());
-                }
-                Record::Goal(g) => last_activity = &g.ts,
-                Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) => {}
+impl Session {
+    /// A session whose header is `header`; `timeline` from all its
+    /// rewinds.
+    pub fn new(header: SessionHeader, opts: Options, timeline: Timeline) -> Self {
+        let cpt = if opts.chars_per_token.is_finite() && opts.chars_per_token > 0.0 {
+            opts.chars_per_token
+        } else {
+            4.0
+        };
+        Session {
+            title: header.title.clone(),
+            last_activity: header.created.clone(),
+            header,
+            timeline,
+            calls: HashMap::new(),
+            totals: Totals::default(),
+            chart: Chart {
+                window: opts.window,
+                threshold: opts.threshold,
+                ..Chart::default()
+            },
+            opts,
+            cpt,
+            known: 0,
+            since: Vec::new(),
+        }
+    }
+
+    /// What must be known of `r` before it is rendered: the calls it makes.
+    pub fn before(&mut self, r: &Record) {
+        if let Record::Message(m) = r {
+            for c in &m.message.tool_calls {
+                self.calls.insert(c.id.clone(), c.name.clone());
             }
         }
-        let chart = chart(&log.records, &timeline, opts);
-        Some(Session {
-            header,
-            records: &log.records,
-            title,
-            last_activity,
-            timeline,
-            calls,
-            totals,
-            chart,
-            opts,
-        })
+    }
+
+    /// Count `r` in the totals and the chart, once it is rendered.
+    pub fn after(&mut self, r: Record) {
+        match r {
+            Record::Title(t) => self.title = t.title,
+            Record::Message(m) => {
+                set(&mut self.last_activity, &m.ts);
+                let t = &mut self.totals;
+                t.messages += 1;
+                t.rewound += u64::from(self.timeline.is_rewound(m.seq));
+                t.tasks += m
+                    .message
+                    .tool_calls
+                    .iter()
+                    .filter(|c| is_task(&c.name))
+                    .count() as u64;
+                if m.message.role == Role::Assistant {
+                    t.requests += 1;
+                    if let Some(u) = &m.message.usage {
+                        add_usage(&mut t.usage, u);
+                    }
+                    self.point(&m);
+                } else {
+                    self.since.push(m.message);
+                }
+            }
+            Record::Compaction(c) => {
+                set(&mut self.last_activity, &c.ts);
+                self.totals.compactions += 1;
+                self.chart.marks.push(Mark {
+                    seq: c.seq,
+                    before: self.chart.points.len(),
+                    trigger: c.trigger,
+                    tokens_before: c.tokens_before,
+                    tokens_after: c.tokens_after,
+                });
+                self.known = c.tokens_after;
+                self.since.clear();
+            }
+            Record::Rewind(w) => {
+                set(&mut self.last_activity, &w.ts);
+                self.totals.rewinds += u64::from(w.is_effective());
+            }
+            Record::Goal(g) => set(&mut self.last_activity, &g.ts),
+            Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) => {}
+        }
+    }
+
+    /// The context of a main request: the prompt tokens the server
+    /// reported; where it reported none, the last known size plus an
+    /// estimate of what was added since.
+    fn point(&mut self, m: &MessageRecord) {
+        let (tokens, estimated) = match m.message.usage {
+            Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
+            _ => {
+                let added: u64 = self.since.iter().map(|m| self.est(m)).sum();
+                (self.known + added, true)
+            }
+        };
+        self.chart.points.push(Point {
+            seq: m.seq,
+            tokens,
+            estimated,
+            rewound: self.timeline.is_rewound(m.seq),
+        });
+        self.known = tokens
+            + m.message
+                .usage
+                .map_or_else(|| self.est(&m.message), |u| u.completion_tokens);
+        self.since.clear();
+    }
+
+    /// A message's size in tokens, estimated from its characters.
+    fn est(&self, m: &Message) -> u64 {
+        let chars = m.content.text_chars()
+            + m.tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments_json().len())
+                .sum::<usize>();
+        (chars as f64 / self.cpt).ceil() as u64
     }
 
     /// Whether a rewind left the record with this seq out.
@@ -143,19 +220,51 @@ impl<'a> Session<'a> {
         self.timeline.is_rewound(seq)
     }
 
-    /// The call a tool result answers.
-    pub fn call_of(&self, m: &Message) -> Option<&'a ToolCall> {
+    /// The name of the tool a result answers (its call read before it).
+    pub fn call_of(&self, m: &Message) -> Option<&str> {
         m.tool_call_id
             .as_deref()
-            .and_then(|id| self.calls.get(id).copied())
+            .and_then(|id| self.calls.get(id))
+            .map(String::as_str)
+    }
+}
+
+/// `s` becomes `to`, in the space it has.
+fn set(s: &mut String, to: &str) {
+    s.clear();
+    s.push_str(to);
+}
+
+/// The rewinds of a session, gathered from its lines before it is
+/// rendered: a rewind changes how the records before it are shown. Only a
+/// rewind line is parsed (a line of another type, written type first as
+/// eonyx writes it, is known by its first bytes).
+#[derive(Default)]
+pub(crate) struct Rewinds(Vec<RewindRecord>);
+
+impl Rewinds {
+    pub fn line(&mut self, line: &[u8]) {
+        if line.starts_with(br#"{"type":""#) && !line.starts_with(br#"{"type":"rewind""#) {
+            return;
+        }
+        if let Ok(ParsedLine::Record(r)) = Record::parse_line(line)
+            && let Record::Rewind(w) = *r
+        {
+            self.0.push(w);
+        }
+    }
+
+    /// Which records they left out.
+    pub fn timeline(&self) -> Timeline {
+        Timeline::from_rewinds(&self.0)
     }
 }
 
 /// What a format writes for each entry of the transcript; [`walk`] calls
 /// them in the file's order.
 pub(crate) trait Transcript {
-    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord);
-    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord);
+    fn message(&self, out: &mut Out<'_>, s: &Session, m: &MessageRecord);
+    fn compaction(&self, out: &mut Out<'_>, s: &Session, c: &CompactionRecord);
     /// A rewind that changed the view.
     fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord);
     fn rename(&self, out: &mut Out<'_>, t: &TitleRecord);
@@ -166,31 +275,28 @@ pub(crate) trait Transcript {
     fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom);
 }
 
-/// Every record of the session through `t`, in order, each fork marker
-/// after the record it follows; the output passed on as it fills.
-pub(crate) fn walk(s: &Session<'_>, out: &mut Out<'_>, t: &impl Transcript) {
-    let fork = s.header.forked_from.as_ref();
-    for r in s.records {
-        match r {
-            Record::Message(m) => t.message(out, s, m),
-            Record::Compaction(c) => t.compaction(out, s, c),
-            Record::Rewind(w) if w.is_effective() => t.rewind(out, w),
-            Record::Title(x) => t.rename(out, x),
-            Record::Model(m) => t.model_switch(out, m),
-            Record::Goal(g) => {
-                if let Some(line) = goal_line(g) {
-                    t.goal(out, g, &line);
-                }
+/// One record of the session through `t` (a fork marker after the
+/// record it follows); the output passed on as it fills.
+pub(crate) fn entry(s: &Session, out: &mut Out<'_>, t: &impl Transcript, r: &Record) {
+    match r {
+        Record::Message(m) => t.message(out, s, m),
+        Record::Compaction(c) => t.compaction(out, s, c),
+        Record::Rewind(w) if w.is_effective() => t.rewind(out, w),
+        Record::Title(x) => t.rename(out, x),
+        Record::Model(m) => t.model_switch(out, m),
+        Record::Goal(g) => {
+            if let Some(line) = goal_line(g) {
+                t.goal(out, g, &line);
             }
-            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
         }
-        if let Some(f) = fork
-            && r.seq() == Some(f.seq)
-        {
-            t.fork(out, f);
-        }
-        out.step();
+        Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
     }
+    if let Some(f) = &s.header.forked_from
+        && r.seq() == Some(f.seq)
+    {
+        t.fork(out, f);
+    }
+    out.step();
 }
 
 fn add_usage(sum: &mut Usage, u: &Usage) {
@@ -201,82 +307,9 @@ fn add_usage(sum: &mut Usage, u: &Usage) {
     sum.reasoning_tokens += u.reasoning_tokens;
 }
 
-/// The context of each main request (the prompt tokens the server
-/// reported; where it reported none, the last known size plus an estimate
-/// of what was added since) and each compaction's place among them.
-fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
-    let cpt = if opts.chars_per_token.is_finite() && opts.chars_per_token > 0.0 {
-        opts.chars_per_token
-    } else {
-        4.0
-    };
-    // A message's size in tokens, estimated from its characters.
-    let est = |m: &Message| {
-        let chars = m.content.text_chars()
-            + m.tool_calls
-                .iter()
-                .map(|c| c.name.len() + c.arguments_json().len())
-                .sum::<usize>();
-        (chars as f64 / cpt).ceil() as u64
-    };
-    let mut out = Chart {
-        window: opts.window,
-        threshold: opts.threshold,
-        ..Chart::default()
-    };
-    // What the next request holds: the last known size and the estimate
-    // of the messages since (the records from `since`, only counted when a
-    // request has no reported size: most have one).
-    let mut known = 0u64;
-    let mut since = 0usize;
-    for (i, r) in records.iter().enumerate() {
-        match r {
-            Record::Message(m) if m.message.role == Role::Assistant => {
-                let (tokens, estimated) = match m.message.usage {
-                    Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
-                    _ => {
-                        let added: u64 = records[since..i]
-                            .iter()
-                            .filter_map(|r| match r {
-                                Record::Message(m) => Some(est(&m.message)),
-                                _ => None,
-                            })
-                            .sum();
-                        (known + added, true)
-                    }
-                };
-                out.points.push(Point {
-                    seq: m.seq,
-                    tokens,
-                    estimated,
-                    rewound: timeline.is_rewound(m.seq),
-                });
-                known = tokens
-                    + m.message
-                        .usage
-                        .map_or_else(|| est(&m.message), |u| u.completion_tokens);
-                since = i + 1;
-            }
-            Record::Compaction(c) => {
-                out.marks.push(Mark {
-                    seq: c.seq,
-                    before: out.points.len(),
-                    trigger: c.trigger,
-                    tokens_before: c.tokens_before,
-                    tokens_after: c.tokens_after,
-                });
-                known = c.tokens_after;
-                since = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Whether a call is a `task` call.
-pub(crate) fn is_task(c: &ToolCall) -> bool {
-    ToolName::parse(&c.name) == Some(ToolName::Task)
+/// Whether a call of this tool is a `task` call.
+pub(crate) fn is_task(name: &str) -> bool {
+    ToolName::parse(name) == Some(ToolName::Task)
 }
 
 /// The child session a `task` result names.
@@ -387,10 +420,10 @@ pub(crate) fn left_out_note(lines: usize, bytes: usize) -> String {
     )
 }
 
-impl Session<'_> {
+impl Session {
     /// The header's facts, as label and value, in the order shown.
     pub fn facts(&self) -> Vec<(&'static str, String)> {
-        let h = self.header;
+        let h = &self.header;
         let t = &self.totals;
         let mut rows = vec![
             ("id", h.id.to_string()),
@@ -401,7 +434,7 @@ impl Session<'_> {
             ("project", h.project.clone()),
             ("directory", h.cwd.clone()),
             ("created", short_date(&h.created)),
-            ("last activity", short_date(self.last_activity)),
+            ("last activity", short_date(&self.last_activity)),
         ];
         let mut messages = t.messages.to_string();
         if t.rewound > 0 {

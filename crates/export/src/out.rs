@@ -44,6 +44,16 @@ impl<'w> Out<'w> {
         self.buf.clear();
     }
 
+    /// Pass on what is buffered, then `bytes` as they are.
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        self.pass_on();
+        if self.err.is_none()
+            && let Err(e) = self.w.write_all(bytes)
+        {
+            self.err = Some(e);
+        }
+    }
+
     /// Write what is left and flush; the first write error, if any.
     pub fn finish(mut self) -> io::Result<()> {
         self.pass_on();
