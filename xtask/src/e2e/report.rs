@@ -1,8 +1,8 @@
 //! The binary stage's report: the request table; per summarizer request
 //! its path (shared-prefix or transcript), cache reuse and prefill; per
 //! compaction the prefill it adds; then the standing guarantees (no
-//! transcript request with room for the shared one, no summary asked twice
-//! at full cost, peak, reuse between compactions, no unrecovered 400).
+//! transcript request with room for the shared one, no summary asked twice,
+//! peak, reuse between compactions, no unrecovered 400).
 
 use serde_json::Value;
 
@@ -58,8 +58,7 @@ fn summarizer_lines(
             .prompt_ms
             .map_or(String::new(), |ms| format!(" in {ms:.0} ms"));
         let mut line = format!(
-            "summarizer request {k}: {path}{}, cache reuse {:.0}% ({c} of {}), prefill {p} tokens{ms}",
-            if e.retry { " (retry, shorter)" } else { "" },
+            "summarizer request {k}: {path}, cache reuse {:.0}% ({c} of {}), prefill {p} tokens{ms}",
             pct(c, c + p),
             c + p
         );
@@ -87,12 +86,12 @@ fn summarizer_lines(
                 _ => line.push_str("; after an overflow (the shared-prefix one cannot fit)"),
             }
         }
-        if !e.shared && i > 0 && posts[i - 1].summarizer {
+        // One summarizer request per compaction: a summary cut at its cap
+        // is kept with its note, never asked for again.
+        if i > 0 && posts[i - 1].summarizer {
             check(
                 false,
-                format!(
-                    "summarizer request {k}: a summary asked for again as a full transcript request"
-                ),
+                format!("summarizer request {k}: the same summary asked for twice"),
             );
         }
         lines.push(line);
@@ -156,9 +155,9 @@ pub(super) fn compaction_report(
     let mut n = 0;
     let mut worst_reuse: f64 = 100.0;
     let mut worst_turns: f64 = 0.0;
-    // One compaction is a run of consecutive summarizer requests (the first
-    // attempt, then e.g. the retry when a summary was cut at its cap),
-    // followed by the first turn request after it.
+    // One compaction is a run of consecutive summarizer requests (one,
+    // unless a summary was asked for twice, which fails above), followed by
+    // the first turn request after it.
     let mut i = 0;
     while i < chat.len() {
         if !chat[i].summarizer {
@@ -373,7 +372,6 @@ mod tests {
             cache_n: Some(cache_n),
             prompt_ms: Some(10.0),
             predicted_n: Some(64),
-            retry: false,
             overflow: false,
             stable_prefix: None,
             tools: String::new(),
@@ -431,33 +429,29 @@ mod tests {
     }
 
     #[test]
-    fn shared_requests_report_reuse_and_a_second_full_request_fails() {
+    fn shared_requests_report_reuse_and_a_second_request_fails() {
         let setup = Setup::default();
-        let mut retry = post(true, true, 3100, 60);
-        retry.retry = true;
-        let entries = [
-            post(false, false, 2900, 200),
-            post(true, true, 3000, 300),
-            retry,
-        ];
+        let entries = [post(false, false, 2900, 200), post(true, true, 3000, 300)];
         let (lines, fails) = failed(&entries, &setup);
         assert!(fails.is_empty(), "{fails:?}");
         assert_eq!(
             lines,
             [
-                "summarizer request 1: shared-prefix, cache reuse 91% (3000 of 3300), prefill 300 tokens in 10 ms",
-                "summarizer request 2: shared-prefix (retry, shorter), cache reuse 98% (3100 of 3160), prefill 60 tokens in 10 ms",
+                "summarizer request 1: shared-prefix, cache reuse 91% (3000 of 3300), prefill 300 tokens in 10 ms"
             ]
         );
-        let twice = [
-            post(false, false, 3800, 100),
-            post(true, false, 10, 2500),
-            post(true, false, 10, 2500),
-        ];
-        let fails = failed(&twice, &setup).1;
-        assert!(
-            fails.iter().any(|f| f.contains("asked for again")),
-            "{fails:?}"
-        );
+        // Asked again on the shared prefix, or as a transcript: both fail.
+        for shared in [true, false] {
+            let twice = [
+                post(false, false, 3800, 100),
+                post(true, true, 3000, 300),
+                post(true, shared, 10, 2500),
+            ];
+            let fails = failed(&twice, &setup).1;
+            assert!(
+                fails.iter().any(|f| f.contains("asked for twice")),
+                "{fails:?}"
+            );
+        }
     }
 }
