@@ -318,6 +318,10 @@ fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
             assert_eq!(raw_system(s), raw_system(prev));
             assert_eq!(s.body["tools"], prev.body["tools"]);
             assert_eq!(sm[..pm.len()], pm[..], "window {window}");
+            // Then its reply and the instruction: the new line, which no
+            // cache holds and which stays verbatim, is left out.
+            assert_eq!(sm.len(), pm.len() + 2, "window {window}");
+            assert_eq!(sm[pm.len()]["role"], "assistant", "window {window}");
             let max = s.body["max_tokens"]
                 .as_u64()
                 .or_else(|| s.body["max_completion_tokens"].as_u64())
