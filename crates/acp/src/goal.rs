@@ -5,7 +5,7 @@
 //! like any other; `session/cancel` pauses the goal, as Ctrl-C does.
 
 use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
-use eonyx_agent::{Agent, AgentError, AgentEvent, GoalChange, ModelInfo, TurnOutcome, UserInput};
+use eonyx_agent::{Agent, AgentError, AgentEvent, GoalChange, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
 
 use crate::updates::{Updates, acp_plan};
@@ -154,31 +154,13 @@ pub async fn model_command(
     let switch = agent.parse_model_args(arg).map_err(AgentError::Usage)?;
     if switch.key.is_none() && switch.effort.is_none() {
         let info = agent.model_info();
-        updates.text(format!(
-            "{}\nmodels: {}",
-            describe(&info),
-            info.keys.join(", ")
-        ));
+        updates.text(format!("{}\nmodels: {}", info, info.keys.join(", ")));
         return Ok(());
     }
     let info = agent.switch_model(&switch).await?;
     for n in agent.take_startup_notices() {
         crate::diag(&n);
     }
-    updates.text(format!("switched: {}", describe(&info)));
+    updates.text(format!("switched: {info}"));
     Ok(())
-}
-
-/// `model big (gpt-5) · effort high · window 200000 tokens, compaction at ~150000`.
-fn describe(info: &ModelInfo) -> String {
-    format!(
-        "model {} ({}) · effort {} · window {} tokens, compaction at {}",
-        info.key,
-        info.name,
-        info.effort
-            .map_or("not sent (the server's default)", |e| e.as_str()),
-        info.window,
-        info.compaction_at
-            .map_or("off".to_owned(), |t| format!("~{t} tokens")),
-    )
 }

@@ -84,6 +84,24 @@ async fn compact_at(
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// One scripted summary for `h` compacted at `window`, which must take the
+/// shared prefix: the requests sent and the debug lines.
+async fn shared_at(
+    h: &Hist,
+    c: &CompactionConfig,
+    window: u64,
+) -> (Vec<eonyx_core::ChatRequest>, Vec<String>) {
+    let p = scripted(vec![Ok(SUMMARY)]);
+    let mut debug = Vec::new();
+    let rec = compact_at(&p, h, c, window, &mut debug).await;
+    assert_eq!(
+        rec.mode,
+        Some(eonyx_core::CompactionMode::SharedPrefix),
+        "window {window}: {debug:?}"
+    );
+    (p.requests(), debug)
+}
+
 fn issue_cfg() -> CompactionConfig {
     CompactionConfig {
         threshold_percent: 80.0,
@@ -107,16 +125,8 @@ async fn at_the_trigger_of_a_small_window_the_summary_is_asked_on_the_shared_pre
         );
         let at = t.tokens.unwrap_or(0);
         let h = history_at(at, &est());
-        let p = scripted(vec![Ok(SUMMARY)]);
-        let mut debug = Vec::new();
-        let rec = compact_at(&p, &h, &c, window, &mut debug).await;
-        assert_eq!(
-            rec.mode,
-            Some(eonyx_core::CompactionMode::SharedPrefix),
-            "window {window}, trigger {at}: {debug:?}"
-        );
-        let reqs = p.requests();
-        assert_eq!(reqs.len(), 1);
+        let (reqs, _) = shared_at(&h, &c, window).await;
+        assert_eq!(reqs.len(), 1, "trigger {at}");
         // The summary gets at least the reserve's lower bound.
         let max = u64::from(reqs[0].max_tokens.unwrap_or(0));
         assert!(
@@ -153,15 +163,8 @@ async fn the_newest_unanswered_line_is_left_out_of_the_shared_request() {
     assert!(!fits(0, window));
     // The same shape with room to spare.
     for window in [window, 100_000] {
-        let p = scripted(vec![Ok(SUMMARY)]);
-        let mut debug = Vec::new();
-        let rec = compact_at(&p, &h, &c, window, &mut debug).await;
-        assert_eq!(
-            rec.mode,
-            Some(eonyx_core::CompactionMode::SharedPrefix),
-            "window {window}"
-        );
-        let r = &p.requests()[0];
+        let (reqs, debug) = shared_at(&h, &c, window).await;
+        let r = &reqs[0];
         // The conversation up to its last answer, then the instruction.
         assert_eq!(r.messages.len(), next.messages.len());
         assert_eq!(
