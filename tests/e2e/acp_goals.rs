@@ -107,3 +107,35 @@ fn acp_goal_continues_until_achieved_and_the_commands_answer() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_cancel_during_a_goal_continuation_ends_cancelled_and_pauses_the_goal() {
+    let fx = Fx::new();
+    fx.fake.push(Reply::text("the first step is done"));
+    // The continuation's answer would come far too late.
+    fx.fake
+        .set_default_reply(Reply::text("too late").with_delay(std::time::Duration::from_secs(20)));
+    let (mut c, s) = started(&fx);
+    let id = c.request(
+        "session/prompt",
+        json!({"sessionId": s, "prompt": [{"type": "text", "text": format!("/goal {GOAL}")}]}),
+    );
+    // The continuation is shown, and its turn waits on the model.
+    c.wait_update(&s, "user_message_chunk");
+    c.notify("session/cancel", json!({"sessionId": s}));
+    let r = c.wait(id);
+    assert_eq!(r["result"]["stopReason"], "cancelled", "{r}");
+    assert_consistent(&fx.session());
+    let goals: Vec<serde_json::Value> = records(&fx.session())
+        .into_iter()
+        .filter(|r| r["type"] == "goal")
+        .collect();
+    let last = goals.last().unwrap();
+    assert_eq!(last["status"], "paused", "{goals:?}");
+    assert!(
+        last["reason"].as_str().unwrap().contains("cancel"),
+        "{last}"
+    );
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
