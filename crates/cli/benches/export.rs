@@ -4,8 +4,8 @@
 //! chart) and `--format markdown` against `--format jsonl` (the file byte
 //! for byte) in the same run. Goal: HTML within 5x the JSONL export.
 //!
-//! Each measure is the best of its runs. `EONYX_BENCH_SCALE` (default 1.0)
-//! scales the number of messages.
+//! Each measure is the best of its nine runs, the three formats taking
+//! turns. `EONYX_BENCH_SCALE` (default 1.0) scales the number of messages.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -17,7 +17,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use eonyx_tests::Sandbox;
-use eonyx_tests::bench::{self, Line, session_id};
+use eonyx_tests::bench::{self, Line, Samples, session_id};
 
 /// Write a session of `n` messages: turns of user, assistant with a
 /// `read_file` call, its result (about 1 KB), assistant text.
@@ -99,9 +99,16 @@ fn main() {
     assert_eq!(export("jsonl") as u64, bytes);
     let html_len = export("html");
     let md_len = export("markdown");
-    let jsonl = bench::best_of(9, || export("jsonl"));
-    let html = bench::best_of(9, || export("html"));
-    let markdown = bench::best_of(9, || export("markdown"));
+    // The three interleaved, round after round, so that a change in the
+    // machine's load hits all of them alike.
+    let (mut jsonl, mut html, mut markdown) =
+        (Samples::default(), Samples::default(), Samples::default());
+    for _ in 0..9 {
+        jsonl.time(|| export("jsonl"));
+        html.time(|| export("html"));
+        markdown.time(|| export("markdown"));
+    }
+    let (jsonl, html, markdown) = (jsonl.best(), html.best(), markdown.best());
     let mb = bytes as f64 / 1e6;
     eprintln!(
         "export of {n} messages ({mb:.1} MB): html {} KB, markdown {} KB",

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::goal::{GoalRecord, PinnedGoal};
 use crate::id::SessionId;
-use crate::message::Message;
+use crate::message::{Content, Message, Reasoning, Role, ToolCall, Undo, Usage};
 use crate::plan::WorkPlan;
 
 /// Current session file format version.
@@ -74,6 +74,7 @@ pub struct ForkedFrom {
 
 /// A conversation message with its position and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "MessageLine")]
 pub struct MessageRecord {
     /// 1-based, strictly increasing within a session; shared with
     /// compaction records.
@@ -81,6 +82,51 @@ pub struct MessageRecord {
     pub ts: String,
     #[serde(flatten)]
     pub message: Message,
+}
+
+/// A message line's fields read in one pass: `#[serde(flatten)]` (kept for
+/// writing, where it costs nothing) would buffer every line into serde's
+/// generic content before reading the message from it. The fields and
+/// their defaults are [`Message`]'s; the `From` below names every field,
+/// so a field added to `Message` without one here does not compile.
+#[derive(Deserialize)]
+struct MessageLine {
+    seq: u64,
+    ts: String,
+    role: Role,
+    #[serde(default)]
+    content: Content,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default)]
+    reasoning: Vec<Reasoning>,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default)]
+    undo: Option<Box<Undo>>,
+}
+
+impl From<MessageLine> for MessageRecord {
+    fn from(l: MessageLine) -> Self {
+        MessageRecord {
+            seq: l.seq,
+            ts: l.ts,
+            message: Message {
+                role: l.role,
+                content: l.content,
+                tool_calls: l.tool_calls,
+                tool_call_id: l.tool_call_id,
+                usage: l.usage,
+                reasoning: l.reasoning,
+                is_error: l.is_error,
+                undo: l.undo,
+            },
+        }
+    }
 }
 
 /// A rename: appended, never rewriting the header.
@@ -364,8 +410,10 @@ impl Record {
         const PREFIX: &[u8] = br#"{"type":""#;
         let rest = line.strip_prefix(PREFIX)?;
         let end = rest.iter().position(|&b| b == b'"')?;
-        fn typed<T: serde::de::DeserializeOwned>(line: &[u8]) -> Option<T> {
-            serde_json::from_slice(line).ok()
+        // Checked as UTF-8 once, not string by string.
+        let line = std::str::from_utf8(line).ok()?;
+        fn typed<T: serde::de::DeserializeOwned>(line: &str) -> Option<T> {
+            serde_json::from_str(line).ok()
         }
         match &rest[..end] {
             b"message" => typed(line).map(Record::Message),

@@ -118,32 +118,112 @@ pub(crate) fn render(out: &mut String, c: &Chart) {
             k + 1
         );
     }
-    // The line through the points, broken at each compaction.
+    // The line through the points, broken at each compaction (the marks
+    // are in order).
     out.push_str("<polyline class=\"used\" points=\"");
+    let mut breaks = c.marks.iter().map(|m| m.before).peekable();
     for (i, p) in c.points.iter().enumerate() {
-        if i > 0 && c.marks.iter().any(|m| m.before == i) {
+        while breaks.next_if(|&b| b < i).is_some() {}
+        if i > 0 && breaks.peek() == Some(&i) {
             out.push_str("\"/>\n<polyline class=\"used\" points=\"");
         }
-        let _ = write!(out, "{:.1},{:.1} ", x(i as f64), y(p.tokens));
+        push_1dp(out, x(i as f64));
+        out.push(',');
+        push_1dp(out, y(p.tokens));
+        out.push(' ');
     }
     out.push_str("\"/>\n");
+    let mut num = itoa_buf();
     for (i, p) in c.points.iter().enumerate() {
-        let how = if p.estimated { "estimated" } else { "reported" };
-        let _ = writeln!(
-            out,
-            "<a href=\"#m-{}\"><circle class=\"req{}{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.2\"><title>request {} (reply #{}): {} tokens {how}{}</title></circle></a>",
-            p.seq,
-            if p.estimated { " est" } else { "" },
-            if p.rewound { " rewound" } else { "" },
-            x(i as f64),
-            y(p.tokens),
-            i + 1,
-            p.seq,
-            p.tokens,
-            if p.rewound { ", later rewound" } else { "" }
-        );
+        out.push_str("<a href=\"#m-");
+        out.push_str(num.format(p.seq));
+        out.push_str("\"><circle class=\"req");
+        if p.estimated {
+            out.push_str(" est");
+        }
+        if p.rewound {
+            out.push_str(" rewound");
+        }
+        out.push_str("\" cx=\"");
+        push_1dp(out, x(i as f64));
+        out.push_str("\" cy=\"");
+        push_1dp(out, y(p.tokens));
+        out.push_str("\" r=\"3.2\"><title>request ");
+        out.push_str(num.format(i as u64 + 1));
+        out.push_str(" (reply #");
+        out.push_str(num.format(p.seq));
+        out.push_str("): ");
+        out.push_str(num.format(p.tokens));
+        out.push_str(if p.estimated {
+            " tokens estimated"
+        } else {
+            " tokens reported"
+        });
+        if p.rewound {
+            out.push_str(", later rewound");
+        }
+        out.push_str("</title></circle></a>\n");
     }
     out.push_str("</svg>\n");
+}
+
+/// `v` with one decimal, as `format!("{v:.1}")` writes it (the nearest
+/// tenth of the exact value, a tie to the even digit), without the
+/// formatting machinery: the chart writes four numbers per request.
+fn push_1dp(out: &mut String, v: f64) {
+    // Exactly: v = m * 2^e, so v * 10 = 10m * 2^e; round that to an integer.
+    let bits = v.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1 << 52) - 1);
+    if bits >> 63 != 0 || exp == 0x7ff || exp >= 1075 + 4 {
+        // Negative, not finite or huge: never on the chart, but right.
+        let _ = write!(out, "{v:.1}");
+        return;
+    }
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1 << 52), exp - 1075)
+    };
+    let tenths = if e >= 0 {
+        (m * 10) << e
+    } else if e < -60 {
+        0
+    } else {
+        let shift = -e as u32;
+        let scaled = m * 10;
+        let q = scaled >> shift;
+        let rem = scaled & ((1u64 << shift) - 1);
+        let half = 1u64 << (shift - 1);
+        q + u64::from(rem > half || (rem == half && q % 2 == 1))
+    };
+    let mut num = itoa_buf();
+    out.push_str(num.format(tenths / 10));
+    out.push('.');
+    out.push(char::from(b'0' + (tenths % 10) as u8));
+}
+
+/// Room to write a `u64` in decimal.
+struct Digits([u8; 20]);
+
+fn itoa_buf() -> Digits {
+    Digits([0; 20])
+}
+
+impl Digits {
+    fn format(&mut self, mut n: u64) -> &str {
+        let mut i = self.0.len();
+        loop {
+            i -= 1;
+            self.0[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        // Only ASCII digits were written.
+        std::str::from_utf8(&self.0[i..]).unwrap_or("0")
+    }
 }
 
 /// A round number at or above `v` for the top of the axis.
@@ -173,6 +253,42 @@ fn short_tokens(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tenths_are_written_as_the_formatter_writes_them() {
+        let mut values = vec![
+            0.0,
+            0.05,
+            0.15,
+            0.25,
+            0.35,
+            0.45,
+            0.75,
+            1.25,
+            2.5,
+            64.25,
+            64.75,
+            99.95,
+            99.999,
+            860.0,
+            1e-300,
+            5e-324,
+            1e15,
+            123456.789,
+            4_503_599_627_370_495.5,
+        ];
+        values.extend((0..20_000).map(|i| f64::from(i) * 0.0125));
+        values.extend((1..5_000).map(|i| 64.0 + 780.0 * f64::from(i) / 4999.0));
+        values.extend((1..5_000).map(|i| 18.0 + 208.0 * (1.0 - f64::from(i) * 37.0 / 250_000.0)));
+        for v in values {
+            let mut out = String::new();
+            super::push_1dp(&mut out, v);
+            assert_eq!(out, format!("{v:.1}"), "{v:e}");
+        }
+        let mut d = super::itoa_buf();
+        assert_eq!(d.format(0), "0");
+        assert_eq!(d.format(u64::MAX), u64::MAX.to_string());
+    }
+
     use super::*;
     use crate::model::{Mark, Point};
     use eonyx_core::CompactionTrigger;
@@ -204,6 +320,10 @@ mod tests {
         assert_eq!(out.matches("<a class=\"mark\" href=\"#c-5\">").count(), 1);
         assert!(out.contains("window 8192") && out.contains("compaction at 6000"));
         assert_eq!(nice_ceiling(8601.6), 10000.0);
+        assert!(
+            out.contains("<circle class=\"req est\" cx=\"454.0\" cy=\""),
+            "{out}"
+        );
         assert_eq!(short_tokens(120_000), "120k");
     }
 }

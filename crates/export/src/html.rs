@@ -5,11 +5,15 @@
 
 use std::fmt::Write as _;
 
-use eonyx_core::record::Record;
-use eonyx_core::{CompactionRecord, MessageRecord, Role};
+use eonyx_core::goal::GoalRecord;
+use eonyx_core::{
+    CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
+};
 
+use crate::date;
 use crate::escape::escape;
-use crate::model::{self, Session};
+use crate::model::{self, Session, Transcript};
+use crate::out::Out;
 
 const STYLE: &str = r#"
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1c1e22; --muted: #5d646e; --line: #d8dce2;
@@ -64,76 +68,88 @@ svg.chart .mark text { fill: var(--compaction); font: 600 11px system-ui, sans-s
 "#;
 
 /// The whole page.
-pub(crate) fn render(s: &Session<'_>) -> String {
-    let mut out = String::with_capacity(64 * 1024);
+pub(crate) fn render(s: &Session<'_>, out: &mut Out<'_>) {
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"color-scheme\" content=\"light dark\">\n<title>");
-    escape(&mut out, &format!("Session {} · eonyx", s.title));
+    escape(out, &format!("Session {} · eonyx", s.title));
     out.push_str("</title>\n<style>");
     out.push_str(STYLE);
     out.push_str("</style>\n</head>\n<body>\n<header>\n<h1>");
-    escape(&mut out, &format!("Session {}", s.title));
+    escape(out, &format!("Session {}", s.title));
     out.push_str("</h1>\n<table class=\"facts\">\n");
     for (k, v) in s.facts() {
         let _ = write!(out, "<tr><th>{k}</th><td>");
-        escape(&mut out, &v);
+        escape(out, &v);
         out.push_str("</td></tr>\n");
     }
     out.push_str("</table>\n</header>\n<section>\n<h2>Context per request</h2>\n");
-    crate::chart::render(&mut out, &s.chart);
+    crate::chart::render(out, &s.chart);
     out.push_str("<p class=\"legend\">Each point is one request of this session, as the server reported it (hollow: no usage reported, estimated; faded: a rewind left its reply out). The top line is the window, the dashed line where compaction starts; each violet mark is a compaction, linked to its place below.</p>\n</section>\n<main>\n<h2>Transcript</h2>\n");
-    let fork = s.header.forked_from.as_ref();
-    for r in s.records {
-        match r {
-            Record::Message(m) => message(&mut out, s, m),
-            Record::Compaction(c) => compaction(&mut out, s, c),
-            Record::Rewind(w) if w.is_effective() => {
-                let _ = writeln!(
-                    out,
-                    "<div class=\"rewind\" id=\"r-{}\">Rewind #{} · {}: back to the conversation as of <a href=\"#m-{}\">#{}</a>; what came after stays in the file, shown faded, and the model no longer sees it.</div>",
-                    w.seq,
-                    w.seq,
-                    model::short_date(&w.ts),
-                    w.to_seq,
-                    w.to_seq
-                );
-            }
-            Record::Title(t) => {
-                out.push_str("<div class=\"rename\">Renamed to ");
-                escape(&mut out, &t.title);
-                let _ = writeln!(out, " · {}</div>", model::short_date(&t.ts));
-            }
-            Record::Model(m) => {
-                out.push_str("<div class=\"rename\">");
-                escape(&mut out, &model::model_line(m));
-                let _ = writeln!(out, " · {}</div>", model::short_date(&m.ts));
-            }
-            Record::Goal(g) => {
-                if let Some(line) = model::goal_line(g) {
-                    let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);
-                    escape(&mut out, &line);
-                    let _ = writeln!(out, " · #{} · {}</div>", g.seq, model::short_date(&g.ts));
-                }
-            }
-            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
-        }
-        if let Some(f) = fork
-            && r.seq() == Some(f.seq)
-        {
-            let _ = writeln!(
-                out,
-                "<div class=\"fork\">Forked here from session {} (as of #{}); what follows is this session's own.</div>",
-                f.id, f.seq
-            );
-        }
-    }
+    model::walk(s, out, &Html);
     out.push_str("</main>\n</body>\n</html>\n");
-    out
 }
 
-fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
+/// The transcript as HTML.
+struct Html;
+
+impl Transcript for Html {
+    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+        message(out, s, m);
+    }
+
+    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+        compaction(out, s, c);
+    }
+
+    fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord) {
+        let _ = write!(
+            out,
+            "<div class=\"rewind\" id=\"r-{}\">Rewind #{} · ",
+            w.seq, w.seq
+        );
+        date::push_date(out, &w.ts);
+        let _ = writeln!(
+            out,
+            ": back to the conversation as of <a href=\"#m-{}\">#{}</a>; what came after stays in the file, shown faded, and the model no longer sees it.</div>",
+            w.to_seq, w.to_seq
+        );
+    }
+
+    fn rename(&self, out: &mut Out<'_>, t: &TitleRecord) {
+        out.push_str("<div class=\"rename\">Renamed to ");
+        escape(out, &t.title);
+        out.push_str(" · ");
+        date::push_date(out, &t.ts);
+        out.push_str("</div>\n");
+    }
+
+    fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord) {
+        out.push_str("<div class=\"rename\">");
+        escape(out, &model::model_line(m));
+        out.push_str(" · ");
+        date::push_date(out, &m.ts);
+        out.push_str("</div>\n");
+    }
+
+    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str) {
+        let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);
+        escape(out, line);
+        let _ = write!(out, " · #{} · ", g.seq);
+        date::push_date(out, &g.ts);
+        out.push_str("</div>\n");
+    }
+
+    fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom) {
+        let _ = writeln!(
+            out,
+            "<div class=\"fork\">Forked here from session {} (as of #{}); what follows is this session's own.</div>",
+            f.id, f.seq
+        );
+    }
+}
+
+fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
     let msg = &m.message;
     let rewound = s.is_rewound(m.seq);
-    let date = model::short_date(&m.ts);
     let faded = if rewound { " rewound" } else { "" };
     let badge = if rewound {
         "<span class=\"badge\">rewound</span>"
@@ -147,13 +163,17 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
             } else {
                 "Assistant"
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "<article class=\"entry {}{faded}\" id=\"m-{}\">\n<h3>{who} <span class=\"meta\">#{} · {date}</span>{badge}</h3>",
+                "<article class=\"entry {}{faded}\" id=\"m-{}\">\n<h3>{who} <span class=\"meta\">#{} · ",
                 msg.role.as_str(),
                 m.seq,
                 m.seq
             );
+            date::push_date(out, &m.ts);
+            out.push_str("</span>");
+            out.push_str(badge);
+            out.push_str("</h3>\n");
             for r in model::reasoning(msg) {
                 out.push_str(
                     "<details class=\"reasoning\"><summary>Reasoning</summary><div class=\"text\">",
@@ -161,7 +181,7 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
                 escape(out, &r);
                 out.push_str("</div></details>\n");
             }
-            let text = msg.content.transcript();
+            let text = model::body(msg);
             if !text.trim().is_empty() {
                 out.push_str("<div class=\"text\">");
                 escape(out, &text);
@@ -181,7 +201,7 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
         Role::Tool => {
             let call = s.call_of(msg);
             let error = if msg.is_error { " error" } else { "" };
-            let body = msg.content.transcript();
+            let body = model::body(msg);
             let cut = model::cut(&body);
             let _ = write!(
                 out,
@@ -189,7 +209,7 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
                 m.seq
             );
             escape(out, call.map_or("?", |c| c.name.as_str()));
-            let lines = body.lines().count();
+            let lines = cut.lines;
             let _ = write!(
                 out,
                 "</code> <span class=\"meta\">#{} · {lines} line{}</span>{badge}{}",
@@ -235,16 +255,20 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
     }
 }
 
-fn compaction(out: &mut String, s: &Session<'_>, c: &CompactionRecord) {
+fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
     let rewound = s.is_rewound(c.seq);
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "<section class=\"compaction{}\" id=\"c-{}\">\n<h3>Compaction #{} <span class=\"meta\">· {} · {}</span>{}</h3>\n<p>{} → {} tokens. Messages before <a href=\"#m-{}\">#{}</a> are summarized here; from #{} on they were kept word for word.",
+        "<section class=\"compaction{}\" id=\"c-{}\">\n<h3>Compaction #{} <span class=\"meta\">· {} · ",
         if rewound { " rewound" } else { "" },
         c.seq,
         c.seq,
         c.trigger.as_str(),
-        model::short_date(&c.ts),
+    );
+    date::push_date(out, &c.ts);
+    let _ = writeln!(
+        out,
+        "</span>{}</h3>\n<p>{} → {} tokens. Messages before <a href=\"#m-{}\">#{}</a> are summarized here; from #{} on they were kept word for word.",
         if rewound {
             "<span class=\"badge\">rewound</span>"
         } else {

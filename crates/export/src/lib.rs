@@ -11,7 +11,7 @@
 //!
 //! Invariant: the HTML page loads nothing (no script, stylesheet, image or
 //! font from anywhere) and every text of the session goes through
-//! `escape::escape`.
+//! `escape::escape`, into element content only (never an attribute value).
 
 use std::io::Write;
 
@@ -20,10 +20,12 @@ use eonyx_core::record::SessionHeader;
 use eonyx_store::{Store, StoreError};
 
 mod chart;
+mod date;
 mod escape;
 mod html;
 mod markdown;
 mod model;
+mod out;
 
 /// What `sessions export --format` and `/export` write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +107,17 @@ impl Default for Options {
     }
 }
 
+/// What becomes of the records a readable export read, once it is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// Freed before [`export`] returns (a process that goes on: the REPL).
+    Free,
+    /// Left to the operating system: the process exits right after the
+    /// export (`eonyx sessions export`), and freeing a long session's
+    /// records one by one would only delay the exit.
+    AtExit,
+}
+
 /// What could not be exported.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Skipped {
@@ -141,13 +154,15 @@ pub enum ExportError {
 /// Write session `id` to `out` as `format`. JSONL is the file byte for
 /// byte; the readable formats render what can be read, with the
 /// [`Options`] `opts` gives for the session's header, and say in the
-/// returned [`Skipped`] what could not.
+/// returned [`Skipped`] what could not. `release` says whether the
+/// records read are freed or left to the process's exit.
 pub fn export(
     store: &Store,
     id: &SessionId,
     format: Format,
     opts: &dyn Fn(&SessionHeader) -> Options,
     out: &mut dyn Write,
+    release: Release,
 ) -> Result<Skipped, ExportError> {
     if format == Format::Jsonl {
         store.export(id, out)?;
@@ -164,17 +179,20 @@ pub fn export(
         id: id.clone(),
         format: format.as_str(),
     })?;
-    let text = if format == Format::Markdown {
-        markdown::render(&session)
+    let mut text = out::Out::new(out);
+    if format == Format::Markdown {
+        markdown::render(&session, &mut text);
     } else {
-        html::render(&session)
-    };
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|source| ExportError::Write {
-            id: id.clone(),
-            source,
-        })?;
+        html::render(&session, &mut text);
+    }
+    text.finish().map_err(|source| ExportError::Write {
+        id: id.clone(),
+        source,
+    })?;
+    drop(session);
+    if release == Release::AtExit {
+        std::mem::forget(log);
+    }
     Ok(skipped)
 }
 

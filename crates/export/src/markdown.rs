@@ -6,97 +6,95 @@
 
 use std::fmt::Write as _;
 
-use eonyx_core::record::Record;
-use eonyx_core::{CompactionRecord, MessageRecord, Role};
+use eonyx_core::goal::GoalRecord;
+use eonyx_core::{
+    CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
+};
 
-use crate::model::{self, Session};
+use crate::date;
+use crate::model::{self, Session, Transcript};
+use crate::out::Out;
 
 /// The whole transcript.
-pub(crate) fn render(s: &Session<'_>) -> String {
-    let mut out = String::with_capacity(4096);
+pub(crate) fn render(s: &Session<'_>, out: &mut Out<'_>) {
     let _ = writeln!(out, "# {}\n", inline(&format!("Session {}", s.title)));
     out.push_str("| | |\n| --- | --- |\n");
     for (k, v) in s.facts() {
         let _ = writeln!(out, "| {k} | {} |", inline(&v));
     }
     out.push('\n');
-    let fork = s.header.forked_from.as_ref();
-    for r in s.records {
-        match r {
-            Record::Message(m) => message(&mut out, s, m),
-            Record::Compaction(c) => compaction(&mut out, s, c),
-            Record::Rewind(w) if w.is_effective() => {
-                let _ = writeln!(
-                    out,
-                    "### Rewind · #{} · {}\n\nBack to the conversation as of #{}: what came after stays in the file, marked *rewound* here, and the model no longer sees it.\n",
-                    w.seq,
-                    model::short_date(&w.ts),
-                    w.to_seq
-                );
-            }
-            Record::Title(t) => {
-                let _ = writeln!(
-                    out,
-                    "*Renamed to {} · {}*\n",
-                    inline(&t.title),
-                    model::short_date(&t.ts)
-                );
-            }
-            Record::Model(m) => {
-                let _ = writeln!(
-                    out,
-                    "*{} · {}*\n",
-                    inline(&model::model_line(m)),
-                    model::short_date(&m.ts)
-                );
-            }
-            Record::Goal(g) => {
-                if let Some(line) = model::goal_line(g) {
-                    let _ = writeln!(
-                        out,
-                        "*{} · #{} · {}*\n",
-                        inline(&line),
-                        g.seq,
-                        model::short_date(&g.ts)
-                    );
-                }
-            }
-            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
-        }
-        if let Some(f) = fork
-            && r.seq() == Some(f.seq)
-        {
-            let _ = writeln!(
-                out,
-                "---\n\n*Forked here from session {} (as of #{}); what follows is this session's own.*\n",
-                f.id, f.seq
-            );
-        }
-    }
-    out
+    model::walk(s, out, &Markdown);
 }
 
-fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
+/// The transcript as Markdown.
+struct Markdown;
+
+impl Transcript for Markdown {
+    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
+        message(out, s, m);
+    }
+
+    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
+        compaction(out, s, c);
+    }
+
+    fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord) {
+        let _ = write!(out, "### Rewind · #{} · ", w.seq);
+        date::push_date(out, &w.ts);
+        let _ = writeln!(
+            out,
+            "\n\nBack to the conversation as of #{}: what came after stays in the file, marked *rewound* here, and the model no longer sees it.\n",
+            w.to_seq
+        );
+    }
+
+    fn rename(&self, out: &mut Out<'_>, t: &TitleRecord) {
+        let _ = write!(out, "*Renamed to {} · ", inline(&t.title));
+        date::push_date(out, &t.ts);
+        out.push_str("*\n\n");
+    }
+
+    fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord) {
+        let _ = write!(out, "*{} · ", inline(&model::model_line(m)));
+        date::push_date(out, &m.ts);
+        out.push_str("*\n\n");
+    }
+
+    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str) {
+        let _ = write!(out, "*{} · #{} · ", inline(line), g.seq);
+        date::push_date(out, &g.ts);
+        out.push_str("*\n\n");
+    }
+
+    fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom) {
+        let _ = writeln!(
+            out,
+            "---\n\n*Forked here from session {} (as of #{}); what follows is this session's own.*\n",
+            f.id, f.seq
+        );
+    }
+}
+
+fn message(out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord) {
     let msg = &m.message;
     let rewound = if s.is_rewound(m.seq) {
         " · rewound"
     } else {
         ""
     };
-    let date = model::short_date(&m.ts);
     match msg.role {
         Role::User => {
-            let _ = writeln!(out, "## User · #{}{rewound} · {date}\n", m.seq);
-            text(out, &msg.content.transcript());
+            heading(out, "User", m, rewound);
+            text(out, &model::body(msg));
         }
         Role::Assistant => {
-            let _ = writeln!(out, "## Assistant · #{}{rewound} · {date}\n", m.seq);
+            heading(out, "Assistant", m, rewound);
             for r in model::reasoning(msg) {
                 out.push_str("<details>\n<summary>Reasoning</summary>\n\n");
                 quote(out, &r);
                 out.push_str("</details>\n\n");
             }
-            text(out, &msg.content.transcript());
+            text(out, &model::body(msg));
             for c in &msg.tool_calls {
                 let _ = writeln!(
                     out,
@@ -130,7 +128,7 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
                     t.session
                 );
             }
-            let body = msg.content.transcript();
+            let body = model::body(msg);
             let cut = model::cut(&body);
             fenced(out, "text", cut.shown);
             if let Some((lines, bytes)) = cut.left_out {
@@ -140,22 +138,30 @@ fn message(out: &mut String, s: &Session<'_>, m: &MessageRecord) {
     }
 }
 
-fn compaction(out: &mut String, s: &Session<'_>, c: &CompactionRecord) {
+/// `## User · #3 · 2026-07-05 09:15 UTC` and a blank line.
+fn heading(out: &mut Out<'_>, who: &str, m: &MessageRecord, rewound: &str) {
+    let _ = write!(out, "## {who} · #{}{rewound} · ", m.seq);
+    date::push_date(out, &m.ts);
+    out.push_str("\n\n");
+}
+
+fn compaction(out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord) {
     let rewound = if s.is_rewound(c.seq) {
         " · rewound"
     } else {
         ""
     };
+    let _ = write!(
+        out,
+        "## Compaction · #{}{rewound} · {} · ",
+        c.seq,
+        c.trigger.as_str()
+    );
+    date::push_date(out, &c.ts);
     let _ = writeln!(
         out,
-        "## Compaction · #{}{rewound} · {} · {}\n\n{} → {} tokens. Messages before #{} are summarized below; from #{} on they were kept word for word.",
-        c.seq,
-        c.trigger.as_str(),
-        model::short_date(&c.ts),
-        c.tokens_before,
-        c.tokens_after,
-        c.first_kept_seq,
-        c.first_kept_seq
+        "\n\n{} → {} tokens. Messages before #{} are summarized below; from #{} on they were kept word for word.",
+        c.tokens_before, c.tokens_after, c.first_kept_seq, c.first_kept_seq
     );
     if !c.skills.is_empty() {
         let _ = write!(
@@ -216,29 +222,37 @@ fn text(out: &mut String, t: &str) {
     out.push('\n');
 }
 
-/// `line` with every `<` outside a code span written `\<`; `span` is the
+/// `line` with every `<` outside a code span written `\\<`; `span` is the
 /// backtick run of the code span open at its start (0: none) and at its end.
+/// Both characters are ASCII: the line is walked as bytes and copied in runs.
 fn escape_angles(out: &mut String, line: &str, span: &mut usize) {
-    let mut chars = line.char_indices().peekable();
-    while let Some((_, c)) = chars.next() {
-        if c == '`' {
-            let mut n = 1;
-            while chars.next_if(|(_, c)| *c == '`').is_some() {
-                n += 1;
+    let b = line.as_bytes();
+    let (mut last, mut i) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'`' => {
+                let start = i;
+                while b.get(i) == Some(&b'`') {
+                    i += 1;
+                }
+                let n = i - start;
+                if *span == 0 {
+                    *span = n;
+                } else if *span == n {
+                    *span = 0;
+                }
+                continue;
             }
-            out.extend(std::iter::repeat_n('`', n));
-            if *span == 0 {
-                *span = n;
-            } else if *span == n {
-                *span = 0;
+            b'<' if *span == 0 => {
+                out.push_str(&line[last..i]);
+                out.push('\\');
+                last = i;
             }
-            continue;
+            _ => {}
         }
-        if c == '<' && *span == 0 {
-            out.push('\\');
-        }
-        out.push(c);
+        i += 1;
     }
+    out.push_str(&line[last..]);
 }
 
 /// The fence a line opens or closes: its character and length.
@@ -251,14 +265,21 @@ fn fence_of(line: &str) -> Option<(char, usize)> {
 
 /// `body` in a backtick fence longer than any backtick run inside it.
 fn fenced(out: &mut String, info: &str, body: &str) {
-    let n = longest_run(body, '`').max(2) + 1;
-    let fence: String = "`".repeat(n);
-    let _ = writeln!(out, "{fence}{info}");
+    // Most bodies hold no backtick at all (a fast search says so).
+    let n = if body.contains('`') {
+        longest_run(body, b'`').max(2) + 1
+    } else {
+        3
+    };
+    out.extend(std::iter::repeat_n('`', n));
+    out.push_str(info);
+    out.push('\n');
     out.push_str(body);
     if !body.ends_with('\n') {
         out.push('\n');
     }
-    let _ = writeln!(out, "{fence}\n");
+    out.extend(std::iter::repeat_n('`', n));
+    out.push_str("\n\n");
 }
 
 /// Each line quoted (`> `): whatever the text holds ends with the quote.
@@ -275,10 +296,11 @@ fn quote(out: &mut String, t: &str) {
     out.push('\n');
 }
 
-fn longest_run(s: &str, ch: char) -> usize {
+/// The longest run of the ASCII byte `ch` in `s`.
+fn longest_run(s: &str, ch: u8) -> usize {
     let (mut best, mut cur) = (0, 0);
-    for c in s.chars() {
-        if c == ch {
+    for &b in s.as_bytes() {
+        if b == ch {
             cur += 1;
             best = best.max(cur);
         } else {

@@ -3,15 +3,22 @@
 //! call each result answers, and the chart's points and compaction marks
 //! (docs/session-format.md#readable-exports).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use eonyx_core::record::{Record, SessionHeader};
+use eonyx_core::goal::GoalRecord;
+use eonyx_core::record::{ForkedFrom, Record, RewindRecord, SessionHeader, TitleRecord};
 use eonyx_core::timeline::Timeline;
 use eonyx_core::tool::TaskHeader;
-use eonyx_core::{CompactionTrigger, Message, Role, ToolCall, ToolName, Usage};
+use eonyx_core::{
+    CompactionRecord, CompactionTrigger, Content, Message, MessageRecord, ModelRecord, Role,
+    ToolCall, ToolName, Usage,
+};
 use eonyx_store::SessionLog;
 
 use crate::Options;
+use crate::date::short_date;
+use crate::out::Out;
 
 /// Tool results longer than this many characters are cut in the export.
 pub(crate) const RESULT_MAX_CHARS: usize = 4000;
@@ -144,6 +151,48 @@ impl<'a> Session<'a> {
     }
 }
 
+/// What a format writes for each entry of the transcript; [`walk`] calls
+/// them in the file's order.
+pub(crate) trait Transcript {
+    fn message(&self, out: &mut Out<'_>, s: &Session<'_>, m: &MessageRecord);
+    fn compaction(&self, out: &mut Out<'_>, s: &Session<'_>, c: &CompactionRecord);
+    /// A rewind that changed the view.
+    fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord);
+    fn rename(&self, out: &mut Out<'_>, t: &TitleRecord);
+    fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord);
+    /// A goal record with what it says ([`goal_line`]).
+    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str);
+    /// Where a fork's own records start: right after the record copied last.
+    fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom);
+}
+
+/// Every record of the session through `t`, in order, each fork marker
+/// after the record it follows; the output passed on as it fills.
+pub(crate) fn walk(s: &Session<'_>, out: &mut Out<'_>, t: &impl Transcript) {
+    let fork = s.header.forked_from.as_ref();
+    for r in s.records {
+        match r {
+            Record::Message(m) => t.message(out, s, m),
+            Record::Compaction(c) => t.compaction(out, s, c),
+            Record::Rewind(w) if w.is_effective() => t.rewind(out, w),
+            Record::Title(x) => t.rename(out, x),
+            Record::Model(m) => t.model_switch(out, m),
+            Record::Goal(g) => {
+                if let Some(line) = goal_line(g) {
+                    t.goal(out, g, &line);
+                }
+            }
+            Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
+        }
+        if let Some(f) = fork
+            && r.seq() == Some(f.seq)
+        {
+            t.fork(out, f);
+        }
+        out.step();
+    }
+}
+
 fn add_usage(sum: &mut Usage, u: &Usage) {
     sum.prompt_tokens += u.prompt_tokens;
     sum.completion_tokens += u.completion_tokens;
@@ -161,44 +210,52 @@ fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
     } else {
         4.0
     };
-    let est = |chars: usize| (chars as f64 / cpt).ceil() as u64;
+    // A message's size in tokens, estimated from its characters.
+    let est = |m: &Message| {
+        let chars = m.content.text_chars()
+            + m.tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments_json().len())
+                .sum::<usize>();
+        (chars as f64 / cpt).ceil() as u64
+    };
     let mut out = Chart {
         window: opts.window,
         threshold: opts.threshold,
         ..Chart::default()
     };
     // What the next request holds: the last known size and the estimate
-    // of the messages since.
+    // of the messages since (the records from `since`, only counted when a
+    // request has no reported size: most have one).
     let mut known = 0u64;
-    let mut since = 0u64;
-    for r in records {
+    let mut since = 0usize;
+    for (i, r) in records.iter().enumerate() {
         match r {
-            Record::Message(m) => {
-                let chars = m.message.content.text_chars()
+            Record::Message(m) if m.message.role == Role::Assistant => {
+                let (tokens, estimated) = match m.message.usage {
+                    Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
+                    _ => {
+                        let added: u64 = records[since..i]
+                            .iter()
+                            .filter_map(|r| match r {
+                                Record::Message(m) => Some(est(&m.message)),
+                                _ => None,
+                            })
+                            .sum();
+                        (known + added, true)
+                    }
+                };
+                out.points.push(Point {
+                    seq: m.seq,
+                    tokens,
+                    estimated,
+                    rewound: timeline.is_rewound(m.seq),
+                });
+                known = tokens
                     + m.message
-                        .tool_calls
-                        .iter()
-                        .map(|c| c.name.len() + c.arguments_json().len())
-                        .sum::<usize>();
-                if m.message.role == Role::Assistant {
-                    let (tokens, estimated) = match m.message.usage {
-                        Some(u) if u.prompt_tokens > 0 => (u.prompt_tokens, false),
-                        _ => (known + since, true),
-                    };
-                    out.points.push(Point {
-                        seq: m.seq,
-                        tokens,
-                        estimated,
-                        rewound: timeline.is_rewound(m.seq),
-                    });
-                    known = tokens
-                        + m.message
-                            .usage
-                            .map_or_else(|| est(chars), |u| u.completion_tokens);
-                    since = 0;
-                } else {
-                    since += est(chars);
-                }
+                        .usage
+                        .map_or_else(|| est(&m.message), |u| u.completion_tokens);
+                since = i + 1;
             }
             Record::Compaction(c) => {
                 out.marks.push(Mark {
@@ -209,7 +266,7 @@ fn chart(records: &[Record], timeline: &Timeline, opts: &Options) -> Chart {
                     tokens_after: c.tokens_after,
                 });
                 known = c.tokens_after;
-                since = 0;
+                since = i + 1;
             }
             _ => {}
         }
@@ -230,12 +287,26 @@ pub(crate) fn task_child(result: &Message) -> Option<TaskHeader> {
 /// What a message's reasoning says, one text per part that has readable
 /// text (its text, else its summary); encrypted or redacted reasoning
 /// alone is left out, as in `sessions show`. Both formats fold it.
-pub(crate) fn reasoning(m: &Message) -> Vec<String> {
+pub(crate) fn reasoning(m: &Message) -> impl Iterator<Item = Cow<'_, str>> {
     m.reasoning
         .iter()
-        .map(eonyx_core::Reasoning::readable)
+        .map(|r| {
+            if r.text.is_empty() {
+                Cow::Owned(r.readable())
+            } else {
+                Cow::Borrowed(r.text.as_str())
+            }
+        })
         .filter(|t| !t.trim().is_empty())
-        .collect()
+}
+
+/// A message's text as the transcripts show it (images by their label),
+/// borrowed when it is one string.
+pub(crate) fn body(m: &Message) -> Cow<'_, str> {
+    match &m.content {
+        Content::Text(t) => Cow::Borrowed(t.as_str()),
+        c => Cow::Owned(c.transcript()),
+    }
 }
 
 /// A tool call's arguments as indented JSON (the raw text when they are
@@ -251,11 +322,24 @@ pub(crate) fn pretty_args(c: &ToolCall) -> String {
 /// [`RESULT_MAX_CHARS`] characters, and what was left out.
 pub(crate) struct Cut<'t> {
     pub shown: &'t str,
+    /// The lines of the whole text (as `str::lines` counts them).
+    pub lines: usize,
     /// Lines and bytes left out, when cut.
     pub left_out: Option<(usize, usize)>,
 }
 
 pub(crate) fn cut(text: &str) -> Cut<'_> {
+    let newlines = count_newlines(text.as_bytes());
+    let lines = newlines + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    // Most results are short: no more bytes (so no more characters) than
+    // the limit and fewer newlines.
+    if text.len() <= RESULT_MAX_CHARS && newlines < RESULT_MAX_LINES {
+        return Cut {
+            shown: text,
+            lines,
+            left_out: None,
+        };
+    }
     let mut end = text.len();
     if let Some((i, _)) = text.char_indices().nth(RESULT_MAX_CHARS) {
         end = i;
@@ -269,15 +353,29 @@ pub(crate) fn cut(text: &str) -> Cut<'_> {
     if end >= text.len() {
         return Cut {
             shown: text,
+            lines,
             left_out: None,
         };
     }
     let rest = &text[end..];
-    let lines = rest.trim_start_matches('\n').lines().count();
+    let rest_lines = rest.trim_start_matches('\n').lines().count();
     Cut {
         shown: &text[..end],
-        left_out: Some((lines, rest.len())),
+        lines,
+        left_out: Some((rest_lines, rest.len())),
     }
+}
+
+/// How many `'\n'` bytes `b` holds, counted in runs of 255 (a byte-wide
+/// sum per run, which the compiler turns into vector instructions).
+fn count_newlines(b: &[u8]) -> usize {
+    let mut runs = b.chunks_exact(255);
+    let mut n: usize = runs
+        .by_ref()
+        .map(|run| usize::from(run.iter().fold(0u8, |a, &c| a + u8::from(c == b'\n'))))
+        .sum();
+    n += runs.remainder().iter().filter(|&&c| c == b'\n').count();
+    n
 }
 
 /// `…: 120 more lines (8 KB) left out; the JSONL export has all of it`.
@@ -287,13 +385,6 @@ pub(crate) fn left_out_note(lines: usize, bytes: usize) -> String {
         if lines == 1 { "" } else { "s" },
         eonyx_core::message::human_bytes(bytes as u64)
     )
-}
-
-/// `2026-07-05 09:15 UTC`, or the text as stored when it is not RFC 3339.
-pub(crate) fn short_date(ts: &str) -> String {
-    eonyx_core::time::parse_rfc3339(ts)
-        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
-        .unwrap_or_else(|| ts.to_owned())
 }
 
 impl Session<'_> {
@@ -393,6 +484,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn lines_are_counted_as_str_lines_counts_them() {
+        let long = "x\n".repeat(700) + "tail";
+        for s in [
+            "",
+            "a",
+            "a\n",
+            "\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "\n\n",
+            long.as_str(),
+        ] {
+            assert_eq!(cut(s).lines, s.lines().count(), "{s:?}");
+        }
+    }
+
+    #[test]
     fn long_results_are_cut_at_a_line_or_a_char_limit_and_say_how_much() {
         let short = "a\nb";
         assert!(cut(short).left_out.is_none());
@@ -404,5 +512,10 @@ mod tests {
         let c = cut(&wide);
         assert_eq!(c.shown.chars().count(), RESULT_MAX_CHARS);
         assert_eq!(c.left_out, Some((1, 20)));
+        // Exactly the line limit, each line ended: the last newline is cut.
+        let full: String = (0..RESULT_MAX_LINES).map(|i| format!("{i}\n")).collect();
+        assert_eq!(cut(&full).left_out, Some((0, 1)));
+        let under: String = (1..RESULT_MAX_LINES).map(|i| format!("{i}\n")).collect();
+        assert!(cut(&under).left_out.is_none());
     }
 }

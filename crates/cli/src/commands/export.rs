@@ -7,7 +7,7 @@ use camino::Utf8Path;
 use eonyx_config::Config;
 use eonyx_core::SessionId;
 use eonyx_core::fs::{AtomicWrite, write_atomic};
-use eonyx_export::{ExportError, Format, Options};
+use eonyx_export::{ExportError, Format, Options, Release};
 use eonyx_store::Store;
 
 use crate::printer::Printer;
@@ -25,7 +25,8 @@ pub fn parse_format(name: &str) -> anyhow::Result<Format> {
 /// Write session `id` as `format` to `output` (atomically) or stdout.
 /// The chart and the cost come from `config`; what could not be read is
 /// said on stderr. Without a config the chart has no window or trigger
-/// and no cost is shown.
+/// and no cost is shown. `release`: [`Release::AtExit`] when the process
+/// ends right after (`sessions export`), [`Release::Free`] in the REPL.
 pub fn export(
     printer: &mut Printer,
     store: &Store,
@@ -33,14 +34,22 @@ pub fn export(
     id: &SessionId,
     format: Format,
     output: Option<&Utf8Path>,
+    release: Release,
 ) -> anyhow::Result<()> {
     let opts = |h: &eonyx_core::SessionHeader| {
         config.map_or_else(Options::default, |c| options(store, c, h))
     };
     let mut bytes = Vec::new();
     let result = match output {
-        Some(_) => eonyx_export::export(store, id, format, &opts, &mut bytes),
-        None => eonyx_export::export(store, id, format, &opts, &mut printer.stdout_writer()),
+        Some(_) => eonyx_export::export(store, id, format, &opts, &mut bytes, release),
+        None => eonyx_export::export(
+            store,
+            id,
+            format,
+            &opts,
+            &mut printer.stdout_writer(),
+            release,
+        ),
     };
     let skipped = result.map_err(|e| match e {
         ExportError::Store(s) if s.is_not_found() => crate::exit::usage(format!(

@@ -69,7 +69,17 @@ pub fn run(
                         ),
                     };
                     let output = output.as_deref().map(camino::Utf8Path::new);
-                    super::export::export(printer, &store, config.as_ref(), &id, format, output)?;
+                    // The process ends right after: the records read are
+                    // left to its exit rather than freed one by one.
+                    super::export::export(
+                        printer,
+                        &store,
+                        config.as_ref(),
+                        &id,
+                        format,
+                        output,
+                        eonyx_export::Release::AtExit,
+                    )?;
                     Ok(Status::Success)
                 }
                 SessionsCommand::Fork { id, at } => fork(printer, json, id, *at),

@@ -215,3 +215,41 @@ fn a_line_parses_the_same_whether_type_comes_first_or_not() {
         Ok(ParsedLine::Unknown(t)) if t == "future"
     ));
 }
+
+#[test]
+fn a_message_line_with_every_field_reads_back_and_writes_byte_for_byte() {
+    let line = r#"{"type":"message","seq":7,"ts":"2026-07-05T09:15:00Z","role":"assistant","content":[{"type":"text","text":"a \"q\" \\ é"},{"type":"image","media_type":"image/png","data":"AAAA"}],"tool_calls":[{"id":"c1","name":"write_file","arguments":{"path":"a.txt"}}],"tool_call_id":"c0","usage":{"prompt_tokens":10,"completion_tokens":2,"cached_tokens":1,"reasoning_tokens":1,"cache_write_tokens":3},"reasoning":[{"api":"responses","id":"rs_1","summary":["s"],"encrypted":"e"}],"is_error":true,"undo":{"path":"/p/a.txt","before":null,"after":"ab","kept":false}}"#;
+    let Ok(ParsedLine::Record(r)) = Record::parse_line(line.as_bytes()) else {
+        panic!("a message record");
+    };
+    assert_eq!(r.to_line(), line);
+    let Record::Message(m) = &*r else {
+        panic!("a message record");
+    };
+    assert_eq!(m.message.content.text(), "a \"q\" \\ é");
+    assert_eq!(m.message.content.image_count(), 1);
+    assert!(m.message.is_error);
+    // The same line with its type last (the general path) reads the same.
+    let later = line.replacen(r#""type":"message","#, "", 1).replacen(
+        r#""role":"assistant","#,
+        r#""role":"assistant","type":"message","#,
+        1,
+    );
+    let Ok(ParsedLine::Record(r2)) = Record::parse_line(later.as_bytes()) else {
+        panic!("a message record");
+    };
+    assert_eq!(r, r2);
+    // Missing optional fields take their defaults; content that is neither
+    // a string nor parts is a malformed record.
+    let Ok(ParsedLine::Record(bare)) =
+        Record::parse_line(br#"{"type":"message","seq":1,"ts":"t","role":"user"}"#)
+    else {
+        panic!("a message record");
+    };
+    assert!(matches!(*bare, Record::Message(ref m) if m.message.content.is_empty()));
+    let err =
+        Record::parse_line(br#"{"type":"message","seq":1,"ts":"t","role":"user","content":5}"#)
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("malformed message record"), "{err}");
+}

@@ -353,6 +353,7 @@ fn export(agent: &Agent, view: &mut View<'_>, file: Option<&str>) -> Slash {
         &id,
         format,
         Some(camino::Utf8Path::new(&path)),
+        eonyx_export::Release::Free,
     ) {
         Ok(()) => Slash::Continue,
         // The session is untouched: a file that cannot be written is this
