@@ -53,7 +53,7 @@ fn acp_goal_continues_until_achieved_and_the_commands_answer() {
         .iter()
         .filter_map(|u| u["content"]["text"].as_str().map(str::to_owned))
         .collect();
-    assert_eq!(shown, [continuation.clone()]);
+    assert_eq!(shown, std::slice::from_ref(&continuation));
     assert!(c.answer_text(&s).contains("the tokenizer is half done"));
     assert_eq!(c.updates_of(&s, "plan").len(), 1);
     // Set, the continuation counted, achieved: in the session file.
