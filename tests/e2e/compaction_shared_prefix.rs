@@ -101,9 +101,9 @@ fn shared_prefix_compaction(anthropic: bool) {
         assert_eq!(raw_system(s), raw_system(prev));
         assert_eq!(s.body["tools"], prev.body["tools"]);
         assert!(!s.tool_names().is_empty());
-        // Messages: the previous request's, what the conversation appended
-        // since (its reply and the new user line or tool result), then one
-        // user message: the instruction.
+        // Messages: the previous request's, its reply, then one user
+        // message: the instruction. The new user line is left out: no cache
+        // holds it, and it stays verbatim after the compaction.
         let (sm, pm) = (s.messages(), prev.messages());
         let conv = &sm[..sm.len() - 1];
         assert_eq!(
@@ -111,7 +111,8 @@ fn shared_prefix_compaction(anthropic: bool) {
             without_cache_control(&Value::Array(pm.clone())),
             "the summarizer request does not extend the previous request"
         );
-        assert_eq!(conv.len(), pm.len() + 2, "{conv:?}");
+        assert_eq!(conv.len(), pm.len() + 1, "{} messages", conv.len());
+        assert_eq!(conv[pm.len()]["role"], "assistant");
         let instruction = sm.last().unwrap();
         assert_eq!(instruction["role"], "user");
         assert!(
@@ -152,6 +153,11 @@ fn shared_prefix_compaction(anthropic: bool) {
             after.system_text()
         );
         assert_eq!(after.body["tools"], s.body["tools"]);
+        // The line left out of the summarizer request is sent after it.
+        let newest = after.last_user_text().unwrap();
+        let turn = &newest[..newest.find(':').unwrap()];
+        assert!(turn.starts_with("turn "), "{turn}");
+        assert!(!s.body.to_string().contains(turn), "{turn} was summarized");
         // Facts from the compacted turns reach the next request.
         assert!(after.system_text().contains("CODEWORD-HERON"));
         assert!(after.system_text().contains("notes.txt"));
@@ -312,6 +318,10 @@ fn at_a_small_window_every_summary_is_asked_on_the_shared_prefix() {
             assert_eq!(raw_system(s), raw_system(prev));
             assert_eq!(s.body["tools"], prev.body["tools"]);
             assert_eq!(sm[..pm.len()], pm[..], "window {window}");
+            // Then its reply and the instruction: the new line, which no
+            // cache holds and which stays verbatim, is left out.
+            assert_eq!(sm.len(), pm.len() + 2, "window {window}");
+            assert_eq!(sm[pm.len()]["role"], "assistant", "window {window}");
             let max = s.body["max_tokens"]
                 .as_u64()
                 .or_else(|| s.body["max_completion_tokens"].as_u64())

@@ -1,6 +1,8 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod acp;
 mod acp_cancel;
+mod acp_goals;
+mod acp_hooks;
 mod acp_tasks;
 mod acp_tools;
 mod acp_util;

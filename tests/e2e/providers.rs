@@ -342,38 +342,37 @@ fn a_tool_call_cut_mid_arguments_is_not_run_and_the_model_is_told() {
 }
 
 #[test]
-fn a_cut_summary_is_asked_again_shorter_once_else_kept_and_said() {
+fn a_cut_summary_is_kept_with_its_note_asked_once_and_said() {
     let server = FakeServer::start();
-    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let n = asked.clone();
-    server.set_summarizer(move |_| {
-        let i = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if i == 0 {
-            Reply::text("## Active goal\nchat\n## Progress\nthe first attempt was cu")
-                .with_finish_reason("length")
-        } else {
-            Reply::text("## Active goal\nchat\n## Critical context\nnone")
-        }
+    server.set_summarizer(|_| {
+        Reply::text("## Active goal\nchat\n## Progress\nthe first attempt was cu")
+            .with_finish_reason("length")
     });
     let env = env_with(
         &openai(&server)
             .merge_model_toml("compaction.keep_turns = 1")
             .unwrap(),
     );
-    let r = batch_ok(&env, &compact_after_two_turns(), &[], &[]);
+    let mut lines = compact_after_two_turns();
+    lines.push("third turn".to_owned());
+    let r = batch_ok(&env, &lines, &[], &[]);
     let sums: Vec<RecordedRequest> = server
         .chat_requests()
         .into_iter()
         .filter(RecordedRequest::is_summarizer)
         .collect();
-    assert_eq!(sums.len(), 2);
-    assert!(sums[1].all_text().contains("shorter"));
-    assert!(!r.said("warning", "summary was cut"));
-
-    // Cut twice: kept, and the user is told.
-    server.set_summarizer(|_| Reply::text("## Active goal\nchat, cu").with_finish_reason("length"));
-    let r = batch_ok(&env, &compact_after_two_turns(), &["-c"], &[]);
+    // One request: never asked for again.
+    assert_eq!(sums.len(), 1);
     r.assert_said("warning", "summary was cut");
+    // Kept, with its note, and the next request carries it.
+    let after = server.chat_requests().pop().unwrap();
+    assert!(!after.is_summarizer());
+    let system = after.system_text();
+    assert!(system.contains("the first attempt was cu"), "{system}");
+    assert!(
+        system.contains("cut at the summarizer's output limit"),
+        "{system}"
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -440,7 +440,9 @@ fn binary_stage(
         }
     }
     let started = Instant::now();
-    let limit = Duration::from_secs(20 * 60);
+    // Two minutes a turn, at least 20 in all: a loaded 2-core machine took
+    // 4 s a turn at ctx 4096 and a minute for some compactions.
+    let limit = Duration::from_secs((turns as u64 * 120).max(20 * 60));
     let status = util::wait_or_kill(&mut child, limit)?;
     let elapsed = started.elapsed();
     let entries = log.lock().unwrap_or_else(PoisonError::into_inner).clone();

@@ -213,6 +213,14 @@ pub fn start(opts: &Options) -> Result<LocalServer> {
         .args(["-c", &opts.ctx.to_string()])
         .args(["--host", "127.0.0.1", "--port", &opts.port.to_string()])
         .args(["-np", "1", "--swa-full", "--jinja"])
+        // No host-memory prompt cache: when a prompt keeps less than half of
+        // the slot (the first request after a compaction), llama-server
+        // saves the slot there and may swap in an older saved prompt that
+        // matches better; for this sliding-window model a restored prompt is
+        // then computed again from its first token (`-lv 4` says "forcing
+        // full prompt re-processing"). Without it the slot stays, and the
+        // request reuses its common prefix. docs/compaction.md#cost
+        .args(["--cache-ram", "0"])
         .stdin(Stdio::null())
         .stdout(log_file.try_clone().context("duplicating the log handle")?)
         .stderr(log_file);

@@ -17,6 +17,7 @@ use agent_client_protocol::v1::schema::{
     SessionId as AcpSessionId, SessionMode, SessionModeId, SessionModeState, ToolCallContent,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
+use eonyx_agent::Approvers;
 use eonyx_agent::tools::{
     ApprovalKind, Approver, Decision, McpPolicy, Permissions, PolicyApprover,
 };
@@ -197,10 +198,45 @@ pub struct ModeApprover {
     read_only: PolicyApprover,
 }
 
+/// The user's yes, as a `PreToolUse` hook's `allow` gives it
+/// (docs/hooks.md#answers): what the mode's policy would ask is allowed,
+/// except in `read-only`, where nothing is asked and so nothing allowed.
+struct HookYes {
+    mode: Arc<Mutex<Mode>>,
+}
+
+impl Approver for HookYes {
+    fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        let decision = match *lock(&self.mode) {
+            Mode::ReadOnly => Decision::Deny,
+            Mode::Ask | Mode::AcceptEdits => Decision::Allow,
+        };
+        Box::pin(async move { decision })
+    }
+}
+
+/// The session's approvers: the mode's policy asking the client, and the
+/// same policy for a call a hook allowed (the client is not asked; the
+/// mode's denials still hold).
+pub fn approvers(config: &Config, flags: Permissions, asker: Arc<Asker>) -> Approvers {
+    let mode = asker.mode.clone();
+    let yes = Arc::new(HookYes { mode: mode.clone() });
+    Approvers {
+        ask: Arc::new(ModeApprover::new(config, flags, mode.clone(), asker)),
+        hook_allowed: Arc::new(ModeApprover::new(config, flags, mode, yes)),
+    }
+}
+
 impl ModeApprover {
     /// The policies of the three modes, from the config and the `--allow-*`
-    /// flags `eonyx acp` was started with.
-    pub fn new(config: &Config, flags: Permissions, asker: Arc<Asker>) -> Self {
+    /// flags `eonyx acp` was started with; what they would ask goes to
+    /// `asker`.
+    fn new(
+        config: &Config,
+        flags: Permissions,
+        mode: Arc<Mutex<Mode>>,
+        asker: Arc<dyn Approver>,
+    ) -> Self {
         let mcp = || McpPolicy {
             servers: config
                 .mcp
@@ -209,14 +245,14 @@ impl ModeApprover {
                 .map(|s| (s.name.clone(), s.approval))
                 .collect(),
         };
-        let ask = || Some(asker.clone() as Arc<dyn Approver>);
+        let ask = || Some(asker.clone());
         // Read-only: the config's tool settings with writes and commands
         // denied, through the same constructor as every policy.
         let mut denied = config.tools.clone();
         denied.shell = ShellPolicy::Deny;
         denied.write = ShellPolicy::Deny;
         Self {
-            mode: asker.mode.clone(),
+            mode,
             ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
             accept_edits: PolicyApprover::new(
                 &config.tools,

@@ -23,10 +23,13 @@ pub enum Builtin {
     Remember,
     Skills,
     Rename,
+    Goal,
+    Plan,
+    Model,
     Help,
 }
 
-const BUILTINS: [(Builtin, &str, &str, Option<&str>); 8] = [
+const BUILTINS: [(Builtin, &str, &str, Option<&str>); 11] = [
     (
         Builtin::Compact,
         "compact",
@@ -63,6 +66,19 @@ const BUILTINS: [(Builtin, &str, &str, Option<&str>); 8] = [
         "rename",
         "rename this session",
         Some("title"),
+    ),
+    (
+        Builtin::Goal,
+        "goal",
+        "set the objective (eonyx continues until it is achieved), or show, pause, resume, clear it",
+        Some("text | pause | resume | clear"),
+    ),
+    (Builtin::Plan, "plan", "the current plan", None),
+    (
+        Builtin::Model,
+        "model",
+        "show or switch the model and its reasoning effort",
+        Some("key effort"),
     ),
     (Builtin::Help, "help", "the commands", None),
 ];
@@ -164,36 +180,23 @@ pub fn prepare(
     Ok(Prepared::Turn(input))
 }
 
-/// Run a prepared prompt: a built-in command (`Ok(None)`), or a turn.
-/// A turn cancelled before its user message was saved saves it
-/// ([`Agent::keep_input`]): the client shows it, so the session keeps it.
+/// Run a prepared prompt: a built-in command (`Ok(None)` unless it ran a
+/// turn, as `/goal TEXT` does), or a turn; then an active goal continues.
 pub async fn run(
     agent: &mut Agent,
     prepared: Prepared,
     updates: &mut Updates,
     cancel: &CancellationToken,
 ) -> Result<Option<TurnOutcome>, AgentError> {
-    let input = match prepared {
-        Prepared::Builtin(_, _) if cancel.is_cancelled() => return Err(AgentError::Interrupted),
-        Prepared::Builtin(b, rest) => {
-            builtin(agent, b, &rest, updates, cancel).await?;
-            return Ok(None);
+    match prepared {
+        Prepared::Builtin(_, _) if cancel.is_cancelled() => Err(AgentError::Interrupted),
+        Prepared::Builtin(b, rest) => builtin(agent, b, &rest, updates, cancel).await,
+        Prepared::Turn(input) => {
+            let outcome = crate::goal::turn(agent, &input, updates, cancel).await?;
+            crate::goal::continue_goal(agent, outcome, updates, cancel)
+                .await
+                .map(Some)
         }
-        Prepared::Turn(input) => input,
-    };
-    let saved = agent.message_count();
-    let result = if cancel.is_cancelled() {
-        Err(AgentError::Interrupted)
-    } else {
-        let mut sink = |ev: AgentEvent| updates.event(ev);
-        agent.turn_input(&input, &mut sink, cancel).await
-    };
-    match result {
-        Err(e) if e.is_interrupted() && agent.message_count() == saved => {
-            agent.keep_input(&input)?;
-            Err(e)
-        }
-        other => other.map(Some),
     }
 }
 
@@ -203,13 +206,23 @@ async fn builtin(
     arg: &str,
     updates: &mut Updates,
     cancel: &CancellationToken,
-) -> Result<(), AgentError> {
+) -> Result<Option<TurnOutcome>, AgentError> {
+    let whole = arg;
     let arg = (!arg.is_empty()).then_some(arg);
     let text = match b {
         Builtin::Compact => {
             let mut sink = |ev: AgentEvent| updates.event(ev);
             agent.compact_now(arg, &mut sink, cancel).await?;
-            return Ok(());
+            return Ok(None);
+        }
+        Builtin::Goal => return crate::goal::goal_command(agent, whole, updates, cancel).await,
+        Builtin::Plan => {
+            crate::goal::plan_command(agent, updates);
+            return Ok(None);
+        }
+        Builtin::Model => {
+            crate::goal::model_command(agent, whole, updates).await?;
+            return Ok(None);
         }
         Builtin::Context => {
             let st = agent.context_status();
@@ -299,5 +312,5 @@ async fn builtin(
             .join("\n"),
     };
     updates.text(text);
-    Ok(())
+    Ok(None)
 }

@@ -27,6 +27,7 @@ mod approval;
 mod commands;
 mod diag;
 mod files;
+mod goal;
 mod mcp;
 mod prompt;
 mod replay;

@@ -19,7 +19,7 @@ use eonyx_core::provider::CancellationToken;
 use eonyx_core::{FinishReason, SessionId};
 
 use crate::AcpOptions;
-use crate::approval::{Asker, CurrentCall, Mode, ModeApprover};
+use crate::approval::{Asker, CurrentCall, Mode, approvers};
 use crate::files::ClientFs;
 use crate::lock;
 use crate::updates::{Shows, Updates};
@@ -122,11 +122,7 @@ impl Session {
         for n in agent.take_startup_notices() {
             crate::diag(&n);
         }
-        agent.set_approver(Arc::new(ModeApprover::new(
-            agent.config(),
-            flags,
-            asker.clone(),
-        )));
+        agent.set_approver(approvers(agent.config(), flags, asker.clone()));
         let id = AcpSessionId::new(agent.session_id().as_str());
         *lock(&asker.session) = Some(id.clone());
         let files = ClientFs::offered(client, cx, &id).map(Arc::new);

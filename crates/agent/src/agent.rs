@@ -70,6 +70,16 @@ pub use rewind::RewindOptions;
 pub(crate) use session::{RESUME_INTERRUPTED, unanswered_calls};
 pub use status::{AgentStatus, LastCompaction, SessionTokens};
 
+/// Who decides approvals, as a frontend sets them ([`Agent::set_approver`]).
+pub struct Approvers {
+    /// Every call that needs approval.
+    pub ask: Arc<dyn Approver>,
+    /// A call a `PreToolUse` hook allowed (docs/hooks.md#answers): the
+    /// user's yes, within what the frontend's policy still denies (an ACP
+    /// session in `read-only` mode refuses it like any other write).
+    pub hook_allowed: Arc<dyn Approver>,
+}
+
 /// Which session to work in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SessionChoice {
@@ -274,10 +284,12 @@ impl Agent {
     }
 
     /// Replace who decides approvals from now on (the ACP frontend's
-    /// modes, `session/set_mode`). `approver` applies config and flags
-    /// itself: build it as a [`crate::tools::PolicyApprover`].
-    pub fn set_approver(&mut self, approver: Arc<dyn Approver>) {
-        self.tools.approver = approver;
+    /// modes, `session/set_mode`). Each approver applies config and flags
+    /// itself: build them as [`crate::tools::PolicyApprover`]s. A task's
+    /// child decides through the same two.
+    pub fn set_approver(&mut self, approvers: Approvers) {
+        self.tools.approver = approvers.ask;
+        self.hook.approved = approvers.hook_allowed;
     }
 
     /// Read and write files through the client's file system from now on

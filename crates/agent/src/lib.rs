@@ -31,9 +31,9 @@ mod truncation;
 pub use eonyx_tools as tools;
 
 pub use agent::{
-    Agent, AgentOptions, AgentStatus, COMMAND_HEADER, CommandRun, ContextStatus, DraftDone,
-    DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch, RewindOptions,
-    SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    Agent, AgentOptions, AgentStatus, Approvers, COMMAND_HEADER, CommandRun, ContextStatus,
+    DraftDone, DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch,
+    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).

@@ -230,25 +230,11 @@ async fn summarize_shared(
         ));
         return Ok(None);
     };
-    if req.messages.len() < next.messages.len() + 1 {
-        debug(format!(
-            "compaction: the shared-prefix request leaves out the {} newest message(s), which stay verbatim, to make room for the summary",
-            next.messages.len() + 1 - req.messages.len()
-        ));
-    }
-    let sent = match ask_summarizer(provider, &mut req, input.pinned, cancel).await {
-        // A summary cut at the output cap is asked for once more, shorter
-        // (the same request with a note appended: the cache still holds it).
-        Some(Ok(r)) => match cut::retry_shorter_if_cut(provider, &req, r, cancel).await {
-            Err(CompactError::Cancelled) => return Err(CompactError::Cancelled),
-            Err(CompactError::Summarizer(e)) => Some(Err(e)),
-            Err(e) => Some(Err(ProviderError::BadResponse {
-                message: e.to_string(),
-            })),
-            Ok(r) => Some(Ok(r)),
-        },
-        other => other,
-    };
+    // A summary cut at the output cap is kept with its note, never asked
+    // for again: one summarizer request per compaction.
+    let sent = ask_summarizer(provider, &mut req, input.pinned, cancel)
+        .await
+        .map(|r| r.map(cut::mark_if_cut));
     let why = match sent {
         None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
         Some(Err(e)) => format!("the shared-prefix request failed ({e})"),

@@ -21,7 +21,7 @@ use crate::estimate::{Estimator, RequestSize, request_size};
 use crate::summary::{SECTIONS, SUMMARY_TEMPERATURE};
 
 /// Characters of the first kept message quoted to name it.
-const NAME_CHARS: usize = 80;
+const NAME_CHARS: usize = 48;
 
 /// How the instruction names the first message that stays verbatim.
 fn name_first_kept(first_kept: Option<&MessageRecord>) -> String {
@@ -86,15 +86,15 @@ fn instruction_naming(
     focus: Option<&str>,
     max_tokens: u64,
 ) -> String {
-    // Every token here is prefilled uncached, so it says only what the
-    // summary needs: no tools, what is replaced, merging, the sections, exact
-    // facts and the budget.
+    // Every token here is prefilled uncached (at a 2,048-token window it is
+    // a tenth of the request), so it says only what the summary needs: no
+    // tools, what is replaced, merging, the sections, exact facts and the
+    // budget.
     let mut s = format!(
-        "{SUMMARIZER_INSTRUCTION_PREFIX} Reply with text only; do not call any tool (they are listed only to keep this request cacheable). \
-Write the handoff summary that replaces every message before {name}; that message and later ones stay. What you leave out is lost.\n"
+        "{SUMMARIZER_INSTRUCTION_PREFIX} Reply in text, call no tool. Summarize everything before {name}; it and later messages stay, the rest is lost.\n"
     );
     if has_summary {
-        s.push_str("Merge the \"# Summary of earlier conversation\" above into it; newer information wins.\n");
+        s.push_str("Merge in the \"# Summary of earlier conversation\" above; newer wins.\n");
     } else {
         s.push_str("This is the first summary.\n");
     }
@@ -103,13 +103,12 @@ Write the handoff summary that replaces every message before {name}; that messag
             "Focus on: {f}. Give it priority and detail; keep the rest brief.\n"
         ));
     }
-    s.push_str("Markdown, exactly these sections in order:\n");
+    s.push_str("Markdown sections, in order:\n");
     for name in SECTIONS {
         s.push_str(&format!("## {name}\n"));
     }
     s.push_str(&format!(
-        "Keep every user instruction that still applies. Copy paths, identifiers, commands, errors and numbers exactly; invent nothing; \"none\" under an empty section. \
-No preamble, no \"Exact facts\" section. At most {max_tokens} tokens.\n"
+        "Keep user instructions that still apply; copy paths, names, commands, errors and numbers exactly; invent nothing; \"none\" if empty; no preamble. At most {max_tokens} tokens.\n"
     ));
     s
 }
@@ -135,13 +134,16 @@ pub struct SharedCut<'a> {
 /// [`min_shared_budget`]; `max_tokens` is the room left, at most
 /// `summary_max_tokens`).
 ///
-/// When `next` leaves too little room, the messages after its last
-/// assistant message are left out if they stay verbatim anyway
-/// (`cut.unsent`) and that message calls no tool (a call is never sent
-/// without its result): what remains is still a prefix the provider has cached,
-/// and one step's growth past the trigger no longer pushes the request
-/// onto the transcript path. `has_summary` is whether `next` carries a
-/// previous summary.
+/// The messages after `next`'s last assistant message are left out when
+/// they stay verbatim anyway (`cut.unsent`) and that message calls no tool
+/// (a call is never sent without its result): the server has not seen them,
+/// so they would be prefilled uncached, and the summary does not need them.
+/// What remains is the prefix the provider cached with its last reply, so
+/// the request's only uncached part is the instruction (at a 2,048-token
+/// window a new 200-token line would otherwise cost a tenth of the cache
+/// reuse), and one step's growth past the trigger does not push the
+/// request onto the transcript path. `has_summary` is whether `next`
+/// carries a previous summary.
 pub fn shared_prefix_request(
     next: &ChatRequest,
     cut: SharedCut<'_>,
@@ -153,23 +155,7 @@ pub fn shared_prefix_request(
 ) -> Option<ChatRequest> {
     let max_out = summary_max_tokens(cfg, window);
     let floor = min_shared_budget(cfg, window);
-    let room_with = |messages: &[Message], first_kept: Option<&MessageRecord>| {
-        let text = instruction(first_kept, has_summary, focus, max_out);
-        let size = request_size(&next.system, messages, &next.tools);
-        // The instruction is counted as the trigger's reserve counts it
-        // (no cache or usage report has seen it yet).
-        let instruction = (text.chars().count() as f64 / INSTRUCTION_CHARS_PER_TOKEN).ceil() as u64;
-        let need = estimator.estimate(&size)
-            + estimator
-                .tokens_for(RequestSize::new(text.chars().count(), 0))
-                .max(instruction)
-            + shared_margin(window);
-        window.saturating_sub(need)
-    };
     let all = next.messages.len();
-    let mut sent = all;
-    let mut first_kept = cut.first_kept;
-    let mut room = room_with(&next.messages, first_kept);
     // The trailing messages after the last assistant one, when they are
     // all kept verbatim.
     let trailing = next
@@ -181,14 +167,29 @@ pub fn shared_prefix_request(
     // Never the results of a call the kept part ends with: a tool call
     // without its result is not a valid request.
     let ends_clean = all > trailing && next.messages[all - trailing - 1].tool_calls.is_empty();
-    if room < floor && trailing > 0 && trailing <= cut.unsent && ends_clean {
-        sent = all - trailing;
-        if trailing >= cut.kept {
-            // The first kept message is left out: everything shown goes.
-            first_kept = None;
-        }
-        room = room_with(&next.messages[..sent], first_kept);
-    }
+    let (sent, first_kept) = if trailing > 0 && trailing <= cut.unsent && ends_clean {
+        // When the first kept message is left out, everything shown goes.
+        let first_kept = if trailing >= cut.kept {
+            None
+        } else {
+            cut.first_kept
+        };
+        (all - trailing, first_kept)
+    } else {
+        (all, cut.first_kept)
+    };
+    let text = instruction(first_kept, has_summary, focus, max_out);
+    let size = request_size(&next.system, &next.messages[..sent], &next.tools);
+    // The instruction is counted as the trigger's reserve counts it (no
+    // cache or usage report has seen it yet).
+    let instruction_tokens =
+        (text.chars().count() as f64 / INSTRUCTION_CHARS_PER_TOKEN).ceil() as u64;
+    let need = estimator.estimate(&size)
+        + estimator
+            .tokens_for(RequestSize::new(text.chars().count(), 0))
+            .max(instruction_tokens)
+        + shared_margin(window);
+    let room = window.saturating_sub(need);
     if room < floor || room == 0 {
         return None;
     }

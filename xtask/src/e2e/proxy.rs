@@ -31,9 +31,6 @@ pub(super) struct Entry {
     pub(super) prompt_ms: Option<f64>,
     /// llama.cpp `timings.predicted_n`: the tokens generated.
     pub(super) predicted_n: Option<u64>,
-    /// A summarizer request asking again, shorter, for a summary that was
-    /// cut at its cap.
-    pub(super) retry: bool,
     pub(super) overflow: bool,
     /// A turn request's system prompt through the date line: the stable
     /// prefix a compaction must not move (docs/prompt.md#the-request).
@@ -42,10 +39,6 @@ pub(super) struct Entry {
     /// stage's check that it never changes.
     pub(super) tools: String,
 }
-
-/// What eonyx appends to a summarizer request it sends again, shorter
-/// (`crates/compact/src/cut.rs`).
-const RETRY_MARK: &str = "A previous attempt at this summary was cut off";
 
 /// The system text through the end of its `Current date (UTC): …` line.
 pub(super) fn stable_prefix(system: &str) -> Option<String> {
@@ -220,10 +213,6 @@ pub(super) fn proxy_one(mut client: TcpStream, upstream: u16, log: &Log) -> Resu
             .and_then(|t| t.get("prompt_ms"))
             .and_then(Value::as_f64),
         predicted_n: get("predicted_n"),
-        retry: recorded.is_summarizer()
-            && recorded
-                .last_user_text()
-                .is_some_and(|t| t.contains(RETRY_MARK)),
         overflow,
         stable_prefix: (!recorded.is_summarizer())
             .then(|| stable_prefix(&recorded.system_text()))

@@ -1,8 +1,8 @@
 //! The binary stage's report: the request table; per summarizer request
 //! its path (shared-prefix or transcript), cache reuse and prefill; per
 //! compaction the prefill it adds; then the standing guarantees (no
-//! transcript request with room for the shared one, no summary asked twice
-//! at full cost, peak, reuse between compactions, no unrecovered 400).
+//! transcript request with room for the shared one, no summary asked twice,
+//! peak, reuse between compactions, no unrecovered 400).
 
 use serde_json::Value;
 
@@ -15,12 +15,26 @@ pub(super) struct Report {
     pub(super) failed: usize,
 }
 
+/// Tokens a shared-prefix summarizer request may compute beyond its
+/// instruction (naming no message): the name of the first kept message (a
+/// 48-character quote), the chat template's framing, the end of the last
+/// reply where it tokenizes differently when sent back.
+const SUMMARIZER_SLACK: u64 = 96;
+
 pub(crate) fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {
         100.0 * part as f64 / whole as f64
     }
+}
+
+/// The shared-prefix instruction's tokens (naming no message: the name
+/// adds a few dozen).
+fn instruction_tokens(window: u64, tokens: &dyn Fn(&str) -> Option<u64>, setup: &Setup) -> u64 {
+    let floor = eonyx_compact::min_shared_budget(&setup.compaction(), window);
+    let instruction = eonyx_compact::shared_prefix_instruction(None, true, None, floor);
+    tokens(&instruction).unwrap_or(instruction.len() as u64 / 3)
 }
 
 /// Per summarizer request: its path, cache reuse and prefill; and whether
@@ -35,10 +49,8 @@ fn summarizer_lines(
     setup: &Setup,
     check: &mut dyn FnMut(bool, String),
 ) -> Vec<String> {
-    let cfg = setup.compaction();
-    let floor = eonyx_compact::min_shared_budget(&cfg, window);
-    let instruction = eonyx_compact::shared_prefix_instruction(None, true, None, floor);
-    let instruction_tokens = tokens(&instruction).unwrap_or(instruction.len() as u64 / 3);
+    let floor = eonyx_compact::min_shared_budget(&setup.compaction(), window);
+    let instruction_tokens = instruction_tokens(window, tokens, setup);
     let margin = 16 + window / 100;
     let posts: Vec<&Entry> = entries.iter().filter(|e| e.method == "POST").collect();
     let mut lines = Vec::new();
@@ -58,8 +70,7 @@ fn summarizer_lines(
             .prompt_ms
             .map_or(String::new(), |ms| format!(" in {ms:.0} ms"));
         let mut line = format!(
-            "summarizer request {k}: {path}{}, cache reuse {:.0}% ({c} of {}), prefill {p} tokens{ms}",
-            if e.retry { " (retry, shorter)" } else { "" },
+            "summarizer request {k}: {path}, cache reuse {:.0}% ({c} of {}), prefill {p} tokens{ms}",
             pct(c, c + p),
             c + p
         );
@@ -87,12 +98,12 @@ fn summarizer_lines(
                 _ => line.push_str("; after an overflow (the shared-prefix one cannot fit)"),
             }
         }
-        if !e.shared && i > 0 && posts[i - 1].summarizer {
+        // One summarizer request per compaction: a summary cut at its cap
+        // is kept with its note, never asked for again.
+        if i > 0 && posts[i - 1].summarizer {
             check(
                 false,
-                format!(
-                    "summarizer request {k}: a summary asked for again as a full transcript request"
-                ),
+                format!("summarizer request {k}: the same summary asked for twice"),
             );
         }
         lines.push(line);
@@ -105,8 +116,8 @@ fn summarizer_lines(
 /// turn (the summarizer's own prefill plus what the first request after it
 /// prefills beyond a steady turn, in steady turns: tokens and, when the
 /// server reports it, time). Then the standing guarantees: peak request
-/// within 3 points of the trigger, ≥ 95% reuse between compactions, no
-/// unrecovered 400.
+/// within 3 points of the trigger, every steady turn reusing the whole
+/// previous request, no unrecovered 400.
 pub(super) fn compaction_report(
     entries: &[Entry],
     window: u64,
@@ -125,6 +136,9 @@ pub(super) fn compaction_report(
     let mut steady_tokens = Vec::new();
     let mut steady_ms = Vec::new();
     let (mut between_cached, mut between_total) = (0u64, 0u64);
+    // Steady turns that reused the whole previous request from the cache,
+    // and those that did not (request numbers among the chat requests).
+    let (mut whole, mut partial) = (0usize, Vec::new());
     for (i, e) in chat.iter().enumerate() {
         if e.summarizer || i == 0 || chat[i - 1].summarizer {
             continue;
@@ -134,6 +148,13 @@ pub(super) fn compaction_report(
         };
         between_cached += c;
         between_total += c + p;
+        if let (Some(pp), Some(pc)) = (chat[i - 1].prompt_n, chat[i - 1].cache_n) {
+            if c >= pp + pc {
+                whole += 1;
+            } else {
+                partial.push(i + 1);
+            }
+        }
         steady_tokens.push(p as f64);
         if let Some(ms) = e.prompt_ms {
             steady_ms.push(ms);
@@ -156,9 +177,10 @@ pub(super) fn compaction_report(
     let mut n = 0;
     let mut worst_reuse: f64 = 100.0;
     let mut worst_turns: f64 = 0.0;
-    // One compaction is a run of consecutive summarizer requests (the first
-    // attempt, then e.g. the retry when a summary was cut at its cap),
-    // followed by the first turn request after it.
+    let mut worst_summ_p = 0u64;
+    // One compaction is a run of consecutive summarizer requests (one,
+    // unless a summary was asked for twice, which fails above), followed by
+    // the first turn request after it.
     let mut i = 0;
     while i < chat.len() {
         if !chat[i].summarizer {
@@ -192,6 +214,9 @@ pub(super) fn compaction_report(
         };
         worst_reuse = worst_reuse.min(reuse);
         worst_turns = worst_turns.max(turns);
+        if e.shared {
+            worst_summ_p = worst_summ_p.max(summ_p);
+        }
         // The stable prefix (context files, memory, tools... through the
         // date line) must come from the cache in the first request after.
         if let Some(a) = after
@@ -239,9 +264,21 @@ pub(super) fn compaction_report(
             worst_reuse >= 85.0,
             format!("summarizer cache reuse >= 85% (worst {worst_reuse:.0}%)"),
         );
+        // In steady turns the extra prefill depends on the turn's size, and
+        // most of it is the new summary and the kept turns that the first
+        // request after must compute (docs/compaction.md#cost): reported.
+        // What the request shape decides is checked: the summarizer computes
+        // its instruction and little else (the name of the first kept
+        // message, the template's framing, a re-tokenized reply end).
+        lines.push(format!(
+            "extra prefill per compaction: worst {worst_turns:.1} steady turns"
+        ));
+        let most = instruction_tokens(window, tokens, setup) + SUMMARIZER_SLACK;
         check(
-            worst_turns <= 6.0,
-            format!("extra prefill per compaction <= 6 steady turns (worst {worst_turns:.1})"),
+            worst_summ_p <= most,
+            format!(
+                "every summarizer request computes at most its instruction + {SUMMARIZER_SLACK} tokens (worst {worst_summ_p} <= {most})"
+            ),
         );
     }
     let trigger = eonyx_compact::trigger(&setup.compaction(), &setup.limits(window))
@@ -261,11 +298,23 @@ pub(super) fn compaction_report(
             pct(trigger, window)
         ),
     );
+    // How much of a steady turn is new depends on the turn's size against
+    // the window (a 160-word line is a sixth of a 2,048-token request); what
+    // the cache must do is hold everything sent before.
+    lines.push(format!(
+        "reuse between compactions {:.1}% ({between_cached} of {between_total} prompt tokens)",
+        pct(between_cached, between_total)
+    ));
     check(
-        pct(between_cached, between_total) >= 95.0,
+        partial.is_empty(),
         format!(
-            "reuse between compactions >= 95% ({:.1}%: {between_cached} of {between_total})",
-            pct(between_cached, between_total)
+            "every steady turn reuses the whole previous request ({whole} of {}{})",
+            whole + partial.len(),
+            if partial.is_empty() {
+                String::new()
+            } else {
+                format!("; not chat requests {partial:?}")
+            }
         ),
     );
     let posts: Vec<&Entry> = entries.iter().filter(|e| e.method == "POST").collect();
@@ -373,7 +422,6 @@ mod tests {
             cache_n: Some(cache_n),
             prompt_ms: Some(10.0),
             predicted_n: Some(64),
-            retry: false,
             overflow: false,
             stable_prefix: None,
             tools: String::new(),
@@ -431,33 +479,79 @@ mod tests {
     }
 
     #[test]
-    fn shared_requests_report_reuse_and_a_second_full_request_fails() {
+    fn shared_requests_report_reuse_and_a_second_request_fails() {
         let setup = Setup::default();
-        let mut retry = post(true, true, 3100, 60);
-        retry.retry = true;
-        let entries = [
-            post(false, false, 2900, 200),
-            post(true, true, 3000, 300),
-            retry,
-        ];
+        let entries = [post(false, false, 2900, 200), post(true, true, 3000, 300)];
         let (lines, fails) = failed(&entries, &setup);
         assert!(fails.is_empty(), "{fails:?}");
         assert_eq!(
             lines,
             [
-                "summarizer request 1: shared-prefix, cache reuse 91% (3000 of 3300), prefill 300 tokens in 10 ms",
-                "summarizer request 2: shared-prefix (retry, shorter), cache reuse 98% (3100 of 3160), prefill 60 tokens in 10 ms",
+                "summarizer request 1: shared-prefix, cache reuse 91% (3000 of 3300), prefill 300 tokens in 10 ms"
             ]
         );
-        let twice = [
-            post(false, false, 3800, 100),
-            post(true, false, 10, 2500),
-            post(true, false, 10, 2500),
+        // Asked again on the shared prefix, or as a transcript: both fail.
+        for shared in [true, false] {
+            let twice = [
+                post(false, false, 3800, 100),
+                post(true, true, 3000, 300),
+                post(true, shared, 10, 2500),
+            ];
+            let fails = failed(&twice, &setup).1;
+            assert!(
+                fails.iter().any(|f| f.contains("asked for twice")),
+                "{fails:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_steady_turn_that_recomputes_part_of_the_previous_request_fails() {
+        let setup = Setup::default();
+        let fails = |entries: &[Entry]| {
+            let r = compaction_report(entries, 4096, &|t| Some(t.len() as u64 / 4), &setup);
+            r.lines
+                .into_iter()
+                .filter(|l| l.starts_with("FAIL") && l.contains("steady turn"))
+                .collect::<Vec<_>>()
+        };
+        // Each turn reuses all of the previous prompt (plus its reply),
+        // however large the new line is against the window.
+        let whole = [
+            post(false, false, 10, 600),
+            post(false, false, 660, 223),
+            post(false, false, 946, 223),
         ];
-        let fails = failed(&twice, &setup).1;
-        assert!(
-            fails.iter().any(|f| f.contains("asked for again")),
-            "{fails:?}"
-        );
+        assert!(fails(&whole).is_empty(), "{:?}", fails(&whole));
+        // The third recomputes tokens the server had already seen.
+        let evicted = [
+            post(false, false, 10, 600),
+            post(false, false, 660, 223),
+            post(false, false, 376, 793),
+        ];
+        let f = fails(&evicted);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("1 of 2") && f[0].contains("[3]"), "{f:?}");
+    }
+
+    #[test]
+    fn a_summarizer_computing_more_than_its_instruction_fails() {
+        let setup = Setup::default();
+        let fails = |summ_p: u64| {
+            let entries = [
+                post(false, false, 10, 600),
+                post(false, false, 660, 223),
+                post(true, true, 946, summ_p),
+                post(false, false, 376, 500),
+            ];
+            compaction_report(&entries, 4096, &|t| Some(t.len() as u64 / 4), &setup)
+                .lines
+                .into_iter()
+                .filter(|l| l.starts_with("FAIL") && l.contains("its instruction"))
+                .count()
+        };
+        // The instruction alone; the instruction and a 223-token line.
+        assert_eq!(fails(160), 0);
+        assert_eq!(fails(160 + 223), 1);
     }
 }

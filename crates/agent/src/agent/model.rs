@@ -38,6 +38,25 @@ pub struct ModelInfo {
     pub keys: Vec<String>,
 }
 
+/// `model big (gpt-5) · effort high · window 200000 tokens, compaction at ~150000`.
+impl std::fmt::Display for ModelInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "model {} ({}) · effort {} · window {} tokens, compaction at ",
+            self.key,
+            self.name,
+            self.effort
+                .map_or("not sent (the server's default)", |e| e.as_str()),
+            self.window,
+        )?;
+        match self.compaction_at {
+            Some(t) => write!(f, "~{t} tokens"),
+            None => f.write_str("off"),
+        }
+    }
+}
+
 impl Agent {
     /// The session's model, effort and window now.
     pub fn model_info(&self) -> ModelInfo {

@@ -111,10 +111,12 @@ impl Agent {
             task: task.description.clone(),
             inner: self.tools.approver.clone(),
         });
-        let hook = self.hook.for_child(super::super::parts::approved_by_hook(
-            &self.config,
-            &inherit,
-        ));
+        // What a hook allowed: the parent's policy with a user who says yes
+        // (or what a frontend set, such as an ACP session's mode).
+        let hook = self.hook.for_child(Arc::new(TaskLabel {
+            task: task.description.clone(),
+            inner: self.hook.approved.clone(),
+        }));
 
         let opened = match &task.session {
             Some(id) => open_session(

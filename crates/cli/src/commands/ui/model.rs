@@ -2,7 +2,7 @@
 //! or switch them for the rest of the session (README, section "Reasoning
 //! models and the Responses API").
 
-use eonyx_agent::{Agent, ModelInfo};
+use eonyx_agent::Agent;
 
 use super::View;
 use super::outcome::{Slash, ended};
@@ -14,7 +14,7 @@ pub async fn model(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash 
     };
     if switch.key.is_none() && switch.effort.is_none() {
         let info = agent.model_info();
-        view.printer.info(&describe(&info));
+        view.printer.info(&info.to_string());
         view.printer
             .info(&format!("models: {}", info.keys.join(", ")));
         return Slash::Continue;
@@ -24,23 +24,9 @@ pub async fn model(agent: &mut Agent, view: &mut View<'_>, args: &str) -> Slash 
             for n in agent.take_startup_notices() {
                 view.printer.warn(&n);
             }
-            view.printer.info(&format!("switched: {}", describe(&info)));
+            view.printer.info(&format!("switched: {info}"));
             Slash::Continue
         }
         Err(e) => ended(e),
     }
-}
-
-/// `model big (gpt-5) · effort high · window 200000 tokens, compaction at ~150000`.
-fn describe(info: &ModelInfo) -> String {
-    format!(
-        "model {} ({}) · effort {} · window {} tokens, compaction at {}",
-        info.key,
-        info.name,
-        info.effort
-            .map_or("not sent (the server's default)", |e| e.as_str()),
-        info.window,
-        info.compaction_at
-            .map_or("off".to_owned(), |t| format!("~{t} tokens")),
-    )
 }
