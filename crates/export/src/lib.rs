@@ -174,8 +174,7 @@ pub fn export(
     // The transcript is rendered as the records are read, each dropped
     // once rendered; the header and the chart, which need the totals, are
     // written before it.
-    let mut body_bytes = Vec::new();
-    let mut body = out::Out::new(&mut body_bytes);
+    let mut body = out::Out::kept();
     let (session, stats) = if format == Format::Markdown {
         transcript(store, id, &markdown::Markdown, opts, &mut body)?
     } else {
@@ -187,7 +186,7 @@ pub fn export(
         id: id.clone(),
         source,
     };
-    body.finish().map_err(write_err)?;
+    let body = body.text();
     let skipped = Skipped {
         torn_tail_bytes: stats.torn_tail_bytes,
         bad_lines: stats.bad_lines,
@@ -203,10 +202,10 @@ pub fn export(
     } else {
         html::head(&session, &mut text);
     }
-    text.write_bytes(&body_bytes);
+    text.write_text(&body);
     text.finish().map_err(write_err)?;
     if release == Release::AtExit {
-        std::mem::forget(body_bytes);
+        std::mem::forget(body);
         std::mem::forget(session);
     }
     Ok(skipped)
