@@ -358,5 +358,6 @@ fn finish_record(
         skills: Vec::new(),
         goal: None,
         plan: None,
+        jobs: Vec::new(),
     })
 }

@@ -111,6 +111,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
+    any("tools.max_jobs"),
+    any("tools.job_log_max_bytes"),
     any("tools.max_image_bytes"),
     // The memory cap (where memory lives has no key at all).
     any("memory.max_bytes"),

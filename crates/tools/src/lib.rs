@@ -39,6 +39,7 @@ mod approval;
 mod args;
 mod definitions;
 mod grep;
+pub mod jobs;
 mod list_dir;
 pub mod memory;
 mod path;
@@ -115,6 +116,9 @@ pub struct ToolContext {
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
+    /// The session's background jobs (SPEC section 27); `None`: `shell`
+    /// refuses `"background": true`.
+    pub jobs: Option<Arc<jobs::Jobs>>,
     /// The client's file system (`eonyx acp`), read and written by
     /// `read_file`, `write_file` and `edit_file` instead of the disk;
     /// `None`: the disk.
@@ -173,6 +177,7 @@ impl ToolContext {
             recall: None,
             skills: Arc::new(NoSkills),
             undo: None,
+            jobs: None,
             files: None,
         }
     }
@@ -333,6 +338,14 @@ pub async fn execute(
         Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
+        Some(ToolName::JobOutput) => match &ctx.jobs {
+            Some(jobs) => jobs.output(a, cancel).await,
+            None => Err(no_jobs()),
+        },
+        Some(ToolName::JobStop) => match &ctx.jobs {
+            Some(jobs) => jobs.stop_tool(a).await,
+            None => Err(no_jobs()),
+        },
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
         Some(
@@ -356,6 +369,11 @@ pub async fn execute(
         Ok(out) => out,
         Err(e) => ToolOutput::error(e.to_string()),
     }
+}
+
+/// The error of a job tool in a session without jobs.
+fn no_jobs() -> ToolError {
+    ToolError::Usage("no background jobs in this session".into())
 }
 
 /// What a call that may touch files or ask for approval runs with, besides

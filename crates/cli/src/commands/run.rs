@@ -51,6 +51,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
         };
         if goal_run {
             let end = goal::run_goal(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+            ui::end_jobs(&mut s.agent, &mut s.view).await;
             if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }
