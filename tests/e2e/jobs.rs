@@ -1,4 +1,4 @@
-//! Background jobs (SPEC section 27) through the binary against the fake
+//! Background jobs (docs/tools.md#jobs) through the binary against the fake
 //! server: a start returns while the command runs, reads are disjoint and
 //! `wait_s` wakes on the exit, nothing of a job outlives `job_stop`,
 //! eonyx's exit or `kill -9`, running jobs survive compactions by a
@@ -420,4 +420,35 @@ fn max_jobs_refuses_one_more_naming_the_running_ones_and_bad_input_is_an_error()
         last_result(&reqs[6])
     );
     assert_all_gone("987610", "after the batch");
+}
+
+#[test]
+fn slash_jobs_lists_and_stops_and_the_model_hears_of_the_stop() {
+    let fx = Fx::new();
+    fx.fake
+        .push_all([bg("sleep 9877101"), Reply::text("started it")]);
+    let o = fx.run(
+        &["--allow-shell"],
+        "start it\n/jobs\n/jobs stop 1\n/jobs stop 9\n/jobs\nwhat happened?\n",
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let listed = err
+        .lines()
+        .find(|l| l.starts_with("job 1  running  "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(listed.contains("  sleep 9877101  "), "{listed}");
+    assert!(listed.ends_with("/1.log"), "{listed}");
+    assert!(err.contains("no job 9 in this session"), "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with("job 1  killed by SIG")),
+        "{err}"
+    );
+    let last = fx.agent_requests().pop().unwrap();
+    assert!(
+        last.all_text().contains("[job 1 killed by SIG"),
+        "{}",
+        last.all_text()
+    );
+    assert_all_gone("9877101", "after /jobs stop");
 }

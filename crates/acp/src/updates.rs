@@ -267,7 +267,7 @@ impl Updates {
             ),
             AgentEvent::Hook { .. } => {}
             // A job's start and exit update the `shell` call that started
-            // it (SPEC section 27).
+            // it (docs/tools.md#jobs).
             AgentEvent::JobStarted {
                 id,
                 command,

@@ -83,7 +83,7 @@ pub enum AgentEvent {
     /// eonyx continues an active goal by itself: the continuation
     /// `turns_used` of `max_turns` is about to be sent.
     GoalContinue { turns_used: u32, max_turns: u32 },
-    /// A background job started (SPEC section 27); `call_id` is the
+    /// A background job started (docs/tools.md#jobs); `call_id` is the
     /// `shell` call that started it.
     JobStarted {
         id: u32,

@@ -59,7 +59,7 @@ pub enum Event<'a> {
         added: usize,
         removed: usize,
     },
-    /// A background job started (SPEC section 27).
+    /// A background job started (docs/tools.md#jobs).
     JobStarted {
         job: u32,
         command: &'a str,

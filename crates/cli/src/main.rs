@@ -9,7 +9,7 @@ mod printer;
 mod stdin;
 
 fn main() -> std::process::ExitCode {
-    // A background job's keeper (SPEC section 27): no config, no printer
+    // A background job's keeper (docs/tools.md#jobs): no config, no printer
     // but for its one error.
     if let Some(code) = commands::job_keeper() {
         return code;

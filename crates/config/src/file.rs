@@ -70,7 +70,7 @@ pub struct ToolsFile {
     /// Files larger than this are not edited. Safe for an untrusted
     /// project: a guard against huge diffs, not a permission.
     pub max_edit_bytes: Option<u64>,
-    /// Background jobs running at once per session (SPEC section 27).
+    /// Background jobs running at once per session (docs/tools.md#jobs).
     /// Safe for an untrusted project: a limit, not a permission.
     pub max_jobs: Option<u32>,
     /// A job's log keeps at most this many bytes (its first MiB and the

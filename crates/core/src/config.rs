@@ -520,7 +520,7 @@ pub struct ToolsConfig {
     pub write: WritePolicy,
     /// `edit_file` refuses files larger than this.
     pub max_edit_bytes: u64,
-    /// Background jobs running at once per session (SPEC section 27).
+    /// Background jobs running at once per session (docs/tools.md#jobs).
     pub max_jobs: u32,
     /// A job's log keeps at most this many bytes.
     pub job_log_max_bytes: u64,

@@ -1,4 +1,4 @@
-//! Background jobs' shared vocabulary (SPEC section 27, docs/tools.md#jobs):
+//! Background jobs' shared vocabulary (docs/tools.md#jobs):
 //! a job's state as the model reads it, the `job` record of a session
 //! file, the running jobs a compaction pins, and the notice an unseen exit
 //! is announced with. Running them is `eonyx-tools`' `jobs` module.

@@ -214,7 +214,7 @@ pub struct CompactionRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<WorkPlan>,
     /// The background jobs running when the compaction was made, pinned
-    /// likewise (SPEC section 27).
+    /// likewise (docs/tools.md#jobs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<crate::job::PinnedJob>,
 }

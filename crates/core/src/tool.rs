@@ -35,8 +35,8 @@ pub enum ToolName {
     McpDescribe,
     /// With deferred schemas, calls an MCP tool by name with its arguments.
     McpCall,
-    /// The new output and state of a background job (SPEC section 27,
-    /// docs/tools.md#jobs); offered with `shell`.
+    /// The new output and state of a background job (docs/tools.md#jobs);
+    /// offered with `shell`.
     JobOutput,
     /// Stops a background job (SIGTERM to its group, SIGKILL after 2 s).
     JobStop,

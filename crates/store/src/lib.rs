@@ -315,7 +315,7 @@ impl Store {
     }
 
     /// Where the logs of a session's background jobs are
-    /// (`jobs/<session id>/<N>.log`, SPEC section 27).
+    /// (`jobs/<session id>/<N>.log`, docs/tools.md#jobs).
     pub fn jobs_dir(&self, id: &SessionId) -> Utf8PathBuf {
         self.dirs.data.join("jobs").join(id.as_str())
     }

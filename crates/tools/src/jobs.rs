@@ -1,4 +1,4 @@
-//! Background jobs (SPEC section 27, docs/tools.md#jobs): servers,
+//! Background jobs (docs/tools.md#jobs): servers,
 //! watchers and long builds a session runs beside the conversation.
 //! [`Jobs`] is one session's jobs and their state: `shell` with
 //! `"background": true` starts one, `job_output` reads what is new,
@@ -463,12 +463,13 @@ impl Jobs {
             id: u32,
         }
         let a: Args = parse_args(ToolName::JobStop, args)?;
-        self.stop(a.id).await.map(ToolOutput::ok)
+        self.stop(a.id, Seen::ByModel).await.map(ToolOutput::ok)
     }
 
     /// Stop job `id` (SIGTERM to its group, SIGKILL after 2 s); its final
-    /// state and last output, which count as seen.
-    pub async fn stop(&self, id: u32) -> Result<String, ToolError> {
+    /// state and last output. `seen`: whether the model sees them (a
+    /// user's `/jobs stop` leaves the exit to a notice).
+    pub async fn stop(&self, id: u32, seen: Seen) -> Result<String, ToolError> {
         let already = {
             let t = lock(&self.shared.table);
             let Some(j) = t.jobs.get(&id) else {
@@ -491,6 +492,16 @@ impl Jobs {
                 }
                 self.wait_exit(id, Duration::from_secs(2)).await;
             }
+        }
+        if seen == Seen::ByUser {
+            let header = {
+                let t = lock(&self.shared.table);
+                t.jobs
+                    .get(&id)
+                    .map(|j| format!("job {id} {} after {} s: {}", j.state, j.secs(), j.command))
+                    .unwrap_or_default()
+            };
+            return Ok(header);
         }
         let read = self.read_new(id)?;
         let first = if already {
@@ -606,6 +617,15 @@ impl Jobs {
             ended,
         })
     }
+}
+
+/// Who a stop's result is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// `job_stop`: the result is the model's, its exit seen.
+    ByModel,
+    /// `/jobs stop N`: the user's; the model gets the exit's notice.
+    ByUser,
 }
 
 /// `(no new output)` for nothing new.

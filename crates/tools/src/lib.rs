@@ -116,7 +116,7 @@ pub struct ToolContext {
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
-    /// The session's background jobs (SPEC section 27); `None`: `shell`
+    /// The session's background jobs (docs/tools.md#jobs); `None`: `shell`
     /// refuses `"background": true`.
     pub jobs: Option<Arc<jobs::Jobs>>,
     /// The client's file system (`eonyx acp`), read and written by

@@ -31,7 +31,7 @@ use super::{
 #[serde(deny_unknown_fields)]
 struct Args {
     command: String,
-    /// Start it as a background job (SPEC section 27).
+    /// Start it as a background job (docs/tools.md#jobs).
     #[serde(default)]
     background: bool,
     /// With `background`: the REPL starts a turn when it exits.

@@ -272,7 +272,7 @@ impl Agent {
     pub(super) fn pin(&self, record: &mut CompactionRecord) {
         record.goal = self.goal.as_ref().map(GoalRecord::pinned);
         record.plan = self.plan();
-        // And the background jobs running now (SPEC section 27).
+        // And the background jobs running now (docs/tools.md#jobs).
         record.jobs = self
             .tools
             .ctx

@@ -1,4 +1,4 @@
-//! Background jobs in the agent (SPEC section 27): each session gets its
+//! Background jobs in the agent (docs/tools.md#jobs): each session gets its
 //! own [`Jobs`] room (`eonyx-tools`' `jobs` module, which runs them); here
 //! its starts and exits become `job` records of the session file, events
 //! for the frontends and, for an exit the model has not seen, a notice
@@ -172,7 +172,7 @@ impl Agent {
             return Err(crate::UsageError::Job("no background jobs in this session".into()).into());
         };
         let out = room
-            .stop(id)
+            .stop(id, eonyx_tools::jobs::Seen::ByUser)
             .await
             .map_err(|e| AgentError::from(crate::UsageError::Job(e.to_string())))?;
         self.take_job_events(None, sink)?;

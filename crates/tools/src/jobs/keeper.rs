@@ -1,5 +1,5 @@
 //! The job keeper: `eonyx job-keeper [--session] -- PROGRAM ARGS…`, the
-//! process eonyx starts for each background job (SPEC section 27). It is
+//! process eonyx starts for each background job (docs/tools.md#jobs). It is
 //! what makes a job die with eonyx even on `kill -9`, with no `pre_exec`
 //! (so no `unsafe`):
 //!

@@ -68,7 +68,7 @@ pub fn run(
             let read = editor.read(prompt, highlight, initial);
             // The editor owns the terminal until the read ends: events wait.
             // A background job that exits while the prompt waits: one line
-            // above it; its notice goes with the next message (SPEC section 27).
+            // above it; its notice goes with the next message (docs/tools.md#jobs).
             let mut jobs = agent.job_changes();
             let input = {
                 let mut sink = |ev: AgentEvent| {

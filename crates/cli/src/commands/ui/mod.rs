@@ -160,7 +160,7 @@ pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &
     end_jobs(agent, view).await;
 }
 
-/// The session's background jobs end with it (SPEC section 27); stderr
+/// The session's background jobs end with it (docs/tools.md#jobs); stderr
 /// says which were still running.
 pub async fn end_jobs(agent: &mut Agent, view: &mut View<'_>) {
     let mut sink = |ev: AgentEvent| view.event(ev);

@@ -69,6 +69,11 @@ pub const COMMANDS: &[Command] = &[
         help: "show the current plan",
     },
     Command {
+        name: "/jobs",
+        args: "[stop N]",
+        help: "list the background jobs (id, state, runtime, command, log), or stop job N",
+    },
+    Command {
         name: "/export",
         args: "[FILE]",
         help: "write this session as Markdown (HTML for a .html FILE; default <id>.md here)",
@@ -119,6 +124,39 @@ pub const COMMANDS: &[Command] = &[
         help: "leave",
     },
 ];
+
+/// `/jobs`: the session's background jobs; `/jobs stop N` stops one (the
+/// model hears of it as of any exit it did not see).
+async fn jobs_command(agent: &mut Agent, view: &mut View<'_>, rest: &str) -> Slash {
+    if rest.is_empty() {
+        let jobs = agent.jobs();
+        if jobs.is_empty() {
+            view.printer.info("no background jobs in this session");
+        }
+        for j in jobs {
+            view.printer.info(&format!(
+                "job {}  {}  {} s  {}  {}",
+                j.id, j.state, j.secs, j.command, j.log
+            ));
+        }
+        return Slash::Continue;
+    }
+    let Some(id) = rest
+        .strip_prefix("stop")
+        .map(str::trim)
+        .and_then(|n| n.parse::<u32>().ok())
+    else {
+        return Slash::Declined("usage: /jobs, or /jobs stop N".to_owned());
+    };
+    let result = {
+        let mut sink = |ev: AgentEvent| view.event(ev);
+        agent.stop_job(id, &mut sink).await
+    };
+    match result {
+        Ok(_) => Slash::Continue,
+        Err(e) => ended(e),
+    }
+}
 
 /// The `/help` text: one line per command, the help texts aligned.
 pub fn help() -> String {
@@ -178,6 +216,7 @@ pub async fn slash(
         "/rewind" => super::rewind::rewind(agent, view, rest).await,
         "/goal" => super::goal::goal_command(agent, view, interrupts, rest).await,
         "/plan" => super::goal::plan_command(agent, view),
+        "/jobs" => jobs_command(agent, view, rest).await,
         "/fork" => super::rewind::fork(agent, view, rest),
         "/export" => export(agent, view, arg),
         "/new" => {
