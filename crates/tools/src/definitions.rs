@@ -73,7 +73,7 @@ pub fn definitions() -> Vec<ToolDef> {
                 "properties": {
                     "command": { "type": "string", "description": "The shell command line to run." },
                     "background": { "type": "boolean" },
-                    "notify": { "type": "boolean", "description": "With background: the REPL starts a turn when it exits." }
+                    "notify": { "type": "boolean" }
                 },
                 "required": ["command"],
                 "additionalProperties": false
