@@ -293,7 +293,7 @@ fn render(agent: &Agent, shown: Shown) -> String {
             entry.text
         ),
         Shown::Skills if agent.skills().is_empty() => {
-            "no skills (README, section \"Skills\")".to_owned()
+            "no skills (see docs/skills.md)".to_owned()
         }
         Shown::Skills => lines(
             agent

@@ -1,4 +1,4 @@
-//! The goal loop (README, section "Goals"), once for every frontend: after
+//! The goal loop (docs/goals.md), once for every frontend: after
 //! a turn, while the goal is active, write the continuation, run its turn,
 //! count the budget, and stop when the goal is achieved, blocked, out of
 //! budget, or a turn fails or is interrupted (which pauses it).

@@ -132,7 +132,7 @@ fn batch(
                 drafts.start_if_due(&mut s.agent, &mut s.view);
             }
             match ui::report(&mut s.view, result) {
-                // An active goal goes on by itself (README, section "Goals").
+                // An active goal goes on by itself (docs/goals.md, section "Goals").
                 TurnResult::Ok if s.agent.goal_active() => {
                     let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
                     let end = commands::continue_goal(&mut s.agent, &mut fe, None).await;

@@ -1,4 +1,4 @@
-//! How goals and plans are shown (README, section "Goals"): `/goal`,
+//! How goals and plans are shown (docs/goals.md, section "Goals"): `/goal`,
 //! `/plan`, goal changes and continuations. The goal loop is the command
 //! layer's (`eonyx_agent::commands`).
 
