@@ -292,9 +292,7 @@ fn render(agent: &Agent, shown: Shown) -> String {
             entry.id.as_deref().unwrap_or("?"),
             entry.text
         ),
-        Shown::Skills if agent.skills().is_empty() => {
-            "no skills (see docs/skills.md)".to_owned()
-        }
+        Shown::Skills if agent.skills().is_empty() => "no skills (see docs/skills.md)".to_owned(),
         Shown::Skills => lines(
             agent
                 .skills()
