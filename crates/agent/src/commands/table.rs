@@ -363,6 +363,7 @@ mod tests {
 /fork [N]                        continue in a copy of this session (before the last N turns)
 /goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
 /plan                            show the current plan
+/jobs [stop N]                   list the background jobs (id, state, runtime, command, log), or stop job N
 /export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
 /memory                          list memory entries
