@@ -257,7 +257,7 @@ impl Session {
                 Some(o) if o.max_steps_reached => StopReason::MaxTurnRequests,
                 Some(o) => match o.finish_reason {
                     Some(FinishReason::Length) => StopReason::MaxTokens,
-                    Some(FinishReason::ContentFilter) => StopReason::Refusal,
+                    Some(FinishReason::ContentFilter(_)) => StopReason::Refusal,
                     _ => StopReason::EndTurn,
                 },
             },

@@ -146,6 +146,20 @@ pub struct TurnOutcome {
     pub blocked: Option<String>,
 }
 
+impl TurnOutcome {
+    /// The provider blocked or refused the turn's last reply (it is kept
+    /// in the session, marked): the error every frontend reports for it,
+    /// so `run` and batch runs exit 1 (docs/providers.md#blocked-replies).
+    pub fn reply_blocked(&self) -> Option<AgentError> {
+        match &self.finish_reason {
+            Some(FinishReason::ContentFilter(reason)) => Some(AgentError::ReplyBlocked {
+                reason: reason.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// The `{ctx N%}` figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextStatus {
