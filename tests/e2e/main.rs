@@ -30,6 +30,7 @@ mod hooks_compaction;
 mod hooks_events;
 mod json_errors;
 mod keys;
+mod listing_json;
 mod mcp;
 mod mcp_calls;
 mod mcp_start;
