@@ -1,5 +1,6 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod acp;
+mod acp_auto;
 mod acp_cancel;
 mod acp_goals;
 mod acp_hooks;

@@ -297,6 +297,12 @@ impl Agent {
         self.tools.ctx.sandbox.status()
     }
 
+    /// Whether this session's shell commands run confined (ACP's `auto`
+    /// mode runs only those without asking).
+    pub fn confinement(&self) -> crate::confinement::Confinement {
+        crate::confinement::Confinement(self.tools.ctx.sandbox.clone())
+    }
+
     /// Replace who decides approvals from now on (the ACP frontend's
     /// modes, `session/set_mode`). Each approver applies config and flags
     /// itself: build them as [`crate::tools::PolicyApprover`]s. A task's
