@@ -45,7 +45,11 @@ fuzz_target!(|input: &[u8]| {
         assert!(out.denied().is_none());
     }
     if out.permission.is_some() {
-        assert_eq!(event, HookEvent::PreToolUse, "a permission only from PreToolUse");
+        assert_eq!(
+            event,
+            HookEvent::PreToolUse,
+            "a permission only from PreToolUse"
+        );
     }
     if let Some(u) = &out.updated_input {
         assert!(u.is_object(), "updatedInput is an object: {u}");

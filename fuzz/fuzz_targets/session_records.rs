@@ -6,9 +6,9 @@
 //! accepted renders and counts its steps within bounds.
 #![no_main]
 
+use eonyx_core::Record;
 use eonyx_core::goal::{continuation_message, pinned_section};
 use eonyx_core::plan::{MAX_STEPS, WorkPlan};
-use eonyx_core::Record;
 use eonyx_core::record::ParsedLine;
 use libfuzzer_sys::fuzz_target;
 

@@ -16,10 +16,7 @@ use crate::hooks::{hook, hooked_with};
 fn auto_session(fx: &Fx) -> (AcpClient, String) {
     let mut c = AcpClient::start(fx, &[]);
     c.initialize(json!({}));
-    let r = c.ok(
-        "session/new",
-        json!({"cwd": fx.sb.work, "mcpServers": []}),
-    );
+    let r = c.ok("session/new", json!({"cwd": fx.sb.work, "mcpServers": []}));
     let s = r["sessionId"].as_str().unwrap().to_owned();
     let offered: Vec<&str> = r["modes"]["availableModes"]
         .as_array()
@@ -99,7 +96,11 @@ fn acp_auto_runs_project_writes_and_sandboxed_commands_unasked_and_asks_the_rest
         "{:?}",
         c.asked[0]
     );
-    assert!(last_question(&c).contains("outside the project"), "{:?}", c.asked);
+    assert!(
+        last_question(&c).contains("outside the project"),
+        "{:?}",
+        c.asked
+    );
     assert_eq!(
         std::fs::read_to_string(fx.sb.work.join("eonyx.json")).unwrap(),
         "{}\n"
@@ -114,7 +115,10 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     // tools.sandbox = "off": the command would run unconfined, so it is asked.
     let fx = Fx::with(|c| c.merge_top_toml("[tools]\nsandbox = \"off\"\n").unwrap());
     fx.fake
-        .push(Reply::tool_call("shell", json!({"command": "touch off.txt"})))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch off.txt"}),
+        ))
         .push(Reply::text("asked"));
     let (mut c, s) = auto_session(&fx);
     c.answers.push_back(Answer::AllowOnce);
@@ -128,7 +132,10 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     // tools.shell = "deny": refused, nobody asked.
     let fx = Fx::with(|c| c.merge_top_toml("[tools]\nshell = \"deny\"\n").unwrap());
     fx.fake
-        .push(Reply::tool_call("shell", json!({"command": "touch no.txt"})))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch no.txt"}),
+        ))
         .push(Reply::text("refused"));
     let (mut c, s) = auto_session(&fx);
     c.prompt(&s, "try anyway");
@@ -143,7 +150,10 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     const DENY: &str = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not on this branch"}}'"#;
     let fx = hooked_with(&hook("PreToolUse", "shell", DENY), |c| c);
     fx.fake
-        .push(Reply::tool_call("shell", json!({"command": "touch hooked.txt"})))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch hooked.txt"}),
+        ))
         .push(Reply::text("refused"));
     let (mut c, s) = auto_session(&fx);
     c.prompt(&s, "try with the hook");

@@ -108,7 +108,11 @@ fn a_batch_stops_at_a_blocked_reply_and_exits_1() {
     assert_eq!(code(&o), Some(1), "{err}");
     assert!(err.contains("reason: content_filter"), "{err}");
     assert_eq!(stdout(&o), "first answer\n");
-    assert_eq!(fx.chats().len(), 2, "the batch stopped at the blocked reply");
+    assert_eq!(
+        fx.chats().len(),
+        2,
+        "the batch stopped at the blocked reply"
+    );
 }
 
 #[test]

@@ -240,8 +240,8 @@ mod tests {
 
     #[test]
     fn every_target_of_the_fuzz_crate_is_run() {
-        let manifest = std::fs::read_to_string(util::workspace_root().join("fuzz/Cargo.toml"))
-            .unwrap();
+        let manifest =
+            std::fs::read_to_string(util::workspace_root().join("fuzz/Cargo.toml")).unwrap();
         let v: toml::Table = toml::from_str(&manifest).unwrap();
         let mut bins: Vec<&str> = v["bin"]
             .as_array()

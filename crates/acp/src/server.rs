@@ -212,7 +212,11 @@ pub(crate) fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
 
 /// How `session/load` and `session/resume` open the stored session an ACP
 /// id names (without replaying its history).
-pub(crate) fn stored(id: &AcpSessionId, cwd: PathBuf, mcp_servers: Vec<McpServer>) -> Result<Opening, Error> {
+pub(crate) fn stored(
+    id: &AcpSessionId,
+    cwd: PathBuf,
+    mcp_servers: Vec<McpServer>,
+) -> Result<Opening, Error> {
     Ok(Opening {
         cwd,
         mcp_servers,

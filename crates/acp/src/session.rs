@@ -180,7 +180,10 @@ impl Session {
         let mode = Mode::parse(&id.0).ok_or_else(|| {
             error(
                 ErrorCode::INVALID_PARAMS,
-                format!("unknown mode {}: use ask, accept-edits, auto or read-only", id.0),
+                format!(
+                    "unknown mode {}: use ask, accept-edits, auto or read-only",
+                    id.0
+                ),
             )
         })?;
         *lock(&self.mode) = mode;

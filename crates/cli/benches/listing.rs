@@ -129,8 +129,8 @@ fn rss_child(args: &str) {
         .status()
         .unwrap();
     assert!(st.success());
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .unwrap();
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
     println!("{}", usage.max_rss() as f64 / 1024.0);
 }
 
