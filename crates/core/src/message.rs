@@ -397,7 +397,7 @@ pub struct Message {
     pub undo: Option<Box<Undo>>,
     /// On an assistant message the provider blocked or refused: its reason
     /// as it gave it (`content_filter`, `refusal`;
-    /// docs/session-format.md#blocked-replies). Never sent to a model.
+    /// docs/providers.md#blocked-replies). Never sent to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
 }
