@@ -101,7 +101,7 @@ fn short_date(ts: &str) -> String {
 /// construction, as they have always been.
 struct SummaryJson<'a> {
     row: SessionRow<'a>,
-    /// What the session and its tasks cost (README, section "Cost");
+    /// What the session and its tasks cost (docs/sessions.md, section "Cost");
     /// absent without pricing.
     cost_usd: Option<f64>,
 }
