@@ -161,3 +161,25 @@ fn the_repl_says_a_blocked_reply_and_goes_on() {
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
 }
+
+#[test]
+fn a_goal_pauses_at_a_blocked_reply_and_run_exits_1() {
+    let fx = project(Wire::Chat);
+    fx.fake
+        .push(Reply::blocked(""))
+        .push(Reply::text("never asked"));
+    let o = fx.run(&["run", "--goal", "write the forbidden thing"], "");
+    let err = stderr(&o);
+    assert_eq!(code(&o), Some(1), "{err}");
+    assert!(err.contains("reason: content_filter"), "{err}");
+    assert_eq!(
+        fx.chats().len(),
+        1,
+        "no continuation after the blocked reply"
+    );
+    let goal = crate::agent::records(&fx.session())
+        .into_iter()
+        .rfind(|r| r["type"] == "goal")
+        .unwrap();
+    assert_eq!(goal["status"], "paused", "{goal}");
+}

@@ -14,6 +14,7 @@ mod agent_run;
 mod agent_tools;
 mod attach;
 mod blocked;
+mod commands_everywhere;
 mod compaction;
 mod compaction_ahead;
 mod compaction_collapse;

@@ -31,7 +31,6 @@ mod diag;
 mod files;
 #[doc(hidden)]
 pub mod fuzzing;
-mod goal;
 mod mcp;
 mod prompt;
 mod replay;
