@@ -38,9 +38,6 @@ pub enum Input {
 #[derive(Clone)]
 pub struct LineEditor {
     inner: Arc<Mutex<Editor>>,
-    /// Prints a line above the prompt while a read waits (a background
-    /// job's exit); `None` when the terminal cannot.
-    above: Arc<Mutex<Option<Box<dyn rustyline::ExternalPrinter + Send>>>>,
     continuations: Continuations,
     /// Shared with the helper (the editor is locked while it reads).
     summary_ready: Arc<AtomicBool>,
@@ -65,12 +62,7 @@ impl LineEditor {
         }));
         let continuations = Continuations::default();
         bind_keys(&mut editor, continuations.clone());
-        let above = editor
-            .create_external_printer()
-            .ok()
-            .map(|p| Box::new(p) as Box<dyn rustyline::ExternalPrinter + Send>);
         Ok(Self {
-            above: Arc::new(Mutex::new(above)),
             inner: Arc::new(Mutex::new(editor)),
             continuations,
             summary_ready,
@@ -117,18 +109,6 @@ impl LineEditor {
                 .context("cannot add to the REPL history")?;
         }
         Ok(())
-    }
-
-    /// Print `line` above the prompt while a read waits; false when the
-    /// terminal cannot (the caller prints it itself).
-    pub fn print_above(&self, line: &str) -> bool {
-        let Ok(mut above) = self.above.lock() else {
-            return false;
-        };
-        match above.as_mut() {
-            Some(p) => p.print(format!("{line}\n")).is_ok(),
-            None => false,
-        }
     }
 
     /// A summary written ahead became ready while the prompt waits: the

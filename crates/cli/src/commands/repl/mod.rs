@@ -89,10 +89,10 @@ pub fn run(
                                     lines.push(format!("job {id} {status} after {secs} s: {command}"));
                                 }
                             });
+                            // (rustyline's external printer changes how the
+                            // editor reads, and its hints stop showing.)
                             for line in lines {
-                                if !editor.print_above(&line) {
-                                    view.printer.info(&line);
-                                }
+                                view.printer.info(&line);
                             }
                         }
                     }
