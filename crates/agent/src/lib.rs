@@ -22,6 +22,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod mining;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;

@@ -251,6 +251,30 @@ pub enum MemoryCommand {
     },
     /// Print where the memory files are (global, then this project's).
     Path,
+    /// Mine past sessions for memories now, in the foreground (by default
+    /// the sessions a start would mine).
+    Mine {
+        /// Mine this session, however recent or short.
+        #[arg(long, value_name = "ID", conflicts_with = "all")]
+        session: Option<String>,
+        /// Mine every eligible session of this project.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Review the memories proposed from earlier sessions: accept, reject,
+    /// edit or skip each (off a terminal, one answer a line on stdin:
+    /// `a`, `r`, `e TEXT`, `s`).
+    Review {
+        /// Accept these proposals.
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["reject", "accept_all"])]
+        accept: Vec<String>,
+        /// Reject these proposals (never proposed again).
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with = "accept_all")]
+        reject: Vec<String>,
+        /// Accept every proposal of this project.
+        #[arg(long)]
+        accept_all: bool,
+    },
 }
 
 #[derive(Debug, Args)]

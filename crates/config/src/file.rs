@@ -127,6 +127,14 @@ pub struct GoalsFile {
 pub struct MemoryFile {
     pub enabled: Option<bool>,
     pub max_bytes: Option<u64>,
+    /// Mining past sessions (docs/memory.md#mining): an untrusted
+    /// project may only set `"off"`.
+    pub mine: Option<crate::MineMode>,
+    pub mine_idle_hours: Option<f64>,
+    pub mine_min_user_messages: Option<u32>,
+    pub mine_per_start: Option<u32>,
+    pub mine_model: Option<String>,
+    pub mine_budget_tokens: Option<u64>,
 }
 
 /// `[repl]` as written in a file.

@@ -33,8 +33,8 @@ pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
 pub use provider::{
-    ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
-    ToolDef,
+    ChatRequest, ChatResponse, FinishReason, JsonSchema, MINER_SYSTEM_PREFIX, Provider,
+    ProviderError, StreamEvent, SystemPrompt, ToolDef,
 };
 pub use record::{
     CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, ModelRecord,

@@ -11,6 +11,7 @@ pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
+pub mod mining;
 pub mod reasoning;
 pub mod repl;
 pub mod run;

@@ -455,6 +455,30 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.memory.max_bytes = v;
                 set("memory.max_bytes");
             }
+            if let Some(v) = m.mine {
+                cfg.memory.mine = v;
+                set("memory.mine");
+            }
+            if let Some(v) = m.mine_idle_hours {
+                cfg.memory.mine_idle_hours = v;
+                set("memory.mine_idle_hours");
+            }
+            if let Some(v) = m.mine_min_user_messages {
+                cfg.memory.mine_min_user_messages = v;
+                set("memory.mine_min_user_messages");
+            }
+            if let Some(v) = m.mine_per_start {
+                cfg.memory.mine_per_start = v;
+                set("memory.mine_per_start");
+            }
+            if let Some(v) = &m.mine_model {
+                cfg.memory.mine_model = v.clone();
+                set("memory.mine_model");
+            }
+            if let Some(v) = m.mine_budget_tokens {
+                cfg.memory.mine_budget_tokens = v;
+                set("memory.mine_budget_tokens");
+            }
         }
         if let Some(r) = &f.repl {
             if let Some(v) = r.edit_mode {
