@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_calls;
 mod mcp_start;
 mod memory;
+mod mining;
 mod model_switch;
 mod providers;
 mod reasoning;
