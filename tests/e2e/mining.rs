@@ -88,7 +88,12 @@ impl Fx {
 
     fn eonyx_ok(&self, args: &[&str]) -> Output {
         let out = run_with_stdin(self.cmd(args), "");
-        assert_eq!(out.status.code(), Some(0), "eonyx {args:?}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "eonyx {args:?}: {}",
+            stderr(&out)
+        );
         out
     }
 
@@ -126,18 +131,47 @@ fn extractor(memories: Value) -> impl Fn(&RecordedRequest) -> Reply + Send + Syn
 #[test]
 fn eligible_sessions_get_one_request_each_and_a_second_start_none() {
     let fx = mx("mine_min_user_messages = 3\n");
-    let a = fx.write_session("a", &Spec { users: &["alpha one", "alpha two", "alpha three"], ..Spec::default() });
-    fx.write_session("b", &Spec { users: &["bravo one", "bravo two", "bravo three"], ..Spec::default() });
-    fx.write_session("short", &Spec { users: &["short one", "short two"], ..Spec::default() });
+    let a = fx.write_session(
+        "a",
+        &Spec {
+            users: &["alpha one", "alpha two", "alpha three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "b",
+        &Spec {
+            users: &["bravo one", "bravo two", "bravo three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "short",
+        &Spec {
+            users: &["short one", "short two"],
+            ..Spec::default()
+        },
+    );
     fx.write_session(
         "child",
-        &Spec { users: &["child one", "child two", "child three"], parent: Some(&a), ..Spec::default() },
+        &Spec {
+            users: &["child one", "child two", "child three"],
+            parent: Some(&a),
+            ..Spec::default()
+        },
     );
     // A fork of `a` (its first 6 records copied) that added three messages.
     fx.write_session(
         "fork",
         &Spec {
-            users: &["alpha one", "alpha two", "alpha three", "fork one", "fork two", "fork three"],
+            users: &[
+                "alpha one",
+                "alpha two",
+                "alpha three",
+                "fork one",
+                "fork two",
+                "fork three",
+            ],
             fork: Some((&a, 6)),
             ..Spec::default()
         },
@@ -149,8 +183,14 @@ fn eligible_sessions_get_one_request_each_and_a_second_start_none() {
     assert_eq!(texts.len(), 3, "{texts:#?}");
     assert!(texts.iter().any(|t| t.contains("alpha three")));
     assert!(texts.iter().any(|t| t.contains("bravo three")));
-    let fork = texts.iter().find(|t| t.contains("fork one")).expect("the fork is mined");
-    assert!(!fork.contains("alpha"), "a fork's copied history is not mined: {fork}");
+    let fork = texts
+        .iter()
+        .find(|t| t.contains("fork one"))
+        .expect("the fork is mined");
+    assert!(
+        !fork.contains("alpha"),
+        "a fork's copied history is not mined: {fork}"
+    );
     for t in &texts {
         assert!(!t.contains("short one") && !t.contains("child one"), "{t}");
     }
@@ -168,19 +208,36 @@ fn recent_sessions_wait_and_memory_mine_session_ignores_idle_and_minimum() {
     let now = eonyx_core::time::now_rfc3339();
     let recent = fx.write_session(
         "recent",
-        &Spec { users: &["recent one", "recent two", "recent three"], ts: Some(now), ..Spec::default() },
+        &Spec {
+            users: &["recent one", "recent two", "recent three"],
+            ts: Some(now),
+            ..Spec::default()
+        },
     );
-    let short = fx.write_session("short", &Spec { users: &["short only"], ..Spec::default() });
+    let short = fx.write_session(
+        "short",
+        &Spec {
+            users: &["short only"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
-    assert!(fx.miners().is_empty(), "a recent or short session is not mined");
+    assert!(
+        fx.miners().is_empty(),
+        "a recent or short session is not mined"
+    );
 
     let out = fx.eonyx_ok(&["memory", "mine", "--session", &recent]);
     assert_eq!(fx.miners().len(), 1, "{}", stderr(&out));
     fx.eonyx_ok(&["memory", "mine", "--session", &short]);
     assert_eq!(fx.miners().len(), 2);
     assert!(mined_text(&fx.miners()[1]).contains("short only"));
-    assert!(stderr(&out).contains("mined 1 session(s)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("mined 1 session(s)"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -191,7 +248,8 @@ fn the_request_holds_the_users_words_not_context_files_keys_or_long_results() {
             .merge_top_toml("[memory]\nmine_idle_hours = 0\n")
             .unwrap()
     });
-    fx.sb.write("work/AGENTS.md", "CONTEXT-FILE-RULE: always use tabs.\n");
+    fx.sb
+        .write("work/AGENTS.md", "CONTEXT-FILE-RULE: always use tabs.\n");
     fx.eonyx_ok(&["memory", "add", "Staging is read-only"]);
     let long = "R".repeat(1000);
     let tail = format!(
@@ -203,7 +261,11 @@ fn the_request_holds_the_users_words_not_context_files_keys_or_long_results() {
     fx.write_session(
         "s",
         &Spec {
-            users: &["we use pnpm, never npm", &format!("my key is {key}"), "thanks"],
+            users: &[
+                "we use pnpm, never npm",
+                &format!("my key is {key}"),
+                "thanks",
+            ],
             tail: &tail,
             ..Spec::default()
         },
@@ -220,15 +282,28 @@ fn the_request_holds_the_users_words_not_context_files_keys_or_long_results() {
     let text = mined_text(&miners[0]);
     assert!(text.contains("we use pnpm, never npm"), "{text}");
     assert!(text.contains("tool call read_file"), "{text}");
-    assert!(text.contains("Staging is read-only"), "existing entries are listed: {text}");
+    assert!(
+        text.contains("Staging is read-only"),
+        "existing entries are listed: {text}"
+    );
     assert!(!body.contains("CONTEXT-FILE-RULE"), "{body}");
     assert!(!body.contains(key), "{body}");
     assert!(text.contains("[redacted: MINE_TEST_KEY]"), "{text}");
-    assert!(!body.contains(&"R".repeat(301)), "a tool result is cut to 300 characters");
+    assert!(
+        !body.contains(&"R".repeat(301)),
+        "a tool result is cut to 300 characters"
+    );
     assert!(body.contains(&"R".repeat(300)));
     // Structured output where the server supports it.
-    assert_eq!(miners[0].body["response_format"]["type"], "json_schema", "{body}");
-    assert!(miners[0].system_text().starts_with(eonyx_core::MINER_SYSTEM_PREFIX));
+    assert_eq!(
+        miners[0].body["response_format"]["type"], "json_schema",
+        "{body}"
+    );
+    assert!(
+        miners[0]
+            .system_text()
+            .starts_with(eonyx_core::MINER_SYSTEM_PREFIX)
+    );
 }
 
 #[test]
@@ -239,16 +314,28 @@ fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_
         {"text": "Generated files are never edited by hand", "scope": "project", "evidence_seq": 999},
         {"text": "we use   PNPM, never npm", "scope": "project", "evidence_seq": 3},
     ])));
-    let id = fx.write_session("s", &Spec { users: &["we use pnpm", "never npm", "ok"], ..Spec::default() });
+    let id = fx.write_session(
+        "s",
+        &Spec {
+            users: &["we use pnpm", "never npm", "ok"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "--json", "hello"]);
     let events = json_lines(&out.stdout);
-    let mined: Vec<&Value> = events.iter().filter(|e| e["type"] == "memory_mined").collect();
+    let mined: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "memory_mined")
+        .collect();
     assert_eq!(mined.len(), 1, "{events:#?}");
     assert_eq!(mined[0]["session"], id.as_str());
     assert_eq!(mined[0]["proposals"], 2, "the duplicate is dropped");
     assert!(mined[0]["tokens"].as_u64().unwrap() > 0);
-    let proposed: Vec<&Value> = events.iter().filter(|e| e["type"] == "memory_proposed").collect();
+    let proposed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "memory_proposed")
+        .collect();
     assert_eq!(proposed.len(), 2);
 
     // Nothing reached # Memory yet.
@@ -260,7 +347,11 @@ fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_
     assert_eq!(list.len(), 2, "{list:#?}");
     assert_eq!(list[0]["session"], id.as_str());
     assert_eq!(list[0]["seq"], 1);
-    assert_eq!(list[1]["seq"], Value::Null, "an evidence_seq that does not exist keeps the session only");
+    assert_eq!(
+        list[1]["seq"],
+        Value::Null,
+        "an evidence_seq that does not exist keeps the session only"
+    );
     let shown = stderr(&fx.eonyx_ok(&["memory", "review", "--accept-all"]));
     assert!(shown.contains("accepted"), "{shown}");
     assert!(fx.review_json().is_empty());
@@ -269,10 +360,14 @@ fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_
     fx.eonyx_ok(&["run", "third"]);
     let system = fx.turns().last().unwrap().system_text();
     assert!(system.contains("We use pnpm, never npm"), "{system}");
-    let entries: Value = serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
     let entries = entries.as_array().unwrap();
     assert_eq!(entries.len(), 2);
-    assert!(entries.iter().all(|e| e["session"] == id.as_str()), "{entries:#?}");
+    assert!(
+        entries.iter().all(|e| e["session"] == id.as_str()),
+        "{entries:#?}"
+    );
 }
 
 #[test]
@@ -281,17 +376,32 @@ fn rejected_proposals_never_return_and_leave_no_text() {
     fx.fake.set_extractor(extractor(json!([
         {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 1},
     ])));
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.eonyx_ok(&["memory", "mine"]);
     let list = fx.review_json();
     assert_eq!(list.len(), 1);
     let pid = list[0]["id"].as_str().unwrap().to_owned();
     fx.eonyx_ok(&["memory", "review", "--reject", &pid]);
 
-    let b = fx.write_session("b", &Spec { users: &["four", "five", "six"], ..Spec::default() });
+    let b = fx.write_session(
+        "b",
+        &Spec {
+            users: &["four", "five", "six"],
+            ..Spec::default()
+        },
+    );
     fx.eonyx_ok(&["memory", "mine", "--session", &b]);
     assert_eq!(fx.miners().len(), 2);
-    assert!(fx.review_json().is_empty(), "a rejected proposal is never proposed again");
+    assert!(
+        fx.review_json().is_empty(),
+        "a rejected proposal is never proposed again"
+    );
     let state = std::fs::read_to_string(fx.sb.data.join("mining/state.json")).unwrap();
     assert!(!state.contains("Fridays"), "{state}");
 }
@@ -304,15 +414,33 @@ fn interactive_review_reads_one_answer_a_line_off_a_terminal() {
         {"text": "Tabs not spaces", "scope": "global", "evidence_seq": 1},
         {"text": "Skip me", "scope": "project", "evidence_seq": 1},
     ])));
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.eonyx_ok(&["memory", "mine"]);
-    let out = run_with_stdin(fx.cmd(&["memory", "review"]), "e Use pnpm, never npm\nr\ns\n");
+    let out = run_with_stdin(
+        fx.cmd(&["memory", "review"]),
+        "e Use pnpm, never npm\nr\ns\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("3 memories proposed"), "{err}");
-    assert!(err.contains("mining so far: 1 request"), "the cost is shown: {err}");
-    let entries: Value = serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
-    let texts: Vec<&str> = entries.as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
+    assert!(
+        err.contains("mining so far: 1 request"),
+        "the cost is shown: {err}"
+    );
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let texts: Vec<&str> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
     assert_eq!(texts, ["Use pnpm, never npm"]);
     let left = fx.review_json();
     assert_eq!(left.len(), 1);
@@ -325,20 +453,36 @@ fn auto_accepts_at_once_and_the_next_start_announces_each_entry_once() {
     fx.fake.set_extractor(extractor(json!([
         {"text": "The shop deploys with make ship", "scope": "project", "evidence_seq": 1},
     ])));
-    let id = fx.write_session("7", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    let id = fx.write_session(
+        "7",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
-    let entries: Value = serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
     assert_eq!(entries[0]["text"], "The shop deploys with make ship");
     assert_eq!(entries[0]["session"], id.as_str());
 
     fx.fake.push(Reply::text("hi"));
     let next = stderr(&fx.eonyx_ok(&["run", "again"]));
-    let line = next.lines().find(|l| l.contains("learned from session")).unwrap_or_else(|| panic!("{next}"));
-    assert!(line.contains(&id) && line.contains("\"7\"") && line.contains("make ship"), "{line}");
+    let line = next
+        .lines()
+        .find(|l| l.contains("learned from session"))
+        .unwrap_or_else(|| panic!("{next}"));
+    assert!(
+        line.contains(&id) && line.contains("\"7\"") && line.contains("make ship"),
+        "{line}"
+    );
     fx.fake.push(Reply::text("hi"));
     let third = stderr(&fx.eonyx_ok(&["run", "once more"]));
-    assert!(!third.contains("learned from session"), "announced once: {third}");
+    assert!(
+        !third.contains("learned from session"),
+        "announced once: {third}"
+    );
 }
 
 #[test]
@@ -347,15 +491,32 @@ fn a_turn_started_while_mining_runs_is_sent_before_the_mining_reply_arrives() {
     fx.fake.set_extractor(|_| {
         Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(2500))
     });
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
     let spans = fx.fake.spans();
     let all = fx.fake.requests();
-    let miner = spans.iter().find(|s| all[s.request].is_miner()).expect("a mining request");
-    let turn = spans.iter().find(|s| !all[s.request].is_miner()).expect("the turn's request");
-    let mining_reply = miner.ended.expect("the mining reply ended (within run's 5 s)");
-    assert!(turn.started < mining_reply, "the turn waited for mining: {spans:#?}");
+    let miner = spans
+        .iter()
+        .find(|s| all[s.request].is_miner())
+        .expect("a mining request");
+    let turn = spans
+        .iter()
+        .find(|s| !all[s.request].is_miner())
+        .expect("the turn's request");
+    let mining_reply = miner
+        .ended
+        .expect("the mining reply ended (within run's 5 s)");
+    assert!(
+        turn.started < mining_reply,
+        "the turn waited for mining: {spans:#?}"
+    );
     // It completed, so the session is marked.
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "again"]);
@@ -365,8 +526,15 @@ fn a_turn_started_while_mining_runs_is_sent_before_the_mining_reply_arrives() {
 #[test]
 fn a_reply_that_is_not_json_is_retried_at_a_later_start_then_failed() {
     let fx = mx("");
-    fx.fake.set_extractor(|_| Reply::text("Sure! The user likes pnpm."));
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    fx.fake
+        .set_extractor(|_| Reply::text("Sure! The user likes pnpm."));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.eonyx_ok(&["memory", "mine"]);
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "hello"]);
@@ -381,15 +549,34 @@ fn a_reply_that_is_not_json_is_retried_at_a_later_start_then_failed() {
 fn a_missing_mining_model_is_one_warning_never_a_failed_turn_and_retried_later() {
     let fx = mx("");
     fx.fake.set_extractor(|_| {
-        Reply::error(404, r#"{"error": {"message": "model not found", "type": "not_found_error"}}"#)
+        Reply::error(
+            404,
+            r#"{"error": {"message": "model not found", "type": "not_found_error"}}"#,
+        )
     });
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
-    fx.write_session("b", &Spec { users: &["four", "five", "six"], ..Spec::default() });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "b",
+        &Spec {
+            users: &["four", "five", "six"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("the answer"));
     let out = fx.eonyx_ok(&["run", "hello"]);
     assert_eq!(stdout(&out).trim(), "the answer");
     let err = stderr(&out);
-    assert_eq!(err.matches("memory mining").count(), 1, "one warning: {err}");
+    assert_eq!(
+        err.matches("memory mining").count(),
+        1,
+        "one warning: {err}"
+    );
     assert_eq!(fx.miners().len(), 1, "the pass stops at a missing model");
     fx.fake.set_extractor(extractor(json!([])));
     fx.fake.push(Reply::text("hi"));
@@ -400,21 +587,43 @@ fn a_missing_mining_model_is_one_warning_never_a_failed_turn_and_retried_later()
 #[test]
 fn an_open_session_is_never_mined_and_a_project_may_turn_mining_off() {
     let fx = mx("");
-    let open = fx.write_session("open", &Spec { users: &["open one", "open two", "open three"], ..Spec::default() });
-    fx.write_session("idle", &Spec { users: &["idle one", "idle two", "idle three"], ..Spec::default() });
+    let open = fx.write_session(
+        "open",
+        &Spec {
+            users: &["open one", "open two", "open three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "idle",
+        &Spec {
+            users: &["idle one", "idle two", "idle three"],
+            ..Spec::default()
+        },
+    );
     // A batch run holding `open` (its stdin stays open).
     let mut holder = fx.cmd(&["-s", &open]);
-    holder.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
-    fx.sb.write("work/eonyx.json", r#"{"memory": {"mine": "off"}}"#);
+    holder
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    fx.sb
+        .write("work/eonyx.json", r#"{"memory": {"mine": "off"}}"#);
     let mut child = holder.spawn().unwrap();
     let lock = fx.sb.data.join("locks").join(format!("{open}.lock"));
     let pid = child.id().to_string();
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::fs::read_to_string(&lock).map_or(true, |s| s.trim() != pid) {
-        assert!(Instant::now() < deadline, "the holder never opened the session");
+        assert!(
+            Instant::now() < deadline,
+            "the holder never opened the session"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(fx.miners().is_empty(), "a project's memory.mine = \"off\" mines nothing");
+    assert!(
+        fx.miners().is_empty(),
+        "a project's memory.mine = \"off\" mines nothing"
+    );
     fx.sb.write("work/eonyx.json", "{}\n");
     fx.eonyx_ok(&["memory", "mine", "--all"]);
     let texts: Vec<String> = fx.miners().iter().map(mined_text).collect();
@@ -424,7 +633,11 @@ fn an_open_session_is_never_mined_and_a_project_may_turn_mining_off() {
     assert_eq!(texts.len(), 1, "{texts:#?}");
     assert!(texts[0].contains("idle one"));
     assert_ne!(refused.status.code(), Some(0));
-    assert!(stderr(&refused).contains("is open in another eonyx process"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("is open in another eonyx process"),
+        "{}",
+        stderr(&refused)
+    );
     assert_eq!(fx.miners().len(), 1);
 }
 
@@ -435,12 +648,22 @@ fn a_torn_or_huge_session_is_mined_from_what_reads_within_the_budget() {
     users.extend((0..300).map(|i| format!("filler message number {i} {}", "x".repeat(100))));
     users.push("LAST: never touch generated/".into());
     let refs: Vec<&str> = users.iter().map(String::as_str).collect();
-    fx.write_session("big", &Spec { users: &refs, tail: "not json at all\n{\"type\":\"message\",\"seq\":", ..Spec::default() });
+    fx.write_session(
+        "big",
+        &Spec {
+            users: &refs,
+            tail: "not json at all\n{\"type\":\"message\",\"seq\":",
+            ..Spec::default()
+        },
+    );
     fx.eonyx_ok(&["memory", "mine"]);
     let miners = fx.miners();
     assert_eq!(miners.len(), 1);
     let text = mined_text(&miners[0]);
-    assert!(text.contains("FIRST: we use pnpm") && text.contains("LAST: never touch generated/"), "{text}");
+    assert!(
+        text.contains("FIRST: we use pnpm") && text.contains("LAST: never touch generated/"),
+        "{text}"
+    );
     assert!(text.contains("left out to fit the budget"));
     assert!(text.chars().count() < 6000, "{}", text.chars().count());
 }
@@ -448,8 +671,15 @@ fn a_torn_or_huge_session_is_mined_from_what_reads_within_the_budget() {
 #[test]
 fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
     let fx = mx("");
-    fx.fake.set_extractor(|_| Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_secs(40)));
-    fx.write_session("a", &Spec { users: &["one", "two", "three"], ..Spec::default() });
+    fx.fake
+        .set_extractor(|_| Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_secs(40)));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "hello"]);
     assert_eq!(stdout(&out).trim(), "hi");
@@ -457,5 +687,9 @@ fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
     fx.fake.set_extractor(extractor(json!([])));
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "again"]);
-    assert_eq!(fx.miners().len(), 2, "the abandoned session is mined at the next start");
+    assert_eq!(
+        fx.miners().len(),
+        2,
+        "the abandoned session is mined at the next start"
+    );
 }

@@ -52,7 +52,9 @@ pub enum MineError {
     State(#[from] eonyx_store::mining::MiningError),
     #[error(transparent)]
     Memory(#[from] eonyx_store::memory::MemoryError),
-    #[error("memory.mine_model `{key}` is not a configured model; set it to a key under [models] or leave it empty for the session's model")]
+    #[error(
+        "memory.mine_model `{key}` is not a configured model; set it to a key under [models] or leave it empty for the session's model"
+    )]
     UnknownModel { key: String },
     #[error("the mining model could not be reached: {0}; mining is tried again at the next start")]
     Provider(#[from] eonyx_core::ProviderError),
@@ -162,7 +164,9 @@ pub fn enabled(config: &Config) -> bool {
 pub fn startup_notes(config: &Config, opts: &MineOptions) -> Result<StartupNotes, MineError> {
     let data = eonyx_config::paths::data_dir(&opts.env)
         .map_err(|e| MineError::Config(eonyx_config::ConfigError::Path(e)))?;
-    let project = eonyx_config::paths::find_project(&opts.cwd).root.to_string();
+    let project = eonyx_config::paths::find_project(&opts.cwd)
+        .root
+        .to_string();
     let mining = MiningStore::new(&data);
     let state = mining.read()?;
     let waiting = state.proposals_of(&project).count();

@@ -296,15 +296,12 @@ impl MiningState {
     /// failed attempt (retried until [`MAX_ATTEMPTS`], then failed).
     pub fn mark(&mut self, id: &str, outcome: Result<u64, ()>) -> MinedStatus {
         let now = eonyx_core::time::now_rfc3339();
-        let entry = self
-            .sessions
-            .entry(id.to_owned())
-            .or_insert(SessionMining {
-                status: MinedStatus::Retry,
-                attempts: 0,
-                at: now.clone(),
-                proposals: 0,
-            });
+        let entry = self.sessions.entry(id.to_owned()).or_insert(SessionMining {
+            status: MinedStatus::Retry,
+            attempts: 0,
+            at: now.clone(),
+            proposals: 0,
+        });
         entry.at = now;
         match outcome {
             Ok(kept) => {

@@ -112,7 +112,11 @@ mod tests {
         .unwrap();
         assert_eq!(ok.len(), 1);
         assert_eq!(ok[0].seq, Some(3));
-        assert!(parse("```json\n{\"memories\": []}\n```").unwrap().is_empty());
+        assert!(
+            parse("```json\n{\"memories\": []}\n```")
+                .unwrap()
+                .is_empty()
+        );
         assert!(parse("Sure! Here are the memories: none").is_err());
         assert!(parse(r#"{"memories": [{"text": "x", "scope": "team"}]}"#).is_err());
         assert!(parse(r#"{"facts": []}"#).is_err());

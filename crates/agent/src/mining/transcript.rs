@@ -186,15 +186,24 @@ mod tests {
         t.push(rec(1, Message::user("copied from the forked session")));
         t.push(rec(2, Message::user("we use pnpm, never npm")));
         t.push(rec(3, Message::tool_result("c1", "x".repeat(5000))));
-        t.push(rec(4, Message::user("[context from the SessionStart hook]\nhi")));
+        t.push(rec(
+            4,
+            Message::user("[context from the SessionStart hook]\nhi"),
+        ));
         for i in 5..40 {
             t.push(rec(i, Message::assistant(format!("filler number {i}"))));
         }
         t.push(rec(40, Message::user("do not touch generated/")));
         let text = t.render();
         assert!(!text.contains("copied from"), "{text}");
-        assert!(text.starts_with("#2 user: we use pnpm, never npm"), "{text}");
-        assert!(text.ends_with("#40 user: do not touch generated/"), "{text}");
+        assert!(
+            text.starts_with("#2 user: we use pnpm, never npm"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("#40 user: do not touch generated/"),
+            "{text}"
+        );
         assert!(text.contains("left out to fit the budget"), "{text}");
         assert!(!text.contains("SessionStart"), "{text}");
         assert!(text.chars().count() <= 700, "{}", text.chars().count());

@@ -26,7 +26,11 @@ use crate::printer::Printer;
 pub const RUN_END_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The options mining runs with, for the current directory and flags.
-pub fn options(global: &GlobalArgs, cwd: camino::Utf8PathBuf, env: eonyx_config::paths::Env) -> MineOptions {
+pub fn options(
+    global: &GlobalArgs,
+    cwd: camino::Utf8PathBuf,
+    env: eonyx_config::paths::Env,
+) -> MineOptions {
     MineOptions {
         cwd,
         env,
@@ -46,8 +50,7 @@ pub fn mine(
 ) -> anyhow::Result<Status> {
     let pick = match (session, all) {
         (Some(id), _) => Pick::Session(
-            SessionId::parse(id.trim())
-                .map_err(|e| usage(format!("--session {id}: {e}")))?,
+            SessionId::parse(id.trim()).map_err(|e| usage(format!("--session {id}: {e}")))?,
         ),
         (None, true) => Pick::All,
         (None, false) => Pick::Foreground,
@@ -68,9 +71,7 @@ pub fn mine(
             }
             events.push(e);
         };
-        miner
-            .run(&pick, Default::default(), &mut sink)
-            .await
+        miner.run(&pick, Default::default(), &mut sink).await
     });
     bar.finish_and_clear();
     let mut proposed = 0;
@@ -89,7 +90,11 @@ pub fn mine(
                     ),
                     None => format!(
                         "proposed [{}] ({}): {} (from session \"{}\", {})",
-                        proposal.id, proposal.scope, proposal.text, proposal.title, proposal.session
+                        proposal.id,
+                        proposal.scope,
+                        proposal.text,
+                        proposal.title,
+                        proposal.session
                     ),
                 });
             }
@@ -159,7 +164,11 @@ pub enum Shown {
 /// Show a pass's events: `--json` events, warnings, and (in the
 /// background, in `review` mode) one line per session that proposed
 /// something. Entries `auto` learned are announced at the next start.
-pub fn show_events(printer: &mut Printer, events: &[MiningEvent], shown: Shown) -> anyhow::Result<()> {
+pub fn show_events(
+    printer: &mut Printer,
+    events: &[MiningEvent],
+    shown: Shown,
+) -> anyhow::Result<()> {
     for e in events {
         match e {
             MiningEvent::Warning(w) => printer.warn(w),
@@ -440,7 +449,8 @@ fn interactive(
             p.text,
             p.title,
             p.session,
-            p.seq.map_or_else(String::new, |s| format!(", message #{s}"))
+            p.seq
+                .map_or_else(String::new, |s| format!(", message #{s}"))
         ));
         loop {
             printer.err_raw("accept, reject, edit or skip? [a/r/e TEXT/s] ");

@@ -4,8 +4,8 @@
 
 use anyhow::Context as _;
 
-use super::ui::goal::{self, GoalEnd};
 use super::mining;
+use super::ui::goal::{self, GoalEnd};
 use super::ui::{self, Mode, TurnResult};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};

@@ -105,7 +105,10 @@ fn costs_sum_and_stay_unknown_without_pricing() {
     s.record_cost(cost(Some(0.5)));
     s.record_cost(cost(Some(0.25)));
     let t = s.totals();
-    assert_eq!((t.requests, t.prompt_tokens, t.completion_tokens), (2, 200, 20));
+    assert_eq!(
+        (t.requests, t.prompt_tokens, t.completion_tokens),
+        (2, 200, 20)
+    );
     assert_eq!(t.cost_usd, Some(0.75));
     s.record_cost(cost(None));
     assert_eq!(s.totals().cost_usd, None);

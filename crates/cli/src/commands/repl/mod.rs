@@ -57,8 +57,7 @@ pub fn run(
         view.printer.info("type /help for commands, /exit to leave");
         // Past sessions are mined while the prompt waits
         // (docs/memory.md#mining); the first prompt says how many wait.
-        let mut mining =
-            super::mining::on_start_here(view.printer, global, agent.config(), true);
+        let mut mining = super::mining::on_start_here(view.printer, global, agent.config(), true);
         // A line that could not be sent (a missing `@` file), to edit.
         let mut unsent = String::new();
         // A summary written ahead while the prompt waits
