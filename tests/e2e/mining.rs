@@ -693,3 +693,40 @@ fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
         "the abandoned session is mined at the next start"
     );
 }
+
+#[test]
+fn the_repl_says_how_many_wait_and_memory_review_asks_in_the_editor() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+    ])));
+    let id = fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the waiting line", |p| {
+        p.contains("1 memory proposed from earlier sessions: /memory review")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("/memory review");
+    tmux.wait_pane("the question", |p| {
+        p.contains("accept, reject, edit or skip?")
+    });
+    tmux.send("a");
+    tmux.wait_pane("the acceptance", |p| p.contains("accepted ["));
+    tmux.wait_pane("the prompt again", |p| prompt_count(p) >= 2);
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    assert_eq!(entries[0]["text"], "We use pnpm, never npm");
+    assert_eq!(entries[0]["session"], id.as_str());
+}

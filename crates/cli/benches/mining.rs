@@ -40,7 +40,10 @@ fn data_dir(base: &Path, n: usize, root: &str) -> Result<PathBuf> {
                 .to_string(),
             );
         }
-        std::fs::write(sessions.join(format!("{id}.jsonl")), lines.join("\n") + "\n")?;
+        std::fs::write(
+            sessions.join(format!("{id}.jsonl")),
+            lines.join("\n") + "\n",
+        )?;
     }
     Ok(data)
 }

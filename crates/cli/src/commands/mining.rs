@@ -6,13 +6,13 @@
 
 use std::io::BufRead;
 
-use anyhow::Context as _;
 use eonyx_agent::mining::{
     Inbox, MineOptions, Miner, MiningEvent, MiningHandle, Pick, StartupNotes,
 };
 use eonyx_config::{Config, MineMode};
 use eonyx_core::SessionId;
 use eonyx_core::cost::format_usd;
+use eonyx_core::provider::BoxFuture;
 use eonyx_store::mining::{CostTotals, MinedStatus, Proposal};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
@@ -417,6 +417,32 @@ fn cap_note(printer: &mut Printer, inbox: &Inbox) {
     }
 }
 
+/// Where the review's answers come from: stdin (a terminal or not, one
+/// answer a line) or the REPL's line editor.
+pub trait Answers {
+    /// The next answer to `question`; `None` at the end of input.
+    fn next<'a>(
+        &'a mut self,
+        printer: &'a Printer,
+        question: &'a str,
+    ) -> BoxFuture<'a, Option<String>>;
+}
+
+/// Answers read a line at a time from stdin, the question on stderr.
+struct StdinAnswers(std::io::Lines<std::io::StdinLock<'static>>);
+
+impl Answers for StdinAnswers {
+    fn next<'a>(
+        &'a mut self,
+        printer: &'a Printer,
+        question: &'a str,
+    ) -> BoxFuture<'a, Option<String>> {
+        printer.err_raw(question);
+        let line = self.0.next().and_then(Result::ok);
+        Box::pin(async move { line })
+    }
+}
+
 /// One proposal at a time: accept / reject / edit / skip, an answer a
 /// line on stdin (a terminal or not).
 fn interactive(
@@ -424,13 +450,46 @@ fn interactive(
     inbox: &Inbox,
     pending: Vec<Proposal>,
 ) -> anyhow::Result<Status> {
+    let mut answers = StdinAnswers(std::io::stdin().lock().lines());
+    super::runtime()?.block_on(review_each(printer, inbox, pending, &mut answers))?;
+    Ok(Status::Success)
+}
+
+/// `/memory review` in the REPL: the same questions, answered in its line
+/// editor.
+pub async fn review_in_repl(
+    printer: &mut Printer,
+    config: &Config,
+    answers: &mut dyn Answers,
+) -> anyhow::Result<()> {
+    let cwd = eonyx_config::paths::current_dir()?;
+    let opts = MineOptions {
+        cwd,
+        env: eonyx_config::paths::Env::from_process(),
+        model: None,
+        profile: None,
+        provider: None,
+    };
+    let inbox = Inbox::open(config, &opts)?;
+    let pending = inbox.pending()?;
+    review_each(printer, &inbox, pending, answers).await
+}
+
+/// Ask about each proposal in turn; accepted ones then say what the cap
+/// leaves out.
+pub async fn review_each(
+    printer: &mut Printer,
+    inbox: &Inbox,
+    pending: Vec<Proposal>,
+    answers: &mut dyn Answers,
+) -> anyhow::Result<()> {
     let costs = inbox.costs()?;
     if pending.is_empty() {
         printer.info(&format!(
             "no memories proposed from earlier sessions (mining so far: {})",
             cost_line(&costs)
         ));
-        return Ok(Status::Success);
+        return Ok(());
     }
     printer.info(&format!(
         "{} memor{} proposed from earlier sessions (mining so far: {})",
@@ -438,8 +497,6 @@ fn interactive(
         if pending.len() == 1 { "y" } else { "ies" },
         cost_line(&costs)
     ));
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
     let mut accepted = 0;
     for p in &pending {
         printer.info(&format!(
@@ -453,16 +510,16 @@ fn interactive(
                 .map_or_else(String::new, |s| format!(", message #{s}"))
         ));
         loop {
-            printer.err_raw("accept, reject, edit or skip? [a/r/e TEXT/s] ");
-            let Some(line) = lines.next() else {
-                printer.err_raw("\n");
-                printer.info("end of input: the rest stay for a later review");
+            let Some(line) = answers
+                .next(printer, "accept, reject, edit or skip? [a/r/e TEXT/s] ")
+                .await
+            else {
+                printer.info("end of input: the rest wait for a later review");
                 if accepted > 0 {
                     cap_note(printer, inbox);
                 }
-                return Ok(Status::Success);
+                return Ok(());
             };
-            let line = line.context("cannot read the answer from stdin")?;
             let line = line.trim();
             let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
             match word {
@@ -476,11 +533,10 @@ fn interactive(
                 }
                 "e" | "edit" => {
                     let text = if rest.trim().is_empty() {
-                        printer.err_raw("new text: ");
-                        match lines.next() {
-                            Some(l) => l.context("cannot read the text from stdin")?,
-                            None => String::new(),
-                        }
+                        answers
+                            .next(printer, "new text: ")
+                            .await
+                            .unwrap_or_default()
                     } else {
                         rest.to_owned()
                     };
@@ -509,7 +565,7 @@ fn interactive(
     if accepted > 0 {
         cap_note(printer, inbox);
     }
-    Ok(Status::Success)
+    Ok(())
 }
 
 fn accept_note(printer: &mut Printer, id: &str, text: &str) {

@@ -80,8 +80,8 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "/memory",
-        args: "",
-        help: "list memory entries",
+        args: "[review]",
+        help: "list memory entries; `review`: the memories proposed from earlier sessions",
     },
     Command {
         name: "/remember",
@@ -279,6 +279,7 @@ pub async fn slash(
             }
             Slash::Continue
         }
+        "/memory" if arg == Some("review") => memory_review(agent, view).await,
         "/memory" => match agent.memory_entries() {
             Ok(entries) => {
                 let entries = crate::commands::memory::newest_last(entries);
@@ -374,6 +375,51 @@ fn switched(view: &mut View<'_>, agent: &mut Agent, result: Result<(), AgentErro
             Slash::Continue
         }
         Err(e) => ended(e),
+    }
+}
+
+/// `/memory review` (docs/memory.md#review): each proposal asked in the
+/// line editor; without one (a batch run) the list, and the command that
+/// reviews it.
+async fn memory_review(agent: &Agent, view: &mut View<'_>) -> Slash {
+    struct ViaAsker<'v>(&'v dyn super::view::Ask);
+    impl crate::commands::mining::Answers for ViaAsker<'_> {
+        fn next<'a>(
+            &'a mut self,
+            _printer: &'a crate::printer::Printer,
+            question: &'a str,
+        ) -> eonyx_core::provider::BoxFuture<'a, Option<String>> {
+            self.0.ask(question)
+        }
+    }
+    let config = agent.config().clone();
+    let result = match view.asker.as_deref() {
+        Some(asker) => {
+            let mut answers = ViaAsker(asker);
+            crate::commands::mining::review_in_repl(view.printer, &config, &mut answers).await
+        }
+        None => {
+            let mut answers = NoAnswers;
+            crate::commands::mining::review_in_repl(view.printer, &config, &mut answers).await
+        }
+    };
+    match result {
+        Ok(()) => Slash::Continue,
+        Err(e) => Slash::Declined(format!("{e:#}")),
+    }
+}
+
+/// A batch run has no one to ask: the proposals are listed, none answered.
+struct NoAnswers;
+
+impl crate::commands::mining::Answers for NoAnswers {
+    fn next<'a>(
+        &'a mut self,
+        printer: &'a crate::printer::Printer,
+        _question: &'a str,
+    ) -> eonyx_core::provider::BoxFuture<'a, Option<String>> {
+        printer.info("review them with `eonyx memory review`");
+        Box::pin(async { None })
     }
 }
 
