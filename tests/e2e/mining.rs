@@ -730,3 +730,43 @@ fn the_repl_says_how_many_wait_and_memory_review_asks_in_the_editor() {
     assert_eq!(entries[0]["text"], "We use pnpm, never npm");
     assert_eq!(entries[0]["session"], id.as_str());
 }
+
+#[test]
+fn concurrent_starts_never_mine_one_session_twice_and_status_shows_the_cost() {
+    let fx = mx("");
+    fx.fake.set_extractor(|_| {
+        Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(300))
+    });
+    for t in ["a", "b", "c"] {
+        fx.write_session(
+            t,
+            &Spec {
+                users: &["one", "two", "three"],
+                ..Spec::default()
+            },
+        );
+    }
+    let spawn = || {
+        fx.cmd(&["memory", "mine", "--all"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (spawn(), spawn());
+    for child in [one, two] {
+        let out = crate::agent::wait_output(child, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(fx.miners().len(), 3, "each session once");
+
+    fx.fake.push(Reply::text("hi"));
+    let out = run_with_stdin(fx.cmd(&["--json"]), "hello\n/status\n");
+    let status = json_lines(&out.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "status")
+        .unwrap();
+    assert_eq!(status["mining"]["requests"], 3, "{status}");
+    assert!(status["mining"]["prompt_tokens"].as_u64().unwrap() > 0);
+}
