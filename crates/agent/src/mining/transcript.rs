@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn results_are_cut_injected_messages_skipped_and_the_middle_dropped_first() {
-        let mut t = Transcript::new(600, Redactor::default());
+        let mut t = Transcript::new(1200, Redactor::default());
         t.skip_through = 1;
         t.push(rec(1, Message::user("copied from the forked session")));
         t.push(rec(2, Message::user("we use pnpm, never npm")));
@@ -206,7 +206,7 @@ mod tests {
         );
         assert!(text.contains("left out to fit the budget"), "{text}");
         assert!(!text.contains("SessionStart"), "{text}");
-        assert!(text.chars().count() <= 700, "{}", text.chars().count());
+        assert!(text.chars().count() <= 1300, "{}", text.chars().count());
         let result_line = text.lines().find(|l| l.contains("tool result")).unwrap();
         assert!(result_line.chars().count() < RESULT_CHARS + 30);
         assert_eq!(t.user_messages, 2);
