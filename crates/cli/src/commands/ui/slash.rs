@@ -444,7 +444,7 @@ mod tests {
 /plan                            show the current plan
 /export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
-/memory                          list memory entries
+/memory [review]                 list memory entries; `review`: the memories proposed from earlier sessions
 /remember TEXT                   remember TEXT in this project's memory (sent from the next session on)
 /skills                          list the skills the model can load
 /hooks                           list the hooks, their file, and whether they run here
