@@ -142,7 +142,8 @@ pub struct CostTotals {
     pub requests: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
-    /// `None` once one request had no pricing.
+    /// `None` before any request, and once one request had no pricing.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
 }
 
@@ -335,6 +336,9 @@ impl MiningState {
                 (Some(a), Some(b)) => Some(a + b),
                 _ => None,
             };
+        }
+        if t.requests == 0 {
+            t.cost_usd = None;
         }
         t
     }

@@ -140,6 +140,9 @@ fn progress(printer: &Printer) -> ProgressBar {
 
 /// `R requests, T tokens, $C` for all mining so far.
 pub fn cost_line(c: &CostTotals) -> String {
+    if c.requests == 0 {
+        return "no mining requests yet".to_owned();
+    }
     format!(
         "{} request{}, {} tokens ({} in, {} out), {}",
         c.requests,
@@ -149,7 +152,7 @@ pub fn cost_line(c: &CostTotals) -> String {
         c.completion_tokens,
         match c.cost_usd {
             Some(usd) => format_usd(usd),
-            None => "cost unknown (a model without pricing)".to_owned(),
+            None => "cost unknown (no pricing for the mining model)".to_owned(),
         }
     )
 }
