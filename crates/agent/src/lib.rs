@@ -16,6 +16,8 @@
 
 mod agent;
 pub mod attach;
+pub mod commands;
+pub mod confinement;
 pub mod cost;
 mod effective;
 mod error;

@@ -2,7 +2,7 @@
 //! accepting (an ordinary memory entry naming its source session), editing
 //! then accepting, rejecting (never proposed again), and what the cap
 //! leaves out once an entry was accepted. `eonyx memory review` and
-//! `/memory review` both work through it.
+//! (and a REPL command later) work through it.
 
 use eonyx_config::Config;
 use eonyx_core::memory::MemoryEntry;

@@ -292,7 +292,7 @@ fn print_notes(printer: &mut Printer, notes: &StartupNotes, waiting_line: bool) 
     }
     if waiting_line && notes.waiting > 0 {
         printer.info(&format!(
-            "{} memor{} proposed from earlier sessions: /memory review",
+            "{} memor{} proposed from earlier sessions: eonyx memory review",
             notes.waiting,
             if notes.waiting == 1 { "y" } else { "ies" }
         ));
@@ -456,26 +456,6 @@ fn interactive(
     let mut answers = StdinAnswers(std::io::stdin().lock().lines());
     super::runtime()?.block_on(review_each(printer, inbox, pending, &mut answers))?;
     Ok(Status::Success)
-}
-
-/// `/memory review` in the REPL: the same questions, answered in its line
-/// editor.
-pub async fn review_in_repl(
-    printer: &mut Printer,
-    config: &Config,
-    answers: &mut dyn Answers,
-) -> anyhow::Result<()> {
-    let cwd = eonyx_config::paths::current_dir()?;
-    let opts = MineOptions {
-        cwd,
-        env: eonyx_config::paths::Env::from_process(),
-        model: None,
-        profile: None,
-        provider: None,
-    };
-    let inbox = Inbox::open(config, &opts)?;
-    let pending = inbox.pending()?;
-    review_each(printer, &inbox, pending, answers).await
 }
 
 /// Ask about each proposal in turn; accepted ones then say what the cap

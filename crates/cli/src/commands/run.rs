@@ -4,9 +4,12 @@
 
 use anyhow::Context as _;
 
+use eonyx_agent::commands::{self, GoalEnd, Surface};
+use eonyx_core::goal::GoalStatus;
+
 use super::mining;
-use super::ui::goal::{self, GoalEnd};
-use super::ui::{self, Mode, TurnResult};
+use super::ui::frontend::Cli;
+use super::ui::{self, Mode, TurnResult, goal};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
@@ -67,7 +70,10 @@ async fn turns(
             }
         };
         if goal_run {
-            let end = goal::run_goal(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+            let end = {
+                let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
+                commands::run_goal(&mut s.agent, &mut fe, &input).await
+            };
             if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }
@@ -94,7 +100,7 @@ async fn turns(
 /// How a goal run ends: its exit status, and one line on stderr (the goal
 /// event's line, which `--json` does not show otherwise; or the error).
 fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
-    let status = end.status();
+    let status = goal_status(&end);
     let json = s.view.mode == Mode::Json;
     match end {
         GoalEnd::Failed(e) if !e.is_interrupted() && !json => {
@@ -109,4 +115,17 @@ fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
         }
     }
     status
+}
+
+/// The exit status of a goal run: 0 achieved, 1 blocked or out of budget
+/// (or a failed turn), 130 interrupted.
+fn goal_status(end: &GoalEnd) -> Status {
+    match end {
+        GoalEnd::Stopped {
+            status: Some(GoalStatus::Achieved) | None,
+            ..
+        } => Status::Success,
+        GoalEnd::Stopped { .. } => Status::Failed,
+        GoalEnd::Failed(e) => e.status(),
+    }
 }
