@@ -32,6 +32,7 @@ mod keys;
 mod mcp;
 mod mcp_calls;
 mod mcp_start;
+mod permissions;
 mod memory;
 mod model_switch;
 mod providers;

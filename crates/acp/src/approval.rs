@@ -251,6 +251,8 @@ impl ModeApprover {
         let mut denied = config.tools.clone();
         denied.shell = ShellPolicy::Deny;
         denied.write = ShellPolicy::Deny;
+        // Permission rules may still deny or ask there, never allow.
+        denied.permissions = denied.permissions.without_allow();
         Self {
             mode,
             ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
@@ -268,13 +270,22 @@ impl ModeApprover {
     }
 }
 
+impl ModeApprover {
+    fn current(&self) -> &PolicyApprover {
+        match *lock(&self.mode) {
+            Mode::Ask => &self.ask,
+            Mode::AcceptEdits => &self.accept_edits,
+            Mode::ReadOnly => &self.read_only,
+        }
+    }
+}
+
 impl Approver for ModeApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        let mode = *lock(&self.mode);
-        match mode {
-            Mode::Ask => self.ask.decide(kind),
-            Mode::AcceptEdits => self.accept_edits.decide(kind),
-            Mode::ReadOnly => self.read_only.decide(kind),
-        }
+        self.current().decide(kind)
+    }
+
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        self.current().rule_denial(kind)
     }
 }

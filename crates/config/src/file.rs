@@ -263,6 +263,10 @@ pub struct ConfigFile {
     /// run from an untrusted project.
     pub hooks: Option<crate::hooks::HooksFile>,
     pub goals: Option<GoalsFile>,
+    /// Permission rules (docs/tools.md#permission-rules). An untrusted
+    /// project's `allow` rules are ignored (one warning); its `deny` and
+    /// `ask` rules apply.
+    pub permissions: Option<crate::permissions::PermissionsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

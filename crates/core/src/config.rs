@@ -529,6 +529,10 @@ pub struct ToolsConfig {
     /// Whether the model gets the `task` tool (also bounded by
     /// `tasks.max_depth`).
     pub task: bool,
+    /// The `[permissions]` rules of every layer (docs/tools.md#permission-rules),
+    /// applied by the tools' approval before `shell` and `write` above.
+    #[serde(default, skip_serializing_if = "crate::permissions::PermissionRules::is_empty")]
+    pub permissions: crate::permissions::PermissionRules,
 }
 
 impl Default for ToolsConfig {
@@ -543,6 +547,7 @@ impl Default for ToolsConfig {
             sandbox: SandboxConfig::default(),
             max_image_bytes: 5 * 1024 * 1024,
             task: true,
+            permissions: crate::permissions::PermissionRules::default(),
         }
     }
 }

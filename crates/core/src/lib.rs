@@ -20,6 +20,7 @@ pub mod id;
 pub mod memory;
 pub mod message;
 pub mod paths;
+pub mod permissions;
 pub mod plan;
 pub mod provider;
 pub mod record;
