@@ -33,6 +33,7 @@ mod mcp;
 mod mcp_calls;
 mod mcp_start;
 mod permissions;
+mod permissions_repl;
 mod memory;
 mod model_switch;
 mod providers;

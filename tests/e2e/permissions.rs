@@ -238,3 +238,29 @@ fn permissions_lists_every_rule_numbered_and_forget_names_the_file_to_edit() {
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("there is no permission rule 9"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_hooks_allow_never_passes_a_deny_rule_and_its_deny_beats_an_allow_rule() {
+    let allow = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}'"#;
+    let rules = "[permissions]\nallow = [\"shell(touch denied-by-hook:*)\"]\nask = [\"shell(touch asked:*)\"]\ndeny = [\"shell(rm:*)\"]\n";
+    let fx = with_rules(&format!(
+        "{rules}{}",
+        crate::hooks::hook("PreToolUse", "shell", allow)
+    ));
+    fx.sb.write("work/keep.txt", "keep\n");
+    // The hook allows everything: the deny rule still holds; the ask rule
+    // is answered by the hook (nothing is asked in batch).
+    let results = shell_calls(&fx, &[], &["rm keep.txt", "touch asked"]);
+    assert!(fx.sb.work.join("keep.txt").exists(), "{results:?}");
+    assert!(results[0].contains("`shell(rm:*)`"), "{results:?}");
+    assert!(fx.sb.work.join("asked").exists(), "{results:?}");
+
+    let deny = r#"echo 'not this one' >&2; exit 2"#;
+    let fx = with_rules(&format!(
+        "{rules}{}",
+        crate::hooks::hook("PreToolUse", "shell", deny)
+    ));
+    let results = shell_calls(&fx, &["--allow-shell"], &["touch denied-by-hook"]);
+    assert!(!fx.sb.work.join("denied-by-hook").exists(), "{results:?}");
+    assert!(results[0].contains("not this one"), "{results:?}");
+}

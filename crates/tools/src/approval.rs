@@ -275,6 +275,11 @@ impl PolicyApprover {
         }
     }
 
+    /// How many permission rules apply.
+    pub fn rules_len(&self) -> usize {
+        self.rules.len()
+    }
+
     /// What the permission rules say about `kind`.
     pub fn verdict(&self, kind: &ApprovalKind) -> Verdict {
         rule_verdict(&self.rules, kind)

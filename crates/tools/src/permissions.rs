@@ -146,6 +146,10 @@ impl RuleMatcher {
         self.rules.is_empty()
     }
 
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
     /// The first rule of `list` that `hit` accepts.
     fn first(&self, list: RuleList, mut hit: impl FnMut(&Matcher) -> bool) -> Option<RuleRef> {
         self.rules
@@ -181,13 +185,20 @@ impl RuleMatcher {
         }
         let parsed = split(line);
         let whole = normalize(line);
+        // Each command's text as exact rules compare it, once.
+        let texts: Vec<String> = parsed
+            .commands
+            .iter()
+            .chain(&parsed.nested)
+            .map(|c| normalize(&c.text))
+            .collect();
         self.verdict(
-            |m| names_command(m, line, &whole, &parsed),
-            || self.allows_line(&whole, &parsed),
+            |m| names_command(m, line, &whole, &texts, &parsed),
+            || self.allows_line(&whole, &texts, &parsed),
         )
     }
 
-    fn allows_line(&self, whole: &str, parsed: &Split) -> bool {
+    fn allows_line(&self, whole: &str, texts: &[String], parsed: &Split) -> bool {
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
         if allow().any(|r| match &r.matcher {
             Matcher::ShellAny => true,
@@ -198,9 +209,9 @@ impl RuleMatcher {
         }
         parsed.parsed
             && !parsed.commands.is_empty()
-            && parsed.commands.iter().all(|c| {
+            && parsed.commands.iter().zip(texts).all(|(c, text)| {
                 allow().any(|r| match &r.matcher {
-                    Matcher::ShellExact(e) => *e == normalize(&c.text),
+                    Matcher::ShellExact(e) => e == text,
                     Matcher::ShellPrefix(p) => !c.opaque && starts_with(&c.words, p),
                     _ => false,
                 })
@@ -312,11 +323,17 @@ fn starts_with(words: &[String], prefix: &[String]) -> bool {
 }
 
 /// Whether a deny or ask shell rule names some command of the line.
-fn names_command(m: &Matcher, line: &str, whole: &str, parsed: &Split) -> bool {
+fn names_command(
+    m: &Matcher,
+    line: &str,
+    whole: &str,
+    texts: &[String],
+    parsed: &Split,
+) -> bool {
     let all = || parsed.commands.iter().chain(&parsed.nested);
     match m {
         Matcher::ShellAny => true,
-        Matcher::ShellExact(e) => e == whole || all().any(|c| *e == normalize(&c.text)),
+        Matcher::ShellExact(e) => e == whole || texts.iter().any(|t| t == e),
         Matcher::ShellPrefix(p) => {
             all().any(|c| views(c).any(|v| names_prefix(v, p)))
                 || (!parsed.parsed && loose_words(line).windows(p.len()).any(|w| w == p))
