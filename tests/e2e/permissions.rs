@@ -90,7 +90,10 @@ fn a_deny_rule_holds_under_allow_shell_and_beats_allow() {
     );
     assert!(fx.sb.work.join("keep.txt").exists(), "{results:?}");
     for r in &results[..2] {
-        assert!(r.starts_with("denied by the permission rule `shell(rm:*)`"), "{r}");
+        assert!(
+            r.starts_with("denied by the permission rule `shell(rm:*)`"),
+            "{r}"
+        );
         assert!(r.contains("config.toml"), "{r}");
     }
     assert!(results[2].starts_with("exit status: 0"), "{results:?}");
@@ -159,13 +162,20 @@ fn an_untrusted_projects_allow_rules_do_nothing_until_it_is_trusted() {
     );
     fx.sb.write("work/keep.txt", "keep\n");
     fx.fake
-        .push(Reply::tool_call("shell", json!({"command": "touch allowed"})))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch allowed"}),
+        ))
         .push(Reply::text("done"));
     let o = fx.run(&["run", "go"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert!(!fx.sb.work.join("allowed").exists());
     let err = stderr(&o);
-    assert_eq!(err.matches("permission rule(s) are ignored").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("permission rule(s) are ignored").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("eonyx trust"), "{err}");
 
     // Its deny applies, even with --allow-shell.
@@ -175,7 +185,11 @@ fn an_untrusted_projects_allow_rules_do_nothing_until_it_is_trusted() {
 
     let listed = fx.run(&["permissions"], "");
     assert_eq!(code(&listed), Some(0), "{}", stderr(&listed));
-    assert!(stdout(&listed).contains("no: project not trusted"), "{}", stdout(&listed));
+    assert!(
+        stdout(&listed).contains("no: project not trusted"),
+        "{}",
+        stdout(&listed)
+    );
 
     let t = fx.run(&["trust"], "");
     assert_eq!(code(&t), Some(0), "{}", stderr(&t));
@@ -203,7 +217,8 @@ fn a_rule_that_does_not_parse_is_a_config_error_naming_file_and_rule() {
 
 #[test]
 fn permissions_lists_every_rule_numbered_and_forget_names_the_file_to_edit() {
-    let fx = with_rules("[permissions]\nallow = [\"shell(cargo test:*)\"]\ndeny = [\"shell(rm:*)\"]\n");
+    let fx =
+        with_rules("[permissions]\nallow = [\"shell(cargo test:*)\"]\ndeny = [\"shell(rm:*)\"]\n");
     fx.sb.write(
         "work/eonyx.json",
         r#"{"permissions": {"ask": ["write(docs/**)"]}}"#,
@@ -236,7 +251,11 @@ fn permissions_lists_every_rule_numbered_and_forget_names_the_file_to_edit() {
 
     let o = fx.run(&["permissions", "forget", "9"], "");
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("there is no permission rule 9"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("there is no permission rule 9"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

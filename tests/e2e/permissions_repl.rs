@@ -66,7 +66,10 @@ fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgo
 
     tmux.send("say hello");
     let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 2);
-    assert!(pane.contains("[p]roject: always here (shell(echo hello:*))"), "{pane}");
+    assert!(
+        pane.contains("[p]roject: always here (shell(echo hello:*))"),
+        "{pane}"
+    );
     tmux.send("p");
     let pane = tmux.wait_pane("the answer", |p| {
         p.contains("said hello") && prompt_count(p) >= 3

@@ -36,10 +36,15 @@ fn policy(n: usize) -> PolicyApprover {
         }
     }
     allow.extend(
-        ["shell(cd:*)", "shell(cargo test:*)", "shell(tail:*)", "shell(git status)"]
-            .into_iter()
-            .take(n)
-            .map(str::to_owned),
+        [
+            "shell(cd:*)",
+            "shell(cargo test:*)",
+            "shell(tail:*)",
+            "shell(git status)",
+        ]
+        .into_iter()
+        .take(n)
+        .map(str::to_owned),
     );
     let file = PermissionsFile {
         allow: Some(allow),

@@ -269,15 +269,24 @@ impl SavedFile {
 /// `<data dir>/permissions/<dir name>-<hash of the root>.toml`.
 pub fn saved_path(data_dir: &Utf8Path, root: &Utf8Path) -> Utf8PathBuf {
     // FNV-1a of the root path: stable across runs and platforms.
-    let hash = root.as_str().bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
+    let hash = root
+        .as_str()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
     let name: String = root
         .file_name()
         .unwrap_or("root")
         .chars()
         .take(40)
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     data_dir
         .join("permissions")

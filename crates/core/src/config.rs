@@ -531,7 +531,10 @@ pub struct ToolsConfig {
     pub task: bool,
     /// The `[permissions]` rules of every layer (docs/tools.md#permission-rules),
     /// applied by the tools' approval before `shell` and `write` above.
-    #[serde(default, skip_serializing_if = "crate::permissions::PermissionRules::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::permissions::PermissionRules::is_empty"
+    )]
     pub permissions: crate::permissions::PermissionRules,
 }
 

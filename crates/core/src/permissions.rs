@@ -51,16 +51,27 @@ pub enum ShellRule {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Rule {
-    Shell { shell: ShellRule },
+    Shell {
+        shell: ShellRule,
+    },
     /// `write(GLOB)`: `write_file` / `edit_file` on a matching path.
-    Write { glob: String },
+    Write {
+        glob: String,
+    },
     /// `read(GLOB)`: `read_file`, `list_dir`, `grep` on a matching path.
-    Read { glob: String },
+    Read {
+        glob: String,
+    },
     /// `web_fetch(HOST)`: fetching from this host (`*.example.com`: any
     /// subdomain of it).
-    WebFetch { host: String },
+    WebFetch {
+        host: String,
+    },
     /// `mcp(SERVER.TOOL)`; `tool: None` is `mcp(SERVER.*)`.
-    Mcp { server: String, tool: Option<String> },
+    Mcp {
+        server: String,
+        tool: Option<String>,
+    },
 }
 
 /// Where a rule was written.
@@ -126,5 +137,4 @@ impl PermissionRules {
             home: self.home.clone(),
         }
     }
-
 }

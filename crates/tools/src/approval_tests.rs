@@ -268,7 +268,9 @@ async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
 
 #[tokio::test]
 async fn rules_go_before_flags_and_settings() {
-    use eonyx_core::permissions::{PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule};
+    use eonyx_core::permissions::{
+        PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule,
+    };
     use std::sync::Arc;
     let rule = |list, shell, text: &str| PermissionRule {
         list,
@@ -281,9 +283,21 @@ async fn rules_go_before_flags_and_settings() {
     let tools = eonyx_core::config::ToolsConfig {
         permissions: PermissionRules {
             rules: vec![
-                rule(RuleList::Allow, ShellRule::Prefix("cargo test".into()), "shell(cargo test:*)"),
-                rule(RuleList::Ask, ShellRule::Prefix("git push".into()), "shell(git push:*)"),
-                rule(RuleList::Deny, ShellRule::Prefix("rm".into()), "shell(rm:*)"),
+                rule(
+                    RuleList::Allow,
+                    ShellRule::Prefix("cargo test".into()),
+                    "shell(cargo test:*)",
+                ),
+                rule(
+                    RuleList::Ask,
+                    ShellRule::Prefix("git push".into()),
+                    "shell(git push:*)",
+                ),
+                rule(
+                    RuleList::Deny,
+                    ShellRule::Prefix("rm".into()),
+                    "shell(rm:*)",
+                ),
             ],
             project_root: "/p".into(),
             home: None,
@@ -301,14 +315,25 @@ async fn rules_go_before_flags_and_settings() {
     assert_eq!(flags.decide(&sh("rm -rf x")).await, Decision::Deny);
     assert_eq!(flags.decide(&sh("git push")).await, Decision::Deny);
     let why = flags.rule_denial(&sh("rm x")).unwrap();
-    assert!(why.contains("`shell(rm:*)`") && why.contains("/c/config.toml"), "{why}");
+    assert!(
+        why.contains("`shell(rm:*)`") && why.contains("/c/config.toml"),
+        "{why}"
+    );
     let why = flags.rule_denial(&sh("git push")).unwrap();
-    assert!(why.contains("`shell(git push:*)`") && why.contains("no one to ask"), "{why}");
+    assert!(
+        why.contains("`shell(git push:*)`") && why.contains("no one to ask"),
+        "{why}"
+    );
     assert_eq!(flags.rule_denial(&sh("ls")), None);
     // The REPL asks an ask rule even with the flag; a user's yes never
     // passes a deny rule (a hook's allow is such a yes).
     let rec = Arc::new(Recorder::new(Decision::Allow));
-    let repl = PolicyApprover::new(&tools, Permissions::ALL, McpPolicy::default(), Some(rec.clone()));
+    let repl = PolicyApprover::new(
+        &tools,
+        Permissions::ALL,
+        McpPolicy::default(),
+        Some(rec.clone()),
+    );
     assert_eq!(repl.decide(&sh("git push")).await, Decision::Allow);
     assert_eq!(rec.asked().len(), 1);
     assert_eq!(repl.decide(&sh("rm x")).await, Decision::Deny);

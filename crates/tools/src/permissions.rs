@@ -59,9 +59,15 @@ enum Matcher {
     ShellAny,
     ShellPrefix(Vec<String>),
     ShellExact(String),
-    Path { write: bool, globs: Vec<GlobMatcher> },
+    Path {
+        write: bool,
+        globs: Vec<GlobMatcher>,
+    },
     Host(String),
-    Mcp { server: String, tool: Option<String> },
+    Mcp {
+        server: String,
+        tool: Option<String>,
+    },
 }
 
 struct Compiled {
@@ -249,10 +255,9 @@ impl RuleMatcher {
         };
         let hit = |m: &Matcher| match m {
             Matcher::Host(rule) => match rule.strip_prefix("*.") {
-                Some(domain) => {
-                    bare.strip_suffix(domain)
-                        .is_some_and(|sub| sub.ends_with('.') && sub.len() > 1)
-                }
+                Some(domain) => bare
+                    .strip_suffix(domain)
+                    .is_some_and(|sub| sub.ends_with('.') && sub.len() > 1),
                 None => *rule == host || *rule == bare,
             },
             _ => false,
@@ -323,13 +328,7 @@ fn starts_with(words: &[String], prefix: &[String]) -> bool {
 }
 
 /// Whether a deny or ask shell rule names some command of the line.
-fn names_command(
-    m: &Matcher,
-    line: &str,
-    whole: &str,
-    texts: &[String],
-    parsed: &Split,
-) -> bool {
+fn names_command(m: &Matcher, line: &str, whole: &str, texts: &[String], parsed: &Split) -> bool {
     let all = || parsed.commands.iter().chain(&parsed.nested);
     match m {
         Matcher::ShellAny => true,
@@ -382,7 +381,10 @@ fn views(c: &Command) -> impl Iterator<Item = &[String]> {
         }
         starts.push(i);
     }
-    starts.into_iter().filter(move |s| *s < w.len()).map(move |s| &w[s..])
+    starts
+        .into_iter()
+        .filter(move |s| *s < w.len())
+        .map(move |s| &w[s..])
 }
 
 /// Every word of a line that did not parse, split at anything a shell

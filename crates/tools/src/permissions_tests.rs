@@ -117,29 +117,79 @@ fn deny_beats_ask_beats_allow_and_looks_everywhere() {
 #[test]
 fn write_globs_are_relative_to_the_root_and_match_resolved_paths() {
     let m = matcher(vec![
-        rule(Allow, "write(src/**)", Rule::Write { glob: "src/**".into() }),
-        rule(Deny, "write(src/secret/**)", Rule::Write { glob: "src/secret/**".into() }),
-        rule(Allow, "read(~/notes/**)", Rule::Read { glob: "~/notes/**".into() }),
+        rule(
+            Allow,
+            "write(src/**)",
+            Rule::Write {
+                glob: "src/**".into(),
+            },
+        ),
+        rule(
+            Deny,
+            "write(src/secret/**)",
+            Rule::Write {
+                glob: "src/secret/**".into(),
+            },
+        ),
+        rule(
+            Allow,
+            "read(~/notes/**)",
+            Rule::Read {
+                glob: "~/notes/**".into(),
+            },
+        ),
     ]);
     assert_eq!(m.write(Utf8Path::new("/p/src/a/b.rs")), Verdict::Allow);
     assert_eq!(m.write(Utf8Path::new("/p/docs/a.md")), Verdict::Unmatched);
-    assert_eq!(m.write(Utf8Path::new("/other/src/a.rs")), Verdict::Unmatched);
+    assert_eq!(
+        m.write(Utf8Path::new("/other/src/a.rs")),
+        Verdict::Unmatched
+    );
     assert!(matches!(
         m.write(Utf8Path::new("/p/src/secret/k")),
         Verdict::Deny(_)
     ));
     assert_eq!(m.read(Utf8Path::new("/home/u/notes/x.md")), Verdict::Allow);
     assert_eq!(m.read(Utf8Path::new("/p/src/a.rs")), Verdict::Unmatched);
-    assert_eq!(m.write(Utf8Path::new("/home/u/notes/x.md")), Verdict::Unmatched);
+    assert_eq!(
+        m.write(Utf8Path::new("/home/u/notes/x.md")),
+        Verdict::Unmatched
+    );
 }
 
 #[test]
 fn hosts_and_mcp_tools() {
     let m = matcher(vec![
-        rule(Allow, "web_fetch(docs.rs)", Rule::WebFetch { host: "docs.rs".into() }),
-        rule(Allow, "web_fetch(*.example.com)", Rule::WebFetch { host: "*.example.com".into() }),
-        rule(Allow, "mcp(files.*)", Rule::Mcp { server: "files".into(), tool: None }),
-        rule(Deny, "mcp(files.delete)", Rule::Mcp { server: "files".into(), tool: Some("delete".into()) }),
+        rule(
+            Allow,
+            "web_fetch(docs.rs)",
+            Rule::WebFetch {
+                host: "docs.rs".into(),
+            },
+        ),
+        rule(
+            Allow,
+            "web_fetch(*.example.com)",
+            Rule::WebFetch {
+                host: "*.example.com".into(),
+            },
+        ),
+        rule(
+            Allow,
+            "mcp(files.*)",
+            Rule::Mcp {
+                server: "files".into(),
+                tool: None,
+            },
+        ),
+        rule(
+            Deny,
+            "mcp(files.delete)",
+            Rule::Mcp {
+                server: "files".into(),
+                tool: Some("delete".into()),
+            },
+        ),
     ]);
     assert_eq!(m.web_fetch("Docs.rs"), Verdict::Allow);
     assert_eq!(m.web_fetch("docs.rs:443"), Verdict::Allow);
@@ -182,10 +232,63 @@ fn project_rules_are_the_narrowest() {
 #[test]
 fn generated_lines_never_slip_past_a_prefix_rule() {
     const PIECES: &[&str] = &[
-        "ls", " ", "  ", "git", "status", "&&", "&", "||", "|", "|&", ";", ";;", "\n", "(", ")",
-        "{", "}", "$(", "`", "'", "\"", "\\", "$", "${", "}", "$((", "))", "<", ">", ">>", "2>&1",
-        "/dev/null", "<<", "EOF", "<<<", "eval", "if", "then", "fi", "do", "done", "for", "in",
-        "case", "esac", "#", "=", "x", "-c", "sh", "*", "~", "$'", "<(", ">(", "\t", "é",
+        "ls",
+        " ",
+        "  ",
+        "git",
+        "status",
+        "&&",
+        "&",
+        "||",
+        "|",
+        "|&",
+        ";",
+        ";;",
+        "\n",
+        "(",
+        ")",
+        "{",
+        "}",
+        "$(",
+        "`",
+        "'",
+        "\"",
+        "\\",
+        "$",
+        "${",
+        "}",
+        "$((",
+        "))",
+        "<",
+        ">",
+        ">>",
+        "2>&1",
+        "/dev/null",
+        "<<",
+        "EOF",
+        "<<<",
+        "eval",
+        "if",
+        "then",
+        "fi",
+        "do",
+        "done",
+        "for",
+        "in",
+        "case",
+        "esac",
+        "#",
+        "=",
+        "x",
+        "-c",
+        "sh",
+        "*",
+        "~",
+        "$'",
+        "<(",
+        ">(",
+        "\t",
+        "é",
     ];
     let mut state: u64 = 0x2545_f491_4f6c_dd1d;
     let mut next = move || {

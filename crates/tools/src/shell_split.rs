@@ -513,7 +513,9 @@ impl Lexer<'_> {
                     .iter()
                     .collect();
                 let plain = !inside.is_empty()
-                    && (inside.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && (inside
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
                         || matches!(inside.as_str(), "#" | "?" | "@" | "*" | "$" | "!" | "-"));
                 if !plain {
                     *opaque = true;
@@ -768,10 +770,7 @@ impl<'a> Builder<'a> {
 
 /// The first word that is not an assignment.
 fn command_word(words: &[String]) -> Option<&str> {
-    words
-        .iter()
-        .map(String::as_str)
-        .find(|w| !is_assignment(w))
+    words.iter().map(String::as_str).find(|w| !is_assignment(w))
 }
 
 /// `NAME=value`.

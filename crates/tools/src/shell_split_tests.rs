@@ -16,7 +16,10 @@ fn a_line_splits_on_every_separator() {
         texts("a 1 && b 2 || c; d | e |& f & g\nh"),
         ["a 1", "b 2", "c", "d", "e", "f", "g", "h"]
     );
-    assert_eq!(texts("(cd x && make) ; { ls; pwd; }"), ["cd x", "make", "ls", "pwd"]);
+    assert_eq!(
+        texts("(cd x && make) ; { ls; pwd; }"),
+        ["cd x", "make", "ls", "pwd"]
+    );
     assert_eq!(
         texts("if git diff --quiet; then cargo test; fi"),
         ["git diff --quiet", "cargo test"]
@@ -109,6 +112,9 @@ fn deep_nesting_neither_panics_nor_parses() {
 #[test]
 fn comments_and_continuations() {
     assert_eq!(texts("ls # ; rm -rf /"), ["ls"]);
-    assert_eq!(split("cargo \\\n test").commands[0].words, ["cargo", "test"]);
+    assert_eq!(
+        split("cargo \\\n test").commands[0].words,
+        ["cargo", "test"]
+    );
     assert_eq!(split("a#b").commands[0].words, ["a#b"]);
 }

@@ -11,8 +11,8 @@ use camino::{Utf8Path, Utf8PathBuf};
 use crate::options::{LoadOptions, global_config_path};
 use crate::paths::Env;
 use crate::trust::is_trusted;
-use eonyx_core::permissions::RuleOrigin;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};
+use eonyx_core::permissions::RuleOrigin;
 
 mod mcp;
 mod model;

@@ -185,7 +185,10 @@ impl Approver for TerminalApprover {
             if self.saved_allows(kind) {
                 return Decision::Allow;
             }
-            let rule = self.project.as_ref().and_then(|p| Some((p, kind.project_rule()?)));
+            let rule = self
+                .project
+                .as_ref()
+                .and_then(|p| Some((p, kind.project_rule()?)));
             let offered = rule.as_ref().map(|(_, r)| r.as_str());
             match ask(kind, &self.printer, &self.asker, offered).await {
                 Answer::Yes => Decision::Allow,
