@@ -247,9 +247,8 @@ impl Lexer<'_> {
         let kind = match (c, self.peek(0)) {
             (Some('<'), Some('<')) => {
                 self.pos += 1;
-                if self.peek(0) == Some('<') {
-                    self.pos += 1;
-                } else if self.peek(0) == Some('-') {
+                // `<<<` (here-string) or `<<-` (indented here-document).
+                if matches!(self.peek(0), Some('<' | '-')) {
                     self.pos += 1;
                 }
                 Kind::Here

@@ -2,8 +2,7 @@
 //! numbered, with its list, its file and whether it applies here (an
 //! untrusted project's `allow` rules do not); `--json` for scripts.
 //! `eonyx permissions forget N` removes a rule eonyx saved (`p` in the
-//! REPL) and names the file to edit for the others. Also the REPL's
-//! `/permissions`.
+//! REPL) and names the file to edit for the others.
 
 use eonyx_config::Config;
 use eonyx_core::permissions::{PermissionRule, RuleOrigin};
@@ -137,16 +136,5 @@ fn forget(printer: &mut Printer, config: &Config, number: usize) -> anyhow::Resu
             "rule {number} `{}` was not saved by eonyx: it is in the `permissions.{}` list of {}; edit that file to remove it",
             rule.text, rule.list, rule.file
         ))),
-    }
-}
-
-/// `/permissions`: the same table on stderr.
-pub fn print_for_repl(printer: &Printer, config: &Config) {
-    if config.tools.permissions.rules.is_empty() {
-        printer.info(NONE);
-        return;
-    }
-    for line in table(config) {
-        printer.info(&line);
     }
 }
