@@ -152,9 +152,10 @@ fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     };
     let _ = write!(
         out,
-        "## Compaction · #{}{rewound} · {} · ",
+        "## Compaction · #{}{rewound} · {}{} · ",
         c.seq,
-        c.trigger.as_str()
+        c.trigger.as_str(),
+        native_mark(c)
     );
     date::push_date(out, &c.ts);
     let _ = writeln!(
@@ -360,4 +361,13 @@ mod tests {
         text(&mut out, "a Vec<String> and `Vec<u8>` and ``x ` <y>``");
         assert_eq!(out, "a Vec\\<String> and `Vec<u8>` and ``x ` <y>``\n\n");
     }
+}
+
+/// ` · native (anthropic, MODEL)` for a compaction the provider wrote
+/// (docs/compaction.md#native-compaction); empty otherwise.
+pub(crate) fn native_mark(c: &CompactionRecord) -> String {
+    c.native
+        .as_ref()
+        .map(|n| format!(" · native ({}, {})", n.provider.as_str(), n.model))
+        .unwrap_or_default()
 }

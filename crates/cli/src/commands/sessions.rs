@@ -473,9 +473,11 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
                 "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
-                c.draft_seq
-                    .map(|d| format!(" · summary written ahead in #{d}"))
-                    .unwrap_or_default(),
+                match (&c.native, c.draft_seq) {
+                    (Some(n), _) => format!(" · native, by {} {}", n.provider.as_str(), n.model),
+                    (None, Some(d)) => format!(" · summary written ahead in #{d}"),
+                    (None, None) => String::new(),
+                },
                 short_date(&c.ts),
                 rewound_mark(rewound(r)),
                 c.first_kept_seq,
