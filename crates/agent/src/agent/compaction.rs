@@ -19,6 +19,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
+        self.drop_stale_native(sink, cancel).await?;
         let Some(trigger_tokens) = self.compaction.trigger.tokens else {
             return Ok(());
         };
@@ -76,6 +77,7 @@ impl Agent {
     ) -> Result<CompactionRecord, AgentError> {
         // The summary request carries the tools the next request would.
         self.mcp_ready(sink, cancel).await?;
+        self.drop_stale_native(sink, cancel).await?;
         let target = eonyx_compact::request_target(&self.compaction.trigger);
         let record = self
             .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
@@ -426,6 +428,25 @@ impl Agent {
                 Ok(None)
             }
         }
+    }
+
+    /// A native compaction made by another model or wire (before `/model`)
+    /// is never sent: eonyx's own summary of that history replaces it
+    /// first (docs/compaction.md#native-compaction).
+    pub(super) async fn drop_stale_native(
+        &mut self,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        if self.native_stale() {
+            self.replace_native(
+                "the conversation was compacted natively by another model",
+                sink,
+                cancel,
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// Replace the view's native compaction with eonyx's own summary of

@@ -27,14 +27,7 @@ impl Agent {
             // A native compaction made by another model (before `/model`)
             // is not sent: eonyx's own summary of that history first
             // (docs/compaction.md#native-compaction).
-            if self.native_stale() {
-                self.replace_native(
-                    "the conversation was compacted natively by another model",
-                    sink,
-                    cancel,
-                )
-                .await?;
-            }
+            self.drop_stale_native(sink, cancel).await?;
             let request = self.build_request(cancel);
             let size =
                 eonyx_compact::request_size(&request.system, &request.messages, &request.tools);

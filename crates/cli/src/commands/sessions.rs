@@ -545,6 +545,18 @@ fn show_effective(
         return Ok(Status::Success);
     }
     let mut blocks = vec![format!("[system]\n{}\n", eff.request.system.text())];
+    // A native compaction's items go first, abbreviated
+    // (docs/compaction.md#native-compaction).
+    if let Some(n) = &eff.request.native {
+        blocks.push(format!(
+            "[compacted by the provider · {} {} · {} item(s), {} bytes opaque]\n{}\n",
+            n.provider.as_str(),
+            n.model,
+            n.items.len(),
+            n.opaque_bytes(),
+            eonyx_core::text::ellipsize(&n.display(), 400)
+        ));
+    }
     blocks.extend(eff.request.messages.iter().map(view_block));
     printer.out(&blocks.join("\n"))?;
     Ok(Status::Success)
