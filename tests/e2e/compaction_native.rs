@@ -44,10 +44,7 @@ fn fx(wire: Wire, native: Option<&str>, serve: NativeCompact) -> Fx {
 /// The `base_url` a fake config was written with.
 fn base_of(c: &FakeConfig) -> String {
     let text = c.to_toml().unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("base_url = "))
-        .unwrap();
+    let line = text.lines().find(|l| l.starts_with("base_url = ")).unwrap();
     line["base_url = ".len()..].trim_matches('"').to_owned()
 }
 
@@ -127,7 +124,11 @@ fn off_by_default_auto_compacts_natively_and_every_later_request_carries_the_ite
         assert_eq!(c["native"]["provider"], "responses");
         assert_eq!(c["native"]["model"], "fake-model");
         let items = c["native"]["items"].as_array().unwrap();
-        assert_eq!(items.last(), Some(item), "the record keeps the items as returned");
+        assert_eq!(
+            items.last(),
+            Some(item),
+            "the record keeps the items as returned"
+        );
         let n = item["encrypted_content"].as_str().unwrap().len();
         assert!(
             c["summary"]
@@ -177,7 +178,10 @@ fn off_by_default_auto_compacts_natively_and_every_later_request_carries_the_ite
         .filter(|e| e["type"] == "compaction")
         .collect();
     assert!(!native_events.is_empty());
-    assert!(native_events.iter().all(|e| e["native"] == true), "{events:#?}");
+    assert!(
+        native_events.iter().all(|e| e["native"] == true),
+        "{events:#?}"
+    );
 }
 
 #[test]
@@ -193,9 +197,7 @@ fn auto_compaction_at_the_trigger_is_native_once_per_compaction_and_never_overfl
     fx.fake
         .native_compaction(NativeCompact::Works)
         .set_context_window(Some(WINDOW));
-    let lines: Vec<String> = (1..=14)
-        .map(|n| crate::compaction::line(n, 720))
-        .collect();
+    let lines: Vec<String> = (1..=14).map(|n| crate::compaction::line(n, 720)).collect();
     let o = fx.run(&["--json"], &(lines.join("\n") + "\n"));
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(fx.fake.refusals(), 0, "{}", stderr(&o));
@@ -231,12 +233,20 @@ fn anthropic_sends_the_signed_block_first_with_the_beta_header_and_counts_its_us
             .unwrap()
             .contains("goal, plan and running jobs")
     );
-    assert!(call.header("anthropic-beta").unwrap().contains(COMPACTION_BETA));
+    assert!(
+        call.header("anthropic-beta")
+            .unwrap()
+            .contains(COMPACTION_BETA)
+    );
     let issued = fx.fake.native_issued();
     let last = fx.agent_requests().pop().unwrap();
     // First content of the first message, byte for byte, with the header.
     assert_eq!(last.messages()[0]["content"][0], issued[0]);
-    assert!(last.header("anthropic-beta").unwrap().contains(COMPACTION_BETA));
+    assert!(
+        last.header("anthropic-beta")
+            .unwrap()
+            .contains(COMPACTION_BETA)
+    );
     assert!(
         last.raw_body
             .contains(&serde_json::to_string(&issued[0]).unwrap())
@@ -288,7 +298,10 @@ fn the_goal_and_the_plan_follow_the_items_after_a_native_compaction() {
     let last = fx.agent_requests().pop().unwrap();
     let input = last.input();
     let saved = compactions(&fx);
-    let items = saved.last().unwrap()["native"]["items"].as_array().unwrap().clone();
+    let items = saved.last().unwrap()["native"]["items"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(input[..items.len()], items[..]);
     assert_eq!(items.last(), fx.fake.native_issued().last());
     // Then eonyx's pinned section as its own message, then the kept turns.
@@ -308,9 +321,7 @@ fn the_goal_and_the_plan_follow_the_items_after_a_native_compaction() {
         "{text}"
     );
     assert!(
-        input[..pinned]
-            .iter()
-            .any(|i| i["type"] == "compaction"),
+        input[..pinned].iter().any(|i| i["type"] == "compaction"),
         "the items come first"
     );
     assert!(
@@ -336,7 +347,11 @@ fn a_404_falls_back_in_the_same_compaction_is_remembered_and_reset_limits_forget
     assert_eq!(fx.fake.native_calls().len(), 1);
     assert_eq!(summarizer_requests(&fx).len(), 2);
     assert!(compactions(&fx).iter().all(|c| c.get("native").is_none()));
-    assert!(limits(&fx).contains("no_native_compaction"), "{}", limits(&fx));
+    assert!(
+        limits(&fx).contains("no_native_compaction"),
+        "{}",
+        limits(&fx)
+    );
     // A later run remembers it.
     let o = fx.run(&["-c"], "five\n/compact\n");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
@@ -381,7 +396,10 @@ fn a_refused_item_is_replaced_by_eonyx_own_summary_of_the_same_history_and_the_t
         );
         assert_eq!(code(&o), Some(0), "{wire:?}: {}", stderr(&o));
         let err = said(&o);
-        assert!(err.contains("refused the compacted part"), "{wire:?}: {err}");
+        assert!(
+            err.contains("refused the compacted part"),
+            "{wire:?}: {err}"
+        );
         // Refused once, then never sent again; the second compaction is
         // eonyx's own and does not ask the endpoint.
         assert_eq!(fx.fake.refusals(), 1, "{wire:?}");
@@ -391,7 +409,11 @@ fn a_refused_item_is_replaced_by_eonyx_own_summary_of_the_same_history_and_the_t
         // The replacement summarized the history the item stood for.
         assert!(summaries[0].all_text().contains("CODEWORD-ONE"), "{wire:?}");
         let saved = compactions(&fx);
-        assert_eq!(saved.len(), 3, "{wire:?}: native, its replacement, the second");
+        assert_eq!(
+            saved.len(),
+            3,
+            "{wire:?}: native, its replacement, the second"
+        );
         assert!(saved[0].get("native").is_some());
         assert!(saved[1].get("native").is_none());
         assert_eq!(saved[1]["first_kept_seq"], saved[0]["first_kept_seq"]);
@@ -473,7 +495,10 @@ fn model_switch_to_another_provider_drops_the_items_for_eonyx_own_summary() {
         last.system_text()
             .contains("# Summary of earlier conversation")
     );
-    assert!(last.header("anthropic-beta").is_none_or(|b| !b.contains(COMPACTION_BETA)));
+    assert!(
+        last.header("anthropic-beta")
+            .is_none_or(|b| !b.contains(COMPACTION_BETA))
+    );
     let saved = compactions(&fx);
     assert_eq!(saved.len(), 2);
     assert!(saved[1].get("native").is_none());

@@ -142,7 +142,12 @@ pub fn effective_request(
         .quirks(&config.model.base_url, &config.model.name);
     // A native compaction's items, when they are for this model
     // (docs/compaction.md#native-compaction).
-    crate::native::attach(&mut request, view.native(), &config.model, quirks.responses_api);
+    crate::native::attach(
+        &mut request,
+        view.native(),
+        &config.model,
+        quirks.responses_api,
+    );
     let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
     Ok(EffectiveRequest {
         request,

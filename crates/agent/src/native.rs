@@ -9,7 +9,9 @@
 
 use eonyx_core::config::NativeMode;
 use eonyx_core::provider::{NativeError, RequestQuirks};
-use eonyx_core::{ChatRequest, ModelConfig, NativeCompaction, NativeProvider, Provider, ProviderError};
+use eonyx_core::{
+    ChatRequest, ModelConfig, NativeCompaction, NativeProvider, Provider, ProviderError,
+};
 
 /// What the room remembers between compactions of one session.
 #[derive(Debug, Default)]
@@ -48,8 +50,8 @@ pub(crate) fn wire_of(model: &ModelConfig, responses_api: bool) -> Option<Native
     match model.provider {
         eonyx_core::config::ProviderKind::Anthropic => Some(NativeProvider::Anthropic),
         eonyx_core::config::ProviderKind::Openai => {
-            let responses = responses_api
-                || model.default_api() == eonyx_core::config::OpenAiApi::Responses;
+            let responses =
+                responses_api || model.default_api() == eonyx_core::config::OpenAiApi::Responses;
             responses.then_some(NativeProvider::Responses)
         }
     }
@@ -69,9 +71,7 @@ pub(crate) fn attach(
     model: &ModelConfig,
     responses_api: bool,
 ) {
-    req.native = native
-        .filter(|n| applies(n, model, responses_api))
-        .cloned();
+    req.native = native.filter(|n| applies(n, model, responses_api)).cloned();
 }
 
 impl NativeState {
@@ -83,7 +83,11 @@ impl NativeState {
     /// A native call failed with `err`: the one stderr line to show, and
     /// the quirks to set on the client when it is to be remembered (the
     /// server does not offer it, or gave nothing twice in a row).
-    pub(crate) fn failed(&mut self, err: &NativeError, quirks: RequestQuirks) -> (String, Option<RequestQuirks>) {
+    pub(crate) fn failed(
+        &mut self,
+        err: &NativeError,
+        quirks: RequestQuirks,
+    ) -> (String, Option<RequestQuirks>) {
         let remember = match err {
             NativeError::Unsupported(_) => true,
             NativeError::Empty(_) => std::mem::replace(&mut self.empty_once, true),
@@ -112,16 +116,32 @@ pub(crate) fn refuses_items(err: &ProviderError, carried: bool) -> bool {
     if !carried {
         return false;
     }
-    let ProviderError::Rejected { status: 400, message } = err else {
+    let ProviderError::Rejected {
+        status: 400,
+        message,
+    } = err
+    else {
         return false;
     };
     let m = message.to_ascii_lowercase();
-    ["compaction", "encrypted_content", "encrypted content", "signature"]
+    [
+        "compaction",
+        "encrypted_content",
+        "encrypted content",
+        "signature",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+        && [
+            "invalid",
+            "could not",
+            "cannot",
+            "failed",
+            "not valid",
+            "unrecognized",
+        ]
         .iter()
         .any(|k| m.contains(k))
-        && ["invalid", "could not", "cannot", "failed", "not valid", "unrecognized"]
-            .iter()
-            .any(|k| m.contains(k))
 }
 
 #[cfg(test)]

@@ -18,7 +18,10 @@ pub const NATIVE_INSTRUCTIONS: &str = "Compact the conversation so far so that y
 /// request the conversation would send now, carrying any earlier native
 /// items) with only the messages before `input.plan`'s boundary, without
 /// the pinned section eonyx adds after a native compaction.
-pub fn native_request(next: &ChatRequest, input: &CompactInput<'_>) -> Result<ChatRequest, CompactError> {
+pub fn native_request(
+    next: &ChatRequest,
+    input: &CompactInput<'_>,
+) -> Result<ChatRequest, CompactError> {
     let messages = input.view.sent_messages(input.plan.compacted_len);
     if messages.is_empty() {
         return Err(PlanError::NothingToCompact.into());

@@ -175,9 +175,12 @@ impl ContextView {
         self.first_kept_seq = rec.first_kept_seq;
         let mut lead = Vec::new();
         if !self.pinned.is_empty() {
-            lead.push(format!("{NATIVE_PINNED_HEADING}
+            lead.push(format!(
+                "{NATIVE_PINNED_HEADING}
 
-{}", self.pinned));
+{}",
+                self.pinned
+            ));
         }
         if rec.mid_turn {
             let facts = Facts::from_value(rec.facts.as_ref());

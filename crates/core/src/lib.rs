@@ -32,8 +32,8 @@ pub mod tool;
 
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
-pub use native::{NativeCompaction, NativeProvider};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
+pub use native::{NativeCompaction, NativeProvider};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,

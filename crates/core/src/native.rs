@@ -138,7 +138,9 @@ mod tests {
         let a = NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: "claude".into(),
-            items: vec![json!({"type": "compaction", "content": "We fixed the parser.", "signature": "sig"})],
+            items: vec![
+                json!({"type": "compaction", "content": "We fixed the parser.", "signature": "sig"}),
+            ],
         };
         assert_eq!(a.display(), "We fixed the parser.");
         let o = NativeCompaction {

@@ -352,7 +352,11 @@ pub trait Provider: Send + Sync {
         _request: &'a ChatRequest,
         _instructions: &'a str,
     ) -> BoxFuture<'a, Result<NativeOutcome, NativeError>> {
-        Box::pin(async { Err(NativeError::Unsupported("this wire has no native compaction".into())) })
+        Box::pin(async {
+            Err(NativeError::Unsupported(
+                "this wire has no native compaction".into(),
+            ))
+        })
     }
 }
 

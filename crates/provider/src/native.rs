@@ -23,7 +23,13 @@ use crate::http::{Http, next_delay};
 
 /// The keys of a Responses request the compact call keeps: the same
 /// `model`, `instructions`, tools and `prompt_cache_key`, and the input.
-const COMPACT_KEYS: &[&str] = &["model", "instructions", "input", "tools", "prompt_cache_key"];
+const COMPACT_KEYS: &[&str] = &[
+    "model",
+    "instructions",
+    "input",
+    "tools",
+    "prompt_cache_key",
+];
 
 /// The `/responses/compact` body made from the `/responses` body of the
 /// part to compact.
@@ -246,7 +252,9 @@ pub(crate) fn parse_anthropic(model: &str, body: &Value) -> Result<NativeOutcome
         })
         .cloned();
     let Some(block) = block else {
-        return Err(NativeError::Empty("the answer has no `compaction` block".into()));
+        return Err(NativeError::Empty(
+            "the answer has no `compaction` block".into(),
+        ));
     };
     let text_ok = block
         .get("content")
@@ -271,13 +279,15 @@ pub(crate) fn parse_anthropic(model: &str, body: &Value) -> Result<NativeOutcome
             }
         };
         match u.get("iterations").and_then(Value::as_array) {
-            Some(its) if !its.is_empty() => its.iter().map(one).fold(Usage::default(), |a, b| Usage {
-                prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-                completion_tokens: a.completion_tokens + b.completion_tokens,
-                cached_tokens: a.cached_tokens + b.cached_tokens,
-                reasoning_tokens: 0,
-                cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
-            }),
+            Some(its) if !its.is_empty() => {
+                its.iter().map(one).fold(Usage::default(), |a, b| Usage {
+                    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+                    completion_tokens: a.completion_tokens + b.completion_tokens,
+                    cached_tokens: a.cached_tokens + b.cached_tokens,
+                    reasoning_tokens: 0,
+                    cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+                })
+            }
             _ => one(u),
         }
     });
@@ -340,7 +350,8 @@ mod tests {
             model: "claude".into(),
             items: vec![json!({"type": "compaction", "content": "c", "signature": "s"})],
         };
-        let mut body = json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "pins"}]}]});
+        let mut body =
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "pins"}]}]});
         carry_anthropic(&mut body, Some(&n));
         assert_eq!(body["messages"][0]["content"][0]["signature"], "s");
         assert_eq!(body["messages"][0]["content"][1]["text"], "pins");

@@ -4,9 +4,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use eonyx_core::NativeProvider;
 use eonyx_core::config::OpenAiApi;
 use eonyx_core::message::{Content, Message, Part, ReasoningApi, Role, ToolCall};
-use eonyx_core::NativeProvider;
 use eonyx_core::provider::{BoxFuture, NativeError, NativeOutcome, RequestQuirks, ServerLimits};
 use eonyx_core::{
     ChatRequest, ChatResponse, FinishReason, ModelConfig, Provider, ProviderError, StreamEvent,

@@ -116,7 +116,9 @@ fn responses(inner: &mut Inner, record: &RecordedRequest) -> Response {
         );
     }
     if let Some(o) = record.body.as_object()
-        && let Some(k) = o.keys().find(|k| !RESPONSES_COMPACT_KEYS.contains(&k.as_str()))
+        && let Some(k) = o
+            .keys()
+            .find(|k| !RESPONSES_COMPACT_KEYS.contains(&k.as_str()))
     {
         return json_response(
             StatusCode::BAD_REQUEST,

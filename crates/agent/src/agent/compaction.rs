@@ -5,9 +5,7 @@
 
 use eonyx_compact::{ContextView, Plan, PlanError};
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{
-    ChatRequest, CompactionMode, CompactionRecord, CompactionTrigger, Record, Role,
-};
+use eonyx_core::{ChatRequest, CompactionMode, CompactionRecord, CompactionTrigger, Record, Role};
 
 use super::Agent;
 use crate::error::AgentError;
@@ -327,9 +325,15 @@ impl Agent {
         self.pre_compact_hooks(trigger, focus, sink, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         sink(AgentEvent::CompactionStarted { trigger });
-        let record = match self.native_compaction(trigger, focus, &plan, sink, cancel).await? {
+        let record = match self
+            .native_compaction(trigger, focus, &plan, sink, cancel)
+            .await?
+        {
             Some(record) => record,
-            None => self.own_summary(trigger, focus, &plan, sink, cancel).await?,
+            None => {
+                self.own_summary(trigger, focus, &plan, sink, cancel)
+                    .await?
+            }
         };
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
             sink(AgentEvent::Warning(format!(
@@ -460,7 +464,11 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        let Some(shown) = self.view.native().map(eonyx_core::NativeCompaction::display) else {
+        let Some(shown) = self
+            .view
+            .native()
+            .map(eonyx_core::NativeCompaction::display)
+        else {
             return Ok(());
         };
         let boundary = self.view.first_kept_seq();
@@ -493,7 +501,9 @@ impl Agent {
             base.as_ref(),
             messages,
         );
-        let trigger = native.as_ref().map_or(CompactionTrigger::Auto, |n| n.trigger);
+        let trigger = native
+            .as_ref()
+            .map_or(CompactionTrigger::Auto, |n| n.trigger);
         let plan = Plan {
             first_kept_seq: boundary,
             compacted_len: view.records().len(),

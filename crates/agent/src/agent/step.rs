@@ -127,10 +127,12 @@ impl Agent {
                     // once, and the turn goes on; not tried again here.
                     native_replaced = true;
                     let quirks = self.models.provider.quirks();
-                    self.models.provider.set_quirks(eonyx_core::provider::RequestQuirks {
-                        no_native_compaction: true,
-                        ..quirks
-                    });
+                    self.models
+                        .provider
+                        .set_quirks(eonyx_core::provider::RequestQuirks {
+                            no_native_compaction: true,
+                            ..quirks
+                        });
                     self.remember_quirks(sink);
                     self.replace_native(
                         &format!(
