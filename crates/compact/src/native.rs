@@ -61,7 +61,7 @@ pub fn native_record(
         .saturating_sub((shown as f64 / ratio) as u64)
         + (items as f64 / ratio) as u64;
     record.mode = None;
-    record.native = Some(outcome.native);
+    record.native = Some(Box::new(outcome.native));
     record.usage = outcome.usage;
     Ok(record)
 }

@@ -218,7 +218,7 @@ pub struct CompactionRecord {
     /// history before `first_kept_seq` in every later request of that
     /// model, byte for byte; `summary` then holds what a reader is shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub native: Option<crate::native::NativeCompaction>,
+    pub native: Option<Box<crate::native::NativeCompaction>>,
     /// The compaction call's own usage (native compactions), counted in
     /// the session's tokens and cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]

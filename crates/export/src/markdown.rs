@@ -333,6 +333,15 @@ fn code_span(t: &str) -> String {
     t.replace('`', "'").replace(['\n', '\r'], " ")
 }
 
+/// ` · native (anthropic, MODEL)` for a compaction the provider wrote
+/// (docs/compaction.md#native-compaction); empty otherwise.
+fn native_mark(c: &CompactionRecord) -> String {
+    c.native
+        .as_ref()
+        .map(|n| format!(" · native ({}, {})", n.provider.as_str(), n.model))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,13 +370,4 @@ mod tests {
         text(&mut out, "a Vec<String> and `Vec<u8>` and ``x ` <y>``");
         assert_eq!(out, "a Vec\\<String> and `Vec<u8>` and ``x ` <y>``\n\n");
     }
-}
-
-/// ` · native (anthropic, MODEL)` for a compaction the provider wrote
-/// (docs/compaction.md#native-compaction); empty otherwise.
-pub(crate) fn native_mark(c: &CompactionRecord) -> String {
-    c.native
-        .as_ref()
-        .map(|n| format!(" · native ({}, {})", n.provider.as_str(), n.model))
-        .unwrap_or_default()
 }
