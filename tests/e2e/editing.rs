@@ -299,7 +299,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
 /// (It was 1,500 until the `task` tool, whose definition with its profile
 /// list takes ~150 tokens even after the other tools' descriptions were
 /// tightened to make room; then 1,600 until the `plan` tool, ~115 tokens
-/// with its schema kept to the minimum — README, section "Goals".)
+/// with its schema kept to the minimum — docs/goals.md, section "Goals".)
 #[test]
 fn the_fixed_first_request_stays_under_1750_tokens() {
     let fx = Fx::replying([Reply::text("hi")]);

@@ -1,4 +1,4 @@
-//! Plans and goals through the real binary (issue 36; README, section
+//! Plans and goals through the real binary (issue 36; docs/goals.md, section
 //! "Goals"; docs/compaction.md#what-is-pinned): the goal and the plan
 //! survive compactions by a summarizer that keeps nothing, `run --goal`
 //! continues by itself until achieved, blocked or out of budget, `run -c`

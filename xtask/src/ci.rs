@@ -28,7 +28,10 @@ pub const STEPS: &[(&str, &str)] = &[
         "doc",
         "RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps",
     ),
-    ("readme", "README's commands and config keys match the code"),
+    (
+        "readme",
+        "README's commands and test command, docs/config.md's config keys match the code",
+    ),
 ];
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -89,8 +92,8 @@ fn step(name: &str) -> Result<()> {
             "-D",
             "warnings",
         ])),
-        // README's test command, verbatim.
-        "test" => util::run(cargo().args(["test", "--workspace"])),
+        // README's test command, verbatim (the `readme` step checks README gives it).
+        "test" => util::run(cargo().args(crate::docs::TEST_COMMAND.iter().skip(1))),
         "doc" => util::run(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
             "doc",
             "--workspace",
@@ -101,7 +104,12 @@ fn step(name: &str) -> Result<()> {
             let bin = util::target_dir()
                 .join("debug")
                 .join(format!("eonyx{}", std::env::consts::EXE_SUFFIX));
-            crate::docs::check(&util::workspace_root().join("README.md"), &bin)
+            let root = util::workspace_root();
+            crate::docs::check(
+                &root.join("README.md"),
+                &root.join("docs").join("config.md"),
+                &bin,
+            )
         }
         other => bail!("unknown ci step `{other}`"),
     }

@@ -285,7 +285,7 @@ async fn builtin(
         Builtin::Skills => {
             let skills = agent.skills();
             if skills.is_empty() {
-                "no skills (README, section \"Skills\")".to_owned()
+                "no skills (see docs/skills.md)".to_owned()
             } else {
                 skills
                     .skills

@@ -1,4 +1,4 @@
-//! What sessions cost and what an export's chart draws (README, section
+//! What sessions cost and what an export's chart draws (docs/sessions.md, section
 //! "Cost"; docs/session-format.md#readable-exports). Costs come from the
 //! usage the servers reported, priced with `models.<key>.pricing` of the
 //! model each session recorded; a session whose model has no pricing

@@ -1,4 +1,4 @@
-//! Exporting a session (README, section "Export and cost"): `eonyx
+//! Exporting a session (docs/sessions.md, section "Export and cost"): `eonyx
 //! sessions export` and the REPL's `/export` both come here, and the
 //! rendering is `eonyx_export`'s.
 

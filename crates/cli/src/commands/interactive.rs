@@ -110,7 +110,7 @@ fn batch(
                 drafts.start_if_due(&mut s.agent, &mut s.view);
             }
             match ui::report(&mut s.view, result) {
-                // An active goal goes on by itself (README, section "Goals").
+                // An active goal goes on by itself (docs/goals.md, section "Goals").
                 TurnResult::Ok if s.agent.goal_active() => {
                     let end = goal::continue_goal(&mut s.agent, &mut s.view, &s.interrupts).await;
                     if let GoalEnd::Failed(e) = end {

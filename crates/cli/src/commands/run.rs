@@ -1,6 +1,6 @@
 //! `eonyx run [PROMPT]`: one turn, the answer on stdout; with `--goal`
 //! (or `-c` on a paused goal) the turns it takes to reach the goal
-//! (README, section "Goals").
+//! (docs/goals.md, section "Goals").
 
 use anyhow::Context as _;
 

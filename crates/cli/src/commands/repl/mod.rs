@@ -136,7 +136,7 @@ pub fn run(
             Drafts::finish(done, &mut agent, &mut view);
             match result {
                 // An active goal goes on by itself, visibly; Ctrl-C pauses
-                // it (README, section "Goals").
+                // it (docs/goals.md, section "Goals").
                 TurnResult::Ok if agent.goal_active() => {
                     let (end, done) = drafts
                         .alongside(goal::continue_goal(&mut agent, &mut view, &interrupts))

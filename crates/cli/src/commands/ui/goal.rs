@@ -1,4 +1,4 @@
-//! Goals and plans in the frontends (README, section "Goals"): `/goal`,
+//! Goals and plans in the frontends (docs/goals.md, section "Goals"): `/goal`,
 //! `/plan`, the continuation loop after a turn (REPL, batch, `run`), and
 //! how plans and goal changes are shown.
 

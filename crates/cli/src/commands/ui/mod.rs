@@ -235,7 +235,7 @@ pub async fn line_turn(
     turn(agent, view, interrupts, &input).await
 }
 
-/// `!command` (README, section "The REPL"): run it, its output shown as it
+/// `!command` (docs/repl.md, section "The REPL"): run it, its output shown as it
 /// arrives, and put it in the conversation; `!` alone does nothing.
 pub async fn user_command(
     agent: &mut Agent,

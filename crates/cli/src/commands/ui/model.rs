@@ -1,5 +1,5 @@
 //! `/model [KEY] [EFFORT]`: show the session's model and reasoning effort,
-//! or switch them for the rest of the session (README, section "Reasoning
+//! or switch them for the rest of the session (docs/models.md, section "Reasoning
 //! models and the Responses API").
 
 use eonyx_agent::Agent;
