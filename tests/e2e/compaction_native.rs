@@ -220,9 +220,16 @@ fn auto_compaction_at_the_trigger_is_native_once_per_compaction_and_never_overfl
 #[test]
 fn anthropic_sends_the_signed_block_first_with_the_beta_header_and_counts_its_usage() {
     let fx = fx(Wire::Anthropic, Some("auto"), NativeCompact::Works);
-    let o = fx.run(&["--json"], "one CODEWORD-ONE\ntwo\n/compact\nthree\n");
+    let o = fx.run(
+        &["--json"],
+        "one CODEWORD-ONE\ntwo\n/compact\nthree\n/status\n",
+    );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(fx.fake.refusals(), 0, "{}", stderr(&o));
+    // `/status` says the last compaction was native.
+    let events = json_lines(&o.stdout);
+    let status = events.iter().find(|e| e["type"] == "status").unwrap();
+    assert_eq!(status["last_compaction"]["native"], true, "{status}");
     let calls = fx.fake.native_calls();
     assert_eq!(calls.len(), 1);
     let call = &calls[0];
@@ -267,6 +274,11 @@ fn anthropic_sends_the_signed_block_first_with_the_beta_header_and_counts_its_us
     let shown = stdout(&shown);
     assert!(shown.contains("native, by anthropic fake-model"), "{shown}");
     assert!(shown.contains(text), "{shown}");
+    // The Markdown export too.
+    let md = fx.run(&["sessions", "export", &id, "--format", "markdown"], "");
+    let md = stdout(&md);
+    assert!(md.contains("· native (anthropic, fake-model)"), "{md}");
+    assert!(md.contains("Compacted by the provider"), "{md}");
 }
 
 #[test]
