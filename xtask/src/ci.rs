@@ -20,6 +20,10 @@ pub const STEPS: &[(&str, &str)] = &[
         "tidy: no two modules of one crate import each other",
     ),
     (
+        "commands",
+        "tidy: frontends name no slash command and run no goal loop",
+    ),
+    (
         "clippy",
         "cargo clippy --workspace --all-targets -- -D warnings",
     ),
@@ -84,6 +88,7 @@ fn step(name: &str) -> Result<()> {
         "cites" => crate::tidy::cites_step(&util::workspace_root()),
         "deps" => crate::tidy::deps_step(&util::workspace_root()),
         "cycles" => crate::tidy::cycles_step(&util::workspace_root()),
+        "commands" => crate::tidy::commands_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([
             "clippy",
             "--workspace",
