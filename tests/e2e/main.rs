@@ -19,6 +19,7 @@ mod compaction;
 mod compaction_ahead;
 mod compaction_collapse;
 mod compaction_failures;
+mod compaction_native;
 mod compaction_shared_prefix;
 mod compaction_window;
 mod config;
