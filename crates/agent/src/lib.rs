@@ -25,6 +25,7 @@ mod events;
 pub mod limits;
 pub mod mcp;
 pub mod mining;
+mod native;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;
