@@ -695,6 +695,41 @@ fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
 }
 
 #[test]
+fn the_repl_says_how_many_memories_wait_before_its_first_prompt() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+    ])));
+    let id = fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the waiting line", |p| {
+        p.contains("1 memory proposed from earlier sessions: eonyx memory review")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    // The REPL only says it: the proposal still waits, and nothing reached
+    // the memory file.
+    let waiting = fx.review_json();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0]["text"], "We use pnpm, never npm");
+    assert_eq!(waiting[0]["session"], id.as_str());
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    assert_eq!(entries.as_array().map(Vec::len), Some(0), "{entries}");
+}
+
+#[test]
 fn concurrent_starts_never_mine_one_session_twice_and_status_shows_the_cost() {
     let fx = mx("");
     fx.fake.set_extractor(|_| {

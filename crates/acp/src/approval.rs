@@ -150,7 +150,11 @@ impl Asker {
         }
     }
 
-    async fn ask(&self, kind: &ApprovalKind) -> Decision {
+    /// Asks the client about `kind`, unless the mode answers for the
+    /// user. `Asked::ByRule` (a permission rule said "ask"): only
+    /// `read-only` answers (no); every other mode asks the client, so an
+    /// ask rule keeps its force in `auto` too.
+    async fn ask(&self, kind: &ApprovalKind, asked: Asked) -> Decision {
         let mode = *lock(&self.mode);
         let confinement = lock(&self.confinement).clone();
         let confined = async move {
@@ -159,7 +163,13 @@ impl Asker {
                 None => false,
             }
         };
-        if let Some(d) = mode.decides(kind, confined).await {
+        let answer = match (asked, mode) {
+            (Asked::ByPolicy, _) | (Asked::ByRule, Mode::ReadOnly) => {
+                mode.decides(kind, confined).await
+            }
+            (Asked::ByRule, _) => None,
+        };
+        if let Some(d) = answer {
             return d;
         }
         let class = kind.class().into_owned();
@@ -222,9 +232,22 @@ impl Asker {
     }
 }
 
+/// Why the client is about to be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// The mode's policy (config, flags) left the question to the user.
+    ByPolicy,
+    /// A permission rule in the `ask` list matched.
+    ByRule,
+}
+
 impl Approver for Asker {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(self.ask(kind))
+        Box::pin(self.ask(kind, Asked::ByPolicy))
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(self.ask(kind, Asked::ByRule))
     }
 }
 

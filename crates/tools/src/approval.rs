@@ -147,6 +147,14 @@ pub enum Decision {
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 
+    /// Decides a request a permission rule said must be asked (an `ask`
+    /// rule): an approver that may answer for the user by itself (ACP's
+    /// `auto` mode) asks the user here instead. The default is
+    /// [`Approver::decide`]; approvers that wrap another forward it.
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
     /// For a request this approver denied: the denial as the model should
     /// read it when a permission rule made it (which rule, where); `None`
     /// when no rule did, and the tool says how the user can allow it.
@@ -354,7 +362,7 @@ impl Approver for PolicyApprover {
                 Verdict::Deny(_) => return Decision::Deny,
                 Verdict::Ask(_) => {
                     return match &self.ask {
-                        Some(ask) => ask.decide(kind).await,
+                        Some(ask) => ask.decide_asked(kind).await,
                         None => Decision::Deny,
                     };
                 }
@@ -415,18 +423,26 @@ pub struct TaskLabel {
     pub inner: std::sync::Arc<dyn Approver>,
 }
 
+impl TaskLabel {
+    /// `kind` labelled with the task, after letting the parent show the
+    /// child's progress (the call being asked about) before the question
+    /// is drawn.
+    async fn labelled(&self, kind: &ApprovalKind) -> ApprovalKind {
+        tokio::task::yield_now().await;
+        ApprovalKind::Task {
+            task: self.task.clone(),
+            kind: Box::new(kind.clone()),
+        }
+    }
+}
+
 impl Approver for TaskLabel {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            // Let the parent show the child's progress (the call being
-            // asked about) before the question is drawn.
-            tokio::task::yield_now().await;
-            let labelled = ApprovalKind::Task {
-                task: self.task.clone(),
-                kind: Box::new(kind.clone()),
-            };
-            self.inner.decide(&labelled).await
-        })
+        Box::pin(async move { self.inner.decide(&self.labelled(kind).await).await })
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
     }
 }
 
