@@ -1,5 +1,6 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod acp;
+mod acp_auto;
 mod acp_cancel;
 mod acp_goals;
 mod acp_hooks;
@@ -12,6 +13,7 @@ mod agent_repl;
 mod agent_run;
 mod agent_tools;
 mod attach;
+mod blocked;
 mod commands_everywhere;
 mod compaction;
 mod compaction_ahead;
@@ -30,6 +32,7 @@ mod hooks_compaction;
 mod hooks_events;
 mod json_errors;
 mod keys;
+mod listing_json;
 mod mcp;
 mod mcp_calls;
 mod mcp_start;

@@ -17,6 +17,7 @@
 mod agent;
 pub mod attach;
 pub mod commands;
+pub mod confinement;
 pub mod cost;
 mod effective;
 mod error;

@@ -456,7 +456,7 @@ pub fn finish_reason(f: &FinishReason) -> String {
         FinishReason::Stop => "stop".to_owned(),
         FinishReason::Length => "length".to_owned(),
         FinishReason::ToolCalls => "tool_calls".to_owned(),
-        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::ContentFilter(_) => "content_filter".to_owned(),
         FinishReason::Other(s) => s.clone(),
     }
 }

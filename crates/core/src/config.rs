@@ -368,11 +368,16 @@ impl ModelConfig {
     }
 
     /// Anthropic: the thinking budget when thinking is on
-    /// (`thinking_budget_tokens`, else the effort's).
+    /// (`thinking_budget_tokens`, else the effort's). The budget alone
+    /// turns thinking on; an explicit `reasoning_effort = "none"` keeps it
+    /// off whatever the budget.
     pub fn thinking_budget(&self) -> Option<u64> {
-        self.reasoning_effort?
-            .anthropic_budget()
-            .map(|b| self.thinking_budget_tokens.unwrap_or(b))
+        match self.reasoning_effort {
+            Some(e) => e
+                .anthropic_budget()
+                .map(|b| self.thinking_budget_tokens.unwrap_or(b)),
+            None => self.thinking_budget_tokens,
+        }
     }
 }
 

@@ -116,7 +116,10 @@ pub enum FinishReason {
     Stop,
     Length,
     ToolCalls,
-    ContentFilter,
+    /// The provider blocked or refused the reply: its reason as it gave it
+    /// (Chat `content_filter`, Anthropic `refusal`, the Responses
+    /// `incomplete_details.reason`).
+    ContentFilter(String),
     Other(String),
 }
 
@@ -127,7 +130,7 @@ impl FinishReason {
             "stop" | "end_turn" | "stop_sequence" => FinishReason::Stop,
             "length" | "max_tokens" => FinishReason::Length,
             "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            "content_filter" | "refusal" => FinishReason::ContentFilter(s.to_owned()),
             other => FinishReason::Other(other.to_owned()),
         }
     }

@@ -108,6 +108,8 @@ struct MessageLine {
     is_error: bool,
     #[serde(default)]
     undo: Option<Box<Undo>>,
+    #[serde(default)]
+    blocked: Option<String>,
 }
 
 impl From<MessageLine> for MessageRecord {
@@ -124,6 +126,7 @@ impl From<MessageLine> for MessageRecord {
                 reasoning: l.reasoning,
                 is_error: l.is_error,
                 undo: l.undo,
+                blocked: l.blocked,
             },
         }
     }
