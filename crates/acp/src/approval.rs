@@ -290,6 +290,8 @@ impl ModeApprover {
         let mut denied = config.tools.clone();
         denied.shell = ShellPolicy::Deny;
         denied.write = ShellPolicy::Deny;
+        // Permission rules may still deny or ask there, never allow.
+        denied.permissions = denied.permissions.without_allow();
         Self {
             mode,
             ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
@@ -307,16 +309,25 @@ impl ModeApprover {
     }
 }
 
-impl Approver for ModeApprover {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        let mode = *lock(&self.mode);
-        match mode {
+impl ModeApprover {
+    fn current(&self) -> &PolicyApprover {
+        match *lock(&self.mode) {
             // `auto` is `ask`'s policy; what it lets through without the
             // client is decided where the client would be asked
             // (`Mode::decides`).
-            Mode::Ask | Mode::Auto => self.ask.decide(kind),
-            Mode::AcceptEdits => self.accept_edits.decide(kind),
-            Mode::ReadOnly => self.read_only.decide(kind),
+            Mode::Ask | Mode::Auto => &self.ask,
+            Mode::AcceptEdits => &self.accept_edits,
+            Mode::ReadOnly => &self.read_only,
         }
+    }
+}
+
+impl Approver for ModeApprover {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.current().decide(kind)
+    }
+
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        self.current().rule_denial(kind)
     }
 }

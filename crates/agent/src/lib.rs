@@ -24,6 +24,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+mod native;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;

@@ -98,6 +98,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
     Hooks(HooksArgs),
+    /// List the permission rules (allow, ask, deny) numbered with their file; `forget N` removes a saved one.
+    Permissions(PermissionsArgs),
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and acpx.
     Acp,
     /// Show the effective configuration and where each value came from.
@@ -261,6 +263,21 @@ pub struct McpArgs {}
 
 #[derive(Debug, Args)]
 pub struct HooksArgs {}
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    #[command(subcommand)]
+    pub action: Option<PermissionsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Remove rule N (as `eonyx permissions` numbers it), if eonyx saved it.
+    Forget {
+        /// The rule's number in `eonyx permissions`.
+        number: usize,
+    },
+}
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {

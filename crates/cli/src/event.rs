@@ -78,6 +78,10 @@ pub enum Event<'a> {
         /// otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
         draft_seq: Option<u64>,
+        /// `true` when the provider wrote the compacted part
+        /// (docs/compaction.md#native-compaction); absent otherwise.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        native: bool,
     },
     /// A summary is being written ahead, in the background (batch runs:
     /// written before the `turn_completed` of the turn after which it
@@ -337,6 +341,7 @@ impl<'a> StatusEvent<'a> {
             last_compaction: s.last_compaction.map(|c| StatusCompaction {
                 trigger: c.trigger,
                 mode: c.mode,
+                native: c.native,
             }),
             memory_entries: s.memory_entries,
             skills: &s.skills,
@@ -391,6 +396,9 @@ pub struct StatusUsage {
 pub struct StatusCompaction {
     pub trigger: CompactionTrigger,
     pub mode: Option<CompactionMode>,
+    /// The provider wrote it (docs/compaction.md#native-compaction).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native: bool,
 }
 
 /// The `usage` of a `turn_completed` event.

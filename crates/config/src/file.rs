@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use eonyx_core::config::{OpenAiApi, ReasoningEffort, ReasoningSummary};
+use eonyx_core::config::{NativeMode, OpenAiApi, ReasoningEffort, ReasoningSummary};
 
 use crate::{
     EditMode, McpApproval, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy,
@@ -37,6 +37,9 @@ pub struct CompactionFile {
     pub temperature: Option<f32>,
     /// The summarizer's reasoning effort (default `low`).
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `"off"` | `"auto"`: whether the provider may compact itself
+    /// (docs/compaction.md#native-compaction).
+    pub native: Option<NativeMode>,
 }
 
 /// `[context]` as written in a file.
@@ -205,6 +208,9 @@ pub struct ModelFile {
     pub reasoning_summary: Option<ReasoningSummary>,
     pub compaction: Option<CompactionFile>,
     pub pricing: Option<PricingFile>,
+    /// `"off"` | `"auto"`: wins over `compaction.native`
+    /// (docs/compaction.md#native-compaction).
+    pub compaction_native: Option<NativeMode>,
 }
 
 /// `models.<key>.pricing` as written: USD per million tokens (docs/sessions.md,
@@ -263,6 +269,10 @@ pub struct ConfigFile {
     /// run from an untrusted project.
     pub hooks: Option<crate::hooks::HooksFile>,
     pub goals: Option<GoalsFile>,
+    /// Permission rules (docs/tools.md#permission-rules). An untrusted
+    /// project's `allow` rules are ignored (one warning); its `deny` and
+    /// `ask` rules apply.
+    pub permissions: Option<crate::permissions::PermissionsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

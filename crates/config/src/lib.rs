@@ -58,6 +58,7 @@ pub mod load;
 mod options;
 pub mod parse;
 pub mod paths;
+pub mod permissions;
 pub mod profiles;
 mod resolve;
 pub mod secrets;
@@ -274,6 +275,9 @@ pub struct Config {
     pub project_file: Option<Utf8PathBuf>,
     /// Whether the project root is trusted.
     pub trusted: bool,
+    /// The project's saved permission rules (`p` in the REPL), in the
+    /// user's data dir; `None` when there is no data dir.
+    pub permissions_file: Option<Utf8PathBuf>,
 }
 
 impl Config {
@@ -305,6 +309,7 @@ impl Config {
             project_root: project_root.to_path_buf(),
             project_file: None,
             trusted: false,
+            permissions_file: None,
         }
     }
 

@@ -27,6 +27,9 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
     if let Some(h) = &file.hooks {
         crate::hooks::validate(h, path)?;
     }
+    if let Some(p) = &file.permissions {
+        crate::permissions::validate(p, path)?;
+    }
     if let Some(c) = &file.context {
         if c.max_file_bytes == Some(0) {
             return Err(invalid(

@@ -19,7 +19,9 @@ pub mod hooks;
 pub mod id;
 pub mod memory;
 pub mod message;
+pub mod native;
 pub mod paths;
+pub mod permissions;
 pub mod plan;
 pub mod provider;
 pub mod record;
@@ -32,6 +34,7 @@ pub mod tool;
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
+pub use native::{NativeCompaction, NativeProvider};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,

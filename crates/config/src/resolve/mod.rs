@@ -12,6 +12,7 @@ use crate::options::{LoadOptions, global_config_path};
 use crate::paths::Env;
 use crate::trust::is_trusted;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};
+use eonyx_core::permissions::RuleOrigin;
 
 mod mcp;
 mod model;
@@ -82,6 +83,12 @@ fn trusted_layers(
     {
         cfg.hooks.hooks.extend(crate::hooks::defs(h, path, true));
     }
+    if let Some((path, file)) = &global
+        && let Some(p) = &file.permissions
+    {
+        let rules = crate::permissions::rules_of(p, path, RuleOrigin::Global, true);
+        cfg.tools.permissions.rules.extend(rules);
+    }
     let mut layers = Vec::new();
     if let Some((path, file)) = global {
         layers.push(Layer {
@@ -94,6 +101,16 @@ fn trusted_layers(
             cfg.hooks
                 .hooks
                 .extend(crate::hooks::defs(h, &path, cfg.trusted));
+        }
+        if let Some(p) = file.permissions.take() {
+            let rules = crate::permissions::rules_of(&p, &path, RuleOrigin::Project, cfg.trusted);
+            let ignored = rules.iter().filter(|r| !r.active).count();
+            if ignored > 0 {
+                cfg.warnings.push(format!(
+                    "{path}: its {ignored} `allow` permission rule(s) are ignored because the project is not trusted (its `deny` and `ask` rules apply); to use them, trust the project with `eonyx trust {project_root}`"
+                ));
+            }
+            cfg.tools.permissions.rules.extend(rules);
         }
         if !cfg.trusted
             && let Some(h) = file.hooks.take()
@@ -308,6 +325,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
     if let Some(e) = f.reasoning_effort {
         c.reasoning_effort = e;
         set.push("reasoning_effort");
+    }
+    if let Some(n) = f.native {
+        c.native = n;
+        set.push("native");
     }
     for field in set {
         cfg.sources
