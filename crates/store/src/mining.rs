@@ -284,7 +284,7 @@ impl MiningState {
     }
 
     /// Record what a request cost (the oldest records go past
-    /// [`MAX_REQUESTS_KEPT`]).
+    /// `MAX_REQUESTS_KEPT`).
     pub fn record_cost(&mut self, cost: RequestCost) {
         self.requests.push(cost);
         if self.requests.len() > MAX_REQUESTS_KEPT {
