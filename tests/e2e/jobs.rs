@@ -452,3 +452,82 @@ fn slash_jobs_lists_and_stops_and_the_model_hears_of_the_stop() {
     );
     assert_all_gone("9877101", "after /jobs stop");
 }
+
+/// Each `shell` result of the last request, in order.
+fn shell_results(fx: &Fx) -> Vec<String> {
+    let last = fx.chats().pop().unwrap();
+    last.messages()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(content)
+        .collect()
+}
+
+#[test]
+fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
+    let with_rules = || {
+        Fx::with(|c| {
+            c.merge_top_toml(
+                "[permissions]\nallow = [\"shell(sleep 98781:*)\"]\ndeny = [\"shell(rm:*)\"]\n",
+            )
+            .unwrap()
+        })
+    };
+    let fx = with_rules();
+    fx.sb.write("work/keep.txt", "keep\n");
+    // Without --allow-shell: the allow prefix starts a job; an unlisted
+    // command, and the allowed prefix chained to another, do not.
+    fx.fake.push_all([
+        Reply::tool_calls([
+            ("shell", json!({"command": "sleep 98781011", "background": true})),
+            ("shell", json!({"command": "sleep 98781012 && touch made", "background": true})),
+            ("shell", json!({"command": "touch made", "background": true})),
+        ]),
+        Reply::text("done"),
+    ]);
+    let o = fx.run(&["run", "go"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let results = shell_results(&fx);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(
+        results[0].starts_with("job 1 started: sleep 98781011"),
+        "{results:?}"
+    );
+    for r in &results[1..] {
+        assert!(r.starts_with("denied"), "{results:?}");
+        assert!(r.contains("--allow-shell"), "{results:?}");
+    }
+    assert!(!fx.sb.work.join("made").exists(), "{results:?}");
+    let started: Vec<Value> = job_records(&fx.session())
+        .into_iter()
+        .filter(|r| r["event"] == "started")
+        .collect();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(started[0]["command"], "sleep 98781011");
+    assert_all_gone("98781011", "after the batch");
+
+    // With --allow-shell: the deny rule still stops a background start,
+    // alone or inside a compound line, and nothing of it runs.
+    let fx = with_rules();
+    fx.sb.write("work/keep.txt", "keep\n");
+    fx.fake.push_all([
+        Reply::tool_calls([
+            ("shell", json!({"command": "rm keep.txt", "background": true})),
+            ("shell", json!({"command": "sleep 98781013; rm -f keep.txt", "background": true})),
+        ]),
+        Reply::text("done"),
+    ]);
+    let o = fx.run(&["--allow-shell", "run", "go"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let results = shell_results(&fx);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in &results {
+        assert!(
+            r.starts_with("denied by the permission rule `shell(rm:*)`"),
+            "{results:?}"
+        );
+    }
+    assert!(fx.sb.work.join("keep.txt").exists(), "{results:?}");
+    assert!(sleeps("98781013").is_empty());
+    assert!(job_records(&fx.session()).is_empty());
+}

@@ -91,6 +91,10 @@ pub enum Event<'a> {
         /// otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
         draft_seq: Option<u64>,
+        /// `true` when the provider wrote the compacted part
+        /// (docs/compaction.md#native-compaction); absent otherwise.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        native: bool,
     },
     /// A summary is being written ahead, in the background (batch runs:
     /// written before the `turn_completed` of the turn after which it
@@ -137,6 +141,29 @@ pub enum Event<'a> {
         scope: MemoryScope,
         text: &'a str,
         session: Option<&'a str>,
+    },
+    /// A memory proposed from a past session (docs/memory.md#mining): waiting
+    /// for review, or with `accepted` = the memory entry's id (`auto`).
+    MemoryProposed {
+        id: &'a str,
+        text: &'a str,
+        scope: MemoryScope,
+        session: &'a str,
+        seq: Option<u64>,
+        accepted: Option<&'a str>,
+    },
+    /// A past session was mined: the proposals kept and the request's
+    /// tokens and cost (`status`: `mined`, or `retry` / `failed` for a
+    /// reply that was not the JSON asked for).
+    MemoryMined {
+        session: &'a str,
+        title: &'a str,
+        proposals: u64,
+        tokens: u64,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cost_usd: Option<f64>,
+        status: &'a str,
     },
     /// `/rewind` (REPL and batch): what it did.
     Rewind {
@@ -274,6 +301,10 @@ pub struct StatusEvent<'a> {
     pub last_compaction: Option<StatusCompaction>,
     /// `null` when memory is off.
     pub memory_entries: Option<usize>,
+    /// Memory mining so far: requests, tokens, cost (docs/memory.md#mining),
+    /// and this project's proposals waiting for review.
+    pub mining: eonyx_store::mining::CostTotals,
+    pub memory_proposed: usize,
     pub skills: &'a [String],
     /// Parameters this model refused (`temperature`, `max_tokens`, `images`).
     pub refused: &'a [&'static str],
@@ -350,8 +381,11 @@ impl<'a> StatusEvent<'a> {
             last_compaction: s.last_compaction.map(|c| StatusCompaction {
                 trigger: c.trigger,
                 mode: c.mode,
+                native: c.native,
             }),
             memory_entries: s.memory_entries,
+            mining: s.mining,
+            memory_proposed: s.mining_waiting,
             skills: &s.skills,
             refused: &s.refused,
             session: &s.session_id,
@@ -404,6 +438,9 @@ pub struct StatusUsage {
 pub struct StatusCompaction {
     pub trigger: CompactionTrigger,
     pub mode: Option<CompactionMode>,
+    /// The provider wrote it (docs/compaction.md#native-compaction).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native: bool,
 }
 
 /// The `usage` of a `turn_completed` event.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use eonyx_core::config::{OpenAiApi, ReasoningEffort, ReasoningSummary};
+use eonyx_core::config::{NativeMode, OpenAiApi, ReasoningEffort, ReasoningSummary};
 
 use crate::{
     EditMode, McpApproval, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy,
@@ -37,6 +37,9 @@ pub struct CompactionFile {
     pub temperature: Option<f32>,
     /// The summarizer's reasoning effort (default `low`).
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `"off"` | `"auto"`: whether the provider may compact itself
+    /// (docs/compaction.md#native-compaction).
+    pub native: Option<NativeMode>,
 }
 
 /// `[context]` as written in a file.
@@ -133,6 +136,14 @@ pub struct GoalsFile {
 pub struct MemoryFile {
     pub enabled: Option<bool>,
     pub max_bytes: Option<u64>,
+    /// Mining past sessions (docs/memory.md#mining): an untrusted
+    /// project may only set `"off"`.
+    pub mine: Option<crate::MineMode>,
+    pub mine_idle_hours: Option<f64>,
+    pub mine_min_user_messages: Option<u32>,
+    pub mine_per_start: Option<u32>,
+    pub mine_model: Option<String>,
+    pub mine_budget_tokens: Option<u64>,
 }
 
 /// `[repl]` as written in a file.
@@ -211,6 +222,9 @@ pub struct ModelFile {
     pub reasoning_summary: Option<ReasoningSummary>,
     pub compaction: Option<CompactionFile>,
     pub pricing: Option<PricingFile>,
+    /// `"off"` | `"auto"`: wins over `compaction.native`
+    /// (docs/compaction.md#native-compaction).
+    pub compaction_native: Option<NativeMode>,
 }
 
 /// `models.<key>.pricing` as written: USD per million tokens (docs/sessions.md,
@@ -269,6 +283,10 @@ pub struct ConfigFile {
     /// run from an untrusted project.
     pub hooks: Option<crate::hooks::HooksFile>,
     pub goals: Option<GoalsFile>,
+    /// Permission rules (docs/tools.md#permission-rules). An untrusted
+    /// project's `allow` rules are ignored (one warning); its `deny` and
+    /// `ask` rules apply.
+    pub permissions: Option<crate::permissions::PermissionsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

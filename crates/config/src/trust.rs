@@ -104,6 +104,9 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.max_consecutive"),
     // Only the summary's style (issue 12).
     any("compaction.temperature"),
+    // Native compaction may only be turned off (docs/compaction.md#native-compaction).
+    only("compaction.native", &["off"]),
+    only("models.*.compaction_native", &["off"]),
     // Context-file caps.
     any("context.max_file_bytes"),
     any("context.max_total_bytes"),
@@ -142,6 +145,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("ui.reasoning"),
     // Features a project may only turn off.
     off_only("memory.enabled"),
+    // Mining may only be turned off (docs/memory.md#mining).
+    only("memory.mine", &["off"]),
     off_only("tools.recall"),
     off_only("tools.task"),
     off_only("repl.history"),

@@ -89,6 +89,23 @@ pub struct ChatRequest {
     /// `reasoning_effort` (the summarizer's `compaction.reasoning_effort`,
     /// a `/model KEY EFFORT` switch); `None`: the model's.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// A provider-native compaction this request carries first, before
+    /// the messages (docs/compaction.md#native-compaction); the wire that
+    /// made it sends its items byte for byte, any other wire ignores it.
+    pub native: Option<crate::native::NativeCompaction>,
+    /// Ask for a reply that is JSON matching this schema, where the API
+    /// supports it (Chat Completions `response_format`, which llama-server
+    /// honours too; the Responses API's `text.format`); other APIs get
+    /// only the request's own instruction (docs/memory.md#the-request).
+    pub json_schema: Option<JsonSchema>,
+}
+
+/// A named JSON schema a reply must follow ([`ChatRequest::json_schema`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonSchema {
+    /// `[a-zA-Z0-9_-]`, as OpenAI requires.
+    pub name: String,
+    pub schema: Value,
 }
 
 impl ChatRequest {
@@ -105,6 +122,8 @@ impl ChatRequest {
             cache_key: None,
             cache_breakpoint: None,
             reasoning_effort: None,
+            native: None,
+            json_schema: None,
         }
     }
 }
@@ -289,6 +308,10 @@ pub struct RequestQuirks {
     /// refused the field.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_reasoning_content: bool,
+    /// Do not try native compaction here: the server said it does not
+    /// offer it, or gave nothing twice (docs/compaction.md#native-compaction).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_native_compaction: bool,
 }
 
 impl RequestQuirks {
@@ -330,6 +353,53 @@ pub trait Provider: Send + Sync {
 
     /// Start from request-shape changes learned earlier.
     fn set_quirks(&self, _quirks: RequestQuirks) {}
+
+    /// Which native compaction this client's wire offers now (`None`:
+    /// none, e.g. Chat Completions; docs/compaction.md#native-compaction).
+    fn native_compaction(&self) -> Option<crate::native::NativeProvider> {
+        None
+    }
+
+    /// Have the provider compact `request` (its messages, after any native
+    /// items it carries, are the part to compact) with `instructions`
+    /// (what eonyx needs kept). Transient failures are retried inside like
+    /// other requests.
+    fn compact<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+        _instructions: &'a str,
+    ) -> BoxFuture<'a, Result<NativeOutcome, NativeError>> {
+        Box::pin(async {
+            Err(NativeError::Unsupported(
+                "this wire has no native compaction".into(),
+            ))
+        })
+    }
+}
+
+/// What a native compaction call returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeOutcome {
+    pub native: crate::native::NativeCompaction,
+    /// The call's usage (Anthropic's `usage.iterations` summed).
+    pub usage: Option<Usage>,
+}
+
+/// Why a native compaction gave nothing; every case falls back to
+/// eonyx's own summarizer in the same compaction.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NativeError {
+    /// 404/405/501 or an error naming the endpoint or field as
+    /// unsupported: remembered for the base URL + model.
+    #[error("the server does not offer native compaction ({0})")]
+    Unsupported(String),
+    /// No `compaction` item, an empty or null block.
+    #[error("the server's native compaction returned nothing usable ({0})")]
+    Empty(String),
+    /// Anything else (after retries): this compaction falls back, nothing
+    /// is remembered.
+    #[error("the native compaction call failed: {0}")]
+    Failed(#[source] ProviderError),
 }
 
 /// The system prompt of every summarizer (compaction) request starts with
@@ -340,6 +410,11 @@ pub const SUMMARIZER_SYSTEM_PREFIX: &str = "You are the eonyx summarizer.";
 /// conversation as it would be sent next, plus this instruction) starts
 /// with this text, so test servers and logs can tell compaction calls apart.
 pub const SUMMARIZER_INSTRUCTION_PREFIX: &str = "[eonyx compaction]";
+
+/// The system prompt of every memory-mining request starts with this text
+/// (docs/memory.md#the-request), so test servers and logs can tell mining
+/// calls apart.
+pub const MINER_SYSTEM_PREFIX: &str = "You are the eonyx memory miner.";
 
 #[cfg(test)]
 mod tests {

@@ -220,6 +220,16 @@ pub struct CompactionRecord {
     /// likewise (docs/tools.md#jobs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<crate::job::PinnedJob>,
+    /// Set when the provider wrote the compacted part itself
+    /// (docs/compaction.md#native-compaction): its items replace the
+    /// history before `first_kept_seq` in every later request of that
+    /// model, byte for byte; `summary` then holds what a reader is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<Box<crate::native::NativeCompaction>>,
+    /// The compaction call's own usage (native compactions), counted in
+    /// the session's tokens and cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::message::Usage>,
 }
 
 impl CompactionRecord {

@@ -11,6 +11,7 @@ use eonyx_core::config::{McpApproval, ShellPolicy, ToolsConfig, WritePolicy};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
+use crate::permissions::{RuleMatcher, Verdict};
 
 /// Something that needs the user's approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +146,21 @@ pub enum Decision {
 /// [`ApprovalKind::class`]); batch and `run` have none, so "ask" denies.
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
+
+    /// Decides a request a permission rule said must be asked (an `ask`
+    /// rule): an approver that may answer for the user by itself (ACP's
+    /// `auto` mode) asks the user here instead. The default is
+    /// [`Approver::decide`]; approvers that wrap another forward it.
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
+    /// For a request this approver denied: the denial as the model should
+    /// read it when a permission rule made it (which rule, where); `None`
+    /// when no rule did, and the tool says how the user can allow it.
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
 }
 
 /// Approves everything.
@@ -189,6 +205,9 @@ pub struct PolicyApprover {
     /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
     /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
+    /// The `[permissions]` rules, applied before everything above
+    /// (deny > ask > allow > the tool's setting).
+    pub rules: std::sync::Arc<RuleMatcher>,
 }
 
 /// What the user allowed up front, on the command line: `--allow-shell`
@@ -248,6 +267,7 @@ impl PolicyApprover {
             allowed,
             mcp,
             ask,
+            rules: std::sync::Arc::new(RuleMatcher::new(&tools.permissions)),
         }
     }
 
@@ -259,13 +279,96 @@ impl PolicyApprover {
             allowed,
             mcp: McpPolicy::default(),
             ask: None,
+            rules: std::sync::Arc::default(),
+        }
+    }
+
+    /// How many permission rules apply.
+    pub fn rules_len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// What the permission rules say about `kind`.
+    pub fn verdict(&self, kind: &ApprovalKind) -> Verdict {
+        rule_verdict(&self.rules, kind)
+    }
+}
+
+/// What `rules` say about `kind` (a task's question: what it asks).
+pub fn rule_verdict(rules: &RuleMatcher, kind: &ApprovalKind) -> Verdict {
+    match kind.innermost() {
+        ApprovalKind::Shell { command } => rules.shell(command),
+        ApprovalKind::Write { path, .. } => rules.write(path),
+        ApprovalKind::OutsideProject { path, .. } => rules.read(path),
+        ApprovalKind::Mcp { server, tool, .. } => {
+            let own = tool
+                .strip_prefix("mcp__")
+                .and_then(|t| t.strip_prefix(server.as_str()))
+                .and_then(|t| t.strip_prefix("__"))
+                .unwrap_or(tool);
+            rules.mcp(server, own)
+        }
+        ApprovalKind::Attach { .. } | ApprovalKind::Task { .. } => Verdict::Unmatched,
+    }
+}
+
+impl ApprovalKind {
+    /// The rule `p` ("always in this project") in the REPL would save for
+    /// this request: `shell(<first two words>:*)` for a simple command,
+    /// `write(<path>)` for a write inside the project; `None` where `p` is
+    /// not offered (a compound line, anything else).
+    pub fn project_rule(&self) -> Option<String> {
+        match self.innermost() {
+            ApprovalKind::Shell { command } => crate::permissions::project_shell_rule(command),
+            ApprovalKind::Write {
+                shown,
+                outside: false,
+                protected: false,
+                ..
+            } => crate::permissions::project_write_rule(shown),
+            _ => None,
         }
     }
 }
 
 impl Approver for PolicyApprover {
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        match self.verdict(kind) {
+            Verdict::Deny(rule) => Some(format!(
+                "denied by the permission rule {rule}; do not retry it: do it another way, or ask \
+                 the user (who can change that rule)"
+            )),
+            Verdict::Ask(rule) if self.ask.is_none() => Some(format!(
+                "denied: the permission rule {rule} needs the user's yes, and there is no one to \
+                 ask in this run (--allow-shell and --allow-write do not cover it); the user can \
+                 run it in the REPL"
+            )),
+            _ => None,
+        }
+    }
+
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            // The rules first: deny > ask > allow > the tool's setting. A
+            // write to `.git/` or `eonyx.json` is never allowed by a rule.
+            let protected = matches!(
+                kind.innermost(),
+                ApprovalKind::Write {
+                    protected: true,
+                    ..
+                }
+            );
+            match self.verdict(kind) {
+                Verdict::Deny(_) => return Decision::Deny,
+                Verdict::Ask(_) => {
+                    return match &self.ask {
+                        Some(ask) => ask.decide_asked(kind).await,
+                        None => Decision::Deny,
+                    };
+                }
+                Verdict::Allow if !protected => return Decision::Allow,
+                Verdict::Allow | Verdict::Unmatched => {}
+            }
             // A labelled question is decided as what it asks; the label
             // goes to the user with it.
             let (policy, flag) = match kind.innermost() {
@@ -320,18 +423,26 @@ pub struct TaskLabel {
     pub inner: std::sync::Arc<dyn Approver>,
 }
 
+impl TaskLabel {
+    /// `kind` labelled with the task, after letting the parent show the
+    /// child's progress (the call being asked about) before the question
+    /// is drawn.
+    async fn labelled(&self, kind: &ApprovalKind) -> ApprovalKind {
+        tokio::task::yield_now().await;
+        ApprovalKind::Task {
+            task: self.task.clone(),
+            kind: Box::new(kind.clone()),
+        }
+    }
+}
+
 impl Approver for TaskLabel {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            // Let the parent show the child's progress (the call being
-            // asked about) before the question is drawn.
-            tokio::task::yield_now().await;
-            let labelled = ApprovalKind::Task {
-                task: self.task.clone(),
-                kind: Box::new(kind.clone()),
-            };
-            self.inner.decide(&labelled).await
-        })
+        Box::pin(async move { self.inner.decide(&self.labelled(kind).await).await })
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
     }
 }
 

@@ -212,6 +212,7 @@ async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
             .into(),
         },
         ask,
+        rules: Arc::default(),
     };
     // Batch / run: "ask" denies, whatever the shell and write flags.
     assert_eq!(p(false, None).decide(&call("other")).await, Decision::Deny);
@@ -245,6 +246,7 @@ async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
             task: "explore".into(),
             inner: rec.clone(),
         })),
+        rules: Arc::default(),
     };
     let shell = ApprovalKind::Shell {
         command: "ls".into(),
@@ -262,4 +264,78 @@ async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
     let asked = rec.asked();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
+}
+
+#[tokio::test]
+async fn rules_go_before_flags_and_settings() {
+    use eonyx_core::permissions::{
+        PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule,
+    };
+    use std::sync::Arc;
+    let rule = |list, shell, text: &str| PermissionRule {
+        list,
+        rule: Rule::Shell { shell },
+        text: text.into(),
+        file: "/c/config.toml".into(),
+        origin: RuleOrigin::Global,
+        active: true,
+    };
+    let tools = eonyx_core::config::ToolsConfig {
+        permissions: PermissionRules {
+            rules: vec![
+                rule(
+                    RuleList::Allow,
+                    ShellRule::Prefix("cargo test".into()),
+                    "shell(cargo test:*)",
+                ),
+                rule(
+                    RuleList::Ask,
+                    ShellRule::Prefix("git push".into()),
+                    "shell(git push:*)",
+                ),
+                rule(
+                    RuleList::Deny,
+                    ShellRule::Prefix("rm".into()),
+                    "shell(rm:*)",
+                ),
+            ],
+            project_root: "/p".into(),
+            home: None,
+        },
+        ..Default::default()
+    };
+    let sh = |c: &str| ApprovalKind::Shell { command: c.into() };
+    // Batch without flags: the allowed prefix runs, nothing else.
+    let batch = PolicyApprover::new(&tools, Permissions::NONE, McpPolicy::default(), None);
+    assert_eq!(batch.decide(&sh("cargo test -q")).await, Decision::Allow);
+    assert_eq!(batch.decide(&sh("cargo test && ls")).await, Decision::Deny);
+    // --allow-shell: deny and ask rules still hold (ask denies in batch).
+    let flags = PolicyApprover::new(&tools, Permissions::ALL, McpPolicy::default(), None);
+    assert_eq!(flags.decide(&sh("ls")).await, Decision::Allow);
+    assert_eq!(flags.decide(&sh("rm -rf x")).await, Decision::Deny);
+    assert_eq!(flags.decide(&sh("git push")).await, Decision::Deny);
+    let why = flags.rule_denial(&sh("rm x")).unwrap();
+    assert!(
+        why.contains("`shell(rm:*)`") && why.contains("/c/config.toml"),
+        "{why}"
+    );
+    let why = flags.rule_denial(&sh("git push")).unwrap();
+    assert!(
+        why.contains("`shell(git push:*)`") && why.contains("no one to ask"),
+        "{why}"
+    );
+    assert_eq!(flags.rule_denial(&sh("ls")), None);
+    // The REPL asks an ask rule even with the flag; a user's yes never
+    // passes a deny rule (a hook's allow is such a yes).
+    let rec = Arc::new(Recorder::new(Decision::Allow));
+    let repl = PolicyApprover::new(
+        &tools,
+        Permissions::ALL,
+        McpPolicy::default(),
+        Some(rec.clone()),
+    );
+    assert_eq!(repl.decide(&sh("git push")).await, Decision::Allow);
+    assert_eq!(rec.asked().len(), 1);
+    assert_eq!(repl.decide(&sh("rm x")).await, Decision::Deny);
+    assert_eq!(rec.asked().len(), 1);
 }

@@ -43,10 +43,12 @@ pub mod jobs;
 mod list_dir;
 pub mod memory;
 mod path;
+pub mod permissions;
 mod plan;
 mod read_file;
 mod recall;
 mod shell;
+pub mod shell_split;
 pub mod skill;
 pub mod task;
 mod write;
@@ -61,7 +63,7 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
     AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
-    TaskLabel, approve,
+    TaskLabel, approve, rule_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};

@@ -6,6 +6,7 @@
 //! kept), `timeline` (the order requests started and ended in), `routing`
 //! (what each request gets) and `render` (the wire bytes).
 
+mod native;
 mod quirks;
 mod reasoning;
 mod recording;
@@ -29,9 +30,10 @@ use crate::reply::Reply;
 use crate::serving::Serving;
 use crate::wire::OverflowFlavor;
 
+pub use native::{COMPACTION_BETA, NativeCompact};
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
-pub use script::FORGETFUL_SUMMARY;
+pub use script::{FORGETFUL_SUMMARY, NO_MEMORIES};
 pub use timeline::{Moment, Span};
 
 /// A JSON body with its status (the routing, the quirks and the error
@@ -53,6 +55,8 @@ struct Inner {
     queue: VecDeque<Reply>,
     default_reply: Reply,
     responder: Option<Responder>,
+    /// Answers memory-mining requests (see [`FakeServer::set_extractor`]).
+    extractor: Option<Responder>,
     context_window: Option<u64>,
     flavor: OverflowFlavor,
     props_ctx: Option<u64>,
@@ -78,6 +82,12 @@ struct Inner {
     reasoning_strict: bool,
     /// The reasoning text of every tool call made with reasoning, by call id.
     issued: std::collections::HashMap<String, String>,
+    /// How native compaction is served (see [`FakeServer::native_compaction`]).
+    native: native::NativeCompact,
+    /// Every native item and block issued, exactly as sent.
+    native_issued: Vec<Value>,
+    /// Native compact calls answered.
+    native_count: u64,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -119,6 +129,7 @@ impl FakeServer {
             queue: VecDeque::new(),
             default_reply: Reply::default(),
             responder: None,
+            extractor: None,
             context_window: None,
             flavor: OverflowFlavor::default(),
             props_ctx: None,
@@ -138,6 +149,9 @@ impl FakeServer {
             next_id: 1,
             reasoning_strict: false,
             issued: Default::default(),
+            native: native::NativeCompact::Absent,
+            native_issued: Vec::new(),
+            native_count: 0,
         }));
         let app = Router::new()
             .fallback(handle)

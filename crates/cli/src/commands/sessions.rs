@@ -462,9 +462,11 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
                 "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
-                c.draft_seq
-                    .map(|d| format!(" · summary written ahead in #{d}"))
-                    .unwrap_or_default(),
+                match (&c.native, c.draft_seq) {
+                    (Some(n), _) => format!(" · native, by {} {}", n.provider.as_str(), n.model),
+                    (None, Some(d)) => format!(" · summary written ahead in #{d}"),
+                    (None, None) => String::new(),
+                },
                 short_date(&c.ts),
                 rewound_mark(rewound(r)),
                 c.first_kept_seq,
@@ -541,6 +543,18 @@ fn show_effective(
         return Ok(Status::Success);
     }
     let mut blocks = vec![format!("[system]\n{}\n", eff.request.system.text())];
+    // A native compaction's items go first, abbreviated
+    // (docs/compaction.md#native-compaction).
+    if let Some(n) = &eff.request.native {
+        blocks.push(format!(
+            "[compacted by the provider · {} {} · {} item(s), {} bytes opaque]\n{}\n",
+            n.provider.as_str(),
+            n.model,
+            n.items.len(),
+            n.opaque_bytes(),
+            eonyx_core::text::ellipsize(&n.display(), 400)
+        ));
+    }
     blocks.extend(eff.request.messages.iter().map(view_block));
     printer.out(&blocks.join("\n"))?;
     Ok(Status::Success)

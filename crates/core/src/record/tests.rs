@@ -77,6 +77,8 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
         goal: None,
         plan: None,
         jobs: Vec::new(),
+        native: None,
+        usage: None,
     });
     assert_eq!(
         c.to_line(),

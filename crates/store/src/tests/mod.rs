@@ -57,6 +57,8 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         goal: None,
         plan: None,
         jobs: Vec::new(),
+        native: None,
+        usage: None,
     }
 }
 

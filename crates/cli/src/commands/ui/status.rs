@@ -24,12 +24,21 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
     let compactions = match st.last_compaction {
         None => "none yet".to_owned(),
         Some(c) => format!(
-            "{} (last: {}{})",
+            "{}{} (last: {}{})",
             st.compactions,
+            if st.native_compactions > 0 {
+                format!(", {} by the provider", st.native_compactions)
+            } else {
+                String::new()
+            },
             c.trigger.as_str(),
-            c.mode
-                .map(|m| format!(", {}", m.as_str()))
-                .unwrap_or_default()
+            if c.native {
+                ", native".to_owned()
+            } else {
+                c.mode
+                    .map(|m| format!(", {}", m.as_str()))
+                    .unwrap_or_default()
+            }
         ),
     };
     let skills = if st.skills.is_empty() {
@@ -87,6 +96,14 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             "memory",
             st.memory_entries
                 .map_or("off".to_owned(), |n| format!("{n} entries")),
+        ),
+        (
+            "mining",
+            format!(
+                "{} proposed (`eonyx memory review`) · {}",
+                st.mining_waiting,
+                super::super::mining::cost_line(&st.mining)
+            ),
         ),
         ("skills", skills),
     ]);
@@ -188,9 +205,11 @@ mod tests {
             },
             cost_usd: Some(0.0123),
             compactions: 2,
+            native_compactions: 0,
             last_compaction: Some(LastCompaction {
                 trigger: CompactionTrigger::Auto,
                 mode: Some(CompactionMode::SharedPrefix),
+                native: false,
             }),
             memory_entries: Some(4),
             skills: vec!["deploy".into()],
@@ -231,6 +250,13 @@ mod tests {
                 {"step": "run the suite", "status": "pending"}
             ]}))
             .ok(),
+            mining: eonyx_store::mining::CostTotals {
+                requests: 2,
+                prompt_tokens: 3000,
+                completion_tokens: 40,
+                cost_usd: Some(0.002),
+            },
+            mining_waiting: 1,
         };
         insta::assert_snapshot!(lines(&st, Some("/home/u")).join("\n"), @r#"
         model:       default (gpt-x) · openai · http://127.0.0.1:8080/v1
@@ -240,6 +266,7 @@ mod tests {
         cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
         memory:      4 entries
+        mining:      1 proposed (`eonyx memory review`) · 2 requests, 3040 tokens (3000 in, 40 out), $0.0020
         skills:      1 (deploy)
         refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
         goal:        active (3/20 continuation turns) · make the tests pass
