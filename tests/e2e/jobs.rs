@@ -468,7 +468,7 @@ fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
     let with_rules = || {
         Fx::with(|c| {
             c.merge_top_toml(
-                "[permissions]\nallow = [\"shell(sleep 98781:*)\"]\ndeny = [\"shell(rm:*)\"]\n",
+                "[permissions]\nallow = [\"shell(sleep:*)\"]\ndeny = [\"shell(rm:*)\"]\n",
             )
             .unwrap()
         })
@@ -479,9 +479,18 @@ fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
     // command, and the allowed prefix chained to another, do not.
     fx.fake.push_all([
         Reply::tool_calls([
-            ("shell", json!({"command": "sleep 98781011", "background": true})),
-            ("shell", json!({"command": "sleep 98781012 && touch made", "background": true})),
-            ("shell", json!({"command": "touch made", "background": true})),
+            (
+                "shell",
+                json!({"command": "sleep 98781011", "background": true}),
+            ),
+            (
+                "shell",
+                json!({"command": "sleep 98781012 && touch made", "background": true}),
+            ),
+            (
+                "shell",
+                json!({"command": "touch made", "background": true}),
+            ),
         ]),
         Reply::text("done"),
     ]);
@@ -512,8 +521,14 @@ fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
     fx.sb.write("work/keep.txt", "keep\n");
     fx.fake.push_all([
         Reply::tool_calls([
-            ("shell", json!({"command": "rm keep.txt", "background": true})),
-            ("shell", json!({"command": "sleep 98781013; rm -f keep.txt", "background": true})),
+            (
+                "shell",
+                json!({"command": "rm keep.txt", "background": true}),
+            ),
+            (
+                "shell",
+                json!({"command": "sleep 98781013; rm -f keep.txt", "background": true}),
+            ),
         ]),
         Reply::text("done"),
     ]);
