@@ -29,7 +29,7 @@ pub enum AgentEvent {
     },
     /// A compaction was saved (`mode: "ahead"` when it applied a summary
     /// written ahead).
-    Compacted(CompactionRecord),
+    Compacted(Box<CompactionRecord>),
     /// A summary written ahead, in the background, was saved.
     SummaryDraft(SummaryDraftRecord),
     /// A provider step finished with this usage.

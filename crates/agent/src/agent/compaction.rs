@@ -572,7 +572,7 @@ impl Agent {
         for w in self.reattach_skills(saved.skills.clone()) {
             sink(AgentEvent::Warning(w));
         }
-        sink(AgentEvent::Compacted(saved.clone()));
+        sink(AgentEvent::Compacted(Box::new(saved.clone())));
         Ok(saved)
     }
 
