@@ -11,7 +11,7 @@
 //! Invariants:
 //! - A job is spawned like a foreground command (the same sandbox plan,
 //!   environment and directory; `shell` builds the command) but through
-//!   the job keeper ([`keeper`]) when eonyx runs as its binary: its own
+//!   the job keeper (`jobs/keeper.rs`) when eonyx runs as its binary: its own
 //!   process group, stdin `/dev/null`, dead with eonyx even on `kill -9`.
 //! - The whole output goes to `jobs/<session id>/<N>.log` (0600), capped
 //!   at `tools.job_log_max_bytes`; the model reads it by offset, head and
