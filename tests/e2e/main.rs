@@ -52,3 +52,4 @@ mod tasks_mcp;
 mod tasks_memory;
 mod tasks_sessions;
 mod util;
+mod web_fetch;

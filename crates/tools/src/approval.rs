@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use camino::Utf8PathBuf;
 use eonyx_core::ToolName;
-use eonyx_core::config::{McpApproval, ShellPolicy, ToolsConfig, WritePolicy};
+use eonyx_core::config::{
+    McpApproval, ShellPolicy, ToolsConfig, WebFetchConfig, WebFetchPolicy, WritePolicy,
+};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
@@ -44,6 +46,12 @@ pub enum ApprovalKind {
         /// The arguments as compact JSON.
         arguments: String,
     },
+    /// `web_fetch` reading `url`; an "always" holds for its host.
+    WebFetch {
+        /// Lowercased, without the port.
+        host: String,
+        url: String,
+    },
     /// The user's `@path` names a file outside the project root: only a
     /// user can allow sending it (batch runs refuse).
     Attach { path: Utf8PathBuf },
@@ -75,6 +83,7 @@ impl ApprovalKind {
             ApprovalKind::Write { outside: true, .. } => "write_outside_project".into(),
             ApprovalKind::Attach { .. } => "attach_outside_project".into(),
             ApprovalKind::Mcp { tool, .. } => format!("mcp:{tool}").into(),
+            ApprovalKind::WebFetch { host, .. } => format!("web_fetch:{host}").into(),
         }
     }
 
@@ -115,6 +124,10 @@ impl ApprovalKind {
             ApprovalKind::Attach { path } => {
                 format!("send a file from outside the project: {path}")
             }
+            ApprovalKind::WebFetch { url, host } => format!(
+                "fetch {} ([a]lways: every page of {host} this session)",
+                eonyx_core::text::ellipsize(url, SHOWN_ARGUMENT_CHARS)
+            ),
         }
     }
 }
@@ -186,6 +199,9 @@ pub struct PolicyApprover {
     /// What the command line allowed up front.
     pub allowed: Permissions,
     pub mcp: McpPolicy,
+    /// `tools.web_fetch` and `tools.web_fetch_domains` (the rest of
+    /// [`WebFetchConfig`] is the fetcher's).
+    pub web: WebFetchConfig,
     /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
     /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
@@ -200,6 +216,9 @@ pub struct Permissions {
     pub shell: bool,
     pub write: bool,
     pub mcp: bool,
+    /// `--allow-web`: `web_fetch` without asking (not over
+    /// `tools.web_fetch = "deny"`).
+    pub web: bool,
 }
 
 impl Permissions {
@@ -208,12 +227,14 @@ impl Permissions {
         shell: false,
         write: false,
         mcp: false,
+        web: false,
     };
     /// `--allow-shell --allow-write --allow-mcp`.
     pub const ALL: Permissions = Permissions {
         shell: true,
         write: true,
         mcp: true,
+        web: true,
     };
 }
 
@@ -247,6 +268,7 @@ impl PolicyApprover {
             write: tools.write,
             allowed,
             mcp,
+            web: tools.web.clone(),
             ask,
         }
     }
@@ -258,8 +280,40 @@ impl PolicyApprover {
             write,
             allowed,
             mcp: McpPolicy::default(),
+            web: WebFetchConfig::default(),
             ask: None,
         }
+    }
+}
+
+/// What config and flags say about a `web_fetch` from `host` before
+/// anyone is asked; see [`web_fetch_verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    /// The user is asked (REPL); denied where no one can be.
+    Ask,
+    Deny,
+}
+
+/// **The** decision about fetching from `host` (docs/tools.md#web-fetch):
+/// `tools.web_fetch = "deny"` denies whatever else is said; `"allow"`,
+/// `--allow-web` (`allow_web`) or a match in `tools.web_fetch_domains`
+/// allows; anything else asks. Permission rules hook in here.
+pub fn web_fetch_verdict(web: &WebFetchConfig, allow_web: bool, host: &str) -> Verdict {
+    match web.policy {
+        WebFetchPolicy::Deny => Verdict::Deny,
+        WebFetchPolicy::Allow => Verdict::Allow,
+        WebFetchPolicy::Ask
+            if allow_web
+                || web
+                    .domains
+                    .iter()
+                    .any(|d| eonyx_web::domain_matches(d, host)) =>
+        {
+            Verdict::Allow
+        }
+        WebFetchPolicy::Ask => Verdict::Ask,
     }
 }
 
@@ -294,6 +348,13 @@ impl Approver for PolicyApprover {
                         (McpApproval::Ask, _) if self.allowed.mcp => Decision::Allow,
                         (McpApproval::Ask, Some(ask)) => ask.decide(kind).await,
                         (McpApproval::Ask, None) => Decision::Deny,
+                    };
+                }
+                ApprovalKind::WebFetch { host, .. } => {
+                    return match (web_fetch_verdict(&self.web, self.allowed.web, host), &self.ask) {
+                        (Verdict::Allow, _) => Decision::Allow,
+                        (Verdict::Deny, _) | (Verdict::Ask, None) => Decision::Deny,
+                        (Verdict::Ask, Some(ask)) => ask.decide(kind).await,
                     };
                 }
                 ApprovalKind::Write { .. } => (self.write, self.allowed.write),

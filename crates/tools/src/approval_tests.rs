@@ -66,6 +66,7 @@ async fn write_policy_is_separate_from_shell_and_outside_needs_a_user() {
                 shell: true,
                 write: allow_write,
                 mcp: false,
+                web: false,
             },
         )
     };
@@ -204,6 +205,7 @@ async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
             mcp: allow,
             ..Permissions::ALL
         },
+        web: Default::default(),
         mcp: McpPolicy {
             servers: [
                 ("open".to_owned(), McpApproval::Allow),
@@ -241,6 +243,7 @@ async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
         write: ShellPolicy::Deny,
         allowed: Permissions::NONE,
         mcp: McpPolicy::default(),
+        web: Default::default(),
         ask: Some(Arc::new(TaskLabel {
             task: "explore".into(),
             inner: rec.clone(),
@@ -262,4 +265,54 @@ async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
     let asked = rec.asked();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
+}
+
+mod web_fetch {
+    use eonyx_core::config::{WebFetchConfig, WebFetchPolicy};
+
+    use super::super::*;
+    use crate::test_support::Recorder;
+
+    fn web(policy: WebFetchPolicy, domains: &[&str]) -> WebFetchConfig {
+        WebFetchConfig {
+            policy,
+            domains: domains.iter().map(|d| (*d).to_owned()).collect(),
+            ..WebFetchConfig::default()
+        }
+    }
+
+    #[test]
+    fn deny_wins_over_the_flag_and_the_domains() {
+        let w = web(WebFetchPolicy::Deny, &["docs.rs"]);
+        assert_eq!(web_fetch_verdict(&w, true, "docs.rs"), Verdict::Deny);
+    }
+
+    #[test]
+    fn the_flag_allow_and_listed_domains_allow_and_the_rest_asks() {
+        let ask = web(WebFetchPolicy::Ask, &["docs.rs", "*.python.org"]);
+        assert_eq!(web_fetch_verdict(&ask, false, "docs.rs"), Verdict::Allow);
+        assert_eq!(web_fetch_verdict(&ask, false, "docs.python.org"), Verdict::Allow);
+        assert_eq!(web_fetch_verdict(&ask, false, "example.com"), Verdict::Ask);
+        assert_eq!(web_fetch_verdict(&ask, true, "example.com"), Verdict::Allow);
+        let allow = web(WebFetchPolicy::Allow, &[]);
+        assert_eq!(web_fetch_verdict(&allow, false, "example.com"), Verdict::Allow);
+    }
+
+    #[tokio::test]
+    async fn the_user_is_asked_per_host_and_batch_denies() {
+        let kind = ApprovalKind::WebFetch {
+            host: "example.com".into(),
+            url: "https://example.com/a".into(),
+        };
+        assert_eq!(kind.class(), "web_fetch:example.com");
+        let batch = PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::NONE);
+        assert_eq!(batch.decide(&kind).await, Decision::Deny);
+        let user = std::sync::Arc::new(Recorder::new(Decision::Allow));
+        let repl = PolicyApprover {
+            ask: Some(user.clone()),
+            ..PolicyApprover::batch(ShellPolicy::Ask, ShellPolicy::Ask, Permissions::NONE)
+        };
+        assert_eq!(repl.decide(&kind).await, Decision::Allow);
+        assert_eq!(user.asked(), vec![kind]);
+    }
 }
