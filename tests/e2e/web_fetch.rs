@@ -103,7 +103,10 @@ fn results(model: &FakeServer) -> Vec<String> {
 }
 
 fn listed(server: &WebServer) -> String {
-    format!("web_fetch_private_hosts = [\"127.0.0.1:{}\"]\n", server.port())
+    format!(
+        "web_fetch_private_hosts = [\"127.0.0.1:{}\"]\n",
+        server.port()
+    )
 }
 
 #[test]
@@ -112,7 +115,11 @@ fn a_page_reaches_the_model_as_markdown_under_the_header_and_is_cached() {
     let model = model();
     let env = env_with(&model, &listed(&web));
     let url = web.url("/docs/widget");
-    let (out, events) = batch(&env, &[fetch_line(&url), fetch_line(&url)], &["--allow-web"]);
+    let (out, events) = batch(
+        &env,
+        &[fetch_line(&url), fetch_line(&url)],
+        &["--allow-web"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&model);
     let first = results.first().unwrap();
@@ -145,7 +152,13 @@ fn the_server_sees_the_eonyx_user_agent_and_nothing_of_the_users() {
     assert_eq!(request.method, "GET");
     let ua = request.header("user-agent").unwrap();
     assert!(ua.starts_with("eonyx/"), "{ua}");
-    for name in ["authorization", "cookie", "proxy-authorization", "x-api-key", "referer"] {
+    for name in [
+        "authorization",
+        "cookie",
+        "proxy-authorization",
+        "x-api-key",
+        "referer",
+    ] {
         assert_eq!(request.header(name), None, "{name} was sent");
     }
     for (name, value) in &request.headers {
@@ -181,7 +194,12 @@ fn loopback_is_refused_in_every_spelling_before_any_connection() {
         assert!(r.contains("loopback address"), "{r}");
         assert!(r.contains("tools.web_fetch_private_hosts"), "{r}");
     }
-    assert!(results[1].contains("refused: localhost is 127.0.0.1") || results[1].contains("refused: localhost is ::1"), "{}", results[1]);
+    assert!(
+        results[1].contains("refused: localhost is 127.0.0.1")
+            || results[1].contains("refused: localhost is ::1"),
+        "{}",
+        results[1]
+    );
     assert_eq!(web.connections(), 0, "a refused fetch reached the server");
 }
 
@@ -200,9 +218,21 @@ fn listing_a_host_port_allows_exactly_that_host_port() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&model);
     assert!(results[0].ends_with("\ndev server"), "{}", results[0]);
-    assert!(results[1].starts_with("refused: localhost is"), "{}", results[1]);
-    assert!(results[1].contains(&format!("\"localhost:{}\"", web.port())), "{}", results[1]);
-    assert!(results[2].starts_with("refused: 127.0.0.1 is 127.0.0.1, a loopback address"), "{}", results[2]);
+    assert!(
+        results[1].starts_with("refused: localhost is"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[1].contains(&format!("\"localhost:{}\"", web.port())),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("refused: 127.0.0.1 is 127.0.0.1, a loopback address"),
+        "{}",
+        results[2]
+    );
     assert_eq!(web.connections(), 1);
     assert_eq!(other.connections(), 0);
 }
@@ -214,13 +244,19 @@ fn a_cross_host_redirect_is_named_not_followed_and_the_unlisted_target_never_con
     let start = WebServer::start(move |_| WebReply::redirect(to.clone()));
     let model = model();
     let env = env_with(&model, &listed(&start));
-    let lines = [fetch_line(&start.url("/go")), fetch_line(&target.url("/landing"))];
+    let lines = [
+        fetch_line(&start.url("/go")),
+        fetch_line(&target.url("/landing")),
+    ];
     let (out, _) = batch(&env, &lines, &["--allow-web"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&model);
     assert!(results[0].contains("· 302 ·"), "{}", results[0]);
     assert!(
-        results[0].contains(&format!("redirected to {}, on another host: not followed", target.url("/landing"))),
+        results[0].contains(&format!(
+            "redirected to {}, on another host: not followed",
+            target.url("/landing")
+        )),
         "{}",
         results[0]
     );
@@ -270,8 +306,16 @@ fn same_host_redirects_are_followed_and_a_loop_stops_after_five() {
         results[0]
     );
     assert!(results[0].ends_with("\n# New home"), "{}", results[0]);
-    assert!(results[1].starts_with("stopped after 5 redirects"), "{}", results[1]);
-    let loops = web.requests().iter().filter(|r| r.path.starts_with("/loop")).count();
+    assert!(
+        results[1].starts_with("stopped after 5 redirects"),
+        "{}",
+        results[1]
+    );
+    let loops = web
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/loop"))
+        .count();
     assert_eq!(loops, 6, "the first request and five redirects");
 }
 
@@ -285,16 +329,24 @@ fn a_page_over_the_byte_limit_is_cut_without_reading_on() {
         total: Some(SIX_MIB),
     });
     let model = model();
-    let env = env_with(&model, &format!("{}web_fetch_max_bytes = 1048576\n", listed(&web)));
+    let env = env_with(
+        &model,
+        &format!("{}web_fetch_max_bytes = 1048576\n", listed(&web)),
+    );
     let (out, events) = batch(&env, &[fetch_line(&web.url("/big.txt"))], &["--allow-web"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &results(&model)[0];
     assert!(
-        result.ends_with("[cut: only the first 1048576 bytes of 6291456 were read (tools.web_fetch_max_bytes)]"),
+        result.ends_with(
+            "[cut: only the first 1048576 bytes of 6291456 were read (tools.web_fetch_max_bytes)]"
+        ),
         "{}",
         &result[result.len().saturating_sub(300)..]
     );
-    assert!(result.contains("[cut: showing "), "the output cap cut it visibly too");
+    assert!(
+        result.contains("[cut: showing "),
+        "the output cap cut it visibly too"
+    );
     let ev = events.iter().find(|e| e["type"] == "web_fetch").unwrap();
     assert_eq!(ev["bytes"], 1_048_576);
     // eonyx closed the connection: the server could not send the rest.
@@ -313,13 +365,19 @@ fn a_page_that_never_ends_times_out_and_the_batch_goes_on() {
         total: None,
     });
     let model = model();
-    let env = env_with(&model, &format!("{}web_fetch_timeout_secs = 1\n", listed(&web)));
+    let env = env_with(
+        &model,
+        &format!("{}web_fetch_timeout_secs = 1\n", listed(&web)),
+    );
     let lines = [fetch_line(&web.url("/slow")), "and then?".to_owned()];
     let (out, _) = batch(&env, &lines, &["--allow-web"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &results(&model)[0];
     assert!(
-        result.starts_with(&format!("timed out after 1 s fetching {}", web.url("/slow"))),
+        result.starts_with(&format!(
+            "timed out after 1 s fetching {}",
+            web.url("/slow")
+        )),
         "{result}"
     );
     assert!(result.contains("tools.web_fetch_timeout_secs"), "{result}");
@@ -349,11 +407,31 @@ fn bad_input_is_one_clear_result_and_never_ends_the_turn() {
     let (out, _) = batch(&env, &lines, &["--allow-web"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = results(&model);
-    assert!(results[0].starts_with("`file:` URLs are not fetched"), "{}", results[0]);
-    assert!(results[1].starts_with("`ftp:` URLs are not fetched"), "{}", results[1]);
-    assert!(results[2].starts_with("not a valid URL `http//missing-colon`"), "{}", results[2]);
-    assert!(results[3].contains("is binary (image/png)"), "{}", results[3]);
-    assert!(results[4].starts_with("invalid arguments for web_fetch"), "{}", results[4]);
+    assert!(
+        results[0].starts_with("`file:` URLs are not fetched"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].starts_with("`ftp:` URLs are not fetched"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].starts_with("not a valid URL `http//missing-colon`"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("is binary (image/png)"),
+        "{}",
+        results[3]
+    );
+    assert!(
+        results[4].starts_with("invalid arguments for web_fetch"),
+        "{}",
+        results[4]
+    );
 }
 
 #[test]
@@ -364,21 +442,37 @@ fn batch_runs_deny_unless_allowed_and_deny_wins_over_the_flag() {
     let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let denied = &results(&model)[0];
-    assert!(denied.starts_with("denied: web_fetch needs the user's approval"), "{denied}");
+    assert!(
+        denied.starts_with("denied: web_fetch needs the user's approval"),
+        "{denied}"
+    );
     assert!(denied.contains("--allow-web"), "{denied}");
 
     let model = self::model();
-    let env = env_with(&model, &format!("{}web_fetch = \"deny\"\nweb_fetch_domains = [\"127.0.0.1\"]\n", listed(&web)));
+    let env = env_with(
+        &model,
+        &format!(
+            "{}web_fetch = \"deny\"\nweb_fetch_domains = [\"127.0.0.1\"]\n",
+            listed(&web)
+        ),
+    );
     let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &["--allow-web"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(results(&model)[0].starts_with("denied: "));
 
     // A listed domain needs no flag.
     let model = self::model();
-    let env = env_with(&model, &format!("{}web_fetch_domains = [\"127.0.0.1\"]\n", listed(&web)));
+    let env = env_with(
+        &model,
+        &format!("{}web_fetch_domains = [\"127.0.0.1\"]\n", listed(&web)),
+    );
     let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(results(&model)[0].starts_with("[web page "), "{}", results(&model)[0]);
+    assert!(
+        results(&model)[0].starts_with("[web page "),
+        "{}",
+        results(&model)[0]
+    );
     assert_eq!(web.connections(), 1);
 }
 
@@ -402,7 +496,11 @@ fn an_untrusted_project_may_only_tighten_web_fetch() {
 
     let model = self::model();
     let env = env_with(&model, &format!("{}web_fetch = \"allow\"\n", listed(&web)));
-    std::fs::write(env.project.join("eonyx.json"), r#"{"tools": {"web_fetch": "deny"}}"#).unwrap();
+    std::fs::write(
+        env.project.join("eonyx.json"),
+        r#"{"tools": {"web_fetch": "deny"}}"#,
+    )
+    .unwrap();
     let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(results(&model)[0].starts_with("denied: "));

@@ -100,9 +100,8 @@ pub struct WebServer {
 impl WebServer {
     /// Serve `route` on a free loopback port.
     pub fn start(route: impl Fn(&WebRequest) -> WebReply + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap_or_else(|e| {
-            panic!("the fake web server cannot bind a loopback port: {e}")
-        });
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .unwrap_or_else(|e| panic!("the fake web server cannot bind a loopback port: {e}"));
         let addr = listener
             .local_addr()
             .unwrap_or_else(|e| panic!("the fake web server has no address: {e}"));
@@ -299,7 +298,9 @@ fn answer(mut stream: TcpStream, reply: WebReply, stop: &AtomicBool) -> Served {
                 }
                 let n = match total {
                     Some(t) if served.body_bytes >= t => break,
-                    Some(t) => usize::try_from(t - served.body_bytes).map_or(chunk, |r| r.min(chunk)),
+                    Some(t) => {
+                        usize::try_from(t - served.body_bytes).map_or(chunk, |r| r.min(chunk))
+                    }
                     None => chunk,
                 };
                 if stream.write_all(&block[..n]).is_err() {

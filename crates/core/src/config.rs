@@ -535,9 +535,7 @@ pub struct ToolsConfig {
 
 /// Permission for `web_fetch` (`tools.web_fetch`), ordered from strictest
 /// to loosest so an untrusted project's value can be compared.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WebFetchPolicy {
     /// Never fetched, whatever `--allow-web` and `tools.web_fetch_domains` say.

@@ -351,7 +351,10 @@ impl Approver for PolicyApprover {
                     };
                 }
                 ApprovalKind::WebFetch { host, .. } => {
-                    return match (web_fetch_verdict(&self.web, self.allowed.web, host), &self.ask) {
+                    return match (
+                        web_fetch_verdict(&self.web, self.allowed.web, host),
+                        &self.ask,
+                    ) {
                         (Verdict::Allow, _) => Decision::Allow,
                         (Verdict::Deny, _) | (Verdict::Ask, None) => Decision::Deny,
                         (Verdict::Ask, Some(ask)) => ask.decide(kind).await,

@@ -291,11 +291,17 @@ mod web_fetch {
     fn the_flag_allow_and_listed_domains_allow_and_the_rest_asks() {
         let ask = web(WebFetchPolicy::Ask, &["docs.rs", "*.python.org"]);
         assert_eq!(web_fetch_verdict(&ask, false, "docs.rs"), Verdict::Allow);
-        assert_eq!(web_fetch_verdict(&ask, false, "docs.python.org"), Verdict::Allow);
+        assert_eq!(
+            web_fetch_verdict(&ask, false, "docs.python.org"),
+            Verdict::Allow
+        );
         assert_eq!(web_fetch_verdict(&ask, false, "example.com"), Verdict::Ask);
         assert_eq!(web_fetch_verdict(&ask, true, "example.com"), Verdict::Allow);
         let allow = web(WebFetchPolicy::Allow, &[]);
-        assert_eq!(web_fetch_verdict(&allow, false, "example.com"), Verdict::Allow);
+        assert_eq!(
+            web_fetch_verdict(&allow, false, "example.com"),
+            Verdict::Allow
+        );
     }
 
     #[tokio::test]
@@ -305,7 +311,8 @@ mod web_fetch {
             url: "https://example.com/a".into(),
         };
         assert_eq!(kind.class(), "web_fetch:example.com");
-        let batch = PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::NONE);
+        let batch =
+            PolicyApprover::batch(ShellPolicy::Allow, ShellPolicy::Allow, Permissions::NONE);
         assert_eq!(batch.decide(&kind).await, Decision::Deny);
         let user = std::sync::Arc::new(Recorder::new(Decision::Allow));
         let repl = PolicyApprover {

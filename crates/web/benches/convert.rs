@@ -54,16 +54,25 @@ fn doc_page(bytes: usize) -> String {
 fn main() {
     let page = doc_page(1024 * 1024 * bench::scale());
     let markdown = html_to_markdown(&page);
-    assert!(markdown.contains("## Section 3: `Widget::spin`"), "{}", &markdown[..2000]);
+    assert!(
+        markdown.contains("## Section 3: `Widget::spin`"),
+        "{}",
+        &markdown[..2000]
+    );
     assert!(markdown.contains("| speed | `u32` | 3 |"));
     assert!(!markdown.contains("track("));
     let budget = Duration::from_secs(4);
-    let ours = median_within(budget, || black_box(html_to_markdown(black_box(&page))).len());
+    let ours = median_within(budget, || {
+        black_box(html_to_markdown(black_box(&page))).len()
+    });
     let base = median_within(budget, || black_box(plain_text(black_box(&page))).len());
     println!(
         "{}",
         bench::Line::timed(
-            format!("web_fetch: 1 MiB documentation page to Markdown (vs stripping tags; {} KiB out)", markdown.len() / 1024),
+            format!(
+                "web_fetch: 1 MiB documentation page to Markdown (vs stripping tags; {} KiB out)",
+                markdown.len() / 1024
+            ),
             ours,
             base,
             "< 50 ms",

@@ -237,7 +237,11 @@ mod tests {
 
     #[test]
     fn public_ipv6_passes() {
-        for ip in ["2606:4700:4700::1111", "2a00:1450:4001:82a::200e", "fe00::1"] {
+        for ip in [
+            "2606:4700:4700::1111",
+            "2a00:1450:4001:82a::200e",
+            "fe00::1",
+        ] {
             assert_eq!(range(ip), None, "{ip}");
         }
     }

@@ -35,8 +35,8 @@ const STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Elements whose content is never part of the text a reader wants.
 const DROPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "nav", "iframe", "svg", "canvas", "object",
-    "embed", "form", "button", "select", "dialog", "head",
+    "script", "style", "noscript", "template", "nav", "iframe", "svg", "canvas", "object", "embed",
+    "form", "button", "select", "dialog", "head",
 ];
 
 /// The Markdown of `html` (see the module's invariants).
@@ -165,9 +165,9 @@ fn tidy_blank_lines(md: &str) -> String {
 /// Elements that never hold others, or that HTML closes by itself when
 /// the next one starts: not counted as nesting.
 const NOT_NESTING: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-    "track", "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody",
-    "tfoot", "colgroup", "rb", "rt", "rp", "optgroup", "!doctype",
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody", "tfoot",
+    "colgroup", "rb", "rt", "rp", "optgroup", "!doctype",
 ];
 
 /// The deepest nesting of elements a scan of the tags suggests (an
@@ -234,7 +234,11 @@ pub fn plain_text(html: &str) -> String {
     while let Some(lt) = rest.find('<') {
         out.push_str(&decode_entities(&rest[..lt]));
         let after = &rest[lt + 1..];
-        let lower_start: String = after.chars().take(7).collect::<String>().to_ascii_lowercase();
+        let lower_start: String = after
+            .chars()
+            .take(7)
+            .collect::<String>()
+            .to_ascii_lowercase();
         let skip_to = if after.starts_with("!--") {
             after.find("-->").map(|e| e + 3)
         } else if lower_start.starts_with("script") || lower_start.starts_with("style") {
@@ -319,7 +323,10 @@ mod tests {
         let html = "<p>a<p>b<li>c<li>d<br><img src=x>".repeat(1000);
         assert_eq!(nesting_estimate(&html), 0);
         assert_eq!(nesting_estimate("<div><div></div><span></span></div>"), 2);
-        assert_eq!(nesting_estimate("<div><script><div><div></script></div>"), 1);
+        assert_eq!(
+            nesting_estimate("<div><script><div><div></script></div>"),
+            1
+        );
     }
 
     #[test]

@@ -194,7 +194,13 @@ impl Fetcher {
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            });
         let kind = match content_type.as_deref() {
             None | Some("") => Kind::Unknown,
             Some(ct) => kind_of(ct).ok_or_else(|| WebError::Binary {
@@ -276,8 +282,12 @@ fn kind_of(ct: &str) -> Option<Kind> {
     let kind = match ct {
         "text/html" | "application/xhtml+xml" => Kind::Html,
         _ if ct.starts_with("text/") => Kind::Text,
-        "application/json" | "application/xml" | "application/javascript"
-        | "application/yaml" | "application/x-yaml" | "application/toml"
+        "application/json"
+        | "application/xml"
+        | "application/javascript"
+        | "application/yaml"
+        | "application/x-yaml"
+        | "application/toml"
         | "application/x-ndjson" => Kind::Text,
         _ if ct.ends_with("+json") || ct.ends_with("+xml") => Kind::Text,
         _ => return None,

@@ -208,7 +208,10 @@ pub fn render(page: &Page, limits: Limits) -> String {
         }
     };
     let total_chars = content.chars().count();
-    let byte_room = limits.cap_bytes.saturating_sub(out.len() + NOTES_BYTES).max(1);
+    let byte_room = limits
+        .cap_bytes
+        .saturating_sub(out.len() + NOTES_BYTES)
+        .max(1);
     let mut end = convert::floor_char_boundary(content, byte_room);
     if let Some(max) = limits.max_chars
         && let Some((i, _)) = content.char_indices().nth(max)
@@ -304,13 +307,24 @@ mod tests {
                 ..limits
             },
         );
-        assert!(cut.contains(&format!("{}\n\n[cut: showing 10 of 100 characters", "é".repeat(10))), "{cut}");
+        assert!(
+            cut.contains(&format!(
+                "{}\n\n[cut: showing 10 of 100 characters",
+                "é".repeat(10)
+            )),
+            "{cut}"
+        );
         let mut big = page(Body::Text("x".repeat(50_000)));
         big.cut_from = Some(Some(6 * 1024 * 1024));
         let out = render(&big, limits);
         assert!(out.len() <= limits.cap_bytes, "{}", out.len());
         assert!(out.contains("of 50000 characters"), "{out}");
-        assert!(out.ends_with("[cut: only the first 1234 bytes of 6291456 were read (tools.web_fetch_max_bytes)]"), "{out}");
+        assert!(
+            out.ends_with(
+                "[cut: only the first 1234 bytes of 6291456 were read (tools.web_fetch_max_bytes)]"
+            ),
+            "{out}"
+        );
     }
 
     #[test]
@@ -319,8 +333,16 @@ mod tests {
             to: "https://other.example/".into(),
         });
         p.status = 302;
-        let out = render(&p, Limits { max_chars: None, cap_bytes: 16384 });
+        let out = render(
+            &p,
+            Limits {
+                max_chars: None,
+                cap_bytes: 16384,
+            },
+        );
         assert!(out.contains("· 302 ·"));
-        assert!(out.contains("redirected to https://other.example/, on another host: not followed"));
+        assert!(
+            out.contains("redirected to https://other.example/, on another host: not followed")
+        );
     }
 }

@@ -323,8 +323,9 @@ impl<'p> View<'p> {
                 self.stop_spinner();
                 self.end_stream_line();
                 let from = if cached { " (cached)" } else { "" };
-                self.printer
-                    .info(&format!("web_fetch: {url} · {status} · {bytes} bytes{from}"));
+                self.printer.info(&format!(
+                    "web_fetch: {url} · {status} · {bytes} bytes{from}"
+                ));
                 if self.mode == Mode::Json {
                     self.json(&Event::WebFetch {
                         url: &url,
