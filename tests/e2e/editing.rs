@@ -299,8 +299,8 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
 /// (It was 1,500 until the `task` tool, whose definition with its profile
 /// list takes ~150 tokens even after the other tools' descriptions were
 /// tightened to make room; then 1,600 until the `plan` tool, ~115 tokens
-/// with its schema kept to the minimum — README, section "Goals"; then
-/// 1,750 until `web_fetch`, ~100 tokens with a bare schema —
+/// with its schema kept to the minimum — docs/goals.md, section "Goals";
+/// then 1,750 until `web_fetch`, ~100 tokens with a bare schema —
 /// docs/tools.md#web-fetch.)
 #[test]
 fn the_fixed_first_request_stays_under_1850_tokens() {

@@ -1,5 +1,5 @@
 //! `eonyx sessions export --format markdown|html`, `/export` and the
-//! session's cost (issue 39, README section "Export and cost"), through
+//! session's cost (issue 39, docs/sessions.md, section "Export and cost"), through
 //! the real binary: a session with two compactions, a rewind, a task and
 //! tool calls, read back as a user would.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure

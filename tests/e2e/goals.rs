@@ -1,4 +1,4 @@
-//! Plans and goals through the real binary (issue 36; README, section
+//! Plans and goals through the real binary (issue 36; docs/goals.md, section
 //! "Goals"; docs/compaction.md#what-is-pinned): the goal and the plan
 //! survive compactions by a summarizer that keeps nothing, `run --goal`
 //! continues by itself until achieved, blocked or out of budget, `run -c`
@@ -254,12 +254,21 @@ fn goal_flags_are_checked_before_anything_is_sent() {
         assert_eq!(code(&o), Some(2), "{args:?}: {}", stderr(&o));
     }
     assert!(fx.chats().is_empty());
-    // `/goal pause` with no goal is a usage error, as other bad slash
-    // commands in a batch are.
-    let o = fx.run(&[], "/goal pause\n");
-    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("no goal is set"), "{}", stderr(&o));
-    assert!(fx.chats().is_empty());
+    // `/goal pause` with no goal is the command's own reason, as for any
+    // other slash command in a batch: said, and the next line is sent.
+    let o = fx.run(&[], "/goal pause\n/goal resume\n/goal clear\nhello after\n");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).matches("no goal is set").count(),
+        3,
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(fx.chats().len(), 1);
+    assert_eq!(
+        fx.chats()[0].last_user_text().as_deref(),
+        Some("hello after")
+    );
 }
 
 #[test]

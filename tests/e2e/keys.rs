@@ -1,5 +1,5 @@
 //! The provider key never reaches the model, and an untrusted project
-//! cannot move a request or a key (issue 13; README, section "Configuration reference", and docs/tools.md#keys): through the
+//! cannot move a request or a key (issue 13; docs/config.md, section "Configuration reference", and docs/tools.md#keys): through the
 //! real binary against the fake server.
 #![allow(clippy::unwrap_used)] // test code: a failure is a test failure
 

@@ -12,6 +12,7 @@ mod agent_repl;
 mod agent_run;
 mod agent_tools;
 mod attach;
+mod commands_everywhere;
 mod compaction;
 mod compaction_ahead;
 mod compaction_collapse;

@@ -1,4 +1,4 @@
-//! Memory across sessions (README, section "Memory") through the real binary against the
+//! Memory across sessions (docs/memory.md, section "Using memory") through the real binary against the
 //! fake provider: `eonyx memory`, the `memory` tool, `/remember`, the
 //! `# Memory` section of the stable prefix, the cap, secrets and file modes.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure

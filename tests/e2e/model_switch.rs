@@ -1,4 +1,4 @@
-//! `/model [KEY] [EFFORT]` in batch runs (SPEC section 21; README, section
+//! `/model [KEY] [EFFORT]` in batch runs (SPEC section 21; docs/models.md, section
 //! "Reasoning models and the Responses API"): the model and the effort the
 //! fake receives change from the next request on, the window follows the
 //! new model, the session file records the switch and `eonyx run -c`

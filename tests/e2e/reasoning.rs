@@ -1,5 +1,5 @@
 //! Reasoning models and the Responses API through the real binary
-//! (README, section "Reasoning models and the Responses API"; docs/providers.md#reasoning): a
+//! (docs/models.md, section "Reasoning models and the Responses API"; docs/providers.md#reasoning): a
 //! tool loop on each wire with the fake refusing, as the real APIs do, a
 //! request that drops the model's reasoning; the switch of a codex model
 //! to the Responses API, remembered; append-only Responses inputs sharing

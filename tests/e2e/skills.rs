@@ -1,4 +1,4 @@
-//! Skills (README, section "Skills") through the real binary against the fake provider:
+//! Skills (docs/skills.md, section "Skills") through the real binary against the fake provider:
 //! the listing in the first request, the `skill` tool (body, files,
 //! confinement), malformed skills, project over global, the visible cap,
 //! bodies kept through two compactions and a resume, `eonyx skills`,

@@ -20,6 +20,10 @@ pub const STEPS: &[(&str, &str)] = &[
         "tidy: no two modules of one crate import each other",
     ),
     (
+        "commands",
+        "tidy: frontends name no slash command and run no goal loop",
+    ),
+    (
         "clippy",
         "cargo clippy --workspace --all-targets -- -D warnings",
     ),
@@ -28,7 +32,10 @@ pub const STEPS: &[(&str, &str)] = &[
         "doc",
         "RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps",
     ),
-    ("readme", "README's commands and config keys match the code"),
+    (
+        "readme",
+        "README's commands and test command, docs/config.md's config keys match the code",
+    ),
 ];
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -81,6 +88,7 @@ fn step(name: &str) -> Result<()> {
         "cites" => crate::tidy::cites_step(&util::workspace_root()),
         "deps" => crate::tidy::deps_step(&util::workspace_root()),
         "cycles" => crate::tidy::cycles_step(&util::workspace_root()),
+        "commands" => crate::tidy::commands_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([
             "clippy",
             "--workspace",
@@ -89,8 +97,8 @@ fn step(name: &str) -> Result<()> {
             "-D",
             "warnings",
         ])),
-        // README's test command, verbatim.
-        "test" => util::run(cargo().args(["test", "--workspace"])),
+        // README's test command, verbatim (the `readme` step checks README gives it).
+        "test" => util::run(cargo().args(crate::docs::TEST_COMMAND.iter().skip(1))),
         "doc" => util::run(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
             "doc",
             "--workspace",
@@ -101,7 +109,12 @@ fn step(name: &str) -> Result<()> {
             let bin = util::target_dir()
                 .join("debug")
                 .join(format!("eonyx{}", std::env::consts::EXE_SUFFIX));
-            crate::docs::check(&util::workspace_root().join("README.md"), &bin)
+            let root = util::workspace_root();
+            crate::docs::check(
+                &root.join("README.md"),
+                &root.join("docs").join("config.md"),
+                &bin,
+            )
         }
         other => bail!("unknown ci step `{other}`"),
     }

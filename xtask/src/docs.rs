@@ -1,11 +1,15 @@
-//! The README check of `cargo xtask ci`: the commands and config keys README
-//! documents must match the code.
+//! The README check of `cargo xtask ci`: the commands README documents, the
+//! config keys the configuration reference (`docs/config.md`) documents, and
+//! README's test command must match the code.
 //!
-//! Convention (README is written to match): a section `## Commands` with a
-//! table whose first column is a backticked command line (`eonyx sessions
-//! delete ID…`), and a section `## Configuration reference` with a table whose
-//! first column is a backticked dotted key (`models.<key>.base_url`) and whose
-//! second column is the default in backticks, or `—` when there is none.
+//! Convention (the docs are written to match): README has a section
+//! `## Commands` with a table whose first column is a backticked command line
+//! (`eonyx sessions delete ID…`), and a section `## Quick start` with the test
+//! command (`TEST_COMMAND`, the command ci step `test` runs) alone on a line of
+//! a fenced code block; `docs/config.md` has a section `## Configuration
+//! reference` with a table whose first column is a backticked dotted key
+//! (`models.<key>.base_url`) and whose second column is the default in
+//! backticks, or `—` when there is none.
 //!
 //! Checks, against the freshly built debug binary:
 //! - every documented command path exists (`eonyx <words> --help` exits 0),
@@ -14,7 +18,8 @@
 //!   documented (hidden ones are not listed by clap, so they are exempt);
 //! - every config key, set to its documented default (or, with no default, to
 //!   the first of a few typed sample values that the loader accepts), is
-//!   accepted by `eonyx config` run in temp config/data/home dirs.
+//!   accepted by `eonyx config` run in temp config/data/home dirs;
+//! - README's quick start gives `TEST_COMMAND` verbatim.
 
 use std::path::Path;
 use std::process::Command;
@@ -23,6 +28,27 @@ use anyhow::{Context, Result, bail};
 
 pub const COMMANDS_SECTION: &str = "Commands";
 pub const CONFIG_SECTION: &str = "Configuration reference";
+pub const QUICK_START_SECTION: &str = "Quick start";
+/// The test command README's quick start gives, and ci step `test` runs.
+pub const TEST_COMMAND: &[&str] = &["cargo", "test", "--workspace"];
+
+/// Whether `text` (a section) has `command` alone on a line of a fenced code
+/// block (a trailing `# comment` allowed).
+pub fn has_fenced_command(text: &str, command: &str) -> bool {
+    let mut fenced = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let code = t.split_once(" #").map_or(t, |(c, _)| c).trim();
+        if fenced && code == command {
+            return true;
+        }
+    }
+    false
+}
 
 /// One row of the README's command table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +61,7 @@ pub struct CommandDoc {
     pub flags: Vec<String>,
 }
 
-/// One row of the README's configuration table.
+/// One row of the configuration reference's table (docs/config.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigDoc {
     pub key: String,
@@ -321,14 +347,23 @@ fn first_line(s: &str) -> &str {
         .trim()
 }
 
-/// Run the whole README check. `bin` is the debug `eonyx`.
-pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
-    let readme = std::fs::read_to_string(readme_path).with_context(|| {
-        format!(
-            "could not read {} (README is part of the docs check)",
-            readme_path.display()
-        )
-    })?;
+/// Run the whole README check. `bin` is the debug `eonyx`; `config_path` the
+/// page holding the configuration reference.
+pub fn check(readme_path: &Path, config_path: &Path, bin: &Path) -> Result<()> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "could not read {} (it is part of the docs check)",
+                path.display()
+            )
+        })
+    };
+    let readme = read(readme_path)?;
+    let config_doc = read(config_path)?;
+    let config_name = config_path.file_name().map_or_else(
+        || config_path.display().to_string(),
+        |n| format!("docs/{}", n.to_string_lossy()),
+    );
     if !bin.exists() {
         bail!(
             "{} does not exist; build it with `cargo build -p eonyx-cli`",
@@ -336,6 +371,14 @@ pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
         );
     }
     let mut problems = Vec::new();
+    let test_command = TEST_COMMAND.join(" ");
+    match section(&readme, QUICK_START_SECTION) {
+        Some(s) if has_fenced_command(s, &test_command) => {}
+        Some(_) => problems.push(format!(
+            "README `## {QUICK_START_SECTION}` does not give the test command `{test_command}` on a line of its own in a code block"
+        )),
+        None => problems.push(format!("README has no `## {QUICK_START_SECTION}` section")),
+    }
     let commands = match section(&readme, COMMANDS_SECTION) {
         Some(s) => table_rows(s),
         None => {
@@ -343,10 +386,12 @@ pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
             Vec::new()
         }
     };
-    let config = match section(&readme, CONFIG_SECTION) {
+    let config = match section(&config_doc, CONFIG_SECTION) {
         Some(s) => table_rows(s),
         None => {
-            problems.push(format!("README has no `## {CONFIG_SECTION}` section"));
+            problems.push(format!(
+                "{config_name} has no `## {CONFIG_SECTION}` section"
+            ));
             Vec::new()
         }
     };
@@ -411,7 +456,7 @@ pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
         let doc = match parse_config(row) {
             Ok(doc) => doc,
             Err(e) => {
-                problems.push(format!("README `## {CONFIG_SECTION}`: {e}"));
+                problems.push(format!("{config_name} `## {CONFIG_SECTION}`: {e}"));
                 continue;
             }
         };
@@ -438,19 +483,21 @@ pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
                 None => format!("any of {}", SAMPLES.join(", ")),
             };
             problems.push(format!(
-                "README documents config key `{}` but `eonyx config` rejects `{key}` set to {tried}: {}",
+                "{config_name} documents config key `{}` but `eonyx config` rejects `{key}` set to {tried}: {}",
                 doc.key,
                 first_line(first_err.as_deref().unwrap_or_default())
             ));
         }
     }
-    if n_keys == 0 && section(&readme, CONFIG_SECTION).is_some() {
-        problems.push(format!("README `## {CONFIG_SECTION}` has no table rows"));
+    if n_keys == 0 && section(&config_doc, CONFIG_SECTION).is_some() {
+        problems.push(format!(
+            "{config_name} `## {CONFIG_SECTION}` has no table rows"
+        ));
     }
 
     if problems.is_empty() {
         eprintln!(
-            "README check: {} commands and {n_keys} config keys match the code",
+            "README check: {} commands, {n_keys} config keys ({config_name}) and the test command `{test_command}` match the code",
             docs.len()
         );
         return Ok(());
@@ -459,7 +506,7 @@ pub fn check(readme_path: &Path, bin: &Path) -> Result<()> {
         eprintln!("  - {p}");
     }
     bail!(
-        "README and code disagree in {} place(s) (listed above)",
+        "README or {config_name} and the code disagree in {} place(s) (listed above)",
         problems.len()
     )
 }

@@ -1,87 +1,21 @@
-//! Slash commands and skills (docs/acp.md#slash-commands): advertised with
-//! `available_commands_update`, run when a prompt starts with one. A
-//! built-in command answers in text without calling the model; a skill
+//! Slash commands and skills in an ACP session (docs/acp.md#slash-commands):
+//! the command layer's (`eonyx_agent::commands`) commands that need no
+//! terminal, advertised with `available_commands_update` and run when a
+//! prompt starts with one; their reports come as text. A skill
 //! (`/deploy staging`) is a user turn asking the model to follow it.
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, SessionUpdate,
-    UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, ContentBlock, ContentChunk,
+    SessionUpdate, UnstructuredCommandInput,
 };
-use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UsageError, UserInput};
+use eonyx_agent::commands::{
+    self, Answer, Frontend, GoalEnd, Invocation, Outcome, Parsed, Shown, Surface, TurnKind, text,
+};
+use eonyx_agent::rewind::RewindPlan;
+use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
 
-use crate::updates::Updates;
-
-/// The built-in commands an ACP session offers (those of the REPL that
-/// make sense inside an editor: the client switches sessions itself).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    Compact,
-    Context,
-    Status,
-    Memory,
-    Remember,
-    Skills,
-    Rename,
-    Goal,
-    Plan,
-    Model,
-    Help,
-}
-
-const BUILTINS: [(Builtin, &str, &str, Option<&str>); 11] = [
-    (
-        Builtin::Compact,
-        "compact",
-        "compact the conversation now (optionally focused)",
-        Some("focus"),
-    ),
-    (
-        Builtin::Context,
-        "context",
-        "the context use: estimate, window, compaction threshold",
-        None,
-    ),
-    (
-        Builtin::Status,
-        "status",
-        "model, window, context, this session's tokens and compactions",
-        None,
-    ),
-    (Builtin::Memory, "memory", "list memory entries", None),
-    (
-        Builtin::Remember,
-        "remember",
-        "remember TEXT in this project's memory",
-        Some("text to remember"),
-    ),
-    (
-        Builtin::Skills,
-        "skills",
-        "list the skills the model can load",
-        None,
-    ),
-    (
-        Builtin::Rename,
-        "rename",
-        "rename this session",
-        Some("title"),
-    ),
-    (
-        Builtin::Goal,
-        "goal",
-        "set the objective (eonyx continues until it is achieved), or show, pause, resume, clear it",
-        Some("text | pause | resume | clear"),
-    ),
-    (Builtin::Plan, "plan", "the current plan", None),
-    (
-        Builtin::Model,
-        "model",
-        "show or switch the model and its reasoning effort",
-        Some("key effort"),
-    ),
-    (Builtin::Help, "help", "the commands", None),
-];
+use crate::updates::{Updates, acp_plan};
 
 /// One command as offered to the client.
 #[derive(Debug, Clone)]
@@ -89,20 +23,16 @@ pub struct Offered {
     pub name: String,
     pub description: String,
     pub hint: Option<String>,
-    /// `None`: a skill.
-    pub builtin: Option<Builtin>,
 }
 
-/// The built-in commands, then one per skill (a skill named like a
-/// built-in command is reached through the model only).
+/// The commands of the table ACP offers, then one per skill (a skill
+/// named like a command is reached through the model only).
 pub fn offered(agent: &Agent) -> Vec<Offered> {
-    let mut out: Vec<Offered> = BUILTINS
-        .iter()
-        .map(|(b, name, description, hint)| Offered {
-            name: (*name).to_owned(),
-            description: (*description).to_owned(),
-            hint: hint.map(str::to_owned),
-            builtin: Some(*b),
+    let mut out: Vec<Offered> = commands::offered(Surface::Acp)
+        .map(|c| Offered {
+            name: c.bare().to_owned(),
+            description: c.help.to_owned(),
+            hint: c.hint.map(str::to_owned),
         })
         .collect();
     for skill in &agent.skills().skills {
@@ -113,7 +43,6 @@ pub fn offered(agent: &Agent) -> Vec<Offered> {
             name: skill.name.clone(),
             description: format!("skill: {}", skill.description),
             hint: Some("what to do".to_owned()),
-            builtin: None,
         });
     }
     out
@@ -136,95 +65,207 @@ pub fn update(commands: &[Offered]) -> SessionUpdate {
     ))
 }
 
-/// The command a prompt starts with (`/name rest`), when it names one.
-fn command<'c>(commands: &'c [Offered], blocks: &[ContentBlock]) -> Option<(&'c Offered, String)> {
-    let Some(ContentBlock::Text(first)) = blocks.first() else {
-        return None;
-    };
-    let line = first.text.trim_start().strip_prefix('/')?;
-    let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let c = commands.iter().find(|c| c.name == name)?;
-    Some((c, rest.trim().to_owned()))
+/// The prompt's first text block, when there is one.
+fn first_text(blocks: &[ContentBlock]) -> Option<&str> {
+    match blocks.first() {
+        Some(ContentBlock::Text(first)) => Some(first.text.as_str()),
+        _ => None,
+    }
 }
 
-/// What a prompt asks for: a built-in command, or a user turn.
-pub enum Prepared {
-    Builtin(Builtin, String),
+/// What a prompt asks for: a command, or a user turn.
+pub enum Prepared<'b> {
+    Command(Invocation<'b>),
     Turn(UserInput),
 }
 
 /// The prompt's command, or its user message (a skill's with the
 /// instruction to follow it); an `Err` when a block cannot be read.
-pub fn prepare(
+pub fn prepare<'b>(
     agent: &Agent,
     commands: &[Offered],
-    blocks: &[ContentBlock],
-) -> Result<Prepared, AgentError> {
-    let input = match command(commands, blocks) {
-        Some((c, rest)) => match c.builtin {
-            Some(b) => return Ok(Prepared::Builtin(b, rest)),
-            None => {
-                let mut text = format!(
-                    "Follow the skill `{}` (load it with the skill tool).",
-                    c.name
-                );
-                if !rest.is_empty() {
-                    text.push_str("\n\n");
-                    text.push_str(&rest);
-                }
-                crate::prompt::user_input(agent, &blocks[1..], Some(&text))?
+    blocks: &'b [ContentBlock],
+) -> Result<Prepared<'b>, AgentError> {
+    let first = first_text(blocks);
+    if let Some(Parsed::Command(inv)) = first.map(|t| commands::parse(t, Surface::Acp)) {
+        return Ok(Prepared::Command(inv));
+    }
+    let skill = first
+        .and_then(|t| t.trim_start().strip_prefix('/'))
+        .and_then(|line| {
+            let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let c = commands.iter().find(|c| c.name == name)?;
+            Some((c, rest.trim()))
+        });
+    let input = match skill {
+        Some((c, rest)) => {
+            let mut text = format!(
+                "Follow the skill `{}` (load it with the skill tool).",
+                c.name
+            );
+            if !rest.is_empty() {
+                text.push_str("\n\n");
+                text.push_str(rest);
             }
-        },
+            crate::prompt::user_input(agent, &blocks[1..], Some(&text))?
+        }
         None => crate::prompt::user_input(agent, blocks, None)?,
     };
     Ok(Prepared::Turn(input))
 }
 
-/// Run a prepared prompt: a built-in command (`Ok(None)` unless it ran a
-/// turn, as `/goal TEXT` does), or a turn; then an active goal continues.
+/// Run a prepared prompt: a command (`Ok(None)` unless it ran turns, as
+/// `/goal TEXT` does), or a turn; then an active goal continues.
 pub async fn run(
     agent: &mut Agent,
-    prepared: Prepared,
+    prepared: Prepared<'_>,
     updates: &mut Updates,
     cancel: &CancellationToken,
 ) -> Result<Option<TurnOutcome>, AgentError> {
-    match prepared {
-        Prepared::Builtin(_, _) if cancel.is_cancelled() => Err(AgentError::Interrupted),
-        Prepared::Builtin(b, rest) => builtin(agent, b, &rest, updates, cancel).await,
+    let mut fe = Acp { updates, cancel };
+    let end = match prepared {
+        Prepared::Command(_) if cancel.is_cancelled() => return Err(AgentError::Interrupted),
+        Prepared::Command(inv) => match commands::run(agent, &mut fe, &inv).await {
+            Outcome::Done | Outcome::Switched | Outcome::Exit => return Ok(None),
+            // Its own reason: said, as any command's report is.
+            Outcome::Declined(why) => {
+                fe.updates.text(why);
+                return Ok(None);
+            }
+            Outcome::Failed(e) => return Err(e),
+            Outcome::Turns(end) => end,
+        },
         Prepared::Turn(input) => {
-            let outcome = crate::goal::turn(agent, &input, updates, cancel).await?;
-            crate::goal::continue_goal(agent, outcome, updates, cancel)
-                .await
-                .map(Some)
+            match commands::turn(agent, &mut fe, &input, TurnKind::User).await {
+                Ok(outcome) => commands::continue_goal(agent, &mut fe, Some(outcome)).await,
+                Err(e) => {
+                    commands::pause_after(agent, &mut fe, &e);
+                    GoalEnd::Failed(e)
+                }
+            }
         }
+    };
+    match end {
+        GoalEnd::Stopped { last, .. } => Ok(last),
+        GoalEnd::Failed(e) => Err(e),
     }
 }
 
-async fn builtin(
-    agent: &mut Agent,
-    b: Builtin,
-    arg: &str,
-    updates: &mut Updates,
-    cancel: &CancellationToken,
-) -> Result<Option<TurnOutcome>, AgentError> {
-    let whole = arg;
-    let arg = (!arg.is_empty()).then_some(arg);
-    let text = match b {
-        Builtin::Compact => {
-            let mut sink = |ev: AgentEvent| updates.event(ev);
-            agent.compact_now(arg, &mut sink, cancel).await?;
-            return Ok(None);
+/// An ACP prompt as the command layer's frontend: reports as updates,
+/// the prompt's cancel (`session/cancel`) as the interrupt.
+struct Acp<'u> {
+    updates: &'u mut Updates,
+    cancel: &'u CancellationToken,
+}
+
+impl Frontend for Acp<'_> {
+    fn surface(&self) -> Surface {
+        Surface::Acp
+    }
+
+    fn event(&mut self, ev: AgentEvent) {
+        self.updates.event(ev);
+    }
+
+    fn show(&mut self, agent: &Agent, shown: Shown) {
+        if let Shown::Plan = shown
+            && let Some(p) = agent.plan()
+        {
+            self.updates.send(SessionUpdate::Plan(acp_plan(&p)));
         }
-        Builtin::Goal => return crate::goal::goal_command(agent, whole, updates, cancel).await,
-        Builtin::Plan => {
-            crate::goal::plan_command(agent, updates);
-            return Ok(None);
+        let text = render(agent, shown);
+        self.updates.text(text);
+    }
+
+    fn interruptible(&mut self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// A continuation is shown as the user message eonyx wrote.
+    fn turn_started(&mut self, input: &UserInput, kind: TurnKind) {
+        if kind == TurnKind::Continuation {
+            self.updates
+                .send(SessionUpdate::UserMessageChunk(ContentChunk::new(
+                    ContentBlock::from(input.text.clone()),
+                )));
         }
-        Builtin::Model => {
-            crate::goal::model_command(agent, whole, updates).await?;
-            return Ok(None);
-        }
-        Builtin::Context => {
+    }
+
+    fn failed(&mut self, e: &AgentError) {
+        crate::diag(&e.to_string());
+    }
+
+    /// The client shows the prompt: the session keeps it.
+    fn keeps_unsent_input(&self) -> bool {
+        true
+    }
+
+    fn interrupted_reason(&self) -> &'static str {
+        "cancelled by the client (session/cancel)"
+    }
+
+    /// No one to ask in an editor's prompt: the client shows the report.
+    fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
+        Box::pin(async { true })
+    }
+}
+
+/// A command's report as the text of the reply.
+fn render(agent: &Agent, shown: Shown) -> String {
+    let lines = |v: Vec<String>| v.join("\n");
+    match shown {
+        Shown::Help => lines(
+            commands::offered(Surface::Acp)
+                .map(|c| match c.hint {
+                    Some(h) => format!("/{} [{h}]: {}", c.bare(), c.help),
+                    None => format!("/{}: {}", c.bare(), c.help),
+                })
+                .collect(),
+        ),
+        Shown::Note(s) => s,
+        Shown::Renamed(title) => format!("renamed to {title}"),
+        Shown::Sessions(list) => lines(
+            list.iter()
+                .map(|s| {
+                    let marker = if &s.id == agent.session_id() {
+                        "*"
+                    } else {
+                        "-"
+                    };
+                    format!(
+                        "{marker} {} {} ({} messages)",
+                        s.id, s.title, s.message_count
+                    )
+                })
+                .collect(),
+        ),
+        Shown::Session { .. } => format!("session {}", agent.session_id()),
+        Shown::Rewound(r) => text::rewound(&r),
+        Shown::Forked {
+            original, forked, ..
+        } => text::forked(&original, &forked),
+        Shown::Goal => match agent.goal() {
+            Some(g) => format!("goal: {}\nstatus: {}", g.text, g.status_line()),
+            None => {
+                "no goal; set one with /goal TEXT (eonyx continues until it is achieved)".to_owned()
+            }
+        },
+        Shown::GoalChanged(goal) => format!("goal {}: {}", goal.status.as_str(), goal.text),
+        Shown::Plan => match agent.plan() {
+            Some(p) => format!("plan ({})", p.progress()),
+            None => "no plan yet; the model makes one with the plan tool".to_owned(),
+        },
+        Shown::Exported(x) => format!(
+            "exported session {} as {} to {}",
+            x.id,
+            x.format.as_str(),
+            x.path
+        ),
+        Shown::Context => {
             let st = agent.context_status();
             format!(
                 "context: ~{} of {} tokens ({:.0}%), compaction at {}",
@@ -237,80 +278,86 @@ async fn builtin(
                     .map_or("off".to_owned(), |t| format!("~{t} tokens"))
             )
         }
-        Builtin::Status => {
-            let st = agent.status()?;
-            format!(
-                "model: {} ({}) · {} · {}\nwindow: {} tokens\ncontext: {{ctx {:.0}%}} ~{} tokens next request\ntokens: prompt {} · completion {} · cached {} over {} requests\ncompactions: {}\nsandbox: {}\nsession: {} \"{}\"\nfile: {}",
-                st.model_key,
-                st.model_name,
-                st.provider,
-                st.base_url,
-                st.window,
-                st.context.percent,
-                st.context.estimate,
-                st.tokens.prompt,
-                st.tokens.completion,
-                st.tokens.cached,
-                st.tokens.requests,
-                st.compactions,
-                st.sandbox,
-                st.session_id,
-                st.title,
-                st.path
-            )
+        Shown::Memory(entries) if entries.is_empty() => {
+            "no memory entries yet; add one with /remember TEXT".to_owned()
         }
-        Builtin::Memory => {
-            let entries = agent.memory_entries()?;
-            if entries.is_empty() {
-                "no memory entries yet; add one with /remember TEXT".to_owned()
-            } else {
-                entries
-                    .iter()
-                    .map(|e| format!("- [{}] {}", e.id.as_deref().unwrap_or("?"), e.text))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+        Shown::Memory(entries) => lines(
+            entries
+                .iter()
+                .map(|e| format!("- [{}] {}", e.id.as_deref().unwrap_or("?"), e.text))
+                .collect(),
+        ),
+        Shown::Remembered(entry) => format!(
+            "remembered [{}] {}",
+            entry.id.as_deref().unwrap_or("?"),
+            entry.text
+        ),
+        Shown::Skills if agent.skills().is_empty() => "no skills (see docs/skills.md)".to_owned(),
+        Shown::Skills => lines(
+            agent
+                .skills()
+                .skills
+                .iter()
+                .map(|s| format!("- {}: {}", s.name, s.description))
+                .collect(),
+        ),
+        Shown::Hooks => hooks(agent),
+        Shown::Status(st) => format!(
+            "model: {} ({}) · {} · {}\nwindow: {} tokens\ncontext: {{ctx {:.0}%}} ~{} tokens next request\ntokens: prompt {} · completion {} · cached {} over {} requests\ncompactions: {}\nsandbox: {}\nsession: {} \"{}\"\nfile: {}",
+            st.model_key,
+            st.model_name,
+            st.provider,
+            st.base_url,
+            st.window,
+            st.context.percent,
+            st.context.estimate,
+            st.tokens.prompt,
+            st.tokens.completion,
+            st.tokens.cached,
+            st.tokens.requests,
+            st.compactions,
+            st.sandbox,
+            st.session_id,
+            st.title,
+            st.path
+        ),
+        Shown::Model(info) => format!("{}\nmodels: {}", info, info.keys.join(", ")),
+        Shown::ModelSwitched { info, notices } => {
+            for n in notices {
+                crate::diag(&n);
             }
+            format!("switched: {info}")
         }
-        Builtin::Remember => {
-            let Some(text) = arg else {
-                return Err(AgentError::Usage(UsageError::Synopsis("/remember TEXT")));
-            };
-            let entry = agent.remember(text)?;
+    }
+}
+
+/// `/hooks`: each configured hook, its event, matcher, command, file and
+/// whether it runs here.
+fn hooks(agent: &Agent) -> String {
+    let hooks = &agent.config().hooks.hooks;
+    if hooks.is_empty() {
+        return "no hooks configured; add them under `hooks` in config.toml or a trusted eonyx.json (docs/hooks.md)".to_owned();
+    }
+    hooks
+        .iter()
+        .map(|h| {
             format!(
-                "remembered [{}] {}",
-                entry.id.as_deref().unwrap_or("?"),
-                entry.text
+                "- {} {}: {} ({}; {})",
+                h.event.as_str(),
+                if h.matcher.is_empty() {
+                    "*"
+                } else {
+                    &h.matcher
+                },
+                h.command,
+                h.file,
+                if h.runs {
+                    "runs here"
+                } else {
+                    "does not run: project not trusted (eonyx trust)"
+                }
             )
-        }
-        Builtin::Skills => {
-            let skills = agent.skills();
-            if skills.is_empty() {
-                "no skills (README, section \"Skills\")".to_owned()
-            } else {
-                skills
-                    .skills
-                    .iter()
-                    .map(|s| format!("- {}: {}", s.name, s.description))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }
-        }
-        Builtin::Rename => {
-            let Some(title) = arg else {
-                return Err(AgentError::Usage(UsageError::Synopsis("/rename TITLE")));
-            };
-            agent.rename(title)?;
-            format!("renamed to {title}")
-        }
-        Builtin::Help => BUILTINS
-            .iter()
-            .map(|(_, name, description, hint)| match hint {
-                Some(h) => format!("/{name} [{h}]: {description}"),
-                None => format!("/{name}: {description}"),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
-    updates.text(text);
-    Ok(None)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

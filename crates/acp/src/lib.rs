@@ -27,7 +27,6 @@ mod approval;
 mod commands;
 mod diag;
 mod files;
-mod goal;
 mod mcp;
 mod prompt;
 mod replay;

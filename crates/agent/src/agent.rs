@@ -22,6 +22,37 @@
 //!   continued session recorded.
 //! - `task`: the `task` tool: child agents in child sessions, built from
 //!   this one and run concurrently (docs/tools.md#task).
+//! - `parts`: what an `Agent` is made of, and `Agent::assemble`, the one
+//!   place an agent is built, for a session and a task's child alike;
+//! - `session`: a session's file opened (new, latest, given), a rewind a
+//!   crash interrupted finished, dangling tool calls answered;
+//! - `goal`: the `plan` and `goal_update` tools, `/goal`, the continuation
+//!   after a turn, and what every compaction pins (`save_compaction` calls
+//!   `pin`, so every kind of compaction pins the goal and plan);
+//! - `hooks`: each hook event's input built from the session and its
+//!   outcome applied (docs/hooks.md);
+//! - `input`: `@path` files, `--image` files and the user's `!command`;
+//! - `status`: the `/status` figures, and the turn's running cost shared
+//!   down the tree of tasks.
+//!
+//! Also kept here:
+//! - Skills are discovered once when the agent opens, so the `# Skills`
+//!   listing never changes a session's prefix; each compaction records the
+//!   skills loaded so far, and their bodies come back after the summary.
+//! - `recall` never returns a message the current request already carries;
+//!   the summary section ends with the recall hint only while the tool is
+//!   on, and the hint is never part of the stored summary.
+//! - A model that refuses images gets the step once more without them, with
+//!   a warning first (the agent retries, not the client); the quirk is saved
+//!   in `limits.json`, and the session file keeps the images.
+//! - A task's child is built from its parent without the probes of
+//!   `Agent::open`: the parent's providers, window, context files, memory
+//!   section and skills (so its prefix starts with the parent's byte for
+//!   byte), and the parent's approver, questions labelled with the task.
+//!   The `task` calls of a step run together, results in call order.
+//! - `/fork` keeps the `# Memory` section it has, and every request of a
+//!   chain of forks carries the chain's first session id as prompt-cache
+//!   key (`SessionHeader::cache_key`).
 
 use std::sync::Arc;
 
@@ -139,7 +170,7 @@ pub struct TurnOutcome {
     pub finish_reason: Option<FinishReason>,
     /// What the turn cost, its tasks included, from the usage the servers
     /// reported and `models.<key>.pricing`; `None` when a model that
-    /// answered has no pricing (README, section "Cost").
+    /// answered has no pricing (docs/sessions.md, section "Cost").
     pub cost_usd: Option<f64>,
     /// A `UserPromptSubmit` hook blocked the prompt (nothing was sent or
     /// saved); its reason.
@@ -200,7 +231,7 @@ pub struct Agent {
     hook: hooks::HookState,
     /// The session's goal (any status but cleared): the last goal record
     /// of the timeline, or what the compaction in force pinned; never one
-    /// in a task's child (README, section "Goals").
+    /// in a task's child (docs/goals.md, section "Goals").
     goal: Option<eonyx_core::goal::GoalRecord>,
 }
 

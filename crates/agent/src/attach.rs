@@ -1,4 +1,4 @@
-//! `@path` attachments and `--image` files (README, section "The REPL"):
+//! `@path` attachments and `--image` files (docs/repl.md, section "The REPL"):
 //! finding the `@` words of a line, resolving and reading the files, and
 //! the one user message they become. The agent asks about a path outside
 //! the project root ([`crate::Agent::prepare_input`]); Tab completion of

@@ -1,4 +1,4 @@
-//! What sessions cost and what an export's chart draws (README, section
+//! What sessions cost and what an export's chart draws (docs/sessions.md, section
 //! "Cost"; docs/session-format.md#readable-exports). Costs come from the
 //! usage the servers reported, priced with `models.<key>.pricing` of the
 //! model each session recorded; a session whose model has no pricing
@@ -108,4 +108,27 @@ pub fn chart_limits(
         },
         warnings,
     )
+}
+
+/// An export's chart window and trigger for the session's model, and what
+/// the session cost (only read when some model has pricing).
+pub fn export_options(
+    store: &Store,
+    config: &Config,
+    h: &eonyx_core::SessionHeader,
+) -> eonyx_export::Options {
+    let (limits, _) = chart_limits(config, store.data_dir(), h.model.as_deref());
+    let priced =
+        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
+    let cost_usd = if priced {
+        session_cost(store, config, &h.id).ok().flatten()
+    } else {
+        None
+    };
+    eonyx_export::Options {
+        window: Some(limits.window),
+        threshold: limits.threshold,
+        cost_usd,
+        chars_per_token: config.compaction.chars_per_token,
+    }
 }

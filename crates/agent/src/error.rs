@@ -91,7 +91,7 @@ pub enum UsageError {
     NoTurnsYet { what: &'static str },
     #[error("this session has only {have} user turn(s) to {what}")]
     TooFewTurns { what: &'static str, have: usize },
-    /// Goals (README, section "Goals").
+    /// Goals (docs/goals.md, section "Goals").
     #[error("a task's session has no goal; set it on the main session")]
     GoalInTask,
     #[error("a goal needs text: /goal TEXT (or /goal pause | resume | clear)")]

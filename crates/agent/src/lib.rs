@@ -16,6 +16,7 @@
 
 mod agent;
 pub mod attach;
+pub mod commands;
 pub mod cost;
 mod effective;
 mod error;

@@ -116,7 +116,7 @@ pub enum Command {
     #[command(hide = true)]
     Manpage,
     /// The Landlock sandbox helper: confine this process, then run the
-    /// command (eonyx runs it itself; README, section "Sandbox").
+    /// command (eonyx runs it itself; docs/using-tools.md, section "Sandbox").
     #[command(hide = true, name = eonyx_sandbox::HELPER_SUBCOMMAND)]
     SandboxExec(SandboxExecArgs),
 }

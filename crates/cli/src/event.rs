@@ -410,7 +410,7 @@ pub struct EventUsage {
     pub cached_tokens: u64,
     /// Output tokens spent reasoning (part of `completion_tokens`).
     pub reasoning_tokens: u64,
-    /// What the turn cost in USD, its tasks included (README, section
+    /// What the turn cost in USD, its tasks included (docs/sessions.md, section
     /// "Cost"); absent without pricing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,

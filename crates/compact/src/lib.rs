@@ -353,7 +353,7 @@ fn finish_record(
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
         draft_seq: None,
-        // Filled in by the agent, which knows the skills (README, section "Skills")
+        // Filled in by the agent, which knows the skills (docs/skills.md, section "Skills")
         // and the goal and plan (docs/compaction.md#what-is-pinned).
         skills: Vec::new(),
         goal: None,

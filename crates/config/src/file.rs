@@ -72,7 +72,7 @@ pub struct ToolsFile {
     pub max_edit_bytes: Option<u64>,
     /// Safe for an untrusted project: it can only take a tool away.
     pub recall: Option<bool>,
-    /// How `shell` commands are confined (README, section "Sandbox"). An
+    /// How `shell` commands are confined (docs/using-tools.md, section "Sandbox"). An
     /// untrusted project may set only `"read-only"`.
     pub sandbox: Option<SandboxMode>,
     /// Not from an untrusted project: a backend that does not work here
@@ -89,7 +89,7 @@ pub struct ToolsFile {
     /// before anything is sent. A size limit, not a permission: safe for an
     /// untrusted project.
     pub max_image_bytes: Option<u64>,
-    /// The `task` tool (README, section "Tasks"). An untrusted project may
+    /// The `task` tool (docs/using-tools.md, section "Tasks"). An untrusted project may
     /// only turn it off.
     pub task: Option<bool>,
     /// `web_fetch` permission (docs/tools.md#web-fetch). An untrusted
@@ -106,7 +106,7 @@ pub struct ToolsFile {
     pub web_fetch_private_hosts: Option<Vec<String>>,
 }
 
-/// `[tasks]` as written in a file (README, section "Tasks").
+/// `[tasks]` as written in a file (docs/using-tools.md, section "Tasks").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TasksFile {
@@ -119,7 +119,7 @@ pub struct TasksFile {
     pub max_parallel: Option<u32>,
 }
 
-/// `[goals]` as written in a file (README, section "Goals").
+/// `[goals]` as written in a file (docs/goals.md, section "Goals").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GoalsFile {
@@ -128,7 +128,7 @@ pub struct GoalsFile {
     pub max_turns: Option<u32>,
 }
 
-/// `[memory]` as written in a file (README, section "Memory").
+/// `[memory]` as written in a file (docs/memory.md, section "Using memory").
 ///
 /// Trust: an untrusted project's `eonyx.json` may set `enabled = false`
 /// (turning memory off is always safe) and `max_bytes` (a cap, like the
@@ -219,7 +219,7 @@ pub struct ModelFile {
     pub pricing: Option<PricingFile>,
 }
 
-/// `models.<key>.pricing` as written: USD per million tokens (README,
+/// `models.<key>.pricing` as written: USD per million tokens (docs/sessions.md,
 /// section "Cost"). `input` and `output` are required; cached and
 /// cache-written prompt tokens cost `input` unless their price is given.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

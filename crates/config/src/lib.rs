@@ -1,4 +1,4 @@
-//! Layered configuration of eonyx (README, section "Configuration reference"):
+//! Layered configuration of eonyx (docs/config.md, section "Configuration reference"):
 //! reading the files, validating them, applying project trust, merging the
 //! layers with the environment and the flags, and the XDG locations
 //! ([`paths`]). The plain values the lower crates take (`ModelConfig`,
@@ -72,7 +72,7 @@ pub use parse::{parse_global, parse_project};
 pub use profiles::Profile;
 pub use trust::{TrustChange, trust_project};
 
-/// Resolved `[tasks]` settings (README, section "Tasks").
+/// Resolved `[tasks]` settings (docs/using-tools.md, section "Tasks").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TasksConfig {
     /// Sessions this deep (the main one is 0) get no `task` tool.
@@ -90,7 +90,7 @@ impl Default for TasksConfig {
     }
 }
 
-/// Resolved `[goals]` settings (README, section "Goals").
+/// Resolved `[goals]` settings (docs/goals.md, section "Goals").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GoalsConfig {
     /// Continuation turns a goal may use (`run --goal --max-turns N`
@@ -261,7 +261,7 @@ pub struct Config {
     pub hooks: HooksConfig,
     pub goals: GoalsConfig,
     /// Every profile by name: the built-ins with the configured ones merged
-    /// over them (docs: README, section "Tasks").
+    /// over them (docs: docs/using-tools.md, section "Tasks").
     pub profiles: BTreeMap<String, Profile>,
     pub max_steps: u32,
     /// Dotted key (e.g. `compaction.threshold_percent`) → source.

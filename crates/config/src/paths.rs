@@ -1,4 +1,4 @@
-//! Filesystem locations (README, section "Where things live"): the data,
+//! Filesystem locations (docs/sessions.md, section "Where things live"): the data,
 //! config and state directories, from `EONYX_*` overrides, the XDG
 //! variables, else the platform's known folders. The environment snapshot
 //! and the project walk are core's, re-exported so that callers find every

@@ -1,4 +1,4 @@
-//! Profiles (README, section "Tasks"): what a `task` child (or a session
+//! Profiles (docs/using-tools.md, section "Tasks"): what a `task` child (or a session
 //! started with `--profile NAME`) runs with. Two are built in, `explore`
 //! (read-only tools, compaction at 50 %) and `general` (the parent's
 //! tools); a `[profiles.NAME]` table of the same name is merged over the
@@ -49,7 +49,7 @@ impl Profile {
 
     /// Whether the allow-list lets the MCP tool the model knows as `name`
     /// (`mcp__<server>__<tool>`) through: no list lets every one through;
-    /// a list, those it names (README, section "Tasks").
+    /// a list, those it names (docs/using-tools.md, section "Tasks").
     pub fn allows_mcp(&self, name: &str) -> bool {
         self.tools.is_none()
             || self.mcp_tools.iter().any(|p| match p.strip_suffix('*') {

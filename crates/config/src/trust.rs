@@ -145,7 +145,7 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     off_only("tools.recall"),
     off_only("tools.task"),
     off_only("repl.history"),
-    // The sandbox may only be tightened (README, section "Sandbox"):
+    // The sandbox may only be tightened (docs/using-tools.md, section "Sandbox"):
     // `read-only` is at least as strict as any other mode, the network
     // can only be turned off and the sandbox only be made required.
     // `tools.sandbox_backend` and `tools.sandbox_writable` are not listed.

@@ -3,7 +3,7 @@
 //! context-file and skill caps (`prompt`), the shell sandbox (`sandbox`).
 //! Reading, merging and validating
 //! the config files lives in `eonyx-config`, which resolves these types
-//! (README, section "Configuration reference").
+//! (docs/config.md, section "Configuration reference").
 
 use serde::{Deserialize, Serialize};
 
@@ -122,7 +122,7 @@ impl ReasoningSummary {
     }
 }
 
-/// Resolved compaction settings (defaults: README, section "Configuration reference").
+/// Resolved compaction settings (defaults: docs/config.md, section "Configuration reference").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionConfig {
     pub auto: bool,
@@ -211,7 +211,7 @@ impl Default for ContextConfig {
     }
 }
 
-/// Resolved skill caps (README, section "Skills").
+/// Resolved skill caps (docs/skills.md, section "Skills").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillsConfig {
     /// The `# Skills` listing in the stable prefix is cut past this.
@@ -230,7 +230,7 @@ impl Default for SkillsConfig {
 }
 
 /// `tools.sandbox`: what a confined `shell` command may write
-/// (README, section "Sandbox").
+/// (docs/using-tools.md, section "Sandbox").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
@@ -422,7 +422,7 @@ pub enum McpTransport {
     },
 }
 
-/// Defaults of `[mcp_servers.NAME]` (README, section "Configuration reference").
+/// Defaults of `[mcp_servers.NAME]` (docs/config.md, section "Configuration reference").
 pub const MCP_STARTUP_TIMEOUT_SECS: u64 = 10;
 pub const MCP_TOOL_TIMEOUT_SECS: u64 = 60;
 

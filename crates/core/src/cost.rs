@@ -1,4 +1,4 @@
-//! What a session's tokens cost (README, section "Cost"): the prices of a
+//! What a session's tokens cost (docs/sessions.md, section "Cost"): the prices of a
 //! model (`models.<key>.pricing`, USD per million tokens) applied to the
 //! usage the server reported. Nothing here guesses a price: without
 //! pricing there is no cost.

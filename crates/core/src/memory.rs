@@ -1,4 +1,4 @@
-//! Memory vocabulary (README, section "Memory"): the entries kept across sessions, shared by
+//! Memory vocabulary (docs/memory.md, section "Using memory"): the entries kept across sessions, shared by
 //! the store (which owns the files) and the prompt (which renders them).
 
 use serde::Serialize;

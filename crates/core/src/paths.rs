@@ -1,6 +1,6 @@
 //! The environment snapshot ([`Env`]) and the upward walk that finds the project root
 //! (docs/prompt.md#context-files). The walk lives here, once: the config loader and the
-//! prompt crate both build on [`find_project`]. The XDG locations (README, section
+//! prompt crate both build on [`find_project`]. The XDG locations (docs/sessions.md, section
 //! "Where things live") are `eonyx-config`'s (`eonyx_config::paths`).
 
 use std::collections::BTreeMap;

@@ -193,7 +193,7 @@ pub struct CompactionRecord {
     /// Names of the skills loaded (with the `skill` tool) before this
     /// boundary, this compaction's span and the earlier ones, in the order
     /// they were first loaded; their bodies are re-attached after the
-    /// summary (README, section "Skills").
+    /// summary (docs/skills.md, section "Skills").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skills: Vec<String>,
     /// How the summary was asked for (absent in records written before

@@ -14,12 +14,12 @@ pub enum ToolName {
     WriteFile,
     EditFile,
     Recall,
-    /// Offered only when the session has skills (README, section "Skills").
+    /// Offered only when the session has skills (docs/skills.md, section "Skills").
     Skill,
     /// Reads a web page as Markdown (docs/tools.md#web-fetch); runs in
     /// eonyx, not in the sandbox, through `crates/web`.
     WebFetch,
-    /// Offered only when `memory.enabled` (README, section "Memory"); the
+    /// Offered only when `memory.enabled` (docs/memory.md, section "Using memory"); the
     /// agent runs it, since it needs the session's memory store.
     Memory,
     /// Delegates work to a child agent in a child session (docs/tools.md#task);
@@ -325,7 +325,7 @@ impl fmt::Display for TaskHeader {
     }
 }
 
-/// The file that makes a directory a skill (README, section "Skills").
+/// The file that makes a directory a skill (docs/skills.md, section "Skills").
 pub const SKILL_FILE: &str = "SKILL.md";
 
 /// Most bytes of a `SKILL.md` (or of a file inside a skill) that are read.

@@ -1,4 +1,4 @@
-//! Readable exports of a session (README, section "Export and cost";
+//! Readable exports of a session (docs/sessions.md, section "Export and cost";
 //! docs/session-format.md#readable-exports): the lossless JSONL (the file,
 //! byte for byte), a Markdown transcript and one self-contained HTML page
 //! with the chart of the context each request used. Both readable formats

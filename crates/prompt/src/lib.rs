@@ -24,7 +24,7 @@
 //!   testable as root.
 //! - The crate never prints.
 //!
-//! Skills (README, section "Skills") live in [`skills`]: found along the same directories,
+//! Skills (docs/skills.md, section "Skills") live in [`skills`]: found along the same directories,
 //! listed in the stable prefix after the context files, re-attached after
 //! the summary once a compaction has removed the calls that loaded them.
 

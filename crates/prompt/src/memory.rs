@@ -1,4 +1,4 @@
-//! The `# Memory` section of the stable prefix (README, section "Memory"): global entries,
+//! The `# Memory` section of the stable prefix (docs/memory.md, section "Using memory"): global entries,
 //! then the project's, each with its id, capped at `memory.max_bytes` with
 //! the newest kept and a visible note saying how many older ones were left
 //! out.

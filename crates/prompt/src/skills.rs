@@ -1,4 +1,4 @@
-//! Skills in the open Agent Skills format (README, section "Skills"): discovery, front
+//! Skills in the open Agent Skills format (docs/skills.md, section "Skills"): discovery, front
 //! matter validation, the `# Skills` listing for the stable prefix and the
 //! `# Skills in use` section re-attached after a compaction.
 //!

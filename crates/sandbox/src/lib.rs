@@ -1,4 +1,4 @@
-//! Confinement of the commands eonyx runs (README, section "Sandbox";
+//! Confinement of the commands eonyx runs (docs/using-tools.md, section "Sandbox";
 //! docs/tools.md#sandbox): the policy (what a command may write, whether it
 //! may reach the network), the backends that enforce it on Linux
 //! (bubblewrap, or Landlock with seccomp in a re-executed helper), probing

@@ -2,6 +2,21 @@
 //! `<data dir>/sessions/<id>.jsonl`, with listing, search, rename, delete,
 //! export, repair and locking.
 //!
+//! `Store`'s methods are split by concern: `lib.rs` (open, create, append,
+//! delete, rename, titles), `listing` (list, search, the index cache),
+//! `rows` (the listing as rows borrowed from the index text), `read`
+//! (whole reads, the effective history, export), `timeline` (reading a
+//! session backwards, jumping over what rewinds left out), `fork`,
+//! `file_history`, `doctor`, `recall` and `memory`.
+//!
+//! Layout under the data dir: `sessions/<id>.jsonl` (the truth),
+//! `locks/<id>.lock` (one per open session, holding the owner's pid),
+//! `file-history/<id>/`, `titles` (the title counter), `index` and
+//! `journal` (caches for fast listing), `limits.json` (context windows
+//! detected or learned, and the request-shape changes a model needs, per
+//! base URL and model; which window applies is decided in the agent) and
+//! `memory/` (`global.md` and one file per project root).
+//!
 //! Invariants:
 //! - The store never rewrites a line of a session file. It only appends,
 //!   and truncates a torn last line (bytes after the last `'\n'`) before
@@ -37,6 +52,13 @@
 //!   rewind left out (`timeline`), down to the first message the last
 //!   compaction in force retained: not the whole history.
 //! - The data dir and its directories are created 0700, files 0600 (unix).
+//! - A task's child session takes no number from the title counter (its
+//!   title is its parent's plus `.k`), and is never "the most recent".
+//! - A session is deleted with its tasks' child sessions, theirs too, each
+//!   with its file history: children first, deepest first, so a failure
+//!   never leaves a child without its parent. No caller decides the cascade.
+//! - Recall only reads, skips damaged lines, and never returns an earlier
+//!   `recall` call's result.
 
 // Store's methods live next to what they do: `listing` (list, search and
 // the index cache), `read` (read_all, load_effective, export), `doctor`;

@@ -1,4 +1,4 @@
-//! Memory on disk (README, section "Memory"): plain Markdown files under
+//! Memory on disk (docs/memory.md, section "Using memory"): plain Markdown files under
 //! `<data dir>/memory/`, one for every project (`global.md`) and one per
 //! project root (`projects/<name>-<hash>.md`).
 //!

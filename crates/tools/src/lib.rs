@@ -29,7 +29,7 @@
 //!   `tools.write` / `--allow-write`; outside, and `.git/` or `eonyx.json`
 //!   inside: only a user can say yes), showing the diff, and write atomically.
 //! - Every `shell` command is spawned by `shell::run_command`, confined by
-//!   [`ToolContext::sandbox`] (README, section "Sandbox").
+//!   [`ToolContext::sandbox`] (docs/using-tools.md, section "Sandbox").
 //! - Output is returned whole (truncation for the model happens in the view
 //!   layer); only absurd sizes are capped, always with a visible note.
 //! - A `shell` result's first line is exactly `exit status: N`,
@@ -113,7 +113,7 @@ pub struct ToolContext {
     pub recall: Option<RecallSource>,
     /// The skills `skill` reads (found when the session started).
     pub skills: Arc<dyn SkillSource>,
-    /// How `shell` commands are confined (README, section "Sandbox").
+    /// How `shell` commands are confined (docs/using-tools.md, section "Sandbox").
     pub sandbox: Arc<eonyx_sandbox::Sandbox>,
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).

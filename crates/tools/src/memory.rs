@@ -1,4 +1,4 @@
-//! The `memory` tool (README, section "Memory"): the model saves or forgets a note kept
+//! The `memory` tool (docs/memory.md, section "Using memory"): the model saves or forgets a note kept
 //! across sessions. It needs the session's memory store and id, so the
 //! agent runs it (see `Agent::run_memory_tool`); this module holds its
 //! definition and argument parsing. No approval: a note only ever reaches

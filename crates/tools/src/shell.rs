@@ -1,6 +1,6 @@
 //! `shell`: `sh -c COMMAND` in the project root, with approval, a timeout,
 //! cancellation and a memory cap on the combined output, confined by the
-//! sandbox (README, section "Sandbox").
+//! sandbox (docs/using-tools.md, section "Sandbox").
 //!
 //! Invariant: [`run_command`] is the one function that spawns a shell
 //! command: the `shell` tool calls it after approval, the user's `!command`

@@ -1,4 +1,4 @@
-//! `skill` (README, section "Skills"): a skill's instructions and the files beside them.
+//! `skill` (docs/skills.md, section "Skills"): a skill's instructions and the files beside them.
 //!
 //! `{"name"}` returns the body of the skill's `SKILL.md` and the list of
 //! files in its directory; `{"name", "path"}` returns one of those files.

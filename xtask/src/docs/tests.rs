@@ -132,3 +132,31 @@ Options:
     assert_eq!(help_subcommands(help), ["run", "sessions", "completions"]);
     assert!(help_subcommands("Usage: eonyx config\n\nOptions:\n  -h\n").is_empty());
 }
+
+#[test]
+fn the_test_command_must_stand_alone_in_a_code_block() {
+    let quick = "Run the tests:\n\n```sh\ncargo test --workspace   # all of them\n```\n";
+    assert!(has_fenced_command(quick, "cargo test --workspace"));
+    assert!(
+        !has_fenced_command("Run `cargo test --workspace`.\n", "cargo test --workspace"),
+        "prose is not the command"
+    );
+    assert!(!has_fenced_command(
+        "```sh\ncargo test --workspace --release\n```\n",
+        "cargo test --workspace"
+    ));
+}
+
+#[test]
+fn the_workspace_readme_gives_the_test_command_and_config_doc_has_its_table() {
+    let root = crate::util::workspace_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let quick = section(&readme, QUICK_START_SECTION).expect("README has a quick start");
+    assert!(has_fenced_command(quick, &TEST_COMMAND.join(" ")));
+    assert!(section(&readme, COMMANDS_SECTION).is_some_and(|s| !table_rows(s).is_empty()));
+    let config = std::fs::read_to_string(root.join("docs/config.md")).unwrap();
+    let rows =
+        table_rows(section(&config, CONFIG_SECTION).expect("docs/config.md has the reference"));
+    assert!(rows.iter().all(|r| parse_config(r).is_ok()));
+    assert!(rows.len() > 50, "{} config rows", rows.len());
+}

@@ -7,6 +7,9 @@
 //! `.md` file, relative to the linking file; and `README, section "Title"`
 //! (also `ARCHITECTURE` or `docs/NAME.md` in place of `README`), whose title
 //! must be a heading of that file.
+//!
+//! Also: every page under `docs/` is linked from the table of contents,
+//! `docs/README.md`, so none is reachable only by chance.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -214,8 +217,45 @@ fn cite_sources(root: &Path) -> Result<Vec<PathBuf>> {
 /// This file's own examples of the forms it checks are not citations.
 const CITE_EXEMPT: &[&str] = &["xtask/src/tidy/cites.rs"];
 
+/// The table of contents of `docs/`.
+const DOCS_INDEX: &str = "docs/README.md";
+
+/// Pages under `docs/` that the table of contents does not link to.
+pub fn unlinked_docs(root: &Path) -> Result<Vec<Problem>> {
+    let pages: Vec<String> = files_with_ext(&root.join("docs"), ".md")?
+        .iter()
+        .map(|p| rel(root, p))
+        .filter(|name| name != DOCS_INDEX)
+        .collect();
+    if pages.is_empty() {
+        return Ok(Vec::new());
+    }
+    let index = root.join(DOCS_INDEX);
+    if !index.is_file() {
+        return Ok(vec![Problem {
+            file: DOCS_INDEX.to_owned(),
+            line: 1,
+            message: "does not exist; docs/ needs a table of contents linking every page"
+                .to_owned(),
+        }]);
+    }
+    let linked: BTreeSet<String> = citations(DOCS_INDEX, &read(&index)?)
+        .into_iter()
+        .map(|c| c.target)
+        .collect();
+    Ok(pages
+        .into_iter()
+        .filter(|name| !linked.contains(name))
+        .map(|name| Problem {
+            file: name,
+            line: 1,
+            message: format!("is not linked from {DOCS_INDEX}; add it to the table of contents"),
+        })
+        .collect())
+}
+
 pub fn check_citations(root: &Path) -> Result<Vec<Problem>> {
-    let mut problems = BTreeSet::new();
+    let mut problems: BTreeSet<Problem> = unlinked_docs(root)?.into_iter().collect();
     for file in cite_sources(root)? {
         let name = rel(root, &file);
         if CITE_EXEMPT.contains(&name.as_str()) {
@@ -363,6 +403,7 @@ let s = \"docs/not-a-citation.md\";
         std::fs::create_dir_all(root.join("crates/a/src")).unwrap();
         std::fs::write(root.join("README.md"), "# x\n## Commands\n").unwrap();
         std::fs::write(root.join("docs/f.md"), "# F\n## Real part\n").unwrap();
+        std::fs::write(root.join("docs/README.md"), "# Docs\n- [F](f.md)\n").unwrap();
         std::fs::write(
             root.join("crates/a/src/lib.rs"),
             "//! ok docs/f.md#real-part and README, section \"Commands\"\n\
@@ -390,6 +431,24 @@ let s = \"docs/not-a-citation.md\";
             "{}",
             p[3]
         );
+    }
+
+    #[test]
+    fn every_docs_page_is_linked_from_the_table_of_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs/sub")).unwrap();
+        std::fs::write(root.join("docs/a.md"), "# A\n").unwrap();
+        std::fs::write(root.join("docs/sub/b.md"), "# B\n").unwrap();
+        let p = unlinked_docs(root).unwrap();
+        assert_eq!(p.len(), 1, "{p:#?}");
+        assert_eq!(p[0].file, "docs/README.md");
+        std::fs::write(root.join("docs/README.md"), "- [A](a.md)\n").unwrap();
+        let p = unlinked_docs(root).unwrap();
+        let files: Vec<&str> = p.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(files, ["docs/sub/b.md"]);
+        std::fs::write(root.join("docs/README.md"), "- [A](a.md), [B](sub/b.md)\n").unwrap();
+        assert!(unlinked_docs(root).unwrap().is_empty());
     }
 
     #[test]

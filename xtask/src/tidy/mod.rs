@@ -5,10 +5,13 @@
 //! - `deps` (`deps.rs`): no declared-but-unused dependencies (`cargo machete`).
 //! - `print` (`print.rs`): nothing prints outside the cli's `Printer`.
 //! - `cycles` (`cycles.rs`): no two modules of one crate import each other.
+//! - `commands` (`commands.rs`): the frontends name no slash command and
+//!   run no goal loop (the command layer in `eonyx_agent::commands` does).
 //! - `cites` (`cites.rs`): every citation of a repository doc points at a
 //!   file and heading that exist, and nothing cites the out-of-tree SPEC.
 
 mod cites;
+mod commands;
 mod cycles;
 mod deps;
 mod print;
@@ -20,6 +23,7 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 
 pub use cites::cites_step;
+pub use commands::commands_step;
 pub use cycles::cycles_step;
 pub use deps::deps_step;
 pub use print::print_step;

@@ -1,4 +1,4 @@
-//! Plans and goals (README, section "Goals"; docs/tools.md#plan): the
+//! Plans and goals (docs/goals.md, section "Goals"; docs/tools.md#plan): the
 //! `plan` and `goal_update` tools, `/goal` and its changes, and the
 //! continuation a frontend sends after a turn that left the goal active.
 //!

@@ -1,4 +1,4 @@
-//! What the user sends besides plain text (README, section "The REPL"):
+//! What the user sends besides plain text (docs/repl.md, section "The REPL"):
 //! `@path` attachments and `--image` files read into the user message, and
 //! `!command`, run through the `shell` tool's spawn without asking, whose
 //! command and output become a user message of their own at once.

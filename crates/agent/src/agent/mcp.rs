@@ -61,7 +61,7 @@ impl McpState {
     }
 
     /// A task child's part: the parent's servers, and those of the
-    /// parent's MCP tools the child's profile allows (README, section
+    /// parent's MCP tools the child's profile allows (docs/using-tools.md, section
     /// "Tasks"), deferred or not by the child's own limit.
     pub(crate) async fn for_child(&self, config: &Config, window: u64) -> Self {
         let mut state = Self {

@@ -1,4 +1,4 @@
-//! Memory in the agent (README, section "Memory"): the snapshot in the stable prefix, the
+//! Memory in the agent (docs/memory.md, section "Using memory"): the snapshot in the stable prefix, the
 //! `memory` tool and `/remember`, `/memory`.
 
 use eonyx_core::ToolCall;

@@ -1,4 +1,4 @@
-//! `/model [KEY] [EFFORT]` (README, section "Reasoning models and the
+//! `/model [KEY] [EFFORT]` (docs/models.md, section "Reasoning models and the
 //! Responses API"): switch the session's model or reasoning effort for the
 //! rest of the session. The new model's config (its compaction overrides
 //! included) is resolved as `--model KEY` would, its providers are built and

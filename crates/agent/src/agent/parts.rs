@@ -62,9 +62,9 @@ pub(super) struct PromptState {
     pub loader: ContextLoader,
     pub loaded: Loaded,
     /// Read when a session starts and after each compaction only, so the
-    /// stable prefix stays byte-identical in between (README, section "Memory").
+    /// stable prefix stays byte-identical in between (docs/memory.md, section "Using memory").
     pub memory_section: MemorySection,
-    /// Skills found when the agent started (README, section "Skills");
+    /// Skills found when the agent started (docs/skills.md, section "Skills");
     /// shared with the `skill` tool through the tool context.
     pub skills: Arc<Skills>,
     /// Skills whose bodies are re-attached after the summary: those the

@@ -1,4 +1,4 @@
-//! `/status` (README, section "The REPL"): where the model, the window,
+//! `/status` (docs/repl.md, section "The REPL"): where the model, the window,
 //! the tokens and the cache stand for the current session.
 
 use camino::Utf8PathBuf;
@@ -53,7 +53,7 @@ pub struct AgentStatus {
     /// Tokens at which an automatic compaction runs, when on.
     pub compaction_at: Option<u64>,
     pub tokens: SessionTokens,
-    /// What the session and its tasks cost (README, section "Cost");
+    /// What the session and its tasks cost (docs/sessions.md, section "Cost");
     /// `None` without pricing.
     pub cost_usd: Option<f64>,
     pub compactions: u64,

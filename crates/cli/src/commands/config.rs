@@ -57,7 +57,7 @@ pub fn run(
     if let Some(e) = api_entry(&config, learned_responses) {
         entries.insert(4, e);
     }
-    // How `shell` commands run here (README, section "Sandbox").
+    // How `shell` commands run here (docs/using-tools.md, section "Sandbox").
     let sandbox = eonyx_sandbox::Sandbox::new(
         config.tools.sandbox.clone(),
         &config.project_root,
@@ -364,7 +364,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             .values()
             .flat_map(|s| mcp_entries(config, s)),
     );
-    // Every profile a task may name (README, section "Tasks").
+    // Every profile a task may name (docs/using-tools.md, section "Tasks").
     for (name, p) in &config.profiles {
         let key = |f: &str| format!("profiles.{name}.{f}");
         let tools = p.tools.as_ref().map(|t| {

@@ -192,3 +192,36 @@ pub(crate) fn print_table(printer: &Printer, report: &PromptReport, home: Option
         report.prompt.text().len()
     ));
 }
+
+/// `/context` in the REPL and batch runs: the table, the skills, memory
+/// and MCP lines, then the context estimate.
+pub fn print_for_repl(printer: &Printer, agent: &eonyx_agent::Agent) {
+    let report = agent.prompt_report();
+    print_table(printer, &report, std::env::var("HOME").ok().as_deref());
+    if !report.skills.is_empty() {
+        printer.info(&super::skills::section_line(&report.skills));
+    }
+    print_memory_line(printer, &report);
+    if !agent.mcp_catalog().is_empty() {
+        printer.info(&super::mcp::catalog_line(agent.mcp_catalog()));
+    }
+    let st = agent.context_status();
+    printer.info(&format!(
+        "context: ~{} of {} tokens ({:.0}%), compaction at {}{}",
+        st.estimate,
+        st.window,
+        st.percent,
+        agent
+            .trigger()
+            .tokens
+            .map_or("off".to_owned(), |t| format!("~{t} tokens")),
+        match (agent.trigger().ahead, st.summary_ready) {
+            (_, true) => "; a summary written ahead is ready".to_owned(),
+            (Some(a), false) => format!("; summaries written ahead from ~{a} tokens"),
+            (None, false) => String::new(),
+        }
+    ));
+    if let Some(s) = agent.summary() {
+        printer.info(&format!("summary: {} characters", s.chars().count()));
+    }
+}

@@ -1,4 +1,4 @@
-//! What sessions cost, for `eonyx sessions --json` (README, section
+//! What sessions cost, for `eonyx sessions --json` (docs/sessions.md, section
 //! "Cost"): every session's own cost from its replies' usage, added up
 //! each session's chain of parents.
 

@@ -1,4 +1,4 @@
-//! Exporting a session (README, section "Export and cost"): `eonyx
+//! Exporting a session (docs/sessions.md, section "Export and cost"): `eonyx
 //! sessions export` and the REPL's `/export` both come here, and the
 //! rendering is `eonyx_export`'s.
 
@@ -37,7 +37,9 @@ pub fn export(
     release: Release,
 ) -> anyhow::Result<()> {
     let opts = |h: &eonyx_core::SessionHeader| {
-        config.map_or_else(Options::default, |c| options(store, c, h))
+        config.map_or_else(Options::default, |c| {
+            eonyx_agent::cost::export_options(store, c, h)
+        })
     };
     let mut bytes = Vec::new();
     let result = match output {
@@ -68,6 +70,29 @@ pub fn export(
         )
         .with_context(|| format!("could not write the export of {id} to {path}"))?;
     }
+    skipped_warnings(printer, id, &skipped);
+    if let Some(path) = output {
+        printer.info(&format!(
+            "exported session {id} as {} to {path}",
+            format.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// After `/export`: what could not be read, and where the export went.
+pub fn exported(printer: &Printer, x: &eonyx_agent::commands::Exported) {
+    skipped_warnings(printer, &x.id, &x.skipped);
+    printer.info(&format!(
+        "exported session {} as {} to {}",
+        x.id,
+        x.format.as_str(),
+        x.path
+    ));
+}
+
+/// The warnings for what an export could not read.
+fn skipped_warnings(printer: &Printer, id: &SessionId, skipped: &eonyx_export::Skipped) {
     if skipped.torn_tail_bytes > 0 {
         printer.warn(&format!(
             "session {id} ends with a torn line ({} bytes, a write that never finished): exported what is readable; `eonyx sessions doctor` repairs the file",
@@ -79,33 +104,5 @@ pub fn export(
             "skipped {} unreadable line(s) and {} record(s) of unknown type in {id}: exported what is readable",
             skipped.bad_lines, skipped.unknown_lines
         ));
-    }
-    if let Some(path) = output {
-        printer.info(&format!(
-            "exported session {id} as {} to {path}",
-            format.as_str()
-        ));
-    }
-    Ok(())
-}
-
-/// The chart's window and trigger for the session's model and what the
-/// session cost (only read when some model has pricing).
-fn options(store: &Store, config: &Config, h: &eonyx_core::SessionHeader) -> Options {
-    let (limits, _) = eonyx_agent::cost::chart_limits(config, store.data_dir(), h.model.as_deref());
-    let priced =
-        config.model.pricing.is_some() || config.models.values().any(|m| m.pricing.is_some());
-    let cost_usd = if priced {
-        eonyx_agent::cost::session_cost(store, config, &h.id)
-            .ok()
-            .flatten()
-    } else {
-        None
-    };
-    Options {
-        window: Some(limits.window),
-        threshold: limits.threshold,
-        cost_usd,
-        chars_per_token: config.compaction.chars_per_token,
     }
 }

@@ -5,9 +5,10 @@
 use std::io::IsTerminal;
 
 use eonyx_agent::SessionChoice;
+use eonyx_agent::commands::{self, GoalEnd, Outcome, Parsed, Surface};
 
-use super::ui::goal::{self, GoalEnd};
-use super::ui::{self, Drafts, Slash, TurnResult};
+use super::ui::frontend::Cli;
+use super::ui::{self, Drafts, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -52,25 +53,46 @@ fn batch(
             if input.is_empty() {
                 continue;
             }
-            if input.starts_with('/') {
-                drafts
-                    .before_command(input, &mut s.agent, &mut s.view)
-                    .await;
-                let (slash, done) = drafts
-                    .alongside(ui::slash(&mut s.agent, &mut s.view, &s.interrupts, input))
-                    .await;
-                Drafts::finish(done, &mut s.agent, &mut s.view);
-                match slash {
-                    Slash::Continue => continue,
-                    Slash::Exit => break,
-                    // Its own reason (a bad argument, nothing to do): said,
-                    // and the batch goes on with its exit status untouched.
-                    Slash::Declined(why) => {
-                        ui::outcome::declined(&mut s.view, why);
-                        continue;
+            match commands::parse(input, Surface::Batch) {
+                Parsed::Command(inv) => {
+                    drafts.before_command(&inv, &mut s.agent, &mut s.view).await;
+                    let (outcome, done) = drafts
+                        .alongside(ui::frontend::command(
+                            &mut s.agent,
+                            &mut s.view,
+                            &s.interrupts,
+                            Surface::Batch,
+                            &inv,
+                        ))
+                        .await;
+                    Drafts::finish(done, &mut s.agent, &mut s.view);
+                    if let Some(e) = s.view.last_error.take() {
+                        return Err(e.into());
                     }
-                    Slash::Failed(e) => return Err(e),
+                    match outcome {
+                        Outcome::Done | Outcome::Switched => continue,
+                        Outcome::Exit => break,
+                        Outcome::Turns(end) => {
+                            ui::frontend::goal_end(&mut s.view, end)?;
+                            continue;
+                        }
+                        // Its own reason (a bad argument, nothing to do, no
+                        // goal): said, and the batch goes on with its exit
+                        // status untouched.
+                        Outcome::Declined(why) => {
+                            ui::outcome::declined(&mut s.view, why);
+                            continue;
+                        }
+                        Outcome::Failed(e) => return Err(e.into()),
+                    }
                 }
+                Parsed::Unknown(name) => {
+                    s.view
+                        .printer
+                        .warn(&format!("unknown command {name}; type /help for the list"));
+                    continue;
+                }
+                Parsed::Text => {}
             }
             if let Some(command) = input.strip_prefix('!') {
                 // Runs no model request: a summary being written goes on.
@@ -110,9 +132,10 @@ fn batch(
                 drafts.start_if_due(&mut s.agent, &mut s.view);
             }
             match ui::report(&mut s.view, result) {
-                // An active goal goes on by itself (README, section "Goals").
+                // An active goal goes on by itself (docs/goals.md, section "Goals").
                 TurnResult::Ok if s.agent.goal_active() => {
-                    let end = goal::continue_goal(&mut s.agent, &mut s.view, &s.interrupts).await;
+                    let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
+                    let end = commands::continue_goal(&mut s.agent, &mut fe, None).await;
                     if let GoalEnd::Failed(e) = end {
                         let status = e.status();
                         s.view.printer.error(&e.into());
@@ -121,7 +144,8 @@ fn batch(
                 }
                 TurnResult::Ok => {}
                 TurnResult::Failed(e) => {
-                    goal::pause_after(&mut s.agent, &mut s.view, &e);
+                    let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
+                    commands::pause_after(&mut s.agent, &mut fe, &e);
                     let status = e.status();
                     s.view.printer.error(&e.into());
                     return Ok(status);

@@ -41,7 +41,8 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, _args: &McpArgs) -> anyho
     Ok(Status::Success)
 }
 
-const NONE: &str = "no MCP servers configured; add one as [mcp_servers.NAME] in config.toml (see README, \"MCP servers\")";
+const NONE: &str =
+    "no MCP servers configured; add one as [mcp_servers.NAME] in config.toml (see docs/mcp.md)";
 
 /// The servers table, then each ready server's tools.
 fn table(report: &McpReport) -> Vec<String> {

@@ -1,4 +1,4 @@
-//! `eonyx memory`: list, add, forget, edit memory (README, section "Memory"). The files
+//! `eonyx memory`: list, add, forget, edit memory (docs/memory.md, section "Using memory"). The files
 //! belong to the store crate; this module only parses, dispatches and
 //! prints.
 

@@ -1,11 +1,14 @@
 //! `eonyx run [PROMPT]`: one turn, the answer on stdout; with `--goal`
 //! (or `-c` on a paused goal) the turns it takes to reach the goal
-//! (README, section "Goals").
+//! (docs/goals.md, section "Goals").
 
 use anyhow::Context as _;
 
-use super::ui::goal::{self, GoalEnd};
-use super::ui::{self, Mode, TurnResult};
+use eonyx_agent::commands::{self, GoalEnd, Surface};
+use eonyx_core::goal::GoalStatus;
+
+use super::ui::frontend::Cli;
+use super::ui::{self, Mode, TurnResult, goal};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
@@ -50,7 +53,10 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
             }
         };
         if goal_run {
-            let end = goal::run_goal(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
+            let end = {
+                let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
+                commands::run_goal(&mut s.agent, &mut fe, &input).await
+            };
             if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }
@@ -77,7 +83,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
 /// How a goal run ends: its exit status, and one line on stderr (the goal
 /// event's line, which `--json` does not show otherwise; or the error).
 fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
-    let status = end.status();
+    let status = goal_status(&end);
     let json = s.view.mode == Mode::Json;
     match end {
         GoalEnd::Failed(e) if !e.is_interrupted() && !json => {
@@ -92,4 +98,17 @@ fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
         }
     }
     status
+}
+
+/// The exit status of a goal run: 0 achieved, 1 blocked or out of budget
+/// (or a failed turn), 130 interrupted.
+fn goal_status(end: &GoalEnd) -> Status {
+    match end {
+        GoalEnd::Stopped {
+            status: Some(GoalStatus::Achieved) | None,
+            ..
+        } => Status::Success,
+        GoalEnd::Stopped { .. } => Status::Failed,
+        GoalEnd::Failed(e) => e.status(),
+    }
 }

@@ -110,7 +110,7 @@ struct SummaryJson<'a> {
     profile: Option<&'a str>,
     project: &'a str,
     title: &'a str,
-    /// What the session and its tasks cost (README, section "Cost");
+    /// What the session and its tasks cost (docs/sessions.md, section "Cost");
     /// absent without pricing.
     #[serde(skip_serializing_if = "Option::is_none")]
     cost_usd: Option<f64>,

@@ -1,4 +1,4 @@
-//! `eonyx skills`: the skills the model can load from here (README, section "Skills"), with
+//! `eonyx skills`: the skills the model can load from here (docs/skills.md, section "Skills"), with
 //! name, scope, path and description; `--json` for scripts. Skipped
 //! (malformed) skills are warned about on stderr. Also the REPL's
 //! `/skills`.
@@ -56,7 +56,7 @@ pub fn run(
 }
 
 const NONE: &str =
-    "no skills found; add one as .agents/skills/<name>/SKILL.md (see README, \"Skills\")";
+    "no skills found; add one as .agents/skills/<name>/SKILL.md (see docs/skills.md)";
 
 /// `NAME  SCOPE  PATH  DESCRIPTION` rows, paths under `home` as `~/…`; a
 /// skill the listing cap left out of the prompt is marked `(not listed)`.

@@ -16,7 +16,7 @@ use rustyline::{
     Movement, RepeatCount,
 };
 
-use crate::commands::ui::slash::COMMANDS;
+use eonyx_agent::commands::{self, ArgCompletion, Surface};
 
 /// Completion, hints and prompt colour for one editor.
 #[derive(Default)]
@@ -140,23 +140,23 @@ pub fn complete(before: &str, ids: impl FnOnce() -> Vec<(String, String)>) -> (u
     if !before.starts_with('/') || before.contains('\n') {
         return (0, Vec::new());
     }
-    match before.split_once(' ') {
-        None => {
-            let pairs = COMMANDS
-                .iter()
-                .filter(|c| c.name.starts_with(before))
-                .map(|c| Pair {
-                    display: c.name.to_owned(),
-                    replacement: if c.args.is_empty() {
-                        c.name.to_owned()
-                    } else {
-                        format!("{} ", c.name)
-                    },
-                })
-                .collect();
-            (0, pairs)
-        }
-        Some(("/resume", rest)) if !rest.contains(' ') => {
+    let Some((name, rest)) = before.split_once(' ') else {
+        let pairs = commands::offered(Surface::Repl)
+            .filter(|c| c.name.starts_with(before))
+            .map(|c| Pair {
+                display: c.name.to_owned(),
+                replacement: if c.args.is_empty() {
+                    c.name.to_owned()
+                } else {
+                    format!("{} ", c.name)
+                },
+            })
+            .collect();
+        return (0, pairs);
+    };
+    let completion = commands::find(name, Surface::Repl).map(|c| c.completion);
+    match completion {
+        Some(ArgCompletion::SessionId) if !rest.contains(' ') => {
             let start = before.len() - rest.len();
             let pairs = ids()
                 .into_iter()

@@ -14,13 +14,14 @@ pub mod history;
 
 use std::sync::Arc;
 
+use eonyx_agent::commands::{self, Parsed, Surface};
 use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
 
 use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
-use super::ui::goal::{self, GoalEnd};
-use super::ui::{self, Drafts, Interrupts, Mode, Slash, TurnResult};
+use super::ui::frontend::Cli;
+use super::ui::{self, Drafts, Interrupts, Mode, TurnResult};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -96,19 +97,33 @@ pub fn run(
             }
             history.add(input, &editor, view.printer);
             let _quiet = ui::quiet::QuietTyping::start();
-            if input.starts_with('/') {
-                drafts.before_command(input, &mut agent, &mut view).await;
-                let (slash, done) = drafts
-                    .alongside(ui::slash(&mut agent, &mut view, &interrupts, input))
-                    .await;
-                Drafts::finish(done, &mut agent, &mut view);
-                match slash {
-                    Slash::Continue => {}
-                    Slash::Exit => break,
-                    Slash::Declined(why) => ui::outcome::declined(&mut view, why),
-                    Slash::Failed(e) => view.printer.error(&e),
+            match commands::parse(input, Surface::Repl) {
+                Parsed::Command(inv) => {
+                    drafts.before_command(&inv, &mut agent, &mut view).await;
+                    let (outcome, done) = drafts
+                        .alongside(ui::frontend::command(
+                            &mut agent,
+                            &mut view,
+                            &interrupts,
+                            Surface::Repl,
+                            &inv,
+                        ))
+                        .await;
+                    Drafts::finish(done, &mut agent, &mut view);
+                    if ui::frontend::repl_outcome(&mut view, outcome) {
+                        break;
+                    }
+                    if let Some(e) = view.last_error.take() {
+                        return Err(e.into());
+                    }
+                    continue;
                 }
-                continue;
+                Parsed::Unknown(name) => {
+                    view.printer
+                        .warn(&format!("unknown command {name}; type /help for the list"));
+                    continue;
+                }
+                Parsed::Text => {}
             }
             if let Some(command) = input.strip_prefix('!') {
                 // Runs no model request: a summary being written goes on.
@@ -136,18 +151,17 @@ pub fn run(
             Drafts::finish(done, &mut agent, &mut view);
             match result {
                 // An active goal goes on by itself, visibly; Ctrl-C pauses
-                // it (README, section "Goals").
+                // it (docs/goals.md, section "Goals").
                 TurnResult::Ok if agent.goal_active() => {
-                    let (end, done) = drafts
-                        .alongside(goal::continue_goal(&mut agent, &mut view, &interrupts))
-                        .await;
+                    let (end, done) = {
+                        let mut fe = Cli::new(&mut view, &interrupts, Surface::Repl);
+                        drafts
+                            .alongside(commands::continue_goal(&mut agent, &mut fe, None))
+                            .await
+                    };
                     Drafts::finish(done, &mut agent, &mut view);
-                    match end {
-                        GoalEnd::Failed(e) if e.is_interrupted() => {
-                            view.printer.info("interrupted")
-                        }
-                        GoalEnd::Failed(e) => view.printer.error(&e.into()),
-                        GoalEnd::Stopped(_) => {}
+                    if let Err(e) = ui::frontend::goal_end(&mut view, end) {
+                        view.printer.error(&e.into());
                     }
                 }
                 TurnResult::Ok => {}
@@ -156,7 +170,8 @@ pub fn run(
                     unsent = input.to_owned();
                 }
                 TurnResult::Failed(e) => {
-                    goal::pause_after(&mut agent, &mut view, &e);
+                    let mut fe = Cli::new(&mut view, &interrupts, Surface::Repl);
+                    commands::pause_after(&mut agent, &mut fe, &e);
                     if e.is_interrupted() {
                         view.printer.info("interrupted");
                     } else {

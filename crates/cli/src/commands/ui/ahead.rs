@@ -11,6 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use eonyx_agent::commands::{Drafting, Invocation};
 use eonyx_agent::{Agent, AgentEvent, DraftDone, DraftJob};
 
 use super::View;
@@ -62,27 +63,28 @@ impl Drafts {
         }
     }
 
-    /// Before the slash command `line`: a session switch (`/new`,
-    /// `/resume`) or a focused `/compact` (it writes its own summary)
-    /// cancels the job; a plain `/compact` waits for it, so the compaction
-    /// applies it instead of asking for another summary. Other commands
-    /// send no request, so the job goes on.
-    pub async fn before_command(&mut self, line: &str, agent: &mut Agent, view: &mut View<'_>) {
-        let mut words = line.split_whitespace();
-        let cmd = words.next().unwrap_or_default();
-        let focused = words.next().is_some();
-        match cmd {
-            "/new" | "/resume" => self.cancel(),
-            // A goal set or resumed sends requests at once.
-            "/goal" => self.input_arrived(agent, view),
-            "/compact" | "/summarize" if focused => self.cancel(),
-            "/compact" | "/summarize" => {
+    /// Before a slash command, as its table row says
+    /// ([`Invocation::drafting`]): a session switch or a focused `/compact`
+    /// (it writes its own summary) cancels the job; a plain `/compact`
+    /// waits for it, so the compaction applies it instead of asking for
+    /// another summary; a goal set or resumed sends requests at once.
+    /// Other commands send no request, so the job goes on.
+    pub async fn before_command(
+        &mut self,
+        inv: &Invocation<'_>,
+        agent: &mut Agent,
+        view: &mut View<'_>,
+    ) {
+        match inv.drafting() {
+            Drafting::Cancel => self.cancel(),
+            Drafting::InputArrives => self.input_arrived(agent, view),
+            Drafting::Await => {
                 if let Some(job) = self.job.take() {
                     let done = job.await;
                     Self::finish(Some(done), agent, view);
                 }
             }
-            _ => {}
+            Drafting::GoesOn => {}
         }
     }
 

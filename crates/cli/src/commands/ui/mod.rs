@@ -1,10 +1,12 @@
 //! Shared frontend for commands that run turns: building the agent and
 //! running turns. Showing events is in [`view`], Ctrl-C in [`interrupts`],
-//! slash commands in [`mod@slash`].
+//! what slash commands report in [`frontend`] (the commands themselves and
+//! the goal loop are `eonyx_agent::commands`).
 
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use eonyx_agent::commands;
 use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
@@ -15,22 +17,19 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::printer::Printer;
 
 pub mod ahead;
+pub mod frontend;
 pub mod goal;
 pub mod interrupts;
-pub mod model;
 pub mod outcome;
 pub mod quiet;
 pub mod reasoning;
 pub mod rewind;
-pub mod slash;
 pub mod status;
 pub mod text;
 pub mod view;
 
 pub use ahead::Drafts;
 pub use interrupts::Interrupts;
-pub use outcome::Slash;
-pub use slash::slash;
 pub use view::{Mode, View};
 
 pub fn session_choice(args: &SessionArgs, new: bool) -> anyhow::Result<SessionChoice> {
@@ -184,14 +183,8 @@ pub async fn turn(
     interrupts: &Interrupts,
     input: &UserInput,
 ) -> Result<eonyx_agent::TurnOutcome, AgentError> {
-    view.turn_started(input);
-    let cancel = interrupts.begin();
-    let result = {
-        let mut sink = |ev: AgentEvent| view.event(ev);
-        agent.turn_input(input, &mut sink, &cancel).await
-    };
-    interrupts.end();
-    result
+    let mut fe = frontend::Cli::new(view, interrupts, commands::Surface::Batch);
+    commands::turn(agent, &mut fe, input, commands::TurnKind::User).await
 }
 
 /// Show how a turn ended.
@@ -235,7 +228,7 @@ pub async fn line_turn(
     turn(agent, view, interrupts, &input).await
 }
 
-/// `!command` (README, section "The REPL"): run it, its output shown as it
+/// `!command` (docs/repl.md, section "The REPL"): run it, its output shown as it
 /// arrives, and put it in the conversation; `!` alone does nothing.
 pub async fn user_command(
     agent: &mut Agent,

@@ -1,4 +1,4 @@
-//! A model's reasoning on stderr, never on stdout (README, section
+//! A model's reasoning on stderr, never on stdout (docs/models.md, section
 //! "Reasoning models and the Responses API"): dimmed, streamed as it comes, and with
 //! `ui.reasoning = "fold"` folded to one line once the answer starts.
 //!

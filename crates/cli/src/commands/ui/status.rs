@@ -1,5 +1,5 @@
 //! `/status` as lines on stderr, or one `status` event with `--json`
-//! (README, section "The REPL").
+//! (docs/repl.md, section "The REPL").
 
 use eonyx_agent::AgentStatus;
 

@@ -231,7 +231,7 @@ impl<'p> View<'p> {
                     ));
                 }
             }
-            // The REPL's prompt shows it (README, section "The REPL"); a JSON event
+            // The REPL's prompt shows it (docs/repl.md, section "The REPL"); a JSON event
             // otherwise.
             AgentEvent::SummaryDraft(d) => {
                 if self.mode == Mode::Json {

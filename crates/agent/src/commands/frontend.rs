@@ -1,0 +1,194 @@
+//! What the command layer asks of a frontend (it renders and asks), and
+//! what a command hands back to it.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use eonyx_core::SessionId;
+use eonyx_core::goal::{GoalRecord, GoalStatus};
+use eonyx_core::memory::MemoryEntry;
+use eonyx_core::provider::CancellationToken;
+use eonyx_store::{Forked, SessionSummary};
+
+use super::table::Surface;
+use crate::rewind::{RewindPlan, RewindReport};
+use crate::{Agent, AgentError, AgentEvent, AgentStatus, ModelInfo, TurnOutcome, UserInput};
+
+/// A boxed future a frontend answers with.
+pub type Answer<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which turn starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnKind {
+    /// What the user sent (a line, a prompt, `/goal TEXT`'s text).
+    User,
+    /// A continuation eonyx wrote for an active goal.
+    Continuation,
+}
+
+/// A frontend: the REPL, a batch run or an ACP session. It shows events
+/// and what commands report, and owns interruption; it decides nothing.
+pub trait Frontend: Send {
+    fn surface(&self) -> Surface;
+
+    /// An agent event to show.
+    fn event(&mut self, ev: AgentEvent);
+
+    /// What a command reports; `agent` is there to read, for rendering.
+    fn show(&mut self, agent: &Agent, shown: Shown);
+
+    /// A token for work the user can interrupt (a turn, a compaction),
+    /// until [`Frontend::settled`].
+    fn interruptible(&mut self) -> CancellationToken;
+
+    /// The interruptible work ended.
+    fn settled(&mut self) {}
+
+    /// Whether the frontend has already cancelled what comes next (ACP's
+    /// `session/cancel` of the prompt).
+    fn cancelled(&self) -> bool {
+        false
+    }
+
+    /// A turn is about to send `input`.
+    fn turn_started(&mut self, _input: &UserInput, _kind: TurnKind) {}
+
+    /// How a turn of the goal loop ended (a frontend that reports turns
+    /// itself, as ACP does in its response, shows nothing).
+    fn turn_ended(&mut self, _result: &Result<TurnOutcome, AgentError>) {}
+
+    /// The machinery failed under a command (the error is also returned).
+    fn failed(&mut self, e: &AgentError);
+
+    /// The output itself failed (stdout closed): loops stop.
+    fn broken(&self) -> bool {
+        false
+    }
+
+    /// A turn interrupted before its user message was saved saves it
+    /// anyway (ACP: the client already shows it).
+    fn keeps_unsent_input(&self) -> bool {
+        false
+    }
+
+    /// Why a goal paused when its turn was interrupted.
+    fn interrupted_reason(&self) -> &'static str;
+
+    /// Ask before a rewind (the REPL does, showing the plan); `true` to go
+    /// ahead.
+    fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
+        Box::pin(async { true })
+    }
+}
+
+/// What a command reports, for the frontend to render.
+#[derive(Debug)]
+pub enum Shown {
+    /// `/help`: [`super::table::offered`] for the frontend's surface.
+    Help,
+    /// `/sessions`: top-level sessions, newest first.
+    Sessions(Vec<SessionSummary>),
+    /// The session after `/new` or `/resume`, with the notices of opening
+    /// it.
+    Session {
+        notices: Vec<String>,
+    },
+    Renamed(String),
+    Rewound(RewindReport),
+    Forked {
+        original: SessionId,
+        forked: Forked,
+        notices: Vec<String>,
+    },
+    /// `/goal` alone: [`Agent::goal`].
+    Goal,
+    /// `/goal pause` or `/goal clear` changed it (its event was sent).
+    GoalChanged(GoalRecord),
+    /// `/plan`: [`Agent::plan`].
+    Plan,
+    Exported(Exported),
+    /// A line of information (`/export` before the first message).
+    Note(String),
+    /// `/context`: read from the agent.
+    Context,
+    Memory(Vec<MemoryEntry>),
+    Remembered(MemoryEntry),
+    /// `/skills`: read from the agent.
+    Skills,
+    /// `/hooks`: read from the agent's config.
+    Hooks,
+    Status(Box<AgentStatus>),
+    /// `/model` alone.
+    Model(ModelInfo),
+    /// `/model KEY [EFFORT]` switched.
+    ModelSwitched {
+        info: ModelInfo,
+        notices: Vec<String>,
+    },
+}
+
+/// An export written to a file.
+#[derive(Debug)]
+pub struct Exported {
+    pub id: SessionId,
+    pub format: eonyx_export::Format,
+    pub path: String,
+    /// Lines of the session file that could not be read.
+    pub skipped: eonyx_export::Skipped,
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Done; what it reports was shown.
+    Done,
+    /// The session changed (`/new`, `/resume`, `/fork`).
+    Switched,
+    /// Turns ran (`/goal TEXT`, `/goal resume`).
+    Turns(GoalEnd),
+    /// Leave (`/exit`).
+    Exit,
+    /// Nothing done for a reason of the command's own (a bad argument,
+    /// nothing to do, an unknown id, no goal): a notice, and a batch goes
+    /// on (docs/cli.md#batch-input).
+    Declined(String),
+    /// What runs the command failed (disk, provider): a batch stops.
+    Failed(AgentError),
+}
+
+/// How a goal's loop ended.
+#[derive(Debug)]
+pub enum GoalEnd {
+    /// No goal is active (any more): its status says why (`None`: no
+    /// goal); `last` is the last turn's outcome.
+    Stopped {
+        status: Option<GoalStatus>,
+        last: Option<TurnOutcome>,
+    },
+    /// A turn failed (interrupted included); the goal was paused.
+    Failed(AgentError),
+}
+
+/// Whether `e` is a command's own reason not to act rather than a failure
+/// of what runs it: nothing to compact, a bad argument (usage, an
+/// attachment, a memory entry refused), a session that does not exist or
+/// is in use. Disk, provider and compaction failures are not.
+pub fn own_reason(e: &AgentError) -> bool {
+    match e {
+        AgentError::NothingToCompact | AgentError::Usage(_) | AgentError::Attach(_) => true,
+        AgentError::Memory(m) => !matches!(m, eonyx_store::memory::MemoryError::Io { .. }),
+        AgentError::Store(s) => s.is_usage() || s.is_not_found() || s.is_in_use(),
+        _ => false,
+    }
+}
+
+impl Outcome {
+    /// An agent error as a command's end (see [`own_reason`]).
+    pub fn of_error(e: AgentError) -> Outcome {
+        if own_reason(&e) {
+            Outcome::Declined(e.to_string())
+        } else {
+            Outcome::Failed(e)
+        }
+    }
+}

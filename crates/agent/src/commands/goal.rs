@@ -1,0 +1,114 @@
+//! The goal loop (docs/goals.md), once for every frontend: after
+//! a turn, while the goal is active, write the continuation, run its turn,
+//! count the budget, and stop when the goal is achieved, blocked, out of
+//! budget, or a turn fails or is interrupted (which pauses it).
+
+use super::frontend::{Frontend, GoalEnd, TurnKind};
+use crate::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
+
+/// One turn through `fe`: shown as it starts, interruptible. Its end is
+/// not reported here (the caller does, or [`continue_goal`] does).
+pub async fn turn(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    input: &UserInput,
+    kind: TurnKind,
+) -> Result<TurnOutcome, AgentError> {
+    fe.turn_started(input, kind);
+    let cancel = fe.interruptible();
+    let saved = agent.message_count();
+    let result = if cancel.is_cancelled() {
+        Err(AgentError::Interrupted)
+    } else {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        agent.turn_input(input, &mut sink, &cancel).await
+    };
+    fe.settled();
+    match result {
+        Err(e)
+            if e.is_interrupted() && fe.keeps_unsent_input() && agent.message_count() == saved =>
+        {
+            agent.keep_input(input)?;
+            Err(e)
+        }
+        other => other,
+    }
+}
+
+/// After a turn that completed (`last`): while the goal is active, the
+/// continuations eonyx writes itself, each a visible, interruptible turn,
+/// until the goal is achieved, blocked or out of budget. A failed or
+/// interrupted turn pauses the goal.
+pub async fn continue_goal(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    mut last: Option<TurnOutcome>,
+) -> GoalEnd {
+    loop {
+        if fe.cancelled() && agent.goal_active() {
+            pause_after(agent, fe, &AgentError::Interrupted);
+            return GoalEnd::Failed(AgentError::Interrupted);
+        }
+        let next = {
+            let mut sink = |ev: AgentEvent| fe.event(ev);
+            agent.goal_continuation(&mut sink)
+        };
+        let input = match next {
+            Ok(Some(input)) => input,
+            Ok(None) => return stopped(agent, last),
+            Err(e) => {
+                fe.failed(&e);
+                return GoalEnd::Failed(e);
+            }
+        };
+        let result = turn(agent, fe, &input, TurnKind::Continuation).await;
+        fe.turn_ended(&result);
+        match result {
+            Ok(outcome) => last = Some(outcome),
+            Err(e) => {
+                pause_after(agent, fe, &e);
+                return GoalEnd::Failed(e);
+            }
+        }
+        if fe.broken() {
+            return stopped(agent, last);
+        }
+    }
+}
+
+/// Run `first` (the goal's first message) and continue the goal.
+pub async fn run_goal(agent: &mut Agent, fe: &mut dyn Frontend, first: &UserInput) -> GoalEnd {
+    let result = turn(agent, fe, first, TurnKind::User).await;
+    fe.turn_ended(&result);
+    match result {
+        Ok(outcome) => continue_goal(agent, fe, Some(outcome)).await,
+        Err(e) => {
+            pause_after(agent, fe, &e);
+            GoalEnd::Failed(e)
+        }
+    }
+}
+
+/// Pause an active goal after a turn that did not complete (nothing when
+/// none is active).
+pub fn pause_after(agent: &mut Agent, fe: &mut dyn Frontend, e: &AgentError) {
+    let why = if e.is_interrupted() {
+        fe.interrupted_reason().to_owned()
+    } else {
+        format!("a turn failed: {e}")
+    };
+    let result = {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        agent.pause_goal(&why, &mut sink)
+    };
+    if let Err(err) = result {
+        fe.failed(&err);
+    }
+}
+
+fn stopped(agent: &Agent, last: Option<TurnOutcome>) -> GoalEnd {
+    GoalEnd::Stopped {
+        status: agent.goal().map(|g| g.status),
+        last,
+    }
+}

@@ -1,0 +1,377 @@
+//! The handlers: one per [`Kind`], each parsing and checking its argument,
+//! doing the work through the agent and reporting through the frontend.
+
+use camino::Utf8Path;
+use eonyx_core::SessionId;
+use eonyx_core::fs::{AtomicWrite, write_atomic};
+use eonyx_export::{Format, Release};
+
+use super::frontend::{Exported, Frontend, Outcome, Shown, own_reason};
+use super::goal::{continue_goal, run_goal};
+use super::table::{Invocation, Kind};
+use crate::hooks::StartSource;
+use crate::{Agent, AgentError, AgentEvent, GoalChange, RewindOptions};
+
+pub const RESUME_USAGE: &str = "usage: /resume ID (see /sessions)";
+pub const RENAME_USAGE: &str = "usage: /rename TITLE";
+pub const REMEMBER_USAGE: &str = "usage: /remember TEXT";
+pub const REWIND_USAGE: &str = "usage: /rewind [N] [--keep-files] (N user turns, default 1)";
+pub const FORK_USAGE: &str =
+    "usage: /fork [N] (fork before the last N user turns; default: as it is now)";
+
+/// Run `inv` through `fe`.
+pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>) -> Outcome {
+    let arg = inv.arg();
+    if inv.command.args.is_empty() && arg.is_some() {
+        return Outcome::Declined(format!(
+            "usage: {} (it takes no argument; /help lists the commands)",
+            inv.command.name
+        ));
+    }
+    match inv.command.kind {
+        Kind::Exit => Outcome::Exit,
+        Kind::Help => show(fe, agent, Shown::Help),
+        Kind::Compact => compact(agent, fe, arg).await,
+        Kind::Rewind => rewind(agent, fe, inv.args).await,
+        Kind::Fork => fork(agent, fe, inv.args),
+        Kind::Goal => goal(agent, fe, inv.args).await,
+        Kind::Plan => show(fe, agent, Shown::Plan),
+        Kind::Export => export(agent, fe, arg),
+        Kind::New => {
+            session_end_hooks(agent, fe, "clear").await;
+            let switch = agent.new_session();
+            switched(agent, fe, switch, StartSource::Clear).await
+        }
+        Kind::Resume => {
+            let Some(id) = arg else {
+                return Outcome::Declined(RESUME_USAGE.to_owned());
+            };
+            let id = match SessionId::parse(id) {
+                Ok(id) => id,
+                Err(e) => return Outcome::Declined(e.to_string()),
+            };
+            let switch = agent.resume(&id);
+            switched(agent, fe, switch, StartSource::Resume).await
+        }
+        Kind::Rename => {
+            let Some(title) = arg else {
+                return Outcome::Declined(RENAME_USAGE.to_owned());
+            };
+            match agent.rename(title) {
+                Ok(()) => show(fe, agent, Shown::Renamed(title.to_owned())),
+                Err(e) => Outcome::of_error(e),
+            }
+        }
+        Kind::Sessions => match agent.store().list() {
+            // Task sessions are listed under their parent's count, as
+            // `eonyx sessions` does (`--all` there lists them).
+            Ok(list) => {
+                let top = list
+                    .into_iter()
+                    .filter(|s| s.parent.is_none())
+                    .take(20)
+                    .collect();
+                show(fe, agent, Shown::Sessions(top))
+            }
+            Err(e) => Outcome::Failed(e.into()),
+        },
+        Kind::Context => show(fe, agent, Shown::Context),
+        Kind::Memory => match agent.memory_entries() {
+            Ok(entries) => show(fe, agent, Shown::Memory(entries)),
+            Err(e) => Outcome::of_error(e),
+        },
+        Kind::Remember => {
+            let Some(text) = arg else {
+                return Outcome::Declined(REMEMBER_USAGE.to_owned());
+            };
+            match agent.remember(text) {
+                Ok(entry) => show(fe, agent, Shown::Remembered(entry)),
+                Err(e) => Outcome::of_error(e),
+            }
+        }
+        Kind::Skills => show(fe, agent, Shown::Skills),
+        Kind::Hooks => show(fe, agent, Shown::Hooks),
+        Kind::Status => match agent.status() {
+            Ok(st) => show(fe, agent, Shown::Status(Box::new(st))),
+            Err(e) => Outcome::of_error(e),
+        },
+        Kind::Model => model(agent, fe, inv.args).await,
+    }
+}
+
+fn show(fe: &mut dyn Frontend, agent: &Agent, shown: Shown) -> Outcome {
+    fe.show(agent, shown);
+    Outcome::Done
+}
+
+async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) -> Outcome {
+    let cancel = fe.interruptible();
+    let result = {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        agent.compact_now(focus, &mut sink, &cancel).await
+    };
+    fe.settled();
+    match result {
+        Ok(_) => Outcome::Done,
+        Err(e) if own_reason(&e) => Outcome::Declined(e.to_string()),
+        Err(e) => {
+            fe.failed(&e);
+            Outcome::Failed(e)
+        }
+    }
+}
+
+/// `SessionEnd` hooks before `/new` (reason `clear`), their runs shown.
+async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
+    let mut sink = |ev: AgentEvent| fe.event(ev);
+    agent.session_end_hooks(reason, &mut sink).await;
+}
+
+/// After `/new` or `/resume`: the session with the notices of opening it,
+/// then its `SessionStart` hooks.
+async fn switched(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    result: Result<(), AgentError>,
+    source: StartSource,
+) -> Outcome {
+    if let Err(e) = result {
+        return Outcome::of_error(e);
+    }
+    let notices = agent.take_startup_notices();
+    fe.show(agent, Shown::Session { notices });
+    let mut sink = |ev: AgentEvent| fe.event(ev);
+    agent.session_start_hooks(source, &mut sink).await;
+    Outcome::Switched
+}
+
+/// `N` and `--keep-files`, in any order.
+pub fn rewind_options(args: &str) -> Result<RewindOptions, &'static str> {
+    let mut opts = RewindOptions {
+        turns: 1,
+        keep_files: false,
+    };
+    let mut turns = None;
+    for word in args.split_whitespace() {
+        match word {
+            "--keep-files" => opts.keep_files = true,
+            w => match w.parse::<usize>() {
+                Ok(n) if n > 0 && turns.is_none() => turns = Some(n),
+                _ => return Err(REWIND_USAGE),
+            },
+        }
+    }
+    opts.turns = turns.unwrap_or(1);
+    Ok(opts)
+}
+
+async fn rewind(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
+    let opts = match rewind_options(args) {
+        Ok(o) => o,
+        Err(e) => return Outcome::Declined(e.to_owned()),
+    };
+    let plan = match agent.plan_rewind(opts) {
+        Ok(p) => p,
+        Err(e) => return Outcome::of_error(e),
+    };
+    if !fe.confirm_rewind(&plan).await {
+        return Outcome::Done;
+    }
+    match agent.rewind(&plan) {
+        Ok(report) => show(fe, agent, Shown::Rewound(report)),
+        Err(e) => Outcome::of_error(e),
+    }
+}
+
+/// `/fork [N]`'s count: 0 (as it is now) or N.
+pub fn fork_turns(args: &str) -> Result<usize, &'static str> {
+    match args.trim() {
+        "" => Ok(0),
+        n => match n.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(FORK_USAGE),
+        },
+    }
+}
+
+fn fork(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
+    let turns = match fork_turns(args) {
+        Ok(n) => n,
+        Err(e) => return Outcome::Declined(e.to_owned()),
+    };
+    let original = agent.session_id().clone();
+    match agent.fork(turns) {
+        Ok(forked) => {
+            let notices = agent.take_startup_notices();
+            fe.show(
+                agent,
+                Shown::Forked {
+                    original,
+                    forked,
+                    notices,
+                },
+            );
+            Outcome::Switched
+        }
+        Err(e) => Outcome::of_error(e),
+    }
+}
+
+/// `/goal [TEXT | pause | resume | clear]`: a new goal runs its first turn
+/// (its text) and continues; `resume` continues.
+async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
+    let change = match arg {
+        "" => return show(fe, agent, Shown::Goal),
+        "pause" => Some(GoalChange::Pause),
+        "resume" => Some(GoalChange::Resume),
+        "clear" => Some(GoalChange::Clear),
+        _ => None,
+    };
+    let changed = {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        match change {
+            Some(c) => agent.change_goal(c, &mut sink),
+            None => agent.set_goal(arg, None, &mut sink),
+        }
+    };
+    let goal = match changed {
+        Ok(g) => g,
+        Err(e) => return Outcome::of_error(e),
+    };
+    match change {
+        // A new goal: its text is the first message.
+        None => {
+            let input = match agent.prepare_input(&goal.text).await {
+                Ok(i) => i,
+                Err(e) => return Outcome::of_error(e),
+            };
+            Outcome::Turns(run_goal(agent, fe, &input).await)
+        }
+        Some(GoalChange::Resume) => {
+            Outcome::Turns(continue_goal(agent, fe, Some(crate::TurnOutcome::default())).await)
+        }
+        Some(_) => show(fe, agent, Shown::GoalChanged(goal)),
+    }
+}
+
+/// `/model [KEY] [EFFORT]`: the model and its effort, or a switch for the
+/// rest of the session (recorded in the session file).
+async fn model(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
+    let switch = match agent.parse_model_args(args) {
+        Ok(s) => s,
+        Err(e) => return Outcome::Declined(e.to_string()),
+    };
+    if switch.key.is_none() && switch.effort.is_none() {
+        let info = agent.model_info();
+        return show(fe, agent, Shown::Model(info));
+    }
+    match agent.switch_model(&switch).await {
+        Ok(info) => {
+            let notices = agent.take_startup_notices();
+            show(fe, agent, Shown::ModelSwitched { info, notices })
+        }
+        Err(e) => Outcome::of_error(e),
+    }
+}
+
+/// `/export [FILE]`: the session as Markdown, or as the format FILE's
+/// extension names (`.html`, `.jsonl`), to FILE or `<id>.md` in the
+/// session's working directory. The session is untouched: a file that cannot be
+/// written is this command's own reason.
+fn export(agent: &Agent, fe: &mut dyn Frontend, file: Option<&str>) -> Outcome {
+    let id = agent.session_id().clone();
+    if !agent.store().session_path(&id).exists() {
+        return show(
+            fe,
+            agent,
+            Shown::Note(
+                "nothing to export yet: the session is saved with its first message".to_owned(),
+            ),
+        );
+    }
+    let path = file.map_or_else(|| format!("{id}.md"), str::to_owned);
+    let format = Format::for_path(&path);
+    match export_to(agent, &id, format, &path) {
+        Ok(skipped) => show(
+            fe,
+            agent,
+            Shown::Exported(Exported {
+                id,
+                format,
+                path,
+                skipped,
+            }),
+        ),
+        Err(why) => Outcome::Declined(why),
+    }
+}
+
+/// Render session `id` as `format` and write it to `path` (atomically).
+fn export_to(
+    agent: &Agent,
+    id: &SessionId,
+    format: Format,
+    path: &str,
+) -> Result<eonyx_export::Skipped, String> {
+    let store = agent.store();
+    let config = agent.config();
+    let opts = |h: &eonyx_core::SessionHeader| crate::cost::export_options(store, config, h);
+    let mut bytes = Vec::new();
+    let skipped = eonyx_export::export(store, id, format, &opts, &mut bytes, Release::Free)
+        .map_err(|e| chain(&e))?;
+    // Relative to the session's directory (an ACP session's need not be
+    // the process's).
+    let full = agent.cwd().join(Utf8Path::new(path));
+    write_atomic(
+        &full,
+        &bytes,
+        AtomicWrite {
+            durable: true,
+            private: true,
+        },
+    )
+    .map_err(|e| format!("could not write the export of {id} to {path}: {e}"))?;
+    Ok(skipped)
+}
+
+/// An error and its sources, joined with `: `.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !s.ends_with(&c) {
+            s.push_str(": ");
+            s.push_str(&c);
+        }
+        source = cause.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewind_takes_a_count_and_keep_files_in_any_order() {
+        let o = |s| rewind_options(s).ok();
+        let opts = |turns, keep_files| Some(RewindOptions { turns, keep_files });
+        assert_eq!(o(""), opts(1, false));
+        assert_eq!(o("3"), opts(3, false));
+        assert_eq!(o("--keep-files 2"), opts(2, true));
+        assert_eq!(o("2 --keep-files"), opts(2, true));
+        for bad in ["0", "-1", "x", "2 3", "--keep"] {
+            assert_eq!(o(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn fork_takes_nothing_or_a_positive_count() {
+        assert_eq!(fork_turns(""), Ok(0));
+        assert_eq!(fork_turns(" 2 "), Ok(2));
+        for bad in ["0", "x", "1 2"] {
+            assert_eq!(fork_turns(bad), Err(FORK_USAGE), "{bad}");
+        }
+    }
+}
