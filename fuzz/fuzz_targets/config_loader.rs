@@ -16,10 +16,6 @@ fuzz_target!(|data: &[u8]| {
     if let Err(e) = eonyx_config::parse_project(&text, json_path) {
         assert!(e.to_string().starts_with("/fuzz/eonyx.json"));
     }
-    let _ = eonyx_config::trust::edit_trusted(
-        &text,
-        toml_path,
-        Utf8Path::new("/fuzz/project"),
-        false,
-    );
+    let _ =
+        eonyx_config::trust::edit_trusted(&text, toml_path, Utf8Path::new("/fuzz/project"), false);
 });

@@ -1,5 +1,6 @@
 //! End-to-end tests of the real `eonyx` binary.
 mod acp;
+mod acp_auto;
 mod acp_cancel;
 mod acp_goals;
 mod acp_hooks;
@@ -12,11 +13,13 @@ mod agent_repl;
 mod agent_run;
 mod agent_tools;
 mod attach;
+mod blocked;
 mod commands_everywhere;
 mod compaction;
 mod compaction_ahead;
 mod compaction_collapse;
 mod compaction_failures;
+mod compaction_native;
 mod compaction_shared_prefix;
 mod compaction_window;
 mod config;
@@ -30,6 +33,7 @@ mod hooks_compaction;
 mod hooks_events;
 mod json_errors;
 mod keys;
+mod listing_json;
 mod mcp;
 mod mcp_calls;
 mod mcp_start;

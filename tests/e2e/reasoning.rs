@@ -180,6 +180,43 @@ fn a_tool_loop_succeeds_on_each_wire_with_the_reasoning_sent_back() {
 }
 
 #[test]
+fn a_thinking_budget_alone_turns_thinking_on_with_exactly_that_budget() {
+    let fx = Fx::new(Wire::Anthropic, |c| c.set("thinking_budget_tokens", 2048));
+    fx.fake.require_reasoning_back(true);
+    reasoning_replies(&fx.fake);
+    let o = fx.run(&["run", "what is in notes.txt?"], "");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(fx.fake.refusals(), 0, "the thinking went back");
+    let reqs = fx.fake.chat_requests();
+    assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 2048})
+        );
+        // Raised by the budget as with an effort; no temperature.
+        assert_eq!(r.max_tokens(), Some(256 + 2048));
+        assert!(r.temperature().is_none());
+    }
+    assert_eq!(
+        reasoning_sent_back(Wire::Anthropic, &reqs[1])["type"],
+        "thinking"
+    );
+    assert_eq!(stdout(&o).trim(), "It is 4242.");
+
+    // Below Anthropic's smallest budget: a config error naming the key.
+    let fx = Fx::new(Wire::Anthropic, |c| c.set("thinking_budget_tokens", 1000));
+    let o = fx.run(&["run", "hi"], "");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("models.fake.thinking_budget_tokens"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(fx.fake.chat_requests().is_empty());
+}
+
+#[test]
 fn without_json_the_answer_alone_is_on_stdout_and_the_reasoning_folded_on_stderr() {
     let fx = Fx::new(Wire::Chat, |c| c.set("reasoning_effort", "low"));
     reasoning_replies(&fx.fake);

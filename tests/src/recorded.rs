@@ -38,9 +38,19 @@ impl RecordedRequest {
     /// Anthropic).
     pub fn is_chat(&self) -> bool {
         self.method == "POST"
+            && !self.is_native_compaction()
             && (self.path.ends_with("/chat/completions")
                 || self.path.ends_with("/messages")
                 || self.is_responses())
+    }
+
+    /// `true` for a provider-native compaction call: OpenAI's `POST
+    /// /responses/compact`, or an Anthropic Messages request with a
+    /// top-level `compaction` (not a chat request).
+    pub fn is_native_compaction(&self) -> bool {
+        self.method == "POST"
+            && (self.path.ends_with("/responses/compact")
+                || (self.path.ends_with("/messages") && self.body.get("compaction").is_some()))
     }
 
     /// `true` for `POST /v1/responses` (OpenAI's Responses API).
@@ -48,7 +58,8 @@ impl RecordedRequest {
         self.method == "POST" && self.path.ends_with("/responses")
     }
 
-    /// The Responses `input` items as sent (empty for other requests).
+    /// The Responses `input` items as sent (also of a `/responses/compact`
+    /// call; empty for other requests).
     pub fn input(&self) -> Vec<Value> {
         self.body
             .get("input")

@@ -197,6 +197,15 @@ impl Reply {
         self
     }
 
+    /// A reply the provider blocks, as each wire says it: Chat
+    /// `finish_reason: "content_filter"`, Anthropic `stop_reason:
+    /// "refusal"`, Responses `response.incomplete` whose
+    /// `incomplete_details.reason` is `content_filter`. `text` is what was
+    /// streamed before the block (often nothing).
+    pub fn blocked(text: impl Into<String>) -> Self {
+        Self::text(text).with_finish_reason("content_filter")
+    }
+
     /// A tool call cut by the output cap mid-arguments: `raw` is sent as
     /// the (incomplete) argument text and the finish reason is `length`
     /// (`max_tokens` on Anthropic's endpoint).

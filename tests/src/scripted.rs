@@ -34,7 +34,8 @@ pub enum Step {
     /// Stream `events` (e.g. text deltas), then return `response`.
     Reply {
         events: Vec<StreamEvent>,
-        response: ChatResponse,
+        /// Boxed: the other steps are small.
+        response: Box<ChatResponse>,
     },
     /// Fail with this error (e.g. a context overflow).
     Fail(ProviderError),
@@ -53,11 +54,11 @@ impl Step {
         let text = text.into();
         Self::Reply {
             events: vec![StreamEvent::TextDelta(text.clone())],
-            response: ChatResponse {
+            response: Box::new(ChatResponse {
                 message: Message::assistant(text),
                 usage: None,
                 finish_reason: Some(FinishReason::Stop),
-            },
+            }),
         }
     }
 
@@ -74,11 +75,11 @@ impl Step {
         }
         Self::Reply {
             events: Vec::new(),
-            response: ChatResponse {
+            response: Box::new(ChatResponse {
                 message,
                 usage: None,
                 finish_reason: Some(FinishReason::ToolCalls),
-            },
+            }),
         }
     }
 
@@ -209,7 +210,7 @@ impl Provider for ScriptedProvider {
                     for e in events {
                         on_event(e);
                     }
-                    Ok(response)
+                    Ok(*response)
                 }
                 Step::Fail(e) => Err(e),
                 Step::UntilCancelled { events } => {

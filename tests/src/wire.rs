@@ -78,6 +78,10 @@ impl Outcome {
     }
 
     fn anthropic_stop(&self) -> String {
+        if self.finish.as_deref() == Some("content_filter") {
+            // Anthropic's word for a blocked reply.
+            return "refusal".into();
+        }
         self.finish.clone().unwrap_or_else(|| {
             if self.calls.is_empty() {
                 "end_turn".into()

@@ -237,7 +237,8 @@ pub fn toml_value(default: &str) -> String {
 
 /// Values tried for a key documented without a default (a URL for keys
 /// such as `mcp_servers.<name>.url` that must be one; an effort level for
-/// `reasoning_effort`; a thinking budget, at least 1024; a price table).
+/// `reasoning_effort`; a thinking budget, at least 1024; a price table; a
+/// native-compaction mode).
 const SAMPLES: &[&str] = &[
     "\"x\"",
     "1",
@@ -250,6 +251,8 @@ const SAMPLES: &[&str] = &[
     "4096",
     // A price table (`models.<key>.pricing` needs `input` and `output`).
     "{ input = 1.0, output = 2.0 }",
+    // A mode (`models.<key>.compaction_native`: `"off"` | `"auto"`).
+    "\"auto\"",
 ];
 
 /// Subcommands listed in a clap `--help` under `Commands:` (without `help`).

@@ -32,7 +32,8 @@
 //! 7. Responses (`responses.rs`; `--responses-turns N`, default 20, 0 skips
 //!    it; `--responses-only`): two turns through `/v1/responses` sharing the
 //!    prompt cache, then a compacting batch on that wire with the binary
-//!    stage's compaction checks.
+//!    stage's compaction checks, then native compaction asked of a server
+//!    with no compact call: it falls back and is remembered.
 //! 8. Tasks (`task.rs`; `--no-tasks` skips it): the same reads done by the
 //!    main agent and delegated to one `explore` task, against a second
 //!    llama-server (n_ctx 8192 on port P+1); the parent's window use in both.
@@ -170,7 +171,7 @@ fn parse(args: &[String]) -> Result<Options> {
                      --tasks-only runs only the task stage (a second llama-server, n_ctx 8192, on port P+1); --no-tasks skips it.\n\
                      --mcp-only runs only the MCP stage (a turn with mcp-server-time from PyPI, when installed).\n\
                      --responses-turns N (default 20; 0 skips) runs the Responses stage: two turns through /v1/responses (the second's cache >= 80% of the first's input),\n\
-                     then N batch turns on that wire with the binary stage's compaction setup and checks; --responses-only runs only it.\n\
+                     then N batch turns on that wire with the binary stage's compaction setup and checks, then native compaction's fallback (no compact call there); --responses-only runs only it.\n\
                      --export-only runs only the export stage (a session exported as HTML, rendered by headless chromium when installed; no llama-server).\n\
                      --acpx-only runs only the ACP stage (acpx from npm runs a prompt against `eonyx acp`, when Node is installed).\n\
                      Starts llama-server (ctx N, default {E2E_CTX}) on 127.0.0.1:P (default {DEFAULT_E2E_PORT}) unless one runs there,\n\

@@ -4,7 +4,8 @@
 //! `cargo test --workspace`, `cargo doc` with warnings denied, README-vs-code
 //! check), `dist` (reproducible release archive + SHA256SUMS), `bench` (runs
 //! every `harness = false` bench and gathers their `BENCH|…` lines into one
-//! report), `local-model`, `e2e`.
+//! report), `local-model`, `e2e`, `fuzz` (the libFuzzer targets of `fuzz/`,
+//! each for a time or a number of runs, with runs, crashes and peak RSS).
 //!
 //! Invariants: every external command is echoed (`+ cmd`) to stderr before it
 //! runs; a failing step names itself; `dist` archives are byte-for-byte a
@@ -17,6 +18,7 @@ mod ci;
 mod dist;
 mod docs;
 mod e2e;
+mod fuzz;
 mod local_model;
 mod tidy;
 mod util;
@@ -33,7 +35,11 @@ tasks:
                       rebuilds in a second target dir and compares
   bench               cargo bench --workspace, report in target/bench/report.md
   local-model [...]   fetch/run the small local model used by e2e tests
-  e2e [...]           end-to-end tests against the local model";
+  e2e [...]           end-to-end tests against the local model
+  fuzz [--seconds N] [--runs N] [TARGET...]
+                      build the fuzz targets (stable, no sanitizer) and run each
+                      for N seconds (600) or N runs (1,000,000); prints runs,
+                      crashes and peak RSS per target";
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +63,7 @@ fn dispatch(args: &[String]) -> Result<()> {
         "bench" => bench::run(rest),
         "local-model" => local_model::run(rest),
         "e2e" => e2e::run(rest),
+        "fuzz" => fuzz::run(rest),
         "help" | "-h" | "--help" => {
             println!("{USAGE}");
             Ok(())

@@ -18,6 +18,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use eonyx_agent::Approvers;
+use eonyx_agent::confinement::Confinement;
 use eonyx_agent::tools::{
     ApprovalKind, Approver, Decision, McpPolicy, Permissions, PolicyApprover,
 };
@@ -33,17 +34,21 @@ pub enum Mode {
     Ask,
     /// Writes inside the project without asking; commands asked.
     AcceptEdits,
+    /// Writes inside the project and sandboxed shell commands without
+    /// asking; the rest asked.
+    Auto,
     /// No writes and no commands; nothing is asked, it is refused.
     ReadOnly,
 }
 
 impl Mode {
-    const ALL: [Mode; 3] = [Mode::Ask, Mode::AcceptEdits, Mode::ReadOnly];
+    const ALL: [Mode; 4] = [Mode::Ask, Mode::AcceptEdits, Mode::Auto, Mode::ReadOnly];
 
     pub fn id(self) -> &'static str {
         match self {
             Mode::Ask => "ask",
             Mode::AcceptEdits => "accept-edits",
+            Mode::Auto => "auto",
             Mode::ReadOnly => "read-only",
         }
     }
@@ -52,6 +57,7 @@ impl Mode {
         match self {
             Mode::Ask => "Ask",
             Mode::AcceptEdits => "Accept edits",
+            Mode::Auto => "Auto",
             Mode::ReadOnly => "Read-only",
         }
     }
@@ -60,7 +66,41 @@ impl Mode {
         match self {
             Mode::Ask => "ask before writing files and running commands (unless config allows)",
             Mode::AcceptEdits => "write files in the project without asking; ask for commands",
+            Mode::Auto => {
+                "write files in the project and run sandboxed commands without asking; ask for the rest"
+            }
             Mode::ReadOnly => "read and search only: writes and commands are refused",
+        }
+    }
+
+    /// The one place a mode answers for the user: what it decides by
+    /// itself on a question the policy (config, flags, a hook) left to
+    /// the user; `None`: the client is asked. `confined` says whether a
+    /// shell command would run in the sandbox now (asked only for a
+    /// command in `auto`). A `deny` in config never reaches here, so it
+    /// keeps its force in every mode; so does anything outside the
+    /// project, `.git/` and `eonyx.json`, which only `read-only` answers
+    /// (with no).
+    async fn decides(
+        self,
+        kind: &ApprovalKind,
+        confined: impl std::future::Future<Output = bool>,
+    ) -> Option<Decision> {
+        let inside_write = matches!(
+            kind.innermost(),
+            ApprovalKind::Write {
+                outside: false,
+                protected: false,
+                ..
+            }
+        );
+        match self {
+            Mode::ReadOnly => Some(Decision::Deny),
+            Mode::AcceptEdits | Mode::Auto if inside_write => Some(Decision::Allow),
+            Mode::Auto if matches!(kind.innermost(), ApprovalKind::Shell { .. }) => {
+                confined.await.then_some(Decision::Allow)
+            }
+            Mode::Ask | Mode::AcceptEdits | Mode::Auto => None,
         }
     }
 
@@ -90,6 +130,9 @@ pub struct Asker {
     pub session: Mutex<Option<AcpSessionId>>,
     pub mode: Arc<Mutex<Mode>>,
     pub current: CurrentCall,
+    /// Whether the session's commands run in the sandbox; known once the
+    /// agent opened its session (until then `auto` asks for commands).
+    pub confinement: Mutex<Option<Confinement>>,
     always: Mutex<HashMap<String, Decision>>,
     asked: Mutex<u64>,
 }
@@ -101,27 +144,23 @@ impl Asker {
             session: Mutex::new(None),
             mode,
             current,
+            confinement: Mutex::new(None),
             always: Mutex::new(HashMap::new()),
             asked: Mutex::new(0),
         }
     }
 
     async fn ask(&self, kind: &ApprovalKind) -> Decision {
-        match *lock(&self.mode) {
-            Mode::ReadOnly => return Decision::Deny,
-            Mode::AcceptEdits
-                if matches!(
-                    kind.innermost(),
-                    ApprovalKind::Write {
-                        outside: false,
-                        protected: false,
-                        ..
-                    }
-                ) =>
-            {
-                return Decision::Allow;
+        let mode = *lock(&self.mode);
+        let confinement = lock(&self.confinement).clone();
+        let confined = async move {
+            match confinement {
+                Some(c) => c.commands_confined().await,
+                None => false,
             }
-            _ => {}
+        };
+        if let Some(d) = mode.decides(kind, confined).await {
+            return d;
         }
         let class = kind.class().into_owned();
         if let Some(d) = lock(&self.always).get(&class) {
@@ -209,7 +248,7 @@ impl Approver for HookYes {
     fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         let decision = match *lock(&self.mode) {
             Mode::ReadOnly => Decision::Deny,
-            Mode::Ask | Mode::AcceptEdits => Decision::Allow,
+            Mode::Ask | Mode::AcceptEdits | Mode::Auto => Decision::Allow,
         };
         Box::pin(async move { decision })
     }
@@ -272,7 +311,10 @@ impl Approver for ModeApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         let mode = *lock(&self.mode);
         match mode {
-            Mode::Ask => self.ask.decide(kind),
+            // `auto` is `ask`'s policy; what it lets through without the
+            // client is decided where the client would be asked
+            // (`Mode::decides`).
+            Mode::Ask | Mode::Auto => self.ask.decide(kind),
             Mode::AcceptEdits => self.accept_edits.decide(kind),
             Mode::ReadOnly => self.read_only.decide(kind),
         }

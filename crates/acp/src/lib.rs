@@ -13,7 +13,9 @@
 //! - `prompt`: the client's content blocks as one user message;
 //! - `approval`: `session/request_permission` and the modes;
 //! - `commands`: slash commands and skills (`available_commands_update`);
-//! - `files`: the client's file system for the file tools.
+//! - `files`: the client's file system for the file tools;
+//! - `fuzzing`: incoming lines read as the server reads them, for the
+//!   fuzz target `acp_incoming` (hidden).
 //!
 //! Invariants:
 //! - stdout carries protocol messages only: diagnostics go to stderr.
@@ -27,6 +29,8 @@ mod approval;
 mod commands;
 mod diag;
 mod files;
+#[doc(hidden)]
+pub mod fuzzing;
 mod mcp;
 mod prompt;
 mod replay;

@@ -3,6 +3,7 @@
 //! embedded resources attached with their text, images as image parts.
 
 use agent_client_protocol::v1::schema::{ContentBlock, EmbeddedResourceResource};
+use camino::Utf8Path;
 use eonyx_agent::attach::{self, Accept, AttachError, AttachLimits, Attachment};
 use eonyx_agent::{Agent, AgentError, UserInput};
 
@@ -18,6 +19,18 @@ pub fn user_input(
         text_cap_bytes: tools.output_cap_bytes,
         max_image_bytes: tools.max_image_bytes,
     };
+    input_of(&limits, agent.cwd(), agent.project_root(), blocks, prefix)
+}
+
+/// [`user_input`] with the attachment limits and the places a resource
+/// link is looked up from given (the fuzz target reads prompts so).
+pub(crate) fn input_of(
+    limits: &AttachLimits,
+    cwd: &Utf8Path,
+    root: &Utf8Path,
+    blocks: &[ContentBlock],
+    prefix: Option<&str>,
+) -> Result<UserInput, AgentError> {
     let mut text = prefix.map(str::to_owned).unwrap_or_default();
     let mut attachments = Vec::new();
     let mut images = 0;
@@ -34,10 +47,10 @@ pub fn user_input(
                     text.push_str(&link.uri);
                     continue;
                 };
-                let found = attach::locate(&path, agent.cwd(), agent.project_root(), None)?;
+                let found = attach::locate(&path, cwd, root, None)?;
                 // Shown as the client named it.
                 text.push_str(&format!("@{}", found.shown));
-                attachments.push(attach::read(&found, &limits, Accept::Any)?);
+                attachments.push(attach::read(&found, limits, Accept::Any)?);
             }
             ContentBlock::Resource(r) => match &r.resource {
                 EmbeddedResourceResource::TextResourceContents(t) => {
@@ -62,7 +75,7 @@ pub fn user_input(
                         .into());
                     };
                     images += 1;
-                    attachments.push(image(&b.uri, media_type, &b.blob, &limits)?);
+                    attachments.push(image(&b.uri, media_type, &b.blob, limits)?);
                 }
                 _ => {
                     return Err(AttachError::Unsupported {
@@ -80,7 +93,7 @@ pub fn user_input(
                 };
                 images += 1;
                 let shown = i.uri.clone().unwrap_or_else(|| format!("image {images}"));
-                attachments.push(image(&shown, media_type, &i.data, &limits)?);
+                attachments.push(image(&shown, media_type, &i.data, limits)?);
             }
             ContentBlock::Audio(_) => {
                 return Err(AttachError::Unsupported { what: "audio" }.into());

@@ -201,7 +201,7 @@ fn initialize_response() -> InitializeResponse {
 }
 
 /// The eonyx session an ACP session id names, or invalid params.
-fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
+pub(crate) fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
     SessionId::parse(&id.0).map_err(|e| {
         crate::session::error(
             agent_client_protocol::ErrorCode::INVALID_PARAMS,
@@ -212,7 +212,11 @@ fn parse_id(id: &AcpSessionId) -> Result<SessionId, Error> {
 
 /// How `session/load` and `session/resume` open the stored session an ACP
 /// id names (without replaying its history).
-fn stored(id: &AcpSessionId, cwd: PathBuf, mcp_servers: Vec<McpServer>) -> Result<Opening, Error> {
+pub(crate) fn stored(
+    id: &AcpSessionId,
+    cwd: PathBuf,
+    mcp_servers: Vec<McpServer>,
+) -> Result<Opening, Error> {
     Ok(Opening {
         cwd,
         mcp_servers,

@@ -125,6 +125,7 @@ impl Session {
         agent.set_approver(approvers(agent.config(), flags, asker.clone()));
         let id = AcpSessionId::new(agent.session_id().as_str());
         *lock(&asker.session) = Some(id.clone());
+        *lock(&asker.confinement) = Some(agent.confinement());
         let files = ClientFs::offered(client, cx, &id).map(Arc::new);
         if let Some(f) = &files {
             agent.set_client_files(f.clone());
@@ -179,7 +180,10 @@ impl Session {
         let mode = Mode::parse(&id.0).ok_or_else(|| {
             error(
                 ErrorCode::INVALID_PARAMS,
-                format!("unknown mode {}: use ask, accept-edits or read-only", id.0),
+                format!(
+                    "unknown mode {}: use ask, accept-edits, auto or read-only",
+                    id.0
+                ),
             )
         })?;
         *lock(&self.mode) = mode;
@@ -257,7 +261,7 @@ impl Session {
                 Some(o) if o.max_steps_reached => StopReason::MaxTurnRequests,
                 Some(o) => match o.finish_reason {
                     Some(FinishReason::Length) => StopReason::MaxTokens,
-                    Some(FinishReason::ContentFilter) => StopReason::Refusal,
+                    Some(FinishReason::ContentFilter(_)) => StopReason::Refusal,
                     _ => StopReason::EndTurn,
                 },
             },

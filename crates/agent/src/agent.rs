@@ -177,6 +177,20 @@ pub struct TurnOutcome {
     pub blocked: Option<String>,
 }
 
+impl TurnOutcome {
+    /// The provider blocked or refused the turn's last reply (it is kept
+    /// in the session, marked): the error every frontend reports for it,
+    /// so `run` and batch runs exit 1 (docs/providers.md#blocked-replies).
+    pub fn reply_blocked(&self) -> Option<AgentError> {
+        match &self.finish_reason {
+            Some(FinishReason::ContentFilter(reason)) => Some(AgentError::ReplyBlocked {
+                reason: reason.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// The `{ctx N%}` figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContextStatus {
@@ -312,6 +326,12 @@ impl Agent {
     /// once per process).
     pub fn sandbox_status(&self) -> String {
         self.tools.ctx.sandbox.status()
+    }
+
+    /// Whether this session's shell commands run confined (ACP's `auto`
+    /// mode runs only those without asking).
+    pub fn confinement(&self) -> crate::confinement::Confinement {
+        crate::confinement::Confinement(self.tools.ctx.sandbox.clone())
     }
 
     /// Replace who decides approvals from now on (the ACP frontend's

@@ -32,10 +32,14 @@ pub fn session_usage(
     let mut sum = Usage::default();
     let mut requests = 0;
     for r in &log.records {
-        if let Record::Message(m) = r
-            && m.message.role == Role::Assistant
-            && let Some(u) = &m.message.usage
-        {
+        // A native compaction's call is paid for like a reply
+        // (docs/compaction.md#native-compaction).
+        let usage = match r {
+            Record::Message(m) if m.message.role == Role::Assistant => m.message.usage.as_ref(),
+            Record::Compaction(c) => c.usage.as_ref(),
+            _ => None,
+        };
+        if let Some(u) = usage {
             requests += 1;
             sum.prompt_tokens += u.prompt_tokens;
             sum.completion_tokens += u.completion_tokens;

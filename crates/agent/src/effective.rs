@@ -115,10 +115,12 @@ pub fn effective_request(
     let system = system_prompt(
         &config,
         &sources.loaded,
-        view.summary().map(|text| crate::prompt::Summary {
-            pinned: view.pinned(),
-            text,
-        }),
+        view.summary()
+            .filter(|_| view.native().is_none())
+            .map(|text| crate::prompt::Summary {
+                pinned: view.pinned(),
+                text,
+            }),
         &memory,
         Sections {
             skills: &sources.skills.section,
@@ -134,10 +136,18 @@ pub fn effective_request(
     if goal_active {
         tools.push(crate::tools::goal_update_definition());
     }
-    let request = next_request(&config, system, &view, &tools);
+    let mut request = next_request(&config, system, &view, &tools);
     // Shaped by the parameters this model refused before, as the client sends it.
     let quirks = crate::limits::open_cache(&data_dir, &mut warnings)
         .quirks(&config.model.base_url, &config.model.name);
+    // A native compaction's items, when they are for this model
+    // (docs/compaction.md#native-compaction).
+    crate::native::attach(
+        &mut request,
+        view.native(),
+        &config.model,
+        quirks.responses_api,
+    );
     let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
     Ok(EffectiveRequest {
         request,

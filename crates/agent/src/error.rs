@@ -44,6 +44,12 @@ pub enum AgentError {
     /// A hook blocked what was about to happen (docs/hooks.md#answers).
     #[error("a {event} hook blocked it: {reason}")]
     HookBlocked { event: &'static str, reason: String },
+    /// The provider blocked or refused the model's reply; `reason` as it
+    /// gave it (docs/providers.md#blocked-replies).
+    #[error(
+        "the provider blocked the model's reply (reason: {reason}); it is kept in the session. Rephrase the request, or try another model"
+    )]
+    ReplyBlocked { reason: String },
 }
 
 /// What the user asked that cannot be done as asked; each says what to do
@@ -131,6 +137,7 @@ impl AgentError {
             AgentError::Memory(e) => memory_class(e),
             AgentError::McpRequired { .. } => "mcp",
             AgentError::HookBlocked { .. } => "hook",
+            AgentError::ReplyBlocked { .. } => "blocked",
         }
     }
 

@@ -17,12 +17,14 @@
 mod agent;
 pub mod attach;
 pub mod commands;
+pub mod confinement;
 pub mod cost;
 mod effective;
 mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+mod native;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;

@@ -8,6 +8,12 @@
 //! Each measure is the best of its runs, like the store bench's: on a
 //! shared machine the fastest run is the one least slowed by other work.
 //!
+//! Then the same listing as JSON (`sessions --json`, issue 45) against the
+//! table in the same run: time within 1.5× of the table's, and peak
+//! memory (the process's maximum RSS) within 1.1× of the table's, which
+//! holds the same index: JSON is written as it is produced, so it costs no
+//! memory per session beyond the index.
+//!
 //! `EONYX_BENCH_SCALE` (default 1.0) scales the number of sessions;
 //! `EONYX_BENCH_EONYX=PATH` measures another `eonyx` binary (an older
 //! build, to compare) instead of this one.
@@ -27,6 +33,10 @@ use eonyx_tests::Sandbox;
 use eonyx_tests::bench::{self, Line, Samples, SyntheticSession, session_id};
 
 fn main() {
+    if let Ok(args) = std::env::var(RSS_OF) {
+        rss_child(&args);
+        return;
+    }
     let s = bench::scale_f64(1.0);
     let n = ((10_000.0 * s) as u64).max(100);
     let other = std::env::var_os("EONYX_BENCH_EONYX");
@@ -97,6 +107,95 @@ fn main() {
             changed.best(),
             base,
             "<= 0.15x"
+        )
+    );
+    json_vs_table(&sandbox, bin, n);
+}
+
+/// The child that measures one command's peak memory runs `eonyx` with
+/// the arguments this variable holds (separated by spaces).
+const RSS_OF: &str = "EONYX_BENCH_RSS_OF";
+const RSS_BIN: &str = "EONYX_BENCH_RSS_BIN";
+
+/// Child for the peak-memory measure: run `eonyx ARGS` once (stdout
+/// discarded), then print its maximum RSS in MB (the kernel's figure for
+/// this process's waited-for children: that one command).
+#[cfg(unix)]
+fn rss_child(args: &str) {
+    let bin = std::env::var_os(RSS_BIN).unwrap();
+    let st = Command::new(bin)
+        .args(args.split(' '))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    println!("{}", usage.max_rss() as f64 / 1024.0);
+}
+
+/// No `getrusage` here: the measure reads as not available.
+#[cfg(not(unix))]
+fn rss_child(_args: &str) {
+    println!("NaN");
+}
+
+/// `sessions --json` against `sessions` on the same store, in the same
+/// run: time (best of 15 each, alternating) and peak RSS (best of 5).
+fn json_vs_table(sandbox: &Sandbox, bin: &Path, n: u64) {
+    let run = |json: bool| {
+        let mut cmd: Command = sandbox.command(bin);
+        cmd.arg("sessions");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout.len()
+    };
+    let (mut json, mut table) = (Samples::default(), Samples::default());
+    for _ in 0..15 {
+        json.time(|| assert!(run(true) > 0));
+        table.time(|| assert!(run(false) > 0));
+    }
+    println!(
+        "{}",
+        Line::timed(
+            format!("eonyx_sessions_json_{n}_sessions_vs_table"),
+            json.best(),
+            table.best(),
+            "<= 1.50x"
+        )
+    );
+    let rss = |args: &str| -> f64 {
+        (0..5)
+            .map(|_| {
+                let out = sandbox
+                    .command(std::env::current_exe().unwrap())
+                    .env(RSS_OF, args)
+                    .env(RSS_BIN, bin)
+                    .output()
+                    .unwrap();
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<f64>()
+                    .unwrap_or(f64::NAN)
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (j, t) = (rss("sessions --json"), rss("sessions"));
+    println!(
+        "{}",
+        Line::quantity(
+            format!("eonyx_sessions_json_{n}_sessions_peak_rss_vs_table"),
+            j,
+            t,
+            "MB",
+            "<= 1.10x"
         )
     );
 }

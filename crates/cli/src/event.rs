@@ -87,6 +87,10 @@ pub enum Event<'a> {
         /// otherwise).
         #[serde(skip_serializing_if = "Option::is_none")]
         draft_seq: Option<u64>,
+        /// `true` when the provider wrote the compacted part
+        /// (docs/compaction.md#native-compaction); absent otherwise.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        native: bool,
     },
     /// A summary is being written ahead, in the background (batch runs:
     /// written before the `turn_completed` of the turn after which it
@@ -346,6 +350,7 @@ impl<'a> StatusEvent<'a> {
             last_compaction: s.last_compaction.map(|c| StatusCompaction {
                 trigger: c.trigger,
                 mode: c.mode,
+                native: c.native,
             }),
             memory_entries: s.memory_entries,
             skills: &s.skills,
@@ -400,6 +405,9 @@ pub struct StatusUsage {
 pub struct StatusCompaction {
     pub trigger: CompactionTrigger,
     pub mode: Option<CompactionMode>,
+    /// The provider wrote it (docs/compaction.md#native-compaction).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub native: bool,
 }
 
 /// The `usage` of a `turn_completed` event.
@@ -465,7 +473,7 @@ pub fn finish_reason(f: &FinishReason) -> String {
         FinishReason::Stop => "stop".to_owned(),
         FinishReason::Length => "length".to_owned(),
         FinishReason::ToolCalls => "tool_calls".to_owned(),
-        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::ContentFilter(_) => "content_filter".to_owned(),
         FinishReason::Other(s) => s.clone(),
     }
 }

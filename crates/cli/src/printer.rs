@@ -85,6 +85,26 @@ impl Printer {
         self.outln(&text)
     }
 
+    /// A `--json` listing: a pretty-printed JSON array of `items`, written
+    /// as they come through one 64 KB buffer, nothing collected first.
+    /// Each item's keys come out in the order its `Serialize` gives them,
+    /// so an item type declares its fields in alphabetical order (the
+    /// order [`Printer::json_pretty`] sorts into): the same bytes, without
+    /// a document in memory.
+    pub fn json_array<T: serde::Serialize>(
+        &mut self,
+        items: impl Iterator<Item = T>,
+    ) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, self.stdout.lock());
+        serde_json::to_writer_pretty(&mut out, &Streamed(std::cell::Cell::new(Some(items))))
+            .map_err(|e| match e.io_error_kind() {
+                Some(kind) => std::io::Error::new(kind, e),
+                None => std::io::Error::other(e),
+            })?;
+        out.write_all(b"\n")?;
+        out.flush()
+    }
+
     /// One `--json` event as a line on stdout.
     pub fn event(&mut self, ev: &Event<'_>) -> std::io::Result<()> {
         let line = ev.to_line().map_err(std::io::Error::other)?;
@@ -199,6 +219,16 @@ pub fn paint_diff(diff: &str, color: bool) -> String {
         }
     }
     out
+}
+
+/// An iterator serialized as a JSON array, item by item (once: a second
+/// serialization writes an empty array).
+struct Streamed<I>(std::cell::Cell<Option<I>>);
+
+impl<T: serde::Serialize, I: Iterator<Item = T>> serde::Serialize for Streamed<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.take().into_iter().flatten())
+    }
 }
 
 #[cfg(test)]

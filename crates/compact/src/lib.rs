@@ -32,6 +32,7 @@ mod cut;
 mod estimate;
 mod facts;
 mod guard;
+mod native;
 mod plan;
 mod shared;
 mod summary;
@@ -53,13 +54,14 @@ pub use estimate::{
 };
 pub use facts::{CommandFact, FACTS_HEADING, Facts, SearchFact, strip_facts};
 pub use guard::AutoGuard;
+pub use native::{NATIVE_INSTRUCTIONS, native_instructions, native_record, native_request};
 pub use plan::{Plan, PlanError, plan};
 pub use shared::{SharedCut, instruction as shared_prefix_instruction, shared_prefix_request};
 pub use summary::{SECTIONS, SUMMARY_TEMPERATURE, summary_request};
 pub use trigger::{
     Limits, Trigger, overflow_target, request_target, summarizer_reserve, tail_budget, trigger,
 };
-pub use view::{ContextView, PushOutcome};
+pub use view::{ContextView, NATIVE_PINNED_HEADING, PushOutcome};
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{
@@ -287,7 +289,7 @@ async fn summarize_transcript(
 }
 
 /// The record for a summary `text` obtained in `mode`.
-fn finish_record(
+pub(crate) fn finish_record(
     text: String,
     mode: CompactionMode,
     input: &CompactInput<'_>,
@@ -358,5 +360,7 @@ fn finish_record(
         skills: Vec::new(),
         goal: None,
         plan: None,
+        native: None,
+        usage: None,
     })
 }

@@ -3,11 +3,19 @@
 use std::collections::HashMap;
 
 use eonyx_core::plan::WorkPlan;
-use eonyx_core::{CompactionConfig, CompactionRecord, Content, Message, MessageRecord, Part, Role};
+use eonyx_core::{
+    CompactionConfig, CompactionRecord, Content, Message, MessageRecord, NativeCompaction, Part,
+    Role,
+};
 use serde_json::Value;
 
 use crate::estimate::RequestSize;
 use crate::facts::Facts;
+
+/// The first line of the message eonyx adds after a native compaction's
+/// items: what it pins (docs/compaction.md#native-compaction).
+pub const NATIVE_PINNED_HEADING: &str =
+    "[Kept by eonyx after the compacted part: the current goal and plan, verbatim.]";
 
 /// Tool arguments longer than this are shortened in collapse stubs.
 const STUB_ARGS_CHARS: usize = 300;
@@ -52,6 +60,10 @@ pub struct ContextView {
     keep_recent: usize,
     cap_bytes: u64,
     summary: Option<String>,
+    /// The provider's items when the last compaction was native
+    /// (docs/compaction.md#native-compaction): sent first, the summary is
+    /// then not in the system prompt.
+    native: Option<NativeCompaction>,
     facts: Option<Value>,
     /// The goal and plan the last compaction pinned, rendered (empty when
     /// none; docs/compaction.md#what-is-pinned).
@@ -84,6 +96,7 @@ impl ContextView {
             keep_recent: cfg.keep_recent_results as usize,
             cap_bytes: tool_output_cap_bytes,
             summary: None,
+            native: None,
             facts: None,
             pinned: String::new(),
             pinned_plan: None,
@@ -122,6 +135,11 @@ impl ContextView {
     }
 
     fn set_summary(&mut self, rec: &CompactionRecord) {
+        if let Some(native) = &rec.native {
+            self.set_native(rec, native);
+            return;
+        }
+        self.native = None;
         self.summary = Some(rec.summary.clone());
         self.facts = rec.facts.clone();
         self.pinned = rec.pinned_section();
@@ -142,6 +160,45 @@ impl ContextView {
             .as_ref()
             .map(RequestSize::of_message)
             .unwrap_or_default();
+    }
+
+    /// A native compaction: its items go first (counted by their bytes
+    /// until the next usage report), then eonyx's pinned section (goal,
+    /// plan and whatever else a compaction pins) as its own user message,
+    /// with the mid-turn note when the boundary lies inside a turn.
+    fn set_native(&mut self, rec: &CompactionRecord, native: &NativeCompaction) {
+        self.summary = Some(rec.summary.clone());
+        self.native = Some(native.clone());
+        self.facts = rec.facts.clone();
+        self.pinned = rec.pinned_section();
+        self.pinned_plan = rec.plan.clone();
+        self.first_kept_seq = rec.first_kept_seq;
+        let mut lead = Vec::new();
+        if !self.pinned.is_empty() {
+            lead.push(format!(
+                "{NATIVE_PINNED_HEADING}
+
+{}",
+                self.pinned
+            ));
+        }
+        if rec.mid_turn {
+            let facts = Facts::from_value(rec.facts.as_ref());
+            lead.push(match facts.turn_request {
+                Some(req) => format!(
+                    "[The conversation was compacted in the middle of this turn; the compacted part above covers its earlier steps. This turn's request was:]\n\n{req}"
+                ),
+                None => "[The conversation was compacted in the middle of this turn; the compacted part above covers its earlier steps. Continue the task.]".to_owned(),
+            });
+        }
+        self.lead = (!lead.is_empty()).then(|| Message::user(lead.join("\n\n")));
+        let mut size = self
+            .lead
+            .as_ref()
+            .map(RequestSize::of_message)
+            .unwrap_or_default();
+        size.chars += native.chars();
+        self.size = size;
     }
 
     /// Append a record (user, assistant or tool message). May run a collapse
@@ -310,6 +367,23 @@ impl ContextView {
             }
         }
         out
+    }
+
+    /// The provider's items when the last compaction was native.
+    pub fn native(&self) -> Option<&NativeCompaction> {
+        self.native.as_ref()
+    }
+
+    /// The sent messages of the first `n` retained records (the part a
+    /// compaction at that boundary replaces), without the lead message.
+    pub fn sent_messages(&self, n: usize) -> Vec<Message> {
+        self.records
+            .iter()
+            .zip(&self.slots)
+            .take(n)
+            .filter(|(_, s)| s.sent)
+            .map(|(r, s)| s.over.clone().unwrap_or_else(|| r.message.clone()))
+            .collect()
     }
 
     /// The running summary (model text plus the exact-facts section).

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use eonyx_core::config::{OpenAiApi, ReasoningEffort, ReasoningSummary};
+use eonyx_core::config::{NativeMode, OpenAiApi, ReasoningEffort, ReasoningSummary};
 
 use crate::{
     EditMode, McpApproval, ProviderKind, SandboxBackend, SandboxMode, ShellPolicy, WritePolicy,
@@ -37,6 +37,9 @@ pub struct CompactionFile {
     pub temperature: Option<f32>,
     /// The summarizer's reasoning effort (default `low`).
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// `"off"` | `"auto"`: whether the provider may compact itself
+    /// (docs/compaction.md#native-compaction).
+    pub native: Option<NativeMode>,
 }
 
 /// `[context]` as written in a file.
@@ -217,6 +220,9 @@ pub struct ModelFile {
     pub reasoning_summary: Option<ReasoningSummary>,
     pub compaction: Option<CompactionFile>,
     pub pricing: Option<PricingFile>,
+    /// `"off"` | `"auto"`: wins over `compaction.native`
+    /// (docs/compaction.md#native-compaction).
+    pub compaction_native: Option<NativeMode>,
 }
 
 /// `models.<key>.pricing` as written: USD per million tokens (docs/sessions.md,

@@ -104,6 +104,9 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.max_consecutive"),
     // Only the summary's style (issue 12).
     any("compaction.temperature"),
+    // Native compaction may only be turned off (docs/compaction.md#native-compaction).
+    only("compaction.native", &["off"]),
+    only("models.*.compaction_native", &["off"]),
     // Context-file caps.
     any("context.max_file_bytes"),
     any("context.max_total_bytes"),

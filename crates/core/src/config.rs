@@ -122,6 +122,28 @@ impl ReasoningSummary {
     }
 }
 
+/// `compaction.native` / `models.<key>.compaction_native`: whether the
+/// provider may write the compacted part itself (docs/compaction.md#native-compaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum NativeMode {
+    /// eonyx's own summarizer, always.
+    #[default]
+    Off,
+    /// The provider compacts where its wire offers it (OpenAI Responses,
+    /// Anthropic); eonyx's summarizer elsewhere and as the fallback.
+    Auto,
+}
+
+impl NativeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NativeMode::Off => "off",
+            NativeMode::Auto => "auto",
+        }
+    }
+}
+
 /// Resolved compaction settings (defaults: docs/config.md, section "Configuration reference").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactionConfig {
@@ -157,6 +179,9 @@ pub struct CompactionConfig {
     /// reason; the summary request of a model configured without an effort
     /// carries none.
     pub reasoning_effort: ReasoningEffort,
+    /// Who writes the compacted part where the wire offers it
+    /// (`compaction.native`; `models.<key>.compaction_native` wins).
+    pub native: NativeMode,
 }
 
 impl Default for CompactionConfig {
@@ -179,6 +204,7 @@ impl Default for CompactionConfig {
             temperature: None,
             trigger_tokens_override: None,
             reasoning_effort: ReasoningEffort::Low,
+            native: NativeMode::Off,
         }
     }
 }
@@ -316,6 +342,10 @@ pub struct ModelConfig {
     /// What the model's tokens cost (`models.<key>.pricing`); `None`: no
     /// cost is ever shown for it.
     pub pricing: Option<crate::cost::Pricing>,
+    /// `models.<key>.compaction_native`: wins over `compaction.native`
+    /// (docs/compaction.md#native-compaction); `None`: that one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction_native: Option<NativeMode>,
 }
 
 impl ModelConfig {
@@ -343,6 +373,7 @@ impl ModelConfig {
             thinking_budget_tokens: None,
             reasoning_summary: ReasoningSummary::Auto,
             pricing: None,
+            compaction_native: None,
         }
     }
 
@@ -368,11 +399,16 @@ impl ModelConfig {
     }
 
     /// Anthropic: the thinking budget when thinking is on
-    /// (`thinking_budget_tokens`, else the effort's).
+    /// (`thinking_budget_tokens`, else the effort's). The budget alone
+    /// turns thinking on; an explicit `reasoning_effort = "none"` keeps it
+    /// off whatever the budget.
     pub fn thinking_budget(&self) -> Option<u64> {
-        self.reasoning_effort?
-            .anthropic_budget()
-            .map(|b| self.thinking_budget_tokens.unwrap_or(b))
+        match self.reasoning_effort {
+            Some(e) => e
+                .anthropic_budget()
+                .map(|b| self.thinking_budget_tokens.unwrap_or(b)),
+            None => self.thinking_budget_tokens,
+        }
     }
 }
 

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod id;
 pub mod memory;
 pub mod message;
+pub mod native;
 pub mod paths;
 pub mod plan;
 pub mod provider;
@@ -32,6 +33,7 @@ pub mod tool;
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
+pub use native::{NativeCompaction, NativeProvider};
 pub use provider::{
     ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
     ToolDef,

@@ -395,6 +395,11 @@ pub struct Message {
     /// Never sent to a model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo: Option<Box<Undo>>,
+    /// On an assistant message the provider blocked or refused: its reason
+    /// as it gave it (`content_filter`, `refusal`;
+    /// docs/providers.md#blocked-replies). Never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
 }
 
 /// How to undo one file change: the file, its content's sha256 before the
@@ -456,6 +461,7 @@ impl Message {
             reasoning: Vec::new(),
             is_error: false,
             undo: None,
+            blocked: None,
         }
     }
 

@@ -89,6 +89,10 @@ pub struct ChatRequest {
     /// `reasoning_effort` (the summarizer's `compaction.reasoning_effort`,
     /// a `/model KEY EFFORT` switch); `None`: the model's.
     pub reasoning_effort: Option<ReasoningEffort>,
+    /// A provider-native compaction this request carries first, before
+    /// the messages (docs/compaction.md#native-compaction); the wire that
+    /// made it sends its items byte for byte, any other wire ignores it.
+    pub native: Option<crate::native::NativeCompaction>,
 }
 
 impl ChatRequest {
@@ -105,6 +109,7 @@ impl ChatRequest {
             cache_key: None,
             cache_breakpoint: None,
             reasoning_effort: None,
+            native: None,
         }
     }
 }
@@ -116,7 +121,10 @@ pub enum FinishReason {
     Stop,
     Length,
     ToolCalls,
-    ContentFilter,
+    /// The provider blocked or refused the reply: its reason as it gave it
+    /// (Chat `content_filter`, Anthropic `refusal`, the Responses
+    /// `incomplete_details.reason`).
+    ContentFilter(String),
     Other(String),
 }
 
@@ -127,7 +135,7 @@ impl FinishReason {
             "stop" | "end_turn" | "stop_sequence" => FinishReason::Stop,
             "length" | "max_tokens" => FinishReason::Length,
             "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
-            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            "content_filter" | "refusal" => FinishReason::ContentFilter(s.to_owned()),
             other => FinishReason::Other(other.to_owned()),
         }
     }
@@ -286,6 +294,10 @@ pub struct RequestQuirks {
     /// refused the field.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_reasoning_content: bool,
+    /// Do not try native compaction here: the server said it does not
+    /// offer it, or gave nothing twice (docs/compaction.md#native-compaction).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_native_compaction: bool,
 }
 
 impl RequestQuirks {
@@ -327,6 +339,53 @@ pub trait Provider: Send + Sync {
 
     /// Start from request-shape changes learned earlier.
     fn set_quirks(&self, _quirks: RequestQuirks) {}
+
+    /// Which native compaction this client's wire offers now (`None`:
+    /// none, e.g. Chat Completions; docs/compaction.md#native-compaction).
+    fn native_compaction(&self) -> Option<crate::native::NativeProvider> {
+        None
+    }
+
+    /// Have the provider compact `request` (its messages, after any native
+    /// items it carries, are the part to compact) with `instructions`
+    /// (what eonyx needs kept). Transient failures are retried inside like
+    /// other requests.
+    fn compact<'a>(
+        &'a self,
+        _request: &'a ChatRequest,
+        _instructions: &'a str,
+    ) -> BoxFuture<'a, Result<NativeOutcome, NativeError>> {
+        Box::pin(async {
+            Err(NativeError::Unsupported(
+                "this wire has no native compaction".into(),
+            ))
+        })
+    }
+}
+
+/// What a native compaction call returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeOutcome {
+    pub native: crate::native::NativeCompaction,
+    /// The call's usage (Anthropic's `usage.iterations` summed).
+    pub usage: Option<Usage>,
+}
+
+/// Why a native compaction gave nothing; every case falls back to
+/// eonyx's own summarizer in the same compaction.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NativeError {
+    /// 404/405/501 or an error naming the endpoint or field as
+    /// unsupported: remembered for the base URL + model.
+    #[error("the server does not offer native compaction ({0})")]
+    Unsupported(String),
+    /// No `compaction` item, an empty or null block.
+    #[error("the server's native compaction returned nothing usable ({0})")]
+    Empty(String),
+    /// Anything else (after retries): this compaction falls back, nothing
+    /// is remembered.
+    #[error("the native compaction call failed: {0}")]
+    Failed(#[source] ProviderError),
 }
 
 /// The system prompt of every summarizer (compaction) request starts with

@@ -108,6 +108,8 @@ struct MessageLine {
     is_error: bool,
     #[serde(default)]
     undo: Option<Box<Undo>>,
+    #[serde(default)]
+    blocked: Option<String>,
 }
 
 impl From<MessageLine> for MessageRecord {
@@ -124,6 +126,7 @@ impl From<MessageLine> for MessageRecord {
                 reasoning: l.reasoning,
                 is_error: l.is_error,
                 undo: l.undo,
+                blocked: l.blocked,
             },
         }
     }
@@ -213,6 +216,16 @@ pub struct CompactionRecord {
     /// the current plan while no later `plan` call replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<WorkPlan>,
+    /// Set when the provider wrote the compacted part itself
+    /// (docs/compaction.md#native-compaction): its items replace the
+    /// history before `first_kept_seq` in every later request of that
+    /// model, byte for byte; `summary` then holds what a reader is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<Box<crate::native::NativeCompaction>>,
+    /// The compaction call's own usage (native compactions), counted in
+    /// the session's tokens and cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::message::Usage>,
 }
 
 impl CompactionRecord {

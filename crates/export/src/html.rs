@@ -266,6 +266,13 @@ fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
         c.seq,
         c.trigger.as_str(),
     );
+    if let Some(n) = &c.native {
+        out.push_str("native (");
+        escape(out, n.provider.as_str());
+        out.push_str(", ");
+        escape(out, &n.model);
+        out.push_str(") · ");
+    }
     date::push_date(out, &c.ts);
     let _ = writeln!(
         out,

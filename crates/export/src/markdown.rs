@@ -152,9 +152,10 @@ fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     };
     let _ = write!(
         out,
-        "## Compaction · #{}{rewound} · {} · ",
+        "## Compaction · #{}{rewound} · {}{} · ",
         c.seq,
-        c.trigger.as_str()
+        c.trigger.as_str(),
+        native_mark(c)
     );
     date::push_date(out, &c.ts);
     let _ = writeln!(
@@ -330,6 +331,15 @@ fn inline(t: &str) -> String {
 /// (replaced by `'`), and a line break is a space.
 fn code_span(t: &str) -> String {
     t.replace('`', "'").replace(['\n', '\r'], " ")
+}
+
+/// ` · native (anthropic, MODEL)` for a compaction the provider wrote
+/// (docs/compaction.md#native-compaction); empty otherwise.
+fn native_mark(c: &CompactionRecord) -> String {
+    c.native
+        .as_ref()
+        .map(|n| format!(" · native ({}, {})", n.provider.as_str(), n.model))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -177,5 +177,32 @@ impl Hooks {
     }
 }
 
+/// The answers of hooks that ran together for `event`, read as
+/// [`Hooks::run`] reads them: each its exit code and what it wrote to
+/// stdout and stderr (as bytes: lossily UTF-8, as from a process);
+/// `claude_tool` is the Claude Code tool name the hooks were selected by
+/// (their `updatedInput` is renamed back to eonyx's names). For the fuzz
+/// target `hook_answer` and tests: the same reading, without processes.
+pub fn read_answers<'a>(
+    event: HookEvent,
+    answers: impl IntoIterator<Item = (i32, &'a [u8], &'a [u8])>,
+    claude_tool: Option<&str>,
+) -> Outcome {
+    let mut outcome = Outcome::default();
+    for (code, stdout, stderr) in answers {
+        let ran = process::Ran {
+            ended: process::Ended::Exited(code),
+            stdout: String::from_utf8_lossy(stdout).into_owned(),
+            stderr: String::from_utf8_lossy(stderr).into_owned(),
+            millis: 0,
+        };
+        answer::add(&mut outcome, event, "fuzz", ran, |v| match claude_tool {
+            Some(t) => claude::from_claude(t, v),
+            None => v.clone(),
+        });
+    }
+    outcome
+}
+
 #[cfg(test)]
 mod tests;

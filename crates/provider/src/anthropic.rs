@@ -5,7 +5,8 @@
 use eonyx_core::message::{Content, Message, Part, ReasoningApi, Role};
 use std::sync::{Mutex, PoisonError};
 
-use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
+use eonyx_core::NativeProvider;
+use eonyx_core::provider::{BoxFuture, NativeError, NativeOutcome, RequestQuirks, ServerLimits};
 use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError, StreamEvent};
 use serde_json::{Value, json};
 
@@ -88,22 +89,41 @@ impl AnthropicProvider {
         let url = messages_url(&self.model.base_url);
         let quirks = self.quirks();
         let body = request_body_with(&self.model, request, quirks);
+        let builder = self.builder(&url, &body, request, false)?;
+        let resp = self.http.send(builder, &url).await?;
+        sse::drive(self.http.events(resp), AnthropicDecoder::default(), emit).await
+    }
+
+    /// A POST of `body` to `url` with the version, beta and key headers
+    /// `request` needs (`compacting`: the compaction beta even when the
+    /// request carries no block yet).
+    fn builder(
+        &self,
+        url: &str,
+        body: &Value,
+        request: &ChatRequest,
+        compacting: bool,
+    ) -> Result<reqwest::RequestBuilder, ProviderError> {
         let mut builder = self
             .http
             .client
-            .post(&url)
+            .post(url)
             .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(&body);
-        if thinking_budget(&self.model, request, quirks).is_some()
+            .json(body);
+        let mut betas = Vec::new();
+        if thinking_budget(&self.model, request, self.quirks()).is_some()
             && takes_interleaved_thinking(&self.model.name)
         {
-            builder = builder.header("anthropic-beta", INTERLEAVED_THINKING_BETA);
+            betas.push(INTERLEAVED_THINKING_BETA);
+        }
+        let native = compacting || crate::native::needs_anthropic_beta(request);
+        if let Some(b) = crate::native::anthropic_betas(betas, native) {
+            builder = builder.header("anthropic-beta", b);
         }
         if let Some(k) = &self.http.key {
             builder = builder.header("x-api-key", k.header("")?);
         }
-        let resp = self.http.send(builder, &url).await?;
-        sse::drive(self.http.events(resp), AnthropicDecoder::default(), emit).await
+        Ok(builder)
     }
 }
 
@@ -162,6 +182,32 @@ impl Provider for AnthropicProvider {
         *self.quirks.lock().unwrap_or_else(PoisonError::into_inner) = quirks;
     }
 
+    fn native_compaction(&self) -> Option<NativeProvider> {
+        (!self.quirks().no_native_compaction).then_some(NativeProvider::Anthropic)
+    }
+
+    fn compact<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        instructions: &'a str,
+    ) -> BoxFuture<'a, Result<NativeOutcome, NativeError>> {
+        Box::pin(async move {
+            let url = messages_url(&self.model.base_url);
+            let body = crate::native::anthropic_compact_body(
+                request_body_with(&self.model, request, self.quirks()),
+                instructions,
+            );
+            let answer = crate::native::post_json(
+                &self.http,
+                || self.builder(&url, &body, request, true),
+                &url,
+                &request.cancel,
+            )
+            .await?;
+            crate::native::parse_anthropic(&self.model.name, &answer)
+        })
+    }
+
     fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {
         Box::pin(async move {
             if let Some(l) = crate::limits::anthropic_documented(model) {
@@ -216,6 +262,7 @@ pub fn request_body_with(
             );
         }
     }
+    crate::native::carry_anthropic(&mut body, request.native.as_ref());
     body
 }
 

@@ -21,6 +21,7 @@ pub mod anthropic;
 pub mod classify;
 mod http;
 pub mod limits;
+mod native;
 pub mod openai;
 pub mod refusal;
 pub mod responses;

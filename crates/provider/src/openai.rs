@@ -4,9 +4,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use eonyx_core::NativeProvider;
 use eonyx_core::config::OpenAiApi;
 use eonyx_core::message::{Content, Message, Part, ReasoningApi, Role, ToolCall};
-use eonyx_core::provider::{BoxFuture, RequestQuirks, ServerLimits};
+use eonyx_core::provider::{BoxFuture, NativeError, NativeOutcome, RequestQuirks, ServerLimits};
 use eonyx_core::{
     ChatRequest, ChatResponse, FinishReason, ModelConfig, Provider, ProviderError, StreamEvent,
 };
@@ -226,6 +227,38 @@ impl Provider for OpenAiProvider {
             .quirks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = quirks;
+    }
+
+    /// Responses only: Chat Completions never compacts natively.
+    fn native_compaction(&self) -> Option<NativeProvider> {
+        (self.api() == OpenAiApi::Responses && !self.current_quirks().no_native_compaction)
+            .then_some(NativeProvider::Responses)
+    }
+
+    fn compact<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        _instructions: &'a str,
+    ) -> BoxFuture<'a, Result<NativeOutcome, NativeError>> {
+        Box::pin(async move {
+            if self.api() != OpenAiApi::Responses {
+                return Err(NativeError::Unsupported(
+                    "Chat Completions has no native compaction".into(),
+                ));
+            }
+            let url = self.url("responses/compact");
+            let full =
+                crate::responses::request_body_with(&self.model, request, self.current_quirks());
+            let body = crate::native::responses_compact_body(&full);
+            let answer = crate::native::post_json(
+                &self.http,
+                || self.authorized(self.http.client.post(&url).json(&body)),
+                &url,
+                &request.cancel,
+            )
+            .await?;
+            crate::native::parse_responses(&self.model.name, &answer)
+        })
     }
 }
 

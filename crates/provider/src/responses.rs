@@ -104,7 +104,9 @@ pub fn request_body_with(
             .map(crate::http::temperature_json),
         reasoning,
     };
-    serde_json::to_value(&body).unwrap_or(Value::Null)
+    let mut body = serde_json::to_value(&body).unwrap_or(Value::Null);
+    crate::native::carry_responses(&mut body, request.native.as_ref());
+    body
 }
 
 /// An image part's URL: a `data:` URL of its bytes (PNG when the type is

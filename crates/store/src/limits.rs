@@ -492,6 +492,7 @@ mod tests {
             responses_api: true,
             no_reasoning_effort: true,
             no_reasoning_content: true,
+            no_native_compaction: true,
         };
         c.record_quirks("http://h/v1", "o3", q);
         c.save().unwrap();

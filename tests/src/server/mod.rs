@@ -6,6 +6,7 @@
 //! kept), `timeline` (the order requests started and ended in), `routing`
 //! (what each request gets) and `render` (the wire bytes).
 
+mod native;
 mod quirks;
 mod reasoning;
 mod recording;
@@ -29,6 +30,7 @@ use crate::reply::Reply;
 use crate::serving::Serving;
 use crate::wire::OverflowFlavor;
 
+pub use native::{COMPACTION_BETA, NativeCompact};
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
 pub use script::FORGETFUL_SUMMARY;
@@ -78,6 +80,12 @@ struct Inner {
     reasoning_strict: bool,
     /// The reasoning text of every tool call made with reasoning, by call id.
     issued: std::collections::HashMap<String, String>,
+    /// How native compaction is served (see [`FakeServer::native_compaction`]).
+    native: native::NativeCompact,
+    /// Every native item and block issued, exactly as sent.
+    native_issued: Vec<Value>,
+    /// Native compact calls answered.
+    native_count: u64,
 }
 
 type Shared = Arc<Mutex<Inner>>;
@@ -138,6 +146,9 @@ impl FakeServer {
             next_id: 1,
             reasoning_strict: false,
             issued: Default::default(),
+            native: native::NativeCompact::Absent,
+            native_issued: Vec::new(),
+            native_count: 0,
         }));
         let app = Router::new()
             .fallback(handle)

@@ -249,6 +249,10 @@ pub(super) fn refusal(inner: &Inner, record: &RecordedRequest) -> Option<(Status
     {
         return Some((StatusCode::BAD_REQUEST, body));
     }
+    // Native compaction's items and blocks, as the real APIs check them.
+    if let Some(body) = super::native::refusal(inner, record) {
+        return Some((StatusCode::BAD_REQUEST, body));
+    }
     refused_parameter(inner, b).map(|v| (StatusCode::BAD_REQUEST, v))
 }
 

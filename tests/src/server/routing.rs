@@ -51,6 +51,11 @@ pub(super) async fn handle(
         body: parsed,
         prompt_tokens: 0,
     };
+    if record.is_native_compaction() {
+        let mut inner = lock(&shared);
+        inner.requests.push(record.clone());
+        return super::native::answer(&mut inner, &record);
+    }
     let chat = record.is_chat();
     if chat {
         record.prompt_tokens = count_prompt_tokens(&record.body);

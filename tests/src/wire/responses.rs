@@ -126,11 +126,18 @@ impl Outcome {
             ));
             index += 1;
         }
-        let cut = matches!(self.finish.as_deref(), Some("length" | "max_tokens"));
+        // Cut by the output cap, or blocked by the content filter: both
+        // end as `response.incomplete` with the reason.
+        let incomplete = match self.finish.as_deref() {
+            Some("length" | "max_tokens") => Some("max_output_tokens"),
+            Some("content_filter") => Some("content_filter"),
+            _ => None,
+        };
+        let cut = incomplete.is_some();
         let mut response = json!({"id": self.id, "model": self.model,
             "status": if cut { "incomplete" } else { "completed" }});
-        if cut {
-            response["incomplete_details"] = json!({"reason": "max_output_tokens"});
+        if let Some(reason) = incomplete {
+            response["incomplete_details"] = json!({"reason": reason});
         }
         if let Some(u) = self.responses_usage() {
             response["usage"] = u;

@@ -12,6 +12,12 @@
 //!    on `/v1/responses` too, and the compaction-cost checks of the binary
 //!    stage (`report::compaction_report`: summarizer reuse, extra prefill,
 //!    peak against the trigger, reuse between compactions).
+//! 3. Native compaction asked of a server without a compact call
+//!    (docs/compaction.md#native-compaction): with `compaction_native =
+//!    "auto"`, the first `/compact` calls `/v1/responses/compact` once,
+//!    llama-server refuses it, the compaction is eonyx's own, the batch
+//!    succeeds, stderr says so once, `limits.json` remembers it and the
+//!    second `/compact` does not call it again.
 
 use std::io::Write;
 use std::path::Path;
@@ -204,7 +210,60 @@ fn compacting(bin: &Path, server_port: u16, turns: usize, setup: &Setup) -> Resu
     Ok(failed + report.failed)
 }
 
-/// Both parts; returns the failed checks.
+/// Part 3: native compaction falls back on llama-server; returns the
+/// failed checks.
+fn native_fallback(bin: &Path, server_port: u16) -> Result<usize> {
+    let (env, log) = prepare(server_port, |port| {
+        format!(
+            "{}\ncompaction_native = \"auto\"\n\n[models.local.compaction]\nkeep_turns = 1",
+            crate::local_model::config_snippet(port)
+                .replace("max_output_tokens = 128", "max_output_tokens = 48")
+        )
+    })?;
+    let lines = format!(
+        "{}/compact\nand one more question\n/compact\n",
+        turn_lines(2)
+    );
+    run_batch(bin, &env, &lines, Duration::from_secs(10 * 60))?;
+    let entries = log.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let compact: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.path.ends_with("/responses/compact"))
+        .collect();
+    let summarizer = entries.iter().filter(|e| e.summarizer).count();
+    let stderr = std::fs::read_to_string(env.home.join("eonyx.stderr")).unwrap_or_default();
+    let limits = std::fs::read_to_string(env.data_dir.join("limits.json")).unwrap_or_default();
+    let (compactions, _, _) = session_stats(env.data_dir.join("sessions").as_std_path());
+    let mut failed = 0;
+    let mut check = |ok: bool, what: String| {
+        println!("{}  responses: {what}", if ok { "PASS" } else { "FAIL" });
+        failed += usize::from(!ok);
+    };
+    check(
+        compact.len() == 1 && compact.iter().all(|e| e.status >= 400),
+        format!(
+            "native compaction asked once and refused (statuses {:?})",
+            compact.iter().map(|e| e.status).collect::<Vec<_>>()
+        ),
+    );
+    check(
+        compactions == 2 && summarizer >= 2,
+        format!(
+            "both compactions by eonyx's own summarizer ({compactions} compaction(s), {summarizer} summarizer request(s))"
+        ),
+    );
+    check(
+        stderr.matches("native compaction failed").count() == 1,
+        "one stderr line says it fell back".to_owned(),
+    );
+    check(
+        limits.contains("no_native_compaction"),
+        "limits.json remembers it for the base URL and model".to_owned(),
+    );
+    Ok(failed)
+}
+
+/// All three parts; returns the failed checks.
 pub(super) fn responses_stage(
     bin: &Path,
     server_port: u16,
@@ -224,6 +283,7 @@ pub(super) fn responses_stage(
         }
     }
     failed += compacting(bin, server_port, turns, setup)?;
+    failed += native_fallback(bin, server_port)?;
     Ok(failed)
 }
 

@@ -97,6 +97,17 @@ impl Agent {
     pub fn start_draft(&mut self) -> Option<DraftJob> {
         let ahead = self.compaction.trigger.ahead?;
         self.compaction.trigger.tokens?;
+        // With native compaction the provider writes at the trigger
+        // (docs/compaction.md#native-compaction): nothing is drafted.
+        if crate::native::wire_to_ask(
+            &self.config.model,
+            &self.config.compaction,
+            self.models.provider.as_ref(),
+        )
+        .is_some()
+        {
+            return None;
+        }
         if !self.compaction.guard.allowed() || self.estimate_next() < ahead {
             return None;
         }

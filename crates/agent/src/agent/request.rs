@@ -16,10 +16,16 @@ impl Agent {
         system_prompt(
             &self.config,
             &self.prompt.loaded,
-            self.view.summary().map(|text| Summary {
-                pinned: self.view.pinned(),
-                text,
-            }),
+            // After a native compaction the provider's items carry the
+            // compacted part and the pinned section is a message of its
+            // own (docs/compaction.md#native-compaction).
+            self.view
+                .summary()
+                .filter(|_| self.view.native().is_none())
+                .map(|text| Summary {
+                    pinned: self.view.pinned(),
+                    text,
+                }),
             &self.prompt.memory_section,
             self.sections(),
             &eonyx_core::time::today_utc(),
@@ -117,6 +123,18 @@ impl Agent {
         }
     }
 
+    /// Whether the view starts from a native compaction that the session's
+    /// model cannot be sent (another model or wire since `/model`).
+    pub(super) fn native_stale(&self) -> bool {
+        self.view.native().is_some_and(|n| {
+            !crate::native::applies(
+                n,
+                &self.config.model,
+                self.models.provider.quirks().responses_api,
+            )
+        })
+    }
+
     pub(super) fn estimate_next(&self) -> u64 {
         let system = self.system_prompt();
         let mut size = eonyx_compact::request_size(&system, &[], &self.tools.defs);
@@ -136,6 +154,12 @@ impl Agent {
         req.cancel = cancel.clone();
         // A fork shares its original's key (docs/session-format.md#forks).
         req.cache_key = Some(self.writer.header().cache_key().to_string());
+        crate::native::attach(
+            &mut req,
+            self.view.native(),
+            &self.config.model,
+            self.models.provider.quirks().responses_api,
+        );
         req
     }
 }

@@ -34,6 +34,8 @@ pub struct LastCompaction {
     pub trigger: CompactionTrigger,
     /// Absent in records written before cache-aware compaction.
     pub mode: Option<CompactionMode>,
+    /// The provider wrote it (docs/compaction.md#native-compaction).
+    pub native: bool,
 }
 
 /// Everything `/status` shows.
@@ -57,6 +59,8 @@ pub struct AgentStatus {
     /// `None` without pricing.
     pub cost_usd: Option<f64>,
     pub compactions: u64,
+    /// How many of them the provider wrote.
+    pub native_compactions: u64,
     pub last_compaction: Option<LastCompaction>,
     /// `None` when memory is off.
     pub memory_entries: Option<usize>,
@@ -92,6 +96,7 @@ impl Agent {
         let id = self.session_id();
         let mut tokens = SessionTokens::default();
         let mut compactions = 0;
+        let mut native_compactions = 0;
         let mut last_compaction = None;
         match self.store.read_all(id) {
             Ok(log) => {
@@ -108,10 +113,20 @@ impl Agent {
                         }
                         Record::Compaction(c) => {
                             compactions += 1;
+                            native_compactions += u64::from(c.native.is_some());
                             last_compaction = Some(LastCompaction {
                                 trigger: c.trigger,
                                 mode: c.mode,
+                                native: c.native.is_some(),
                             });
+                            // The native call's own usage counts too.
+                            if let Some(u) = c.usage {
+                                tokens.requests += 1;
+                                tokens.prompt += u.prompt_tokens;
+                                tokens.completion += u.completion_tokens;
+                                tokens.cached += u.cached_tokens;
+                                tokens.reasoning += u.reasoning_tokens;
+                            }
                         }
                         _ => {}
                     }
@@ -162,6 +177,7 @@ impl Agent {
             tokens,
             cost_usd,
             compactions,
+            native_compactions,
             last_compaction,
             memory_entries: self
                 .memory

@@ -22,7 +22,12 @@ impl Agent {
     ) -> Result<eonyx_core::ChatResponse, AgentError> {
         let mut retried = false;
         let mut images_dropped = false;
+        let mut native_replaced = false;
         loop {
+            // A native compaction made by another model (before `/model`)
+            // is not sent: eonyx's own summary of that history first
+            // (docs/compaction.md#native-compaction).
+            self.drop_stale_native(sink, cancel).await?;
             let request = self.build_request(cancel);
             let size =
                 eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
@@ -112,6 +117,31 @@ impl Agent {
                         }
                         Err(e) => return Err(e),
                     }
+                }
+                Err(e)
+                    if !native_replaced
+                        && crate::native::refuses_items(&e, request.native.is_some()) =>
+                {
+                    // The server refused the provider's own compaction item:
+                    // eonyx's own summary of the same history replaces it,
+                    // once, and the turn goes on; not tried again here.
+                    native_replaced = true;
+                    let quirks = self.models.provider.quirks();
+                    self.models
+                        .provider
+                        .set_quirks(eonyx_core::provider::RequestQuirks {
+                            no_native_compaction: true,
+                            ..quirks
+                        });
+                    self.remember_quirks(sink);
+                    self.replace_native(
+                        &format!(
+                            "the server refused the compacted part ({e}); native compaction is not tried again for this base URL and model (`eonyx config --reset-limits` forgets)"
+                        ),
+                        sink,
+                        cancel,
+                    )
+                    .await?;
                 }
                 Err(e)
                     if !images_dropped

@@ -95,6 +95,18 @@ impl Agent {
             let calls = message.tool_calls.clone();
             outcome.text = message.content.text();
             outcome.finish_reason = response.finish_reason.clone();
+            // A blocked reply is kept, marked with the provider's reason;
+            // the frontends say it (`TurnOutcome::reply_blocked`).
+            if let Some(FinishReason::ContentFilter(reason)) = &response.finish_reason {
+                message.blocked = Some(reason.clone());
+            } else if calls.is_empty()
+                && outcome.text.trim().is_empty()
+                && response.finish_reason == Some(FinishReason::Stop)
+            {
+                sink(AgentEvent::Notice(
+                    "the model's reply was empty: it stopped without any text".to_owned(),
+                ));
+            }
             self.append(&message)?;
             self.remember_quirks(sink);
             if self.models.reprobe_after_step {
@@ -108,7 +120,20 @@ impl Agent {
                 None
             };
 
-            if calls.is_empty() {
+            if calls.is_empty() || message.blocked.is_some() {
+                // A blocked reply ends the turn: no Stop hook sends the
+                // model back to what the provider refused, and any call in
+                // it is not run (its results are recorded as not run).
+                if message.blocked.is_some() {
+                    for c in &calls {
+                        self.append(&Message::tool_error(
+                            c.id.as_str(),
+                            "error: not run: the provider blocked the reply that made this call",
+                        ))?;
+                    }
+                    outcome.cost_usd = self.turn_cost();
+                    return Ok(outcome);
+                }
                 if cut_call.is_none() && self.stop_hooks(sink, cancel).await? {
                     continue;
                 }

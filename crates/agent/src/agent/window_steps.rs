@@ -96,8 +96,13 @@ impl Agent {
             && reply.content.text().trim().is_empty()
             && !reply.reasoning.is_empty()
         {
+            let lower = if self.config.model.thinking_budget_tokens.is_some() {
+                "thinking_budget_tokens"
+            } else {
+                "reasoning_effort"
+            };
             return format!(
-                "the whole output budget ({}) went to reasoning and no answer came; raise models.{}.max_output_tokens, or lower models.{}.reasoning_effort",
+                "the whole output budget ({}) went to reasoning and no answer came; raise models.{}.max_output_tokens, or lower models.{}.{lower}",
                 self.output_cap_text(),
                 self.config.model_key,
                 self.config.model_key

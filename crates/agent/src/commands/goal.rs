@@ -63,7 +63,7 @@ pub async fn continue_goal(
         };
         let result = turn(agent, fe, &input, TurnKind::Continuation).await;
         fe.turn_ended(&result);
-        match result {
+        match result.and_then(unless_blocked(fe)) {
             Ok(outcome) => last = Some(outcome),
             Err(e) => {
                 pause_after(agent, fe, &e);
@@ -80,12 +80,27 @@ pub async fn continue_goal(
 pub async fn run_goal(agent: &mut Agent, fe: &mut dyn Frontend, first: &UserInput) -> GoalEnd {
     let result = turn(agent, fe, first, TurnKind::User).await;
     fe.turn_ended(&result);
-    match result {
+    match result.and_then(unless_blocked(fe)) {
         Ok(outcome) => continue_goal(agent, fe, Some(outcome)).await,
         Err(e) => {
             pause_after(agent, fe, &e);
             GoalEnd::Failed(e)
         }
+    }
+}
+
+/// A turn whose reply the provider blocked fails the goal's turn (the
+/// goal pauses, docs/providers.md#blocked-replies): reported to `fe` as
+/// the failure it is.
+fn unless_blocked(
+    fe: &mut dyn Frontend,
+) -> impl FnOnce(TurnOutcome) -> Result<TurnOutcome, AgentError> + '_ {
+    move |outcome| match outcome.reply_blocked() {
+        Some(e) => {
+            fe.failed(&e);
+            Err(e)
+        }
+        None => Ok(outcome),
     }
 }
 

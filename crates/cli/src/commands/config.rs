@@ -250,6 +250,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(k("thinking_budget_tokens"), json!(m.thinking_budget_tokens)),
         entry(k("reasoning_summary"), json!(m.reasoning_summary)),
         entry(k("pricing"), json!(m.pricing)),
+        entry(k("compaction_native"), json!(m.compaction_native)),
         entry(ck("auto"), json!(c.auto)),
         entry(ck("prune"), json!(c.prune)),
         entry(ck("threshold_percent"), json!(c.threshold_percent)),
@@ -277,6 +278,7 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         entry(ck("model"), json!(c.model)),
         entry(ck("temperature"), json!(c.temperature)),
         entry(ck("reasoning_effort"), json!(c.reasoning_effort)),
+        entry(ck("native"), json!(c.native)),
         entry(
             ck("trigger_tokens_override"),
             json!(c.trigger_tokens_override),

@@ -96,41 +96,35 @@ fn short_date(ts: &str) -> String {
         .unwrap_or_else(|| ts.to_owned())
 }
 
-/// A listed session as `--json` shows it (keys in alphabetical order, as
-/// they have always been).
-#[derive(serde::Serialize)]
+/// A listed session as `--json` shows it, written as it is produced
+/// ([`Printer::json_array`]): its keys in alphabetical order by
+/// construction, as they have always been.
 struct SummaryJson<'a> {
-    children: u64,
-    created: &'a str,
-    cwd: &'a str,
-    id: &'a str,
-    last_activity: &'a str,
-    message_count: u64,
-    parent: Option<&'a str>,
-    profile: Option<&'a str>,
-    project: &'a str,
-    title: &'a str,
+    row: SessionRow<'a>,
     /// What the session and its tasks cost (docs/sessions.md, section "Cost");
     /// absent without pricing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     cost_usd: Option<f64>,
 }
 
-impl<'a> From<&'a SessionRow<'a>> for SummaryJson<'a> {
-    fn from(s: &'a SessionRow<'a>) -> Self {
-        Self {
-            children: s.children,
-            created: &s.created,
-            cwd: &s.cwd,
-            id: s.id,
-            last_activity: &s.last_activity,
-            message_count: s.message_count,
-            parent: s.parent,
-            profile: s.profile.as_deref(),
-            project: &s.project,
-            title: &s.title,
-            cost_usd: None,
+impl serde::Serialize for SummaryJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let r = &self.row;
+        let mut o = s.serialize_struct("Session", 11)?;
+        o.serialize_field("children", &r.children)?;
+        if let Some(c) = self.cost_usd {
+            o.serialize_field("cost_usd", &c)?;
         }
+        o.serialize_field("created", &r.created)?;
+        o.serialize_field("cwd", &r.cwd)?;
+        o.serialize_field("id", r.id)?;
+        o.serialize_field("last_activity", &r.last_activity)?;
+        o.serialize_field("message_count", &r.message_count)?;
+        o.serialize_field("parent", &r.parent)?;
+        o.serialize_field("profile", &r.profile)?;
+        o.serialize_field("project", &r.project)?;
+        o.serialize_field("title", &r.title)?;
+        o.end()
     }
 }
 
@@ -226,15 +220,10 @@ fn show_rows<'a, I: Iterator<Item = SessionRow<'a>>>(
     rows: impl Fn() -> I,
 ) -> anyhow::Result<Status> {
     if json {
-        let rows: Vec<SessionRow<'_>> = rows().collect();
-        let v: Vec<SummaryJson<'_>> = rows
-            .iter()
-            .map(|r| SummaryJson {
-                cost_usd: costs.and_then(|c| c.get(r.id).copied().flatten()),
-                ..SummaryJson::from(r)
-            })
-            .collect();
-        printer.json_pretty(&v)?;
+        printer.json_array(rows().map(|row| SummaryJson {
+            cost_usd: costs.and_then(|c| c.get(row.id).copied().flatten()),
+            row,
+        }))?;
         return Ok(Status::Success);
     }
     let Some(max) = rows().map(|s| s.message_count).max() else {
@@ -473,9 +462,11 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
                 "[#{} compaction · {}{} · {}{}] messages before #{} summarized ({} → {} tokens)\n{}\n",
                 c.seq,
                 c.trigger.as_str(),
-                c.draft_seq
-                    .map(|d| format!(" · summary written ahead in #{d}"))
-                    .unwrap_or_default(),
+                match (&c.native, c.draft_seq) {
+                    (Some(n), _) => format!(" · native, by {} {}", n.provider.as_str(), n.model),
+                    (None, Some(d)) => format!(" · summary written ahead in #{d}"),
+                    (None, None) => String::new(),
+                },
                 short_date(&c.ts),
                 rewound_mark(rewound(r)),
                 c.first_kept_seq,
@@ -543,6 +534,18 @@ fn show_effective(
         return Ok(Status::Success);
     }
     let mut blocks = vec![format!("[system]\n{}\n", eff.request.system.text())];
+    // A native compaction's items go first, abbreviated
+    // (docs/compaction.md#native-compaction).
+    if let Some(n) = &eff.request.native {
+        blocks.push(format!(
+            "[compacted by the provider · {} {} · {} item(s), {} bytes opaque]\n{}\n",
+            n.provider.as_str(),
+            n.model,
+            n.items.len(),
+            n.opaque_bytes(),
+            eonyx_core::text::ellipsize(&n.display(), 400)
+        ));
+    }
     blocks.extend(eff.request.messages.iter().map(view_block));
     printer.out(&blocks.join("\n"))?;
     Ok(Status::Success)

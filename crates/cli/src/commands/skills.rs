@@ -27,21 +27,13 @@ pub fn run(
         &config.skills,
     );
     if printer.json() {
-        let v: Vec<_> = skills
-            .skills
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                json!({
-                    "name": s.name,
-                    "description": s.description,
-                    "scope": s.scope.as_str(),
-                    "path": s.path,
-                    "listed": i < skills.listed,
-                })
-            })
-            .collect();
-        printer.json_pretty(&v)?;
+        printer.json_array(skills.skills.iter().enumerate().map(|(i, s)| SkillJson {
+            description: &s.description,
+            listed: i < skills.listed,
+            name: &s.name,
+            path: s.path.as_str(),
+            scope: s.scope.as_str(),
+        }))?;
     } else if skills.is_empty() {
         printer.info(NONE);
     } else {
@@ -53,6 +45,17 @@ pub fn run(
         printer.warn(w);
     }
     Ok(Status::Success)
+}
+
+/// A skill as `--json` lists it; its fields in alphabetical order, the
+/// order its keys are written in ([`Printer::json_array`]).
+#[derive(serde::Serialize)]
+struct SkillJson<'a> {
+    description: &'a str,
+    listed: bool,
+    name: &'a str,
+    path: &'a str,
+    scope: &'a str,
 }
 
 const NONE: &str =

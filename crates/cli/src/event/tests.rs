@@ -35,7 +35,8 @@ fn events_render_with_their_type_and_sorted_keys() {
             first_kept_seq: 7,
             mid_turn: false,
             mode: None,
-            draft_seq: None
+            draft_seq: None,
+            native: false
         }),
         r#"{"first_kept_seq":7,"mid_turn":false,"mode":null,"tokens_after":120,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
     );
@@ -47,7 +48,8 @@ fn events_render_with_their_type_and_sorted_keys() {
             first_kept_seq: 5,
             mid_turn: false,
             mode: Some(CompactionMode::Ahead),
-            draft_seq: Some(12)
+            draft_seq: Some(12),
+            native: false
         }),
         r#"{"draft_seq":12,"first_kept_seq":5,"mid_turn":false,"mode":"ahead","tokens_after":150,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
     );

@@ -10,11 +10,11 @@ use super::*;
 fn cut(text: &str) -> Step {
     Step::Reply {
         events: vec![StreamEvent::TextDelta(text.to_owned())],
-        response: ChatResponse {
+        response: Box::new(ChatResponse {
             message: Message::assistant(text),
             usage: None,
             finish_reason: Some(FinishReason::Length),
-        },
+        }),
     }
 }
 

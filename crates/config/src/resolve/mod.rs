@@ -309,6 +309,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         c.reasoning_effort = e;
         set.push("reasoning_effort");
     }
+    if let Some(n) = f.native {
+        c.native = n;
+        set.push("native");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());

@@ -222,6 +222,7 @@ fn resolve_model(
         "thinking_budget_tokens",
         "reasoning_summary",
         "pricing",
+        "compaction_native",
     ]
     .into_iter()
     .map(|f| (f, Source::Default))
@@ -311,6 +312,10 @@ fn resolve_model(
                 cache_write: p.cache_write.unwrap_or(input),
             });
             set("pricing");
+        }
+        if let Some(v) = f.compaction_native {
+            m.compaction_native = Some(v);
+            set("compaction_native");
         }
     }
     (m, sources.into_iter().collect())

@@ -76,6 +76,8 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
         draft_seq: Some(40),
         goal: None,
         plan: None,
+        native: None,
+        usage: None,
     });
     assert_eq!(
         c.to_line(),

@@ -220,7 +220,7 @@ impl ResponsesDecoder {
         }
         self.finish = Some(if incomplete {
             match body.incomplete_details.and_then(|d| d.reason).as_deref() {
-                Some("content_filter") => FinishReason::ContentFilter,
+                Some(r @ "content_filter") => FinishReason::ContentFilter(r.to_owned()),
                 Some("max_output_tokens") | None => FinishReason::Length,
                 Some(other) => FinishReason::Other(other.to_owned()),
             }

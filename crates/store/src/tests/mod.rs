@@ -56,6 +56,8 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         skills: Vec::new(),
         goal: None,
         plan: None,
+        native: None,
+        usage: None,
     }
 }
 

@@ -195,7 +195,15 @@ pub fn report(
     match result {
         Ok(outcome) => {
             view.turn_finished(&outcome);
-            TurnResult::Ok
+            // A reply the provider blocked fails the turn: said with its
+            // reason, and `run` and batch runs exit 1.
+            match outcome.reply_blocked() {
+                Some(e) => {
+                    view.failed(&e);
+                    TurnResult::Failed(e)
+                }
+                None => TurnResult::Ok,
+            }
         }
         Err(e) => {
             view.failed(&e);

@@ -24,12 +24,21 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
     let compactions = match st.last_compaction {
         None => "none yet".to_owned(),
         Some(c) => format!(
-            "{} (last: {}{})",
+            "{}{} (last: {}{})",
             st.compactions,
+            if st.native_compactions > 0 {
+                format!(", {} by the provider", st.native_compactions)
+            } else {
+                String::new()
+            },
             c.trigger.as_str(),
-            c.mode
-                .map(|m| format!(", {}", m.as_str()))
-                .unwrap_or_default()
+            if c.native {
+                ", native".to_owned()
+            } else {
+                c.mode
+                    .map(|m| format!(", {}", m.as_str()))
+                    .unwrap_or_default()
+            }
         ),
     };
     let skills = if st.skills.is_empty() {
@@ -188,9 +197,11 @@ mod tests {
             },
             cost_usd: Some(0.0123),
             compactions: 2,
+            native_compactions: 0,
             last_compaction: Some(LastCompaction {
                 trigger: CompactionTrigger::Auto,
                 mode: Some(CompactionMode::SharedPrefix),
+                native: false,
             }),
             memory_entries: Some(4),
             skills: vec!["deploy".into()],

@@ -215,10 +215,13 @@ impl<'p> View<'p> {
                         mid_turn: rec.mid_turn,
                         mode: rec.mode,
                         draft_seq: rec.draft_seq,
+                        native: rec.native.is_some(),
                     });
                 } else {
                     let ahead = if rec.mode == Some(eonyx_core::CompactionMode::Ahead) {
                         ", with the summary written ahead"
+                    } else if rec.native.is_some() {
+                        ", written by the provider"
                     } else {
                         ""
                     };

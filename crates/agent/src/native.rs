@@ -1,0 +1,189 @@
+//! Provider-native compaction as the agent composes it
+//! (docs/compaction.md#native-compaction): whether this compaction asks the
+//! provider, what a failure means (fall back in the same compaction; say
+//! so once; remember for the base URL + model when the server does not
+//! offer it), and when a native result no longer applies (another model,
+//! a refused item). The wire is `eonyx-provider`'s, the request and the
+//! record are `eonyx-compact`'s; this room only holds the state between
+//! compactions.
+
+use eonyx_core::config::NativeMode;
+use eonyx_core::provider::{NativeError, RequestQuirks};
+use eonyx_core::{
+    ChatRequest, ModelConfig, NativeCompaction, NativeProvider, Provider, ProviderError,
+};
+
+/// What the room remembers between compactions of one session.
+#[derive(Debug, Default)]
+pub(crate) struct NativeState {
+    /// The last native call gave nothing usable (two in a row are
+    /// remembered in `limits.json`).
+    empty_once: bool,
+}
+
+/// The mode in force for `model`: `models.<key>.compaction_native` wins
+/// over `compaction.native`.
+pub(crate) fn mode(model: &ModelConfig, compaction: &eonyx_core::CompactionConfig) -> NativeMode {
+    model.compaction_native.unwrap_or(compaction.native)
+}
+
+/// The native wire to ask in this compaction, if any: the mode is
+/// `auto`, the session's model summarizes (not another
+/// `compaction.model`), and the client's wire offers it now (never Chat
+/// Completions; never once remembered as unsupported).
+pub(crate) fn wire_to_ask(
+    model: &ModelConfig,
+    compaction: &eonyx_core::CompactionConfig,
+    provider: &dyn Provider,
+) -> Option<NativeProvider> {
+    let own_model = compaction.model.is_empty() || compaction.model == model.key;
+    if mode(model, compaction) != NativeMode::Auto || !own_model {
+        return None;
+    }
+    provider.native_compaction()
+}
+
+/// The wire a request to `model` speaks (`responses_api`: Chat
+/// Completions sent it to the Responses API, remembered), for checking
+/// that a native result may be sent to it.
+pub(crate) fn wire_of(model: &ModelConfig, responses_api: bool) -> Option<NativeProvider> {
+    match model.provider {
+        eonyx_core::config::ProviderKind::Anthropic => Some(NativeProvider::Anthropic),
+        eonyx_core::config::ProviderKind::Openai => {
+            let responses =
+                responses_api || model.default_api() == eonyx_core::config::OpenAiApi::Responses;
+            responses.then_some(NativeProvider::Responses)
+        }
+    }
+}
+
+/// Whether `native` may go to the session's model as it is now: the same
+/// wire and the same model id. After `/model` elsewhere it does not, and
+/// eonyx's own summary of that history replaces it.
+pub(crate) fn applies(native: &NativeCompaction, model: &ModelConfig, responses_api: bool) -> bool {
+    wire_of(model, responses_api).is_some_and(|w| native.is_for(w, &model.name))
+}
+
+/// Attach the view's native items to `req` when they apply.
+pub(crate) fn attach(
+    req: &mut ChatRequest,
+    native: Option<&NativeCompaction>,
+    model: &ModelConfig,
+    responses_api: bool,
+) {
+    req.native = native.filter(|n| applies(n, model, responses_api)).cloned();
+}
+
+impl NativeState {
+    /// A native call succeeded: the empty-result count starts over.
+    pub(crate) fn succeeded(&mut self) {
+        self.empty_once = false;
+    }
+
+    /// A native call failed with `err`: the one stderr line to show, and
+    /// the quirks to set on the client when it is to be remembered (the
+    /// server does not offer it, or gave nothing twice in a row).
+    pub(crate) fn failed(
+        &mut self,
+        err: &NativeError,
+        quirks: RequestQuirks,
+    ) -> (String, Option<RequestQuirks>) {
+        let remember = match err {
+            NativeError::Unsupported(_) => true,
+            NativeError::Empty(_) => std::mem::replace(&mut self.empty_once, true),
+            NativeError::Failed(_) => false,
+        };
+        let tail = if remember {
+            "; remembered for this base URL and model, not tried again (`eonyx config --reset-limits` forgets)"
+        } else {
+            ""
+        };
+        let line = format!(
+            "native compaction failed ({err}); compacted with eonyx's own summarizer instead{tail}"
+        );
+        let set = remember.then_some(RequestQuirks {
+            no_native_compaction: true,
+            ..quirks
+        });
+        (line, set)
+    }
+}
+
+/// Whether a step's failure is the server refusing the native items it
+/// carried (a 400 naming the compaction item, block, its encrypted content
+/// or signature as invalid).
+pub(crate) fn refuses_items(err: &ProviderError, carried: bool) -> bool {
+    if !carried {
+        return false;
+    }
+    let ProviderError::Rejected {
+        status: 400,
+        message,
+    } = err
+    else {
+        return false;
+    };
+    let m = message.to_ascii_lowercase();
+    [
+        "compaction",
+        "encrypted_content",
+        "encrypted content",
+        "signature",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
+        && [
+            "invalid",
+            "could not",
+            "cannot",
+            "failed",
+            "not valid",
+            "unrecognized",
+        ]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_empty_results_in_a_row_are_remembered_one_is_not() {
+        let mut s = NativeState::default();
+        let empty = NativeError::Empty("no compaction item".into());
+        let (line, set) = s.failed(&empty, RequestQuirks::default());
+        assert!(set.is_none() && line.contains("eonyx's own summarizer"));
+        let (line, set) = s.failed(&empty, RequestQuirks::default());
+        assert!(set.is_some_and(|q| q.no_native_compaction));
+        assert!(line.contains("--reset-limits"));
+        let mut s = NativeState::default();
+        let (_, set) = s.failed(
+            &NativeError::Unsupported("HTTP 404".into()),
+            RequestQuirks::default(),
+        );
+        assert!(set.is_some());
+        let (_, set) = s.failed(
+            &NativeError::Failed(ProviderError::Transient {
+                message: "HTTP 503".into(),
+            }),
+            RequestQuirks::default(),
+        );
+        assert!(set.is_none());
+    }
+
+    #[test]
+    fn a_refused_item_is_a_400_naming_it() {
+        let refused = ProviderError::Rejected {
+            status: 400,
+            message: "Invalid compaction item: encrypted_content could not be verified".into(),
+        };
+        assert!(refuses_items(&refused, true));
+        assert!(!refuses_items(&refused, false));
+        let other = ProviderError::Rejected {
+            status: 400,
+            message: "max_tokens is too large".into(),
+        };
+        assert!(!refuses_items(&other, true));
+    }
+}

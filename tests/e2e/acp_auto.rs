@@ -1,0 +1,169 @@
+//! ACP's `auto` mode (docs/acp.md#modes) through the ACP test client:
+//! writes in the project and sandboxed shell commands run without a
+//! question; writes outside the project or to `eonyx.json`, and commands
+//! that would run unconfined (`tools.sandbox = "off"`), are still asked;
+//! `tools.shell = "deny"` and a `PreToolUse` hook's `deny` keep their force.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use eonyx_tests::Reply;
+use serde_json::json;
+
+use crate::acp_util::{AcpClient, Answer};
+use crate::agent::Fx;
+use crate::hooks::{hook, hooked_with};
+
+/// A session of `fx` switched to `auto`.
+fn auto_session(fx: &Fx) -> (AcpClient, String) {
+    let mut c = AcpClient::start(fx, &[]);
+    c.initialize(json!({}));
+    let r = c.ok("session/new", json!({"cwd": fx.sb.work, "mcpServers": []}));
+    let s = r["sessionId"].as_str().unwrap().to_owned();
+    let offered: Vec<&str> = r["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["ask", "accept-edits", "auto", "read-only"]);
+    c.ok(
+        "session/set_mode",
+        json!({"sessionId": s, "modeId": "auto"}),
+    );
+    assert_eq!(
+        c.wait_update(&s, "current_mode_update")["currentModeId"],
+        "auto"
+    );
+    (c, s)
+}
+
+/// The question the client was asked last, as its title says it.
+fn last_question(c: &AcpClient) -> String {
+    c.asked.last().unwrap()["params"]["toolCall"]["title"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn acp_auto_runs_project_writes_and_sandboxed_commands_unasked_and_asks_the_rest() {
+    // Required: a machine where no backend works fails here loudly
+    // instead of letting a command run unconfined.
+    let fx = Fx::with(|c| {
+        c.merge_top_toml("[tools]\nsandbox_required = true\n")
+            .unwrap()
+    });
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("far.txt");
+    fx.fake
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "made.txt", "content": "made\n"}),
+        ))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch ran.txt && echo ran"}),
+        ))
+        .push(Reply::text("both done"))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "eonyx.json", "content": "{\"tools\":{}}\n"}),
+        ))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": outside_file, "content": "far\n"}),
+        ))
+        .push(Reply::text("asked twice"));
+    let (mut c, s) = auto_session(&fx);
+
+    let r = c.prompt(&s, "make a file and run a command");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert!(c.asked.is_empty(), "asked: {:?}", c.asked);
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.work.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(fx.sb.work.join("ran.txt").exists());
+
+    // eonyx.json and a path outside the project: asked (and refused here).
+    c.answers.extend([Answer::RejectOnce, Answer::RejectOnce]);
+    c.prompt(&s, "change the project config and a far file");
+    assert_eq!(c.asked.len(), 2, "asked: {:?}", c.asked);
+    assert!(
+        c.asked[0]["params"]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("eonyx.json"),
+        "{:?}",
+        c.asked[0]
+    );
+    assert!(
+        last_question(&c).contains("outside the project"),
+        "{:?}",
+        c.asked
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.sb.work.join("eonyx.json")).unwrap(),
+        "{}\n"
+    );
+    assert!(!outside_file.exists());
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
+    // tools.sandbox = "off": the command would run unconfined, so it is asked.
+    let fx = Fx::with(|c| c.merge_top_toml("[tools]\nsandbox = \"off\"\n").unwrap());
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch off.txt"}),
+        ))
+        .push(Reply::text("asked"));
+    let (mut c, s) = auto_session(&fx);
+    c.answers.push_back(Answer::AllowOnce);
+    c.prompt(&s, "run it unconfined");
+    assert_eq!(c.asked.len(), 1);
+    assert!(last_question(&c).contains("touch off.txt"), "{:?}", c.asked);
+    assert!(fx.sb.work.join("off.txt").exists());
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // tools.shell = "deny": refused, nobody asked.
+    let fx = Fx::with(|c| c.merge_top_toml("[tools]\nshell = \"deny\"\n").unwrap());
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch no.txt"}),
+        ))
+        .push(Reply::text("refused"));
+    let (mut c, s) = auto_session(&fx);
+    c.prompt(&s, "try anyway");
+    assert!(c.asked.is_empty(), "asked: {:?}", c.asked);
+    assert!(!fx.sb.work.join("no.txt").exists());
+    let results = fx.chats().last().unwrap().tool_results();
+    assert!(results.join("\n").contains("denied"), "{results:?}");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    // A PreToolUse hook's deny: refused, nobody asked.
+    const DENY: &str = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not on this branch"}}'"#;
+    let fx = hooked_with(&hook("PreToolUse", "shell", DENY), |c| c);
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch hooked.txt"}),
+        ))
+        .push(Reply::text("refused"));
+    let (mut c, s) = auto_session(&fx);
+    c.prompt(&s, "try with the hook");
+    assert!(c.asked.is_empty(), "asked: {:?}", c.asked);
+    assert!(!fx.sb.work.join("hooked.txt").exists());
+    let results = fx.chats().last().unwrap().tool_results();
+    assert!(
+        results.join("\n").contains("not on this branch"),
+        "{results:?}"
+    );
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -1,0 +1,101 @@
+//! `--json` listings written as they are produced (issue 45 part 5):
+//! `sessions --json` and `skills --json` come out byte for byte as the
+//! whole document built in memory with its keys sorted and pretty-printed
+//! (what they were before), with every kind of field: child sessions,
+//! costs, titles that need escaping, an empty listing.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use serde_json::Value;
+
+use crate::agent::{Fx, code};
+use crate::util::{stderr, stdout};
+
+/// `text` as the old listing wrote it: parsed, keys sorted, pretty.
+fn sorted_pretty(text: &str) -> String {
+    let mut v: Value = serde_json::from_str(text).unwrap();
+    v.sort_all_objects();
+    serde_json::to_string_pretty(&v).unwrap() + "\n"
+}
+
+fn session_file(fx: &Fx, id: &str, header_extra: &str, title: &str, usage: bool) {
+    let title = serde_json::to_string(title).unwrap();
+    let usage = if usage {
+        r#","usage":{"prompt_tokens":1200,"completion_tokens":40,"cached_tokens":200}"#
+    } else {
+        ""
+    };
+    fx.sb.write(
+        format!("data/sessions/{id}.jsonl"),
+        format!(
+            concat!(
+                r#"{{"type":"session","version":1,"id":"{id}","title":{title},"created":"2025-06-15T12:00:00Z","cwd":"/p/src","project":"/p"{extra}}}"#,
+                "\n",
+                r#"{{"type":"message","seq":1,"ts":"2025-06-15T12:01:00Z","role":"user","content":"hi"}}"#,
+                "\n",
+                r#"{{"type":"message","seq":2,"ts":"2025-06-15T12:02:00Z","role":"assistant","content":"hello"{usage}}}"#,
+                "\n",
+            ),
+            id = id,
+            title = title,
+            extra = header_extra,
+            usage = usage,
+        ),
+    );
+}
+
+#[test]
+fn json_listings_are_byte_identical_to_the_sorted_document() {
+    let fx = Fx::with(|c| {
+        c.merge_model_toml("pricing = { input = 3.0, output = 15.0 }\n")
+            .unwrap()
+    });
+    let empty = fx.run(&["sessions", "--json"], "");
+    assert_eq!(code(&empty), Some(0), "{}", stderr(&empty));
+    assert_eq!(stdout(&empty), "[]\n");
+
+    let parent = "20250615T120000-00000001";
+    session_file(&fx, parent, r#","model":"fake""#, "plain", true);
+    session_file(
+        &fx,
+        "20250615T120001-00000002",
+        &format!(r#","parent":"{parent}","parent_call":"call_1","profile":"explore""#),
+        "1.1",
+        false,
+    );
+    session_file(
+        &fx,
+        "20250615T120002-00000003",
+        "",
+        "quotes \" back \\ tab \t ünïcödé ✓ </script> 🦀",
+        false,
+    );
+    for args in [
+        &["sessions", "--json"][..],
+        &["sessions", "--json", "--all"],
+        &["sessions", "--json", "--search", "hello"],
+        &["sessions", "--json", "--limit", "1"],
+    ] {
+        let o = fx.run(args, "");
+        assert_eq!(code(&o), Some(0), "{args:?}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert_eq!(out, sorted_pretty(&out), "{args:?}");
+        assert!(out.starts_with("[\n  {\n    \"children\": "), "{out}");
+    }
+    let all = stdout(&fx.run(&["sessions", "--json", "--all"], ""));
+    let listed: Vec<Value> = serde_json::from_str(&all).unwrap();
+    assert_eq!(listed.len(), 3);
+    let with_cost = listed.iter().find(|s| s["id"] == parent).unwrap();
+    assert!(with_cost["cost_usd"].is_f64(), "{with_cost}");
+    let child = listed.iter().find(|s| s["profile"] == "explore").unwrap();
+    assert_eq!(child["parent"], parent);
+
+    fx.sb.write(
+        "work/.agents/skills/deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Ship it \"now\"\n---\n\nSteps.\n",
+    );
+    let o = fx.run(&["skills", "--json"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out, sorted_pretty(&out));
+    assert!(out.contains("\"name\": \"deploy\""), "{out}");
+}
