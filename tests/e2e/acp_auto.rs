@@ -167,3 +167,50 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_auto_asks_what_an_ask_rule_names_and_refuses_what_a_deny_rule_names() {
+    // Sandboxed commands run unasked in `auto`, but a permission rule in the
+    // `ask` list still brings the question to the client, and one in the
+    // `deny` list refuses without asking.
+    let fx = Fx::with(|c| {
+        c.merge_top_toml(
+            "[tools]\nsandbox_required = true\n[permissions]\nask = [\"shell(touch asked.txt)\"]\ndeny = [\"shell(touch denied.txt)\"]\n",
+        )
+        .unwrap()
+    });
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch asked.txt"}),
+        ))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch denied.txt"}),
+        ))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch free.txt"}),
+        ))
+        .push(Reply::text("done"));
+    let (mut c, s) = auto_session(&fx);
+    c.answers.push_back(Answer::AllowOnce);
+    let r = c.prompt(&s, "run three commands");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert_eq!(c.asked.len(), 1, "asked: {:?}", c.asked);
+    assert!(
+        last_question(&c).contains("touch asked.txt"),
+        "{:?}",
+        c.asked
+    );
+    assert!(fx.sb.work.join("asked.txt").exists());
+    assert!(!fx.sb.work.join("denied.txt").exists());
+    assert!(fx.sb.work.join("free.txt").exists());
+    let results = fx.chats().last().unwrap().tool_results();
+    assert!(
+        results.join("\n").contains("shell(touch denied.txt)"),
+        "{results:?}"
+    );
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}

@@ -506,3 +506,88 @@ fn an_untrusted_project_may_only_tighten_web_fetch() {
     assert!(results(&model)[0].starts_with("denied: "));
     assert_eq!(web.connections(), 0);
 }
+
+#[test]
+fn permission_rules_decide_before_the_flag_and_the_setting() {
+    let web = WebServer::start(|_| WebReply::html("<p>ruled</p>"));
+    // A deny rule refuses even with --allow-web, naming itself; no
+    // connection reaches the server.
+    let model = model();
+    let env = env_with(
+        &model,
+        &format!(
+            "{}\n[permissions]\ndeny = [\"web_fetch(127.0.0.1)\"]\n",
+            listed(&web)
+        ),
+    );
+    let (out, events) = batch(&env, &[fetch_line(&web.url("/"))], &["--allow-web"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let denied = &results(&model)[0];
+    assert!(
+        denied.contains("denied by the permission rule `web_fetch(127.0.0.1)`"),
+        "{denied}"
+    );
+    assert!(
+        !events.iter().any(|e| e["type"] == "web_fetch"),
+        "{events:?}"
+    );
+    assert_eq!(web.connections(), 0);
+
+    // An allow rule for this host:port lets a batch run fetch without
+    // --allow-web; another port of the host is still denied.
+    let model = self::model();
+    let env = env_with(
+        &model,
+        &format!(
+            "{}\n[permissions]\nallow = [\"web_fetch(127.0.0.1:{})\"]\n",
+            listed(&web),
+            web.port()
+        ),
+    );
+    let other = format!("http://127.0.0.1:{}/", web.port().wrapping_add(1));
+    let (out, _) = batch(
+        &env,
+        &[fetch_line(&web.url("/page")), fetch_line(&other)],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = results(&model);
+    assert!(got[0].starts_with("[web page "), "{got:?}");
+    assert!(got[0].contains("ruled"), "{got:?}");
+    assert!(
+        got[1].starts_with("denied: web_fetch needs the user's approval"),
+        "{got:?}"
+    );
+    assert_eq!(web.connections(), 1);
+
+    // An untrusted project's allow rule counts for nothing (one notice
+    // naming `eonyx trust`); its deny rule holds over --allow-web.
+    let model = self::model();
+    let env = env_with(&model, &listed(&web));
+    std::fs::write(
+        env.project.join("eonyx.json"),
+        r#"{"permissions": {"allow": ["web_fetch(127.0.0.1)"]}}"#,
+    )
+    .unwrap();
+    let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("eonyx trust"), "{}", stderr(&out));
+    assert!(
+        results(&model)[0].starts_with("denied: "),
+        "{:?}",
+        results(&model)
+    );
+    let model = self::model();
+    let env = env_with(&model, &listed(&web));
+    std::fs::write(
+        env.project.join("eonyx.json"),
+        r#"{"permissions": {"deny": ["web_fetch(127.0.0.1)"]}}"#,
+    )
+    .unwrap();
+    let (out, _) = batch(&env, &[fetch_line(&web.url("/"))], &["--allow-web"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let denied = &results(&model)[0];
+    assert!(denied.contains("`web_fetch(127.0.0.1)`"), "{denied}");
+    assert!(denied.contains("eonyx.json"), "{denied}");
+    assert_eq!(web.connections(), 1);
+}

@@ -57,8 +57,8 @@ pub use reply::{FakeToolCall, HOLD_LIMIT, Reply, UsageOverride};
 pub use sandbox::{CLEARED_ENV, CLEARED_ENV_PREFIXES, Sandbox, TestEnv};
 pub use scripted::{ResponderFn, ScriptedProvider, Step, StepFn};
 pub use server::{
-    COMPACTION_BETA, FORGETFUL_SUMMARY, FakeServer, Moment, NativeCompact, Ollama, Refuse,
-    Responder, Span,
+    COMPACTION_BETA, FORGETFUL_SUMMARY, FakeServer, Moment, NO_MEMORIES, NativeCompact, Ollama,
+    Refuse, Responder, Span,
 };
 pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,

@@ -227,6 +227,16 @@ impl RecordedRequest {
                 || self.is_shared_prefix_summarizer())
     }
 
+    /// Whether this is a memory-mining request (docs/memory.md#mining): its
+    /// system prompt starts with eonyx's miner marker.
+    pub fn is_miner(&self) -> bool {
+        self.is_chat()
+            && self
+                .system_text()
+                .trim_start()
+                .starts_with(eonyx_core::MINER_SYSTEM_PREFIX)
+    }
+
     /// Whether this is a shared-prefix compaction request: the
     /// conversation's own request plus one user message that starts with
     /// eonyx's instruction marker.

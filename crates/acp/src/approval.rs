@@ -150,7 +150,11 @@ impl Asker {
         }
     }
 
-    async fn ask(&self, kind: &ApprovalKind) -> Decision {
+    /// Asks the client about `kind`, unless the mode answers for the
+    /// user. `Asked::ByRule` (a permission rule said "ask"): only
+    /// `read-only` answers (no); every other mode asks the client, so an
+    /// ask rule keeps its force in `auto` too.
+    async fn ask(&self, kind: &ApprovalKind, asked: Asked) -> Decision {
         let mode = *lock(&self.mode);
         let confinement = lock(&self.confinement).clone();
         let confined = async move {
@@ -159,7 +163,13 @@ impl Asker {
                 None => false,
             }
         };
-        if let Some(d) = mode.decides(kind, confined).await {
+        let answer = match (asked, mode) {
+            (Asked::ByPolicy, _) | (Asked::ByRule, Mode::ReadOnly) => {
+                mode.decides(kind, confined).await
+            }
+            (Asked::ByRule, _) => None,
+        };
+        if let Some(d) = answer {
             return d;
         }
         let class = kind.class().into_owned();
@@ -222,9 +232,22 @@ impl Asker {
     }
 }
 
+/// Why the client is about to be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// The mode's policy (config, flags) left the question to the user.
+    ByPolicy,
+    /// A permission rule in the `ask` list matched.
+    ByRule,
+}
+
 impl Approver for Asker {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(self.ask(kind))
+        Box::pin(self.ask(kind, Asked::ByPolicy))
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(self.ask(kind, Asked::ByRule))
     }
 }
 
@@ -290,6 +313,8 @@ impl ModeApprover {
         let mut denied = config.tools.clone();
         denied.shell = ShellPolicy::Deny;
         denied.write = ShellPolicy::Deny;
+        // Permission rules may still deny or ask there, never allow.
+        denied.permissions = denied.permissions.without_allow();
         Self {
             mode,
             ask: PolicyApprover::new(&config.tools, flags, mcp(), ask()),
@@ -307,16 +332,25 @@ impl ModeApprover {
     }
 }
 
-impl Approver for ModeApprover {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        let mode = *lock(&self.mode);
-        match mode {
+impl ModeApprover {
+    fn current(&self) -> &PolicyApprover {
+        match *lock(&self.mode) {
             // `auto` is `ask`'s policy; what it lets through without the
             // client is decided where the client would be asked
             // (`Mode::decides`).
-            Mode::Ask | Mode::Auto => self.ask.decide(kind),
-            Mode::AcceptEdits => self.accept_edits.decide(kind),
-            Mode::ReadOnly => self.read_only.decide(kind),
+            Mode::Ask | Mode::Auto => &self.ask,
+            Mode::AcceptEdits => &self.accept_edits,
+            Mode::ReadOnly => &self.read_only,
         }
+    }
+}
+
+impl Approver for ModeApprover {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.current().decide(kind)
+    }
+
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        self.current().rule_denial(kind)
     }
 }

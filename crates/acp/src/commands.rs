@@ -265,19 +265,7 @@ fn render(agent: &Agent, shown: Shown) -> String {
             x.format.as_str(),
             x.path
         ),
-        Shown::Context => {
-            let st = agent.context_status();
-            format!(
-                "context: ~{} of {} tokens ({:.0}%), compaction at {}",
-                st.estimate,
-                st.window,
-                st.percent,
-                agent
-                    .trigger()
-                    .tokens
-                    .map_or("off".to_owned(), |t| format!("~{t} tokens"))
-            )
-        }
+        Shown::Context => text::context_estimate(agent),
         Shown::Memory(entries) if entries.is_empty() => {
             "no memory entries yet; add one with /remember TEXT".to_owned()
         }

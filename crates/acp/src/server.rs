@@ -32,6 +32,10 @@ pub(crate) struct Server {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// The tasks opening sessions and running turns, awaited at shutdown.
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The background mining pass, started with the first session
+    /// (docs/memory.md#mining); its warnings go to stderr as sessions open.
+    mining: Mutex<Option<eonyx_agent::mining::MiningHandle>>,
+    mining_started: std::sync::atomic::AtomicBool,
 }
 
 /// Serve the Agent Client Protocol on stdin/stdout until stdin closes.
@@ -46,6 +50,8 @@ pub fn serve(opts: AcpOptions) -> anyhow::Result<()> {
         client: Mutex::new(ClientCapabilities::default()),
         sessions: Mutex::new(HashMap::new()),
         tasks: Mutex::new(Vec::new()),
+        mining: Mutex::new(None),
+        mining_started: std::sync::atomic::AtomicBool::new(false),
     });
     runtime.block_on(run(server.clone()))?;
     runtime.block_on(server.shutdown());
@@ -287,9 +293,48 @@ impl Server {
             }
         }
         let client = lock(&self.client).clone();
+        let cwd = opening.cwd.clone();
         let session = Session::open(&self.opts, &client, opening, cx).await?;
         lock(&self.sessions).insert(session.acp_id().0.to_string(), session.clone());
+        self.mine(&session, cwd).await;
         Ok(session)
+    }
+
+    /// Start the background mining pass with the first session opened
+    /// (its project and config); later, show what it reported.
+    async fn mine(&self, session: &Session, cwd: std::path::PathBuf) {
+        use std::sync::atomic::Ordering;
+        if !self.mining_started.swap(true, Ordering::SeqCst)
+            && let Ok(cwd) = camino::Utf8PathBuf::from_path_buf(cwd)
+            && let Some(config) = session.config().await
+        {
+            let opts = eonyx_agent::mining::MineOptions {
+                cwd,
+                env: eonyx_core::paths::Env::from_process(),
+                model: self.opts.model.clone(),
+                profile: self.opts.profile.clone(),
+                provider: None,
+            };
+            match eonyx_agent::mining::startup_notes(&config, &opts) {
+                Ok(notes) => {
+                    for l in &notes.learned {
+                        crate::diag(&format!(
+                            "learned from session {} \"{}\": [{}] ({}) {}",
+                            l.session, l.title, l.entry, l.scope, l.text
+                        ));
+                    }
+                }
+                Err(e) => crate::diag(&format!("memory mining: {e}")),
+            }
+            *lock(&self.mining) = eonyx_agent::mining::start_background(&config, opts);
+        }
+        if let Some(h) = lock(&self.mining).as_mut() {
+            for e in h.drain() {
+                if let eonyx_agent::mining::MiningEvent::Warning(w) = e {
+                    crate::diag(&format!("memory mining: {w}"));
+                }
+            }
+        }
     }
 
     /// `session/fork`: a copy of the session's history in a new session

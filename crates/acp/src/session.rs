@@ -77,6 +77,11 @@ pub fn agent_error(e: &AgentError) -> Error {
 }
 
 impl Session {
+    /// The configuration the session runs with (`None` once closed).
+    pub async fn config(&self) -> Option<eonyx_config::Config> {
+        self.agent.lock().await.as_ref().map(|a| a.config().clone())
+    }
+
     pub async fn open(
         opts: &AcpOptions,
         client: &ClientCapabilities,

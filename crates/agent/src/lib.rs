@@ -24,6 +24,7 @@ mod error;
 mod events;
 pub mod limits;
 pub mod mcp;
+pub mod mining;
 mod native;
 pub mod prompt;
 pub mod rewind;

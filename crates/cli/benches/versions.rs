@@ -7,6 +7,9 @@
 //! before a refactor); without it the bench says so and measures nothing.
 //! `EONYX_BENCH_OURS_BIN` replaces this build with another binary (two
 //! commits compared, neither of them this one).
+//! The same for `/status` in a `--json` batch run (the line written to
+//! its `status` event, the session already open): the command layer's
+//! cost per command (issue 44).
 //! Goal: within 1.05× (a change of structure costs no time).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -14,7 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use eonyx_tests::bench::{self, Line, Samples};
-use eonyx_tests::{FakeConfig, FakeServer, Reply, TestEnv, run_turns};
+use eonyx_tests::{FakeConfig, FakeServer, Paced, Reply, TestEnv, run_turns};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -45,9 +48,13 @@ fn main() -> Result<()> {
     let turns = 20 * bench::scale();
     let mut ours: Vec<Duration> = Vec::new();
     let mut base: Vec<Duration> = Vec::new();
+    let mut ours_status: Vec<Duration> = Vec::new();
+    let mut base_status: Vec<Duration> = Vec::new();
     for _ in 0..4 {
         base.extend(run_turns(&baseline, &env, PROMPT, turns / 4)?.0);
         ours.extend(run_turns(&ours_bin, &env, PROMPT, turns / 4)?.0);
+        base_status.extend(status_times(&baseline, &env, turns)?);
+        ours_status.extend(status_times(&ours_bin, &env, turns)?);
     }
     println!(
         "{}",
@@ -62,5 +69,44 @@ fn main() -> Result<()> {
             "≤ 1.05×",
         )
     );
+    println!(
+        "{}",
+        Line::timed(
+            format!(
+                "own time per /status: {} vs {} (same fake)",
+                ours_bin.display(),
+                baseline.display()
+            ),
+            Samples(ours_status).median(),
+            Samples(base_status).median(),
+            "≤ 1.05×",
+        )
+    );
     Ok(())
+}
+
+/// `n` `/status` lines of one `--json` batch run, each timed from its
+/// line written to its `status` event (two more first, left out).
+fn status_times(bin: &std::path::Path, env: &TestEnv, n: usize) -> Result<Vec<Duration>> {
+    let mut cmd = env.command(bin);
+    cmd.args(["--json", "--new"]);
+    let mut child = Paced::spawn(&mut cmd)?;
+    child
+        .wait_for(|e| e["type"] == "session")
+        .map_err(|evs| format!("{} batch ended early: {evs:?}", bin.display()))?;
+    let mut times = Vec::new();
+    for _ in 0..n + 2 {
+        let sent = std::time::Instant::now();
+        child.send("/status")?;
+        child
+            .wait_for(|e| e["type"] == "status")
+            .map_err(|evs| format!("{} batch ended early: {evs:?}", bin.display()))?;
+        times.push(sent.elapsed());
+    }
+    let (status, stderr, _) = child.finish()?;
+    if !status.success() {
+        return Err(format!("{} batch failed: {stderr}", bin.display()).into());
+    }
+    times.drain(..2);
+    Ok(times)
 }

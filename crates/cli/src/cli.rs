@@ -102,6 +102,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// List the hooks: event, matcher, command, timeout, file, and whether they run here.
     Hooks(HooksArgs),
+    /// List the permission rules (allow, ask, deny) numbered with their file; `forget N` removes a saved one.
+    Permissions(PermissionsArgs),
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim) and acpx.
     Acp,
     /// Show the effective configuration and where each value came from.
@@ -255,6 +257,30 @@ pub enum MemoryCommand {
     },
     /// Print where the memory files are (global, then this project's).
     Path,
+    /// Mine past sessions for memories now, in the foreground (by default
+    /// the sessions a start would mine).
+    Mine {
+        /// Mine this session, however recent or short.
+        #[arg(long, value_name = "ID", conflicts_with = "all")]
+        session: Option<String>,
+        /// Mine every eligible session of this project.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Review the memories proposed from earlier sessions: accept, reject,
+    /// edit or skip each (off a terminal, one answer a line on stdin:
+    /// `a`, `r`, `e TEXT`, `s`).
+    Review {
+        /// Accept these proposals.
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["reject", "accept_all"])]
+        accept: Vec<String>,
+        /// Reject these proposals (never proposed again).
+        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with = "accept_all")]
+        reject: Vec<String>,
+        /// Accept every proposal of this project.
+        #[arg(long)]
+        accept_all: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -265,6 +291,21 @@ pub struct McpArgs {}
 
 #[derive(Debug, Args)]
 pub struct HooksArgs {}
+
+#[derive(Debug, Args)]
+pub struct PermissionsArgs {
+    #[command(subcommand)]
+    pub action: Option<PermissionsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsAction {
+    /// Remove rule N (as `eonyx permissions` numbers it), if eonyx saved it.
+    Forget {
+        /// The rule's number in `eonyx permissions`.
+        number: usize,
+    },
+}
 
 #[derive(Debug, Args)]
 pub struct TrustArgs {

@@ -138,6 +138,29 @@ pub enum Event<'a> {
         text: &'a str,
         session: Option<&'a str>,
     },
+    /// A memory proposed from a past session (docs/memory.md#mining): waiting
+    /// for review, or with `accepted` = the memory entry's id (`auto`).
+    MemoryProposed {
+        id: &'a str,
+        text: &'a str,
+        scope: MemoryScope,
+        session: &'a str,
+        seq: Option<u64>,
+        accepted: Option<&'a str>,
+    },
+    /// A past session was mined: the proposals kept and the request's
+    /// tokens and cost (`status`: `mined`, or `retry` / `failed` for a
+    /// reply that was not the JSON asked for).
+    MemoryMined {
+        session: &'a str,
+        title: &'a str,
+        proposals: u64,
+        tokens: u64,
+        prompt_tokens: u64,
+        completion_tokens: u64,
+        cost_usd: Option<f64>,
+        status: &'a str,
+    },
     /// `/rewind` (REPL and batch): what it did.
     Rewind {
         /// The conversation is the one as of this seq.
@@ -274,6 +297,10 @@ pub struct StatusEvent<'a> {
     pub last_compaction: Option<StatusCompaction>,
     /// `null` when memory is off.
     pub memory_entries: Option<usize>,
+    /// Memory mining so far: requests, tokens, cost (docs/memory.md#mining),
+    /// and this project's proposals waiting for review.
+    pub mining: eonyx_store::mining::CostTotals,
+    pub memory_proposed: usize,
     pub skills: &'a [String],
     /// Parameters this model refused (`temperature`, `max_tokens`, `images`).
     pub refused: &'a [&'static str],
@@ -353,6 +380,8 @@ impl<'a> StatusEvent<'a> {
                 native: c.native,
             }),
             memory_entries: s.memory_entries,
+            mining: s.mining,
+            memory_proposed: s.mining_waiting,
             skills: &s.skills,
             refused: &s.refused,
             session: &s.session_id,

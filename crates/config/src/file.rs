@@ -142,6 +142,14 @@ pub struct GoalsFile {
 pub struct MemoryFile {
     pub enabled: Option<bool>,
     pub max_bytes: Option<u64>,
+    /// Mining past sessions (docs/memory.md#mining): an untrusted
+    /// project may only set `"off"`.
+    pub mine: Option<crate::MineMode>,
+    pub mine_idle_hours: Option<f64>,
+    pub mine_min_user_messages: Option<u32>,
+    pub mine_per_start: Option<u32>,
+    pub mine_model: Option<String>,
+    pub mine_budget_tokens: Option<u64>,
 }
 
 /// `[repl]` as written in a file.
@@ -281,6 +289,10 @@ pub struct ConfigFile {
     /// run from an untrusted project.
     pub hooks: Option<crate::hooks::HooksFile>,
     pub goals: Option<GoalsFile>,
+    /// Permission rules (docs/tools.md#permission-rules). An untrusted
+    /// project's `allow` rules are ignored (one warning); its `deny` and
+    /// `ask` rules apply.
+    pub permissions: Option<crate::permissions::PermissionsFile>,
     /// Project roots whose `eonyx.json` may set any key (untrusted, only
     /// [`crate::trust::UNTRUSTED_MAY_SET`]). Only honoured in the global file.
     #[serde(default)]

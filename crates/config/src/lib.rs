@@ -58,6 +58,7 @@ pub mod load;
 mod options;
 pub mod parse;
 pub mod paths;
+pub mod permissions;
 pub mod profiles;
 mod resolve;
 pub mod secrets;
@@ -111,6 +112,21 @@ pub struct MemoryConfig {
     /// The entries in one request take at most this many bytes; the
     /// newest are kept.
     pub max_bytes: u64,
+    /// What happens to memories mined from past sessions
+    /// (docs/memory.md#mining).
+    pub mine: MineMode,
+    /// A session is mined once it has been idle this long (from its last
+    /// record).
+    pub mine_idle_hours: f64,
+    /// Sessions with fewer user messages are not mined.
+    pub mine_min_user_messages: u32,
+    /// Sessions mined in the background per start, at most.
+    pub mine_per_start: u32,
+    /// The model key mining uses; empty: the session's model.
+    pub mine_model: String,
+    /// The transcript in one mining request is cut to this many tokens
+    /// (its start and its end kept).
+    pub mine_budget_tokens: u64,
 }
 
 impl Default for MemoryConfig {
@@ -118,6 +134,35 @@ impl Default for MemoryConfig {
         Self {
             enabled: true,
             max_bytes: 8192,
+            mine: MineMode::Review,
+            mine_idle_hours: 2.0,
+            mine_min_user_messages: 3,
+            mine_per_start: 3,
+            mine_model: String::new(),
+            mine_budget_tokens: 24_000,
+        }
+    }
+}
+
+/// `memory.mine`: what becomes of memories mined from past sessions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MineMode {
+    /// Proposals wait in an inbox for `eonyx memory review`.
+    #[default]
+    Review,
+    /// Proposals are accepted at once and announced at the next start.
+    Auto,
+    /// No mining.
+    Off,
+}
+
+impl MineMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MineMode::Review => "review",
+            MineMode::Auto => "auto",
+            MineMode::Off => "off",
         }
     }
 }
@@ -274,6 +319,9 @@ pub struct Config {
     pub project_file: Option<Utf8PathBuf>,
     /// Whether the project root is trusted.
     pub trusted: bool,
+    /// The project's saved permission rules (`p` in the REPL), in the
+    /// user's data dir; `None` when there is no data dir.
+    pub permissions_file: Option<Utf8PathBuf>,
 }
 
 impl Config {
@@ -305,6 +353,7 @@ impl Config {
             project_root: project_root.to_path_buf(),
             project_file: None,
             trusted: false,
+            permissions_file: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! [`crate::validate`] each, then resolve them (`resolve/`) into a [`Config`]
 //! with a [`crate::Source`] for every resolved key. Loading never writes.
 
-use camino::Utf8Path;
+use camino::{Utf8Path, Utf8PathBuf};
 
 use crate::parse::{line_col, parse_global, parse_project};
 use crate::resolve::resolve;
@@ -52,11 +52,26 @@ pub fn load(opts: &LoadOptions) -> Result<Config, ConfigError> {
         },
         None => None,
     };
-    resolve(
+    let mut cfg = resolve(
         opts,
         &config_dir,
         &project.root,
         global.map(|f| (global_path.clone(), f)),
         project_file,
-    )
+    )?;
+    // The rules eonyx saved for this project (`p` in the REPL): the user's
+    // own, so they apply whatever the trust.
+    if let Ok(data_dir) = crate::paths::data_dir(&opts.env) {
+        let saved = crate::permissions::saved_path(&data_dir, &project.root);
+        let rules = crate::permissions::saved_rules(&saved)?;
+        cfg.tools.permissions.rules.extend(rules);
+        cfg.permissions_file = Some(saved);
+    }
+    if !cfg.tools.permissions.is_empty() {
+        // What the rules' globs are relative to (only set with rules, so
+        // configs without any compare equal wherever they were loaded).
+        cfg.tools.permissions.project_root = project.root.clone();
+        cfg.tools.permissions.home = opts.env.get("HOME").map(Utf8PathBuf::from);
+    }
+    Ok(cfg)
 }

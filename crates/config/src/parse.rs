@@ -169,6 +169,7 @@ enum Section {
     Tasks,
     Hooks,
     Goals,
+    Permissions,
     Leaf,
 }
 
@@ -189,6 +190,7 @@ impl Section {
             Section::Tasks => Some(field_names::<TasksFile>()),
             Section::Hooks => Some(field_names::<crate::hooks::HooksFile>()),
             Section::Goals => Some(field_names::<GoalsFile>()),
+            Section::Permissions => Some(field_names::<crate::permissions::PermissionsFile>()),
             Section::Models | Section::Profiles | Section::McpServers | Section::Leaf => None,
         }
     }
@@ -209,6 +211,7 @@ impl Section {
             (Section::Root, "tasks") => Section::Tasks,
             (Section::Root, "hooks") => Section::Hooks,
             (Section::Root, "goals") => Section::Goals,
+            (Section::Root, "permissions") => Section::Permissions,
             (Section::Models, _) => Section::Model,
             (Section::Profiles, _) => Section::Profile,
             (Section::Model | Section::Profile, "compaction") => Section::Compaction,

@@ -145,6 +145,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("ui.reasoning"),
     // Features a project may only turn off.
     off_only("memory.enabled"),
+    // Mining may only be turned off (docs/memory.md#mining).
+    only("memory.mine", &["off"]),
     off_only("tools.recall"),
     off_only("tools.task"),
     off_only("repl.history"),

@@ -27,6 +27,9 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
     if let Some(h) = &file.hooks {
         crate::hooks::validate(h, path)?;
     }
+    if let Some(p) = &file.permissions {
+        crate::permissions::validate(p, path)?;
+    }
     if let Some(c) = &file.context {
         if c.max_file_bytes == Some(0) {
             return Err(invalid(
@@ -108,6 +111,23 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         return Err(invalid(
             "memory.max_bytes".into(),
             "must be at least 1; set memory.enabled = false to turn memory off",
+        ));
+    }
+    if let Some(m) = &file.memory
+        && let Some(h) = m.mine_idle_hours
+        && !(h.is_finite() && h >= 0.0)
+    {
+        return Err(invalid(
+            "memory.mine_idle_hours".into(),
+            "must be a number of hours, 0 or more",
+        ));
+    }
+    if let Some(m) = &file.memory
+        && m.mine_budget_tokens.is_some_and(|t| t < 1000)
+    {
+        return Err(invalid(
+            "memory.mine_budget_tokens".into(),
+            "must be at least 1000; set memory.mine = \"off\" to stop mining",
         ));
     }
     if let Some(r) = &file.repl

@@ -567,6 +567,13 @@ pub struct ToolsConfig {
     pub task: bool,
     /// The `tools.web_fetch*` keys (docs/tools.md#web-fetch).
     pub web: WebFetchConfig,
+    /// The `[permissions]` rules of every layer (docs/tools.md#permission-rules),
+    /// applied by the tools' approval before `shell` and `write` above.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::permissions::PermissionRules::is_empty"
+    )]
+    pub permissions: crate::permissions::PermissionRules,
 }
 
 /// Permission for `web_fetch` (`tools.web_fetch`), ordered from strictest
@@ -641,6 +648,7 @@ impl Default for ToolsConfig {
             max_image_bytes: 5 * 1024 * 1024,
             task: true,
             web: WebFetchConfig::default(),
+            permissions: crate::permissions::PermissionRules::default(),
         }
     }
 }

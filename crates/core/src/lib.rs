@@ -21,6 +21,7 @@ pub mod memory;
 pub mod message;
 pub mod native;
 pub mod paths;
+pub mod permissions;
 pub mod plan;
 pub mod provider;
 pub mod record;
@@ -35,8 +36,8 @@ pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
 pub use native::{NativeCompaction, NativeProvider};
 pub use provider::{
-    ChatRequest, ChatResponse, FinishReason, Provider, ProviderError, StreamEvent, SystemPrompt,
-    ToolDef,
+    ChatRequest, ChatResponse, FinishReason, JsonSchema, MINER_SYSTEM_PREFIX, Provider,
+    ProviderError, StreamEvent, SystemPrompt, ToolDef,
 };
 pub use record::{
     CompactionMode, CompactionRecord, CompactionTrigger, ForkedFrom, MessageRecord, ModelRecord,

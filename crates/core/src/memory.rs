@@ -1,10 +1,10 @@
 //! Memory vocabulary (docs/memory.md, section "Using memory"): the entries kept across sessions, shared by
 //! the store (which owns the files) and the prompt (which renders them).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which file an entry lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryScope {
     /// Every project.

@@ -93,6 +93,19 @@ pub struct ChatRequest {
     /// the messages (docs/compaction.md#native-compaction); the wire that
     /// made it sends its items byte for byte, any other wire ignores it.
     pub native: Option<crate::native::NativeCompaction>,
+    /// Ask for a reply that is JSON matching this schema, where the API
+    /// supports it (Chat Completions `response_format`, which llama-server
+    /// honours too; the Responses API's `text.format`); other APIs get
+    /// only the request's own instruction (docs/memory.md#the-request).
+    pub json_schema: Option<JsonSchema>,
+}
+
+/// A named JSON schema a reply must follow ([`ChatRequest::json_schema`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonSchema {
+    /// `[a-zA-Z0-9_-]`, as OpenAI requires.
+    pub name: String,
+    pub schema: Value,
 }
 
 impl ChatRequest {
@@ -110,6 +123,7 @@ impl ChatRequest {
             cache_breakpoint: None,
             reasoning_effort: None,
             native: None,
+            json_schema: None,
         }
     }
 }
@@ -396,6 +410,11 @@ pub const SUMMARIZER_SYSTEM_PREFIX: &str = "You are the eonyx summarizer.";
 /// conversation as it would be sent next, plus this instruction) starts
 /// with this text, so test servers and logs can tell compaction calls apart.
 pub const SUMMARIZER_INSTRUCTION_PREFIX: &str = "[eonyx compaction]";
+
+/// The system prompt of every memory-mining request starts with this text
+/// (docs/memory.md#the-request), so test servers and logs can tell mining
+/// calls apart.
+pub const MINER_SYSTEM_PREFIX: &str = "You are the eonyx memory miner.";
 
 #[cfg(test)]
 mod tests {

@@ -34,7 +34,7 @@ mod reader;
 pub mod skills;
 
 pub use loader::{AGENTS_FILE, CONTEXT_SUFFIX, ContextFileInfo, ContextLoader, Loaded};
-pub use memory::{MEMORY_HEADING, MemorySection, memory_section};
+pub use memory::{MEMORY_HEADING, MemorySection, memory_left_out, memory_section};
 pub use reader::{ContextReader, FileContent, FsReader};
 pub use skills::{Skill, SkillScope, Skills, SkillsInUse};
 

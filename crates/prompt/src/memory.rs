@@ -61,16 +61,22 @@ fn line(e: &MemoryEntry) -> String {
     }
 }
 
-/// Render `entries` (global and project, in file order: oldest first within
-/// each file) into the `# Memory` section. Past `max_bytes` of entry lines
-/// the newest are kept: newer date first, and on the same date the later
-/// line, project over global; malformed lines, which have no date, count as
-/// oldest.
-pub fn memory_section(entries: &[MemoryEntry], max_bytes: u64) -> MemorySection {
-    if entries.is_empty() {
-        return MemorySection::default();
-    }
+/// The entries `max_bytes` leaves out of the section (oldest first), so
+/// that accepting an entry can say what it pushed out.
+pub fn memory_left_out(entries: &[MemoryEntry], max_bytes: u64) -> Vec<MemoryEntry> {
     let lines: Vec<String> = entries.iter().map(line).collect();
+    let (keep, _) = kept(entries, &lines, max_bytes);
+    entries
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| !k)
+        .map(|(e, _)| e.clone())
+        .collect()
+}
+
+/// Which entries fit in `max_bytes`, newest first (see
+/// [`memory_section`]), and the bytes they take.
+fn kept(entries: &[MemoryEntry], lines: &[String], max_bytes: u64) -> (Vec<bool>, u64) {
     let mut order: Vec<usize> = (0..entries.len()).collect();
     // Newest first.
     order.sort_by(|&a, &b| {
@@ -90,6 +96,20 @@ pub fn memory_section(entries: &[MemoryEntry], max_bytes: u64) -> MemorySection 
         used += len;
         keep[i] = true;
     }
+    (keep, used)
+}
+
+/// Render `entries` (global and project, in file order: oldest first within
+/// each file) into the `# Memory` section. Past `max_bytes` of entry lines
+/// the newest are kept: newer date first, and on the same date the later
+/// line, project over global; malformed lines, which have no date, count as
+/// oldest.
+pub fn memory_section(entries: &[MemoryEntry], max_bytes: u64) -> MemorySection {
+    if entries.is_empty() {
+        return MemorySection::default();
+    }
+    let lines: Vec<String> = entries.iter().map(line).collect();
+    let (keep, used) = kept(entries, &lines, max_bytes);
     let shown = keep.iter().filter(|k| **k).count();
     let omitted = entries.len() - shown;
 

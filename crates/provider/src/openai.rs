@@ -361,6 +361,15 @@ pub fn request_body_with(
     if let Some(e) = crate::responses::effort(model, request, quirks) {
         body["reasoning_effort"] = json!(e.as_str());
     }
+    if let Some(format) = &request.json_schema {
+        // OpenAI's structured outputs; llama-server turns the same field
+        // into a grammar.
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": format.name,
+            "schema": format.schema,
+            "strict": true,
+        }});
+    }
     body
 }
 

@@ -106,6 +106,14 @@ pub fn request_body_with(
     };
     let mut body = serde_json::to_value(&body).unwrap_or(Value::Null);
     crate::native::carry_responses(&mut body, request.native.as_ref());
+    if let Some(format) = &request.json_schema {
+        body["text"] = serde_json::json!({"format": {
+            "type": "json_schema",
+            "name": format.name,
+            "schema": format.schema,
+            "strict": true,
+        }});
+    }
     body
 }
 

@@ -75,6 +75,7 @@ pub mod lines;
 mod listing;
 mod lock;
 pub mod memory;
+pub mod mining;
 mod read;
 mod recall;
 mod rows;
@@ -144,6 +145,18 @@ impl Store {
 
     pub fn data_dir(&self) -> &Utf8Path {
         &self.dirs.data
+    }
+
+    /// Whether a process has session `id` open for writing now (its lock
+    /// is held). Probing takes the lock for an instant and leaves its file.
+    pub fn is_open(&self, id: &SessionId) -> bool {
+        match SessionLock::acquire(&self.dirs.locks, id) {
+            Ok(lock) => {
+                drop(lock);
+                false
+            }
+            Err(_) => true,
+        }
     }
 
     /// Path of a session's file (whether or not it exists).

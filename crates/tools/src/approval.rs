@@ -13,6 +13,7 @@ use eonyx_core::config::{
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
+use crate::permissions::{RuleMatcher, RuleRef, Verdict};
 
 /// Something that needs the user's approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +159,21 @@ pub enum Decision {
 /// [`ApprovalKind::class`]); batch and `run` have none, so "ask" denies.
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
+
+    /// Decides a request a permission rule said must be asked (an `ask`
+    /// rule): an approver that may answer for the user by itself (ACP's
+    /// `auto` mode) asks the user here instead. The default is
+    /// [`Approver::decide`]; approvers that wrap another forward it.
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
+    /// For a request this approver denied: the denial as the model should
+    /// read it when a permission rule made it (which rule, where); `None`
+    /// when no rule did, and the tool says how the user can allow it.
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
 }
 
 /// Approves everything.
@@ -205,6 +221,9 @@ pub struct PolicyApprover {
     /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
     /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
+    /// The `[permissions]` rules, applied before everything above
+    /// (deny > ask > allow > the tool's setting).
+    pub rules: std::sync::Arc<RuleMatcher>,
 }
 
 /// What the user allowed up front, on the command line: `--allow-shell`
@@ -270,6 +289,7 @@ impl PolicyApprover {
             mcp,
             web: tools.web.clone(),
             ask,
+            rules: std::sync::Arc::new(RuleMatcher::new(&tools.permissions)),
         }
     }
 
@@ -282,44 +302,159 @@ impl PolicyApprover {
             mcp: McpPolicy::default(),
             web: WebFetchConfig::default(),
             ask: None,
+            rules: std::sync::Arc::default(),
+        }
+    }
+
+    /// How many permission rules apply.
+    pub fn rules_len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// What the permission rules say about `kind`.
+    pub fn verdict(&self, kind: &ApprovalKind) -> Verdict {
+        rule_verdict(&self.rules, kind)
+    }
+}
+
+/// What `rules` say about `kind` (a task's question: what it asks).
+pub fn rule_verdict(rules: &RuleMatcher, kind: &ApprovalKind) -> Verdict {
+    match kind.innermost() {
+        ApprovalKind::Shell { command } => rules.shell(command),
+        ApprovalKind::Write { path, .. } => rules.write(path),
+        ApprovalKind::OutsideProject { path, .. } => rules.read(path),
+        ApprovalKind::Mcp { server, tool, .. } => {
+            let own = tool
+                .strip_prefix("mcp__")
+                .and_then(|t| t.strip_prefix(server.as_str()))
+                .and_then(|t| t.strip_prefix("__"))
+                .unwrap_or(tool);
+            rules.mcp(server, own)
+        }
+        ApprovalKind::WebFetch { host, url } => rules.web_fetch(&web_host_port(host, url)),
+        ApprovalKind::Attach { .. } | ApprovalKind::Task { .. } => Verdict::Unmatched,
+    }
+}
+
+impl ApprovalKind {
+    /// The rule `p` ("always in this project") in the REPL would save for
+    /// this request: `shell(<first two words>:*)` for a simple command,
+    /// `write(<path>)` for a write inside the project; `None` where `p` is
+    /// not offered (a compound line, anything else).
+    pub fn project_rule(&self) -> Option<String> {
+        match self.innermost() {
+            ApprovalKind::Shell { command } => crate::permissions::project_shell_rule(command),
+            ApprovalKind::Write {
+                shown,
+                outside: false,
+                protected: false,
+                ..
+            } => crate::permissions::project_write_rule(shown),
+            _ => None,
         }
     }
 }
 
-/// What config and flags say about a `web_fetch` from `host` before
-/// anyone is asked; see [`web_fetch_verdict`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+/// What rules, config and flags say about a `web_fetch` before anyone is
+/// asked; see [`web_fetch_verdict`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebFetchVerdict {
     Allow,
-    /// The user is asked (REPL); denied where no one can be.
-    Ask,
-    Deny,
+    /// The user is asked (REPL); denied where no one can be. `rule`: the
+    /// `ask` permission rule that said so (asked even where a mode would
+    /// answer by itself, as ACP's `auto`).
+    Ask {
+        rule: Option<RuleRef>,
+    },
+    /// `rule`: the `deny` permission rule that said so.
+    Deny {
+        rule: Option<RuleRef>,
+    },
 }
 
-/// **The** decision about fetching from `host` (docs/tools.md#web-fetch):
+/// **The** decision about fetching from `host` (`host:port` as the URL
+/// names it, docs/tools.md#web-fetch): the permission rules first (a
+/// `web_fetch(HOST)` rule in `deny`, then `ask`, then `allow`); then
 /// `tools.web_fetch = "deny"` denies whatever else is said; `"allow"`,
 /// `--allow-web` (`allow_web`) or a match in `tools.web_fetch_domains`
-/// allows; anything else asks. Permission rules hook in here.
-pub fn web_fetch_verdict(web: &WebFetchConfig, allow_web: bool, host: &str) -> Verdict {
+/// allows; anything else asks. An untrusted project's `allow` rules are
+/// not in `rules` ([`RuleMatcher::new`] leaves them out).
+pub fn web_fetch_verdict(
+    web: &WebFetchConfig,
+    rules: &RuleMatcher,
+    allow_web: bool,
+    host: &str,
+) -> WebFetchVerdict {
+    match rules.web_fetch(host) {
+        Verdict::Deny(rule) => return WebFetchVerdict::Deny { rule: Some(rule) },
+        Verdict::Ask(rule) => return WebFetchVerdict::Ask { rule: Some(rule) },
+        Verdict::Allow => return WebFetchVerdict::Allow,
+        Verdict::Unmatched => {}
+    }
+    let bare = match host.rsplit_once(':') {
+        Some((h, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    };
     match web.policy {
-        WebFetchPolicy::Deny => Verdict::Deny,
-        WebFetchPolicy::Allow => Verdict::Allow,
+        WebFetchPolicy::Deny => WebFetchVerdict::Deny { rule: None },
+        WebFetchPolicy::Allow => WebFetchVerdict::Allow,
         WebFetchPolicy::Ask
             if allow_web
                 || web
                     .domains
                     .iter()
-                    .any(|d| eonyx_web::domain_matches(d, host)) =>
+                    .any(|d| eonyx_web::domain_matches(d, bare)) =>
         {
-            Verdict::Allow
+            WebFetchVerdict::Allow
         }
-        WebFetchPolicy::Ask => Verdict::Ask,
+        WebFetchPolicy::Ask => WebFetchVerdict::Ask { rule: None },
     }
 }
 
+/// The `host:port` a `web_fetch` question is about, as rules match it.
+fn web_host_port(host: &str, url: &str) -> String {
+    eonyx_web::parse_url(url)
+        .map(|u| eonyx_web::host_port(&u))
+        .unwrap_or_else(|_| host.to_owned())
+}
+
 impl Approver for PolicyApprover {
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        match self.verdict(kind) {
+            Verdict::Deny(rule) => Some(format!(
+                "denied by the permission rule {rule}; do not retry it: do it another way, or ask \
+                 the user (who can change that rule)"
+            )),
+            Verdict::Ask(rule) if self.ask.is_none() => Some(format!(
+                "denied: the permission rule {rule} needs the user's yes, and there is no one to \
+                 ask in this run (no --allow-* flag covers it); the user can run it in the REPL"
+            )),
+            _ => None,
+        }
+    }
+
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
+            // The rules first: deny > ask > allow > the tool's setting. A
+            // write to `.git/` or `eonyx.json` is never allowed by a rule.
+            let protected = matches!(
+                kind.innermost(),
+                ApprovalKind::Write {
+                    protected: true,
+                    ..
+                }
+            );
+            match self.verdict(kind) {
+                Verdict::Deny(_) => return Decision::Deny,
+                Verdict::Ask(_) => {
+                    return match &self.ask {
+                        Some(ask) => ask.decide_asked(kind).await,
+                        None => Decision::Deny,
+                    };
+                }
+                Verdict::Allow if !protected => return Decision::Allow,
+                Verdict::Allow | Verdict::Unmatched => {}
+            }
             // A labelled question is decided as what it asks; the label
             // goes to the user with it.
             let (policy, flag) = match kind.innermost() {
@@ -350,14 +485,22 @@ impl Approver for PolicyApprover {
                         (McpApproval::Ask, None) => Decision::Deny,
                     };
                 }
-                ApprovalKind::WebFetch { host, .. } => {
+                ApprovalKind::WebFetch { host, url } => {
+                    // The rules were applied above (unmatched here); the
+                    // same function decides the rest.
+                    let host = web_host_port(host, url);
                     return match (
-                        web_fetch_verdict(&self.web, self.allowed.web, host),
+                        web_fetch_verdict(&self.web, &self.rules, self.allowed.web, &host),
                         &self.ask,
                     ) {
-                        (Verdict::Allow, _) => Decision::Allow,
-                        (Verdict::Deny, _) | (Verdict::Ask, None) => Decision::Deny,
-                        (Verdict::Ask, Some(ask)) => ask.decide(kind).await,
+                        (WebFetchVerdict::Allow, _) => Decision::Allow,
+                        (WebFetchVerdict::Deny { .. }, _) | (WebFetchVerdict::Ask { .. }, None) => {
+                            Decision::Deny
+                        }
+                        (WebFetchVerdict::Ask { rule: Some(_) }, Some(ask)) => {
+                            ask.decide_asked(kind).await
+                        }
+                        (WebFetchVerdict::Ask { rule: None }, Some(ask)) => ask.decide(kind).await,
                     };
                 }
                 ApprovalKind::Write { .. } => (self.write, self.allowed.write),
@@ -384,18 +527,26 @@ pub struct TaskLabel {
     pub inner: std::sync::Arc<dyn Approver>,
 }
 
+impl TaskLabel {
+    /// `kind` labelled with the task, after letting the parent show the
+    /// child's progress (the call being asked about) before the question
+    /// is drawn.
+    async fn labelled(&self, kind: &ApprovalKind) -> ApprovalKind {
+        tokio::task::yield_now().await;
+        ApprovalKind::Task {
+            task: self.task.clone(),
+            kind: Box::new(kind.clone()),
+        }
+    }
+}
+
 impl Approver for TaskLabel {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            // Let the parent show the child's progress (the call being
-            // asked about) before the question is drawn.
-            tokio::task::yield_now().await;
-            let labelled = ApprovalKind::Task {
-                task: self.task.clone(),
-                kind: Box::new(kind.clone()),
-            };
-            self.inner.decide(&labelled).await
-        })
+        Box::pin(async move { self.inner.decide(&self.labelled(kind).await).await })
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
     }
 }
 

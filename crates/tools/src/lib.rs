@@ -43,10 +43,12 @@ mod grep;
 mod list_dir;
 pub mod memory;
 mod path;
+pub mod permissions;
 mod plan;
 mod read_file;
 mod recall;
 mod shell;
+pub mod shell_split;
 pub mod skill;
 pub mod task;
 mod web_fetch;
@@ -62,7 +64,7 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
     AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
-    TaskLabel, Verdict, approve, web_fetch_verdict,
+    TaskLabel, WebFetchVerdict, approve, rule_verdict, web_fetch_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
@@ -73,7 +75,7 @@ pub use plan::{GoalUpdate, goal_update_definition, parse_goal_update, plan_defin
 pub use recall::RecallSource;
 pub use shell::{Tee, run_command};
 pub use skill::{NoSkills, Skill, SkillSource};
-pub use web_fetch::WEB_DENIED;
+pub use web_fetch::web_denied;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]

@@ -127,6 +127,9 @@ pub(crate) async fn resolve_approved(
             path: resolved.path.clone(),
         };
         if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
+            if let Some(denial) = env.approver.rule_denial(&kind) {
+                return Err(ToolError::Denied(denial));
+            }
             return Err(ToolError::Denied(format!(
                 "denied: {} is outside the project root {}; paths outside the project need \
                  approval (run eonyx with --allow-shell or set tools.shell = \"allow\"); use a \

@@ -61,9 +61,25 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
         command: args.command.clone(),
     };
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
-        return Err(ToolError::Denied(SHELL_DENIED.to_owned()));
+        return Err(ToolError::Denied(
+            env.approver
+                .rule_denial(&kind)
+                .unwrap_or_else(|| shell_denied(&kind)),
+        ));
     }
     run_command(&args.command, env.ctx, env.cancel, None).await
+}
+
+/// The denial of a command no rule denied: how the user can allow it,
+/// for this run or (a permission rule) for good.
+fn shell_denied(kind: &ApprovalKind) -> String {
+    match kind.project_rule() {
+        Some(rule) => format!(
+            "{SHELL_DENIED}, or allow commands like this one for good with the permission rule \
+             [permissions] allow = [\"{rule}\"]"
+        ),
+        None => SHELL_DENIED.to_owned(),
+    }
 }
 
 /// Gets the command's output as it arrives (the user's `!command` shows it
@@ -329,7 +345,8 @@ mod tests {
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\""
+            "denied: shell commands need approval; run eonyx with --allow-shell or set tools.shell = \"allow\", \
+             or allow commands like this one for good with the permission rule [permissions] allow = [\"shell(touch ran:*)\"]"
         );
         assert!(!f.root().join("ran").exists());
         let rec = Recorder::new(Decision::Allow);

@@ -9,8 +9,16 @@ use super::{
     ApprovalKind, CallEnv, Count, Decision, ToolError, ToolEvent, ToolOutput, approve, parse_args,
 };
 
-/// The result text of a denied fetch.
-pub const WEB_DENIED: &str = "denied: web_fetch needs the user's approval; the user can run eonyx with --allow-web, set tools.web_fetch = \"allow\", or list the host in tools.web_fetch_domains (tools.web_fetch = \"deny\" wins over all three)";
+/// The result text of a fetch from `host` denied by config or for want of
+/// someone to ask (a denial by a permission rule names the rule instead).
+pub fn web_denied(host: &str) -> String {
+    format!(
+        "denied: web_fetch needs the user's approval; the user can run eonyx with --allow-web, \
+         set tools.web_fetch = \"allow\", list the host in tools.web_fetch_domains, or add the \
+         permission rule `web_fetch({host})` to [permissions] allow (tools.web_fetch = \"deny\" \
+         wins over the flag and the domains)"
+    )
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -22,12 +30,17 @@ struct Args {
 pub(crate) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, ToolError> {
     let args: Args = parse_args(ToolName::WebFetch, args)?;
     let url = eonyx_web::parse_url(&args.url).map_err(|e| ToolError::Usage(e.to_string()))?;
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
     let kind = ApprovalKind::WebFetch {
-        host: url.host_str().unwrap_or_default().to_ascii_lowercase(),
+        host: host.clone(),
         url: url.to_string(),
     };
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
-        return Err(ToolError::Denied(WEB_DENIED.into()));
+        return Err(ToolError::Denied(
+            env.approver
+                .rule_denial(&kind)
+                .unwrap_or_else(|| web_denied(&host)),
+        ));
     }
     let fetched = tokio::select! {
         biased;

@@ -372,6 +372,9 @@ impl Target {
             protected: self.protected,
         };
         if approve(approver, &kind, cancel).await? == Decision::Deny {
+            if let Some(denial) = approver.rule_denial(&kind) {
+                return Err(ToolError::Denied(denial));
+            }
             return Err(ToolError::Denied(if self.protected {
                 format!(
                     "denied: {} is git's or eonyx's own configuration (.git/ or eonyx.json); \

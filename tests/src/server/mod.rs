@@ -33,7 +33,7 @@ use crate::wire::OverflowFlavor;
 pub use native::{COMPACTION_BETA, NativeCompact};
 pub use quirks::{Ollama, Refuse};
 use routing::handle;
-pub use script::FORGETFUL_SUMMARY;
+pub use script::{FORGETFUL_SUMMARY, NO_MEMORIES};
 pub use timeline::{Moment, Span};
 
 /// A JSON body with its status (the routing, the quirks and the error
@@ -55,6 +55,8 @@ struct Inner {
     queue: VecDeque<Reply>,
     default_reply: Reply,
     responder: Option<Responder>,
+    /// Answers memory-mining requests (see [`FakeServer::set_extractor`]).
+    extractor: Option<Responder>,
     context_window: Option<u64>,
     flavor: OverflowFlavor,
     props_ctx: Option<u64>,
@@ -127,6 +129,7 @@ impl FakeServer {
             queue: VecDeque::new(),
             default_reply: Reply::default(),
             responder: None,
+            extractor: None,
             context_window: None,
             flavor: OverflowFlavor::default(),
             props_ctx: None,

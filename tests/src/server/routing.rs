@@ -24,6 +24,14 @@ enum Decision {
     Consult(Option<Responder>),
 }
 
+/// A mining request is answered by the extractor (or with no memories),
+/// never from the queue.
+fn mining_reply(extractor: Option<Responder>, record: &RecordedRequest) -> crate::reply::Reply {
+    extractor
+        .and_then(|f| f(record))
+        .unwrap_or_else(|| crate::reply::Reply::text(super::script::NO_MEMORIES))
+}
+
 pub(super) async fn handle(
     State(shared): State<Shared>,
     method: Method,
@@ -103,7 +111,12 @@ pub(super) async fn handle(
         }
         Decision::Consult(responder) => responder,
     };
-    let scripted = responder.and_then(|f| f(&record));
+    let scripted = if record.is_miner() {
+        let extractor = lock(&shared).extractor.clone();
+        Some(mining_reply(extractor, &record))
+    } else {
+        responder.and_then(|f| f(&record))
+    };
 
     let (reply, id, figures, model, flavor) = {
         let mut inner = lock(&shared);

@@ -58,5 +58,29 @@ impl FakeServer {
     }
 }
 
+impl FakeServer {
+    /// Answer memory-mining requests ([`RecordedRequest::is_miner`]) with
+    /// `f` (a scripted extractor), never from the queue. Without one they
+    /// get [`NO_MEMORIES`], so a test's queued replies stay the agent's.
+    pub fn set_extractor(
+        &self,
+        f: impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static,
+    ) -> &Self {
+        self.inner().extractor = Some(Arc::new(move |r| Some(f(r))));
+        self
+    }
+
+    /// The memory-mining requests, in arrival order.
+    pub fn miner_requests(&self) -> Vec<RecordedRequest> {
+        self.chat_requests()
+            .into_iter()
+            .filter(RecordedRequest::is_miner)
+            .collect()
+    }
+}
+
+/// What a mining request gets when no extractor is set: nothing durable.
+pub const NO_MEMORIES: &str = r#"{"memories": []}"#;
+
 /// What [`FakeServer::set_forgetful_summarizer`] answers.
 pub const FORGETFUL_SUMMARY: &str = "## Active goal\nnone\n## Progress\nnone\n## Open tasks and next steps\nnone\n## Critical context\nnone";

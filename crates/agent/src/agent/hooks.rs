@@ -507,24 +507,41 @@ struct Notify {
     inner: Arc<dyn Approver>,
 }
 
+impl Notify {
+    /// Runs the `Notification` hooks for `kind` without holding up the
+    /// question.
+    fn notify(&self, kind: &ApprovalKind) {
+        let common = self
+            .common
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let payload = Payload::Notification {
+            message: format!("eonyx needs your permission to {}", kind.describe()),
+        };
+        let hooks = self.hooks.clone();
+        tokio::spawn(async move { hooks.run(&common, &payload).await });
+    }
+}
+
 impl Approver for Notify {
     fn decide<'a>(
         &'a self,
         kind: &'a ApprovalKind,
     ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let common = self
-                .common
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
-            let payload = Payload::Notification {
-                message: format!("eonyx needs your permission to {}", kind.describe()),
-            };
-            let hooks = self.hooks.clone();
-            // The question is not held up by the hook.
-            tokio::spawn(async move { hooks.run(&common, &payload).await });
+            self.notify(kind);
             self.inner.decide(kind).await
+        })
+    }
+
+    fn decide_asked<'a>(
+        &'a self,
+        kind: &'a ApprovalKind,
+    ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            self.notify(kind);
+            self.inner.decide_asked(kind).await
         })
     }
 }

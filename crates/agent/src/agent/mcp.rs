@@ -313,7 +313,14 @@ impl Agent {
         };
         match tools::approve(self.tools.approver.as_ref(), &kind, cancel).await {
             Err(_) => return ToolOutput::interrupted(),
-            Ok(Decision::Deny) => return ToolOutput::error(self.mcp_denied(&entry.server)),
+            Ok(Decision::Deny) => {
+                return ToolOutput::error(
+                    self.tools
+                        .approver
+                        .rule_denial(&kind)
+                        .unwrap_or_else(|| self.mcp_denied(&entry.server)),
+                );
+            }
             Ok(Decision::Allow) => {}
         }
         let Some(servers) = self.mcp.servers.clone() else {

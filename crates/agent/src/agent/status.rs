@@ -86,6 +86,10 @@ pub struct AgentStatus {
     pub goal: Option<eonyx_core::goal::GoalRecord>,
     /// The current plan.
     pub plan: Option<eonyx_core::plan::WorkPlan>,
+    /// Memory mining (docs/memory.md#mining): every request's tokens and
+    /// cost so far, and this project's proposals waiting for review.
+    pub mining: eonyx_store::mining::CostTotals,
+    pub mining_waiting: usize,
 }
 
 impl Agent {
@@ -165,6 +169,10 @@ impl Agent {
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
         .collect();
+        // An unreadable mining state shows as none (mining itself says why).
+        let mining = eonyx_store::mining::MiningStore::new(self.store.data_dir())
+            .read()
+            .unwrap_or_default();
         Ok(AgentStatus {
             model_key: self.config.model_key.clone(),
             model_name: model.name.clone(),
@@ -201,6 +209,8 @@ impl Agent {
             mcp_deferred: self.mcp_catalog().deferred(),
             goal: self.goal.clone(),
             plan: self.plan(),
+            mining: mining.totals(),
+            mining_waiting: mining.proposals_of(self.project.root.as_str()).count(),
         })
     }
 }

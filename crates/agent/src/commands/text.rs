@@ -1,9 +1,26 @@
-//! Texts every frontend shows alike (a rewind's and a fork's report).
+//! Texts every frontend shows alike (a rewind's and a fork's report, the
+//! context estimate).
 
 use eonyx_core::SessionId;
 use eonyx_store::Forked;
 
+use crate::Agent;
 use crate::rewind::RewindReport;
+
+/// `/context`'s estimate: `context: ~N of W tokens (P%), compaction at …`.
+pub fn context_estimate(agent: &Agent) -> String {
+    let st = agent.context_status();
+    format!(
+        "context: ~{} of {} tokens ({:.0}%), compaction at {}",
+        st.estimate,
+        st.window,
+        st.percent,
+        agent
+            .trigger()
+            .tokens
+            .map_or("off".to_owned(), |t| format!("~{t} tokens"))
+    )
+}
 
 /// Where a rewind goes back to, in words.
 pub fn as_of(to_seq: u64) -> String {

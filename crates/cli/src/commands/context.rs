@@ -205,21 +205,14 @@ pub fn print_for_repl(printer: &Printer, agent: &eonyx_agent::Agent) {
     if !agent.mcp_catalog().is_empty() {
         printer.info(&super::mcp::catalog_line(agent.mcp_catalog()));
     }
-    let st = agent.context_status();
+    let ahead = match (agent.trigger().ahead, agent.context_status().summary_ready) {
+        (_, true) => "; a summary written ahead is ready".to_owned(),
+        (Some(a), false) => format!("; summaries written ahead from ~{a} tokens"),
+        (None, false) => String::new(),
+    };
     printer.info(&format!(
-        "context: ~{} of {} tokens ({:.0}%), compaction at {}{}",
-        st.estimate,
-        st.window,
-        st.percent,
-        agent
-            .trigger()
-            .tokens
-            .map_or("off".to_owned(), |t| format!("~{t} tokens")),
-        match (agent.trigger().ahead, st.summary_ready) {
-            (_, true) => "; a summary written ahead is ready".to_owned(),
-            (Some(a), false) => format!("; summaries written ahead from ~{a} tokens"),
-            (None, false) => String::new(),
-        }
+        "{}{ahead}",
+        eonyx_agent::commands::text::context_estimate(agent)
     ));
     if let Some(s) = agent.summary() {
         printer.info(&format!("summary: {} characters", s.chars().count()));

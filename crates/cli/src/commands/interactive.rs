@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use eonyx_agent::SessionChoice;
 use eonyx_agent::commands::{self, GoalEnd, Outcome, Parsed, Surface};
 
+use super::mining;
 use super::ui::frontend::Cli;
 use super::ui::{self, Drafts, TurnResult};
 use crate::cli::{GlobalArgs, SessionArgs};
@@ -33,6 +34,16 @@ fn batch(
     choice: SessionChoice,
 ) -> anyhow::Result<Status> {
     ui::with_session(printer, global, choice, true, |mut s| async move {
+        // Past sessions are mined beside the turns (docs/memory.md#mining).
+        let mining = mining::on_start_here(s.view.printer, global, s.agent.config(), false);
+        let status = batch_lines(&mut s).await;
+        mining::at_end(s.view.printer, mining, mining::RUN_END_WAIT);
+        status
+    })
+}
+
+async fn batch_lines(s: &mut ui::Session<'_>) -> anyhow::Result<Status> {
+    {
         let mut lines = Lines::new(crate::stdin::lines());
         let mut drafts = Drafts::default();
         loop {
@@ -157,7 +168,7 @@ fn batch(
         }
         ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
         Ok(Status::Success)
-    })
+    }
 }
 
 /// Stdin's lines with one line of look-ahead, to tell whether the next one

@@ -9,6 +9,7 @@ use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use eonyx_store::memory::{MemoryStore, parse_line};
 use serde_json::json;
 
+use super::mining;
 use crate::cli::{GlobalArgs, MemoryArgs, MemoryCommand};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
@@ -60,6 +61,23 @@ pub fn run(
             Ok(Status::Success)
         }
         Some(MemoryCommand::Edit { global }) => edit(printer, &store, &env, scope(*global)),
+        Some(MemoryCommand::Mine { session, all }) => {
+            let opts = mining::options(global, cwd, env);
+            mining::mine(printer, config, opts, session.as_deref(), *all)
+        }
+        Some(MemoryCommand::Review {
+            accept,
+            reject,
+            accept_all,
+        }) => {
+            let opts = mining::options(global, cwd, env);
+            let args = mining::ReviewArgs {
+                accept,
+                reject,
+                accept_all: *accept_all,
+            };
+            mining::review(printer, &config, &opts, &args)
+        }
         Some(MemoryCommand::Path) => {
             let (g, p) = (
                 store.path(MemoryScope::Global),

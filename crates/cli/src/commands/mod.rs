@@ -11,6 +11,8 @@ pub mod hooks;
 pub mod interactive;
 pub mod mcp;
 pub mod memory;
+pub mod mining;
+pub mod permissions;
 pub mod reasoning;
 pub mod repl;
 pub mod run;
@@ -93,6 +95,7 @@ pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::
         Some(Command::Skills(args)) => skills::run(printer, &cli.global, &args),
         Some(Command::Mcp(args)) => mcp::run(printer, &cli.global, &args),
         Some(Command::Hooks(args)) => hooks::run(printer, &cli.global, &args),
+        Some(Command::Permissions(args)) => permissions::run(printer, &cli.global, &args),
         Some(Command::Config(args)) => config::run(printer, &cli.global, &args),
         Some(Command::Memory(args)) => memory::run(printer, &cli.global, &args),
         Some(Command::Trust(args)) => config::trust(printer, &cli.global, &args),

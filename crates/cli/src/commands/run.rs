@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use eonyx_agent::commands::{self, GoalEnd, Surface};
 use eonyx_core::goal::GoalStatus;
 
+use super::mining;
 use super::ui::frontend::Cli;
 use super::ui::{self, Mode, TurnResult, goal};
 use crate::cli::{GlobalArgs, RunArgs};
@@ -33,6 +34,22 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
     let continues = args.session.continue_ || args.session.session.is_some();
     let choice = ui::session_choice(&args.session, true)?;
     ui::with_session(printer, global, choice, true, |mut s| async move {
+        // Past sessions are mined beside the turn (docs/memory.md#mining).
+        let mining = mining::on_start_here(s.view.printer, global, s.agent.config(), false);
+        let status = turns(&mut s, args, goal_text, continues, prompt).await;
+        mining::at_end(s.view.printer, mining, mining::RUN_END_WAIT);
+        status
+    })
+}
+
+async fn turns(
+    s: &mut ui::Session<'_>,
+    args: &RunArgs,
+    goal_text: Option<String>,
+    continues: bool,
+    prompt: String,
+) -> anyhow::Result<Status> {
+    {
         // The prompt goes as written (`@` is a REPL and batch-line
         // convenience); images only through --image.
         let input = s.agent.prepare_prompt(&prompt, &args.images)?;
@@ -60,7 +77,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
             if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }
-            return Ok(verdict(&mut s, end));
+            return Ok(verdict(s, end));
         }
         let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
         ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
@@ -77,7 +94,7 @@ pub fn run(printer: &mut Printer, global: &GlobalArgs, args: &RunArgs) -> anyhow
                 Ok(status)
             }
         }
-    })
+    }
 }
 
 /// How a goal run ends: its exit status, and one line on stderr (the goal

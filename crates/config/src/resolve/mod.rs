@@ -12,6 +12,7 @@ use crate::options::{LoadOptions, global_config_path};
 use crate::paths::Env;
 use crate::trust::is_trusted;
 use crate::{CompactionConfig, CompactionFile, Config, ConfigError, ConfigFile, Source};
+use eonyx_core::permissions::RuleOrigin;
 
 mod mcp;
 mod model;
@@ -82,6 +83,12 @@ fn trusted_layers(
     {
         cfg.hooks.hooks.extend(crate::hooks::defs(h, path, true));
     }
+    if let Some((path, file)) = &global
+        && let Some(p) = &file.permissions
+    {
+        let rules = crate::permissions::rules_of(p, path, RuleOrigin::Global, true);
+        cfg.tools.permissions.rules.extend(rules);
+    }
     let mut layers = Vec::new();
     if let Some((path, file)) = global {
         layers.push(Layer {
@@ -94,6 +101,16 @@ fn trusted_layers(
             cfg.hooks
                 .hooks
                 .extend(crate::hooks::defs(h, &path, cfg.trusted));
+        }
+        if let Some(p) = file.permissions.take() {
+            let rules = crate::permissions::rules_of(&p, &path, RuleOrigin::Project, cfg.trusted);
+            let ignored = rules.iter().filter(|r| !r.active).count();
+            if ignored > 0 {
+                cfg.warnings.push(format!(
+                    "{path}: its {ignored} `allow` permission rule(s) are ignored because the project is not trusted (its `deny` and `ask` rules apply); to use them, trust the project with `eonyx trust {project_root}`"
+                ));
+            }
+            cfg.tools.permissions.rules.extend(rules);
         }
         if !cfg.trusted
             && let Some(h) = file.hooks.take()
@@ -491,6 +508,30 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
             if let Some(v) = m.max_bytes {
                 cfg.memory.max_bytes = v;
                 set("memory.max_bytes");
+            }
+            if let Some(v) = m.mine {
+                cfg.memory.mine = v;
+                set("memory.mine");
+            }
+            if let Some(v) = m.mine_idle_hours {
+                cfg.memory.mine_idle_hours = v;
+                set("memory.mine_idle_hours");
+            }
+            if let Some(v) = m.mine_min_user_messages {
+                cfg.memory.mine_min_user_messages = v;
+                set("memory.mine_min_user_messages");
+            }
+            if let Some(v) = m.mine_per_start {
+                cfg.memory.mine_per_start = v;
+                set("memory.mine_per_start");
+            }
+            if let Some(v) = &m.mine_model {
+                cfg.memory.mine_model = v.clone();
+                set("memory.mine_model");
+            }
+            if let Some(v) = m.mine_budget_tokens {
+                cfg.memory.mine_budget_tokens = v;
+                set("memory.mine_budget_tokens");
             }
         }
         if let Some(r) = &f.repl {

@@ -1,23 +1,38 @@
-//! Asking the user in the REPL: y / n / always (for this session). The
-//! question is read through the REPL's line editor ([`Asker`]), the only
-//! reader of the terminal.
+//! Asking the user in the REPL: y / n / always (for this session) / p
+//! (always in this project: a permission rule saved in the user's data
+//! dir, docs/tools.md#permission-rules). The question is read through the
+//! REPL's line editor ([`Asker`]), the only reader of the terminal.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use eonyx_agent::tools::{ApprovalKind, Approver, Decision};
+use camino::Utf8PathBuf;
+use eonyx_agent::tools::permissions::{RuleMatcher, Verdict};
+use eonyx_agent::tools::{ApprovalKind, Approver, Decision, rule_verdict};
+use eonyx_core::permissions::{PermissionRule, PermissionRules, RuleList, RuleOrigin};
 use eonyx_core::provider::BoxFuture;
 
 use super::editor::Asker;
 use crate::commands::ui::view::remember_shown;
 use crate::printer::Printer;
 
-/// Asks on the terminal; remembers "always" per kind for the session.
+/// Asks on the terminal; remembers "always" per kind for the session and
+/// saves "always in this project" as a permission rule.
 pub struct TerminalApprover {
     asker: Asker,
     always: Mutex<HashSet<String>>,
     /// For the diff (stderr).
     printer: Printer,
+    /// Where `p` saves rules; `None` (no data dir): `p` is not offered.
+    project: Option<ProjectRules>,
+}
+
+/// The project's saved rule file and the rules `p` saved in this
+/// session (the session's policy read the file when it started).
+struct ProjectRules {
+    file: Utf8PathBuf,
+    root: Utf8PathBuf,
+    saved: Mutex<(PermissionRules, Arc<RuleMatcher>)>,
 }
 
 impl TerminalApprover {
@@ -26,8 +41,76 @@ impl TerminalApprover {
             asker,
             always: Mutex::default(),
             printer: Printer::new(),
+            project: project_rules(),
         }
     }
+
+    /// `p`: save `rule` for this project, say so, and let this session
+    /// follow it from now on.
+    fn save(&self, project: &ProjectRules, rule: &str) {
+        match eonyx_config::permissions::save_rule(
+            &project.file,
+            &project.root,
+            RuleList::Allow,
+            rule,
+        ) {
+            Ok(_) => self.printer.info(&format!(
+                "saved the permission rule allow `{rule}` for this project in {} (`eonyx permissions` lists it; `eonyx permissions forget N` removes it)",
+                project.file
+            )),
+            Err(e) => {
+                self.printer
+                    .warn(&format!("{e}; allowed this once, no rule saved"));
+                return;
+            }
+        }
+        let Ok(parsed) = eonyx_config::permissions::parse_rule(rule) else {
+            return;
+        };
+        if let Ok(mut saved) = project.saved.lock() {
+            saved.0.rules.push(PermissionRule {
+                list: RuleList::Allow,
+                rule: parsed,
+                text: rule.to_owned(),
+                file: project.file.clone(),
+                origin: RuleOrigin::Saved,
+                active: true,
+            });
+            saved.1 = Arc::new(RuleMatcher::new(&saved.0));
+        }
+    }
+
+    /// Whether a rule `p` saved in this session allows `kind`.
+    fn saved_allows(&self, kind: &ApprovalKind) -> bool {
+        let Some(project) = &self.project else {
+            return false;
+        };
+        let matcher = match project.saved.lock() {
+            Ok(saved) => saved.1.clone(),
+            Err(_) => return false,
+        };
+        rule_verdict(&matcher, kind) == Verdict::Allow
+    }
+}
+
+/// The saved rule file of the project the REPL runs in, found as the
+/// config loader finds it.
+fn project_rules() -> Option<ProjectRules> {
+    let env = eonyx_config::paths::Env::from_process();
+    let data = eonyx_config::paths::data_dir(&env).ok()?;
+    let cwd = eonyx_config::paths::current_dir().ok()?;
+    let root = eonyx_config::paths::find_project(&cwd).root;
+    let rules = PermissionRules {
+        rules: Vec::new(),
+        project_root: root.clone(),
+        home: env.get("HOME").map(Utf8PathBuf::from),
+    };
+    let matcher = Arc::new(RuleMatcher::new(&rules));
+    Some(ProjectRules {
+        file: eonyx_config::permissions::saved_path(&data, &root),
+        root,
+        saved: Mutex::new((rules, matcher)),
+    })
 }
 
 /// The user's answer to one question.
@@ -36,29 +119,38 @@ pub enum Answer {
     Yes,
     No,
     Always,
+    /// Always in this project: save this rule.
+    Project,
 }
 
 /// Shows what is asked (with a write's diff first) and reads y / n /
-/// always through the line editor. The one place the REPL asks a question.
-/// Ctrl-C or Ctrl-D at the question is "no" (Ctrl-C also stops the turn).
-pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answer {
+/// always (/ p when `project` names the rule it would save) through the
+/// line editor. The one place the REPL asks a question. Ctrl-C or Ctrl-D
+/// at the question is "no" (Ctrl-C also stops the turn).
+pub async fn ask(
+    kind: &ApprovalKind,
+    printer: &Printer,
+    asker: &Asker,
+    project: Option<&str>,
+) -> Answer {
     if let ApprovalKind::Write { diff, .. } = kind.innermost() {
         printer.diff(diff);
         remember_shown(diff);
     }
     let question = kind.describe();
+    let choices = match project {
+        Some(rule) => format!("[y]es / [n]o / [a]lways / [p]roject: always here ({rule})"),
+        None => "[y]es / [n]o / [a]lways".to_owned(),
+    };
     // A question of several lines (a multi-line command) is shown once
     // above a one-line prompt, not redrawn at each key.
     let (shown, prompt) = if question.contains('\n') {
         (
             Some(format!("allow: {question}")),
-            "allow the above? [y]es / [n]o / [a]lways: ".to_owned(),
+            format!("allow the above? {choices}: "),
         )
     } else {
-        (
-            None,
-            format!("allow: {question}? [y]es / [n]o / [a]lways: "),
-        )
+        (None, format!("allow: {question}? {choices}: "))
     };
     loop {
         let answer = match &shown {
@@ -69,6 +161,7 @@ pub async fn ask(kind: &ApprovalKind, printer: &Printer, asker: &Asker) -> Answe
             Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Answer::Yes,
                 "a" | "always" => return Answer::Always,
+                "p" | "project" if project.is_some() => return Answer::Project,
                 "n" | "no" | "" => return Answer::No,
                 _ => continue,
             },
@@ -89,8 +182,22 @@ impl Approver for TerminalApprover {
             {
                 return Decision::Allow;
             }
-            match ask(kind, &self.printer, &self.asker).await {
+            if self.saved_allows(kind) {
+                return Decision::Allow;
+            }
+            let rule = self
+                .project
+                .as_ref()
+                .and_then(|p| Some((p, kind.project_rule()?)));
+            let offered = rule.as_ref().map(|(_, r)| r.as_str());
+            match ask(kind, &self.printer, &self.asker, offered).await {
                 Answer::Yes => Decision::Allow,
+                Answer::Project => {
+                    if let Some((project, rule)) = &rule {
+                        self.save(project, rule);
+                    }
+                    Decision::Allow
+                }
                 Answer::Always => {
                     if let Ok(mut a) = self.always.lock() {
                         a.insert(key.into_owned());

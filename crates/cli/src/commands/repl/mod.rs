@@ -56,6 +56,9 @@ pub fn run(
         let mut history = History::new(HistoryFile::from_settings(&env, &repl)?);
         history.load(&editor, view.printer);
         view.printer.info("type /help for commands, /exit to leave");
+        // Past sessions are mined while the prompt waits
+        // (docs/memory.md#mining); the first prompt says how many wait.
+        let mut mining = super::mining::on_start_here(view.printer, global, agent.config(), true);
         // A line that could not be sent (a missing `@` file), to edit.
         let mut unsent = String::new();
         // A summary written ahead while the prompt waits
@@ -80,6 +83,7 @@ pub fn run(
             for ev in held.drain(..) {
                 view.event(ev);
             }
+            super::mining::show_pending(view.printer, &mut mining);
             let line = match input? {
                 Input::Line(line) => line,
                 Input::Interrupted => {

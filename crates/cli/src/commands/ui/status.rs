@@ -97,6 +97,14 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             st.memory_entries
                 .map_or("off".to_owned(), |n| format!("{n} entries")),
         ),
+        (
+            "mining",
+            format!(
+                "{} proposed (`eonyx memory review`) · {}",
+                st.mining_waiting,
+                super::super::mining::cost_line(&st.mining)
+            ),
+        ),
         ("skills", skills),
     ]);
     if !st.refused.is_empty() {
@@ -242,6 +250,13 @@ mod tests {
                 {"step": "run the suite", "status": "pending"}
             ]}))
             .ok(),
+            mining: eonyx_store::mining::CostTotals {
+                requests: 2,
+                prompt_tokens: 3000,
+                completion_tokens: 40,
+                cost_usd: Some(0.002),
+            },
+            mining_waiting: 1,
         };
         insta::assert_snapshot!(lines(&st, Some("/home/u")).join("\n"), @r#"
         model:       default (gpt-x) · openai · http://127.0.0.1:8080/v1
@@ -251,6 +266,7 @@ mod tests {
         cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
         memory:      4 entries
+        mining:      1 proposed (`eonyx memory review`) · 2 requests, 3040 tokens (3000 in, 40 out), $0.0020
         skills:      1 (deploy)
         refused:     images (not sent to this model; `eonyx config --reset-limits` forgets)
         goal:        active (3/20 continuation turns) · make the tests pass

@@ -1,0 +1,770 @@
+//! Memory mined from past sessions (docs/memory.md#mining) through the
+//! real binary against the fake server, whose scripted extractor answers
+//! the mining requests: which sessions are mined and how often, what the
+//! request holds, review and `auto`, retries, and that a turn never waits.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use eonyx_tests::{FakeConfig, RecordedRequest, Reply};
+use serde_json::{Value, json};
+
+use crate::agent::{Fx, run_with_stdin};
+use crate::util::{json_lines, stderr, stdout};
+
+const OLD: &str = "2026-11-01T10:00:00Z";
+
+/// A fixture that mines at once (`mine_idle_hours = 0`) up to ten
+/// sessions a start, with `extra` TOML added to `[memory]`.
+fn mx(extra: &str) -> Fx {
+    let memory = format!("[memory]\nmine_idle_hours = 0\nmine_per_start = 10\n{extra}");
+    Fx::with(|c: FakeConfig| c.merge_top_toml(&memory).unwrap())
+}
+
+/// What a hand-written session holds.
+#[derive(Default)]
+struct Spec<'a> {
+    users: &'a [&'a str],
+    /// The last record's time (default: long ago).
+    ts: Option<String>,
+    parent: Option<&'a str>,
+    /// `forked_from`: (id, seq): the first `seq` records are a copy.
+    fork: Option<(&'a str, u64)>,
+    /// Extra raw lines after the messages.
+    tail: &'a str,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(1);
+
+impl Fx {
+    fn project_root(&self) -> String {
+        std::fs::canonicalize(&self.sb.work)
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Write a session file by hand (user message, assistant reply, …);
+    /// its id.
+    fn write_session(&self, title: &str, spec: &Spec<'_>) -> String {
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let id = format!("20261101T1000{:02}-{:08x}", n % 60, 0xa000_0000u32 + n);
+        let project = self.project_root();
+        let ts = spec.ts.clone().unwrap_or_else(|| OLD.to_owned());
+        let mut header = json!({"type": "session", "version": 1, "id": id, "title": title,
+            "created": OLD, "cwd": project, "project": project});
+        if let Some(p) = spec.parent {
+            header["parent"] = json!(p);
+        }
+        if let Some((f, seq)) = spec.fork {
+            header["forked_from"] = json!({"id": f, "seq": seq});
+        }
+        let mut lines = vec![header.to_string()];
+        let mut seq = 0;
+        for u in spec.users {
+            seq += 1;
+            lines.push(
+                json!({"type": "message", "seq": seq, "ts": ts, "role": "user", "content": u})
+                    .to_string(),
+            );
+            seq += 1;
+            lines.push(
+                json!({"type": "message", "seq": seq, "ts": ts, "role": "assistant", "content": "noted"})
+                    .to_string(),
+            );
+        }
+        let mut text = lines.join("\n");
+        text.push('\n');
+        text.push_str(spec.tail);
+        self.sb.write(
+            self.sb.data.join("sessions").join(format!("{id}.jsonl")),
+            text,
+        );
+        id
+    }
+
+    fn eonyx_ok(&self, args: &[&str]) -> Output {
+        let out = run_with_stdin(self.cmd(args), "");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "eonyx {args:?}: {}",
+            stderr(&out)
+        );
+        out
+    }
+
+    fn miners(&self) -> Vec<RecordedRequest> {
+        self.fake.miner_requests()
+    }
+
+    /// The agent's own requests (not mining, not compaction).
+    fn turns(&self) -> Vec<RecordedRequest> {
+        self.agent_requests()
+            .into_iter()
+            .filter(|r| !r.is_miner())
+            .collect()
+    }
+
+    fn review_json(&self) -> Vec<Value> {
+        let out = self.eonyx_ok(&["memory", "review", "--json"]);
+        serde_json::from_str::<Value>(&stdout(&out))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+/// The text of a mining request's user message.
+fn mined_text(r: &RecordedRequest) -> String {
+    r.user_texts().join("\n")
+}
+
+fn extractor(memories: Value) -> impl Fn(&RecordedRequest) -> Reply + Send + Sync + 'static {
+    move |_| Reply::text(json!({ "memories": memories }).to_string())
+}
+
+#[test]
+fn eligible_sessions_get_one_request_each_and_a_second_start_none() {
+    let fx = mx("mine_min_user_messages = 3\n");
+    let a = fx.write_session(
+        "a",
+        &Spec {
+            users: &["alpha one", "alpha two", "alpha three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "b",
+        &Spec {
+            users: &["bravo one", "bravo two", "bravo three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "short",
+        &Spec {
+            users: &["short one", "short two"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "child",
+        &Spec {
+            users: &["child one", "child two", "child three"],
+            parent: Some(&a),
+            ..Spec::default()
+        },
+    );
+    // A fork of `a` (its first 6 records copied) that added three messages.
+    fx.write_session(
+        "fork",
+        &Spec {
+            users: &[
+                "alpha one",
+                "alpha two",
+                "alpha three",
+                "fork one",
+                "fork two",
+                "fork three",
+            ],
+            fork: Some((&a, 6)),
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "hello"]);
+
+    let texts: Vec<String> = fx.miners().iter().map(mined_text).collect();
+    assert_eq!(texts.len(), 3, "{texts:#?}");
+    assert!(texts.iter().any(|t| t.contains("alpha three")));
+    assert!(texts.iter().any(|t| t.contains("bravo three")));
+    let fork = texts
+        .iter()
+        .find(|t| t.contains("fork one"))
+        .expect("the fork is mined");
+    assert!(
+        !fork.contains("alpha"),
+        "a fork's copied history is not mined: {fork}"
+    );
+    for t in &texts {
+        assert!(!t.contains("short one") && !t.contains("child one"), "{t}");
+    }
+    // The session `run` itself opened is new, and never mined.
+    assert!(texts.iter().all(|t| !t.contains("hello")));
+
+    fx.fake.push(Reply::text("hi again"));
+    fx.eonyx_ok(&["run", "hello again"]);
+    assert_eq!(fx.miners().len(), 3, "nothing is mined twice");
+}
+
+#[test]
+fn recent_sessions_wait_and_memory_mine_session_ignores_idle_and_minimum() {
+    let fx = Fx::with(|c| c.merge_top_toml("[memory]\nmine_idle_hours = 1\n").unwrap());
+    let now = eonyx_core::time::now_rfc3339();
+    let recent = fx.write_session(
+        "recent",
+        &Spec {
+            users: &["recent one", "recent two", "recent three"],
+            ts: Some(now),
+            ..Spec::default()
+        },
+    );
+    let short = fx.write_session(
+        "short",
+        &Spec {
+            users: &["short only"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "hello"]);
+    assert!(
+        fx.miners().is_empty(),
+        "a recent or short session is not mined"
+    );
+
+    let out = fx.eonyx_ok(&["memory", "mine", "--session", &recent]);
+    assert_eq!(fx.miners().len(), 1, "{}", stderr(&out));
+    fx.eonyx_ok(&["memory", "mine", "--session", &short]);
+    assert_eq!(fx.miners().len(), 2);
+    assert!(mined_text(&fx.miners()[1]).contains("short only"));
+    assert!(
+        stderr(&out).contains("mined 1 session(s)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_request_holds_the_users_words_not_context_files_keys_or_long_results() {
+    let key = "sk-mining-test-0123456789";
+    let fx = Fx::with(|c| {
+        c.set("api_key_env", "MINE_TEST_KEY")
+            .merge_top_toml("[memory]\nmine_idle_hours = 0\n")
+            .unwrap()
+    });
+    fx.sb
+        .write("work/AGENTS.md", "CONTEXT-FILE-RULE: always use tabs.\n");
+    fx.eonyx_ok(&["memory", "add", "Staging is read-only"]);
+    let long = "R".repeat(1000);
+    let tail = format!(
+        "{}\n{}\n",
+        json!({"type": "message", "seq": 7, "ts": OLD, "role": "assistant", "content": "",
+               "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{\"path\":\"notes.txt\"}"}]}),
+        json!({"type": "message", "seq": 8, "ts": OLD, "role": "tool", "tool_call_id": "c1", "content": long}),
+    );
+    fx.write_session(
+        "s",
+        &Spec {
+            users: &[
+                "we use pnpm, never npm",
+                &format!("my key is {key}"),
+                "thanks",
+            ],
+            tail: &tail,
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    let mut cmd = fx.cmd(&["run", "hello"]);
+    cmd.env("MINE_TEST_KEY", key);
+    let out = run_with_stdin(cmd, "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let miners = fx.miners();
+    assert_eq!(miners.len(), 1);
+    let body = &miners[0].raw_body;
+    let text = mined_text(&miners[0]);
+    assert!(text.contains("we use pnpm, never npm"), "{text}");
+    assert!(text.contains("tool call read_file"), "{text}");
+    assert!(
+        text.contains("Staging is read-only"),
+        "existing entries are listed: {text}"
+    );
+    assert!(!body.contains("CONTEXT-FILE-RULE"), "{body}");
+    assert!(!body.contains(key), "{body}");
+    assert!(text.contains("[redacted: MINE_TEST_KEY]"), "{text}");
+    assert!(
+        !body.contains(&"R".repeat(301)),
+        "a tool result is cut to 300 characters"
+    );
+    assert!(body.contains(&"R".repeat(300)));
+    // Structured output where the server supports it.
+    assert_eq!(
+        miners[0].body["response_format"]["type"], "json_schema",
+        "{body}"
+    );
+    assert!(
+        miners[0]
+            .system_text()
+            .starts_with(eonyx_core::MINER_SYSTEM_PREFIX)
+    );
+}
+
+#[test]
+fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_source() {
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+        {"text": "Generated files are never edited by hand", "scope": "project", "evidence_seq": 999},
+        {"text": "we use   PNPM, never npm", "scope": "project", "evidence_seq": 3},
+    ])));
+    let id = fx.write_session(
+        "s",
+        &Spec {
+            users: &["we use pnpm", "never npm", "ok"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    let out = fx.eonyx_ok(&["run", "--json", "hello"]);
+    let events = json_lines(&out.stdout);
+    let mined: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "memory_mined")
+        .collect();
+    assert_eq!(mined.len(), 1, "{events:#?}");
+    assert_eq!(mined[0]["session"], id.as_str());
+    assert_eq!(mined[0]["proposals"], 2, "the duplicate is dropped");
+    assert!(mined[0]["tokens"].as_u64().unwrap() > 0);
+    let proposed: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "memory_proposed")
+        .collect();
+    assert_eq!(proposed.len(), 2);
+
+    // Nothing reached # Memory yet.
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "second"]);
+    assert!(!fx.turns().last().unwrap().system_text().contains("pnpm"));
+
+    let list = fx.review_json();
+    assert_eq!(list.len(), 2, "{list:#?}");
+    assert_eq!(list[0]["session"], id.as_str());
+    assert_eq!(list[0]["seq"], 1);
+    assert_eq!(
+        list[1]["seq"],
+        Value::Null,
+        "an evidence_seq that does not exist keeps the session only"
+    );
+    let shown = stderr(&fx.eonyx_ok(&["memory", "review", "--accept-all"]));
+    assert!(shown.contains("accepted"), "{shown}");
+    assert!(fx.review_json().is_empty());
+
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "third"]);
+    let system = fx.turns().last().unwrap().system_text();
+    assert!(system.contains("We use pnpm, never npm"), "{system}");
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(
+        entries.iter().all(|e| e["session"] == id.as_str()),
+        "{entries:#?}"
+    );
+}
+
+#[test]
+fn rejected_proposals_never_return_and_leave_no_text() {
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 1},
+    ])));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let list = fx.review_json();
+    assert_eq!(list.len(), 1);
+    let pid = list[0]["id"].as_str().unwrap().to_owned();
+    fx.eonyx_ok(&["memory", "review", "--reject", &pid]);
+
+    let b = fx.write_session(
+        "b",
+        &Spec {
+            users: &["four", "five", "six"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine", "--session", &b]);
+    assert_eq!(fx.miners().len(), 2);
+    assert!(
+        fx.review_json().is_empty(),
+        "a rejected proposal is never proposed again"
+    );
+    let state = std::fs::read_to_string(fx.sb.data.join("mining/state.json")).unwrap();
+    assert!(!state.contains("Fridays"), "{state}");
+}
+
+#[test]
+fn interactive_review_reads_one_answer_a_line_off_a_terminal() {
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "Use pnpm", "scope": "project", "evidence_seq": 1},
+        {"text": "Tabs not spaces", "scope": "global", "evidence_seq": 1},
+        {"text": "Skip me", "scope": "project", "evidence_seq": 1},
+    ])));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let out = run_with_stdin(
+        fx.cmd(&["memory", "review"]),
+        "e Use pnpm, never npm\nr\ns\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("3 memories proposed"), "{err}");
+    assert!(
+        err.contains("mining so far: 1 request"),
+        "the cost is shown: {err}"
+    );
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let texts: Vec<&str> = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Use pnpm, never npm"]);
+    let left = fx.review_json();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["text"], "Skip me");
+}
+
+#[test]
+fn auto_accepts_at_once_and_the_next_start_announces_each_entry_once() {
+    let fx = mx("mine = \"auto\"\n");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "The shop deploys with make ship", "scope": "project", "evidence_seq": 1},
+    ])));
+    let id = fx.write_session(
+        "7",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "hello"]);
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    assert_eq!(entries[0]["text"], "The shop deploys with make ship");
+    assert_eq!(entries[0]["session"], id.as_str());
+
+    fx.fake.push(Reply::text("hi"));
+    let next = stderr(&fx.eonyx_ok(&["run", "again"]));
+    let line = next
+        .lines()
+        .find(|l| l.contains("learned from session"))
+        .unwrap_or_else(|| panic!("{next}"));
+    assert!(
+        line.contains(&id) && line.contains("\"7\"") && line.contains("make ship"),
+        "{line}"
+    );
+    fx.fake.push(Reply::text("hi"));
+    let third = stderr(&fx.eonyx_ok(&["run", "once more"]));
+    assert!(
+        !third.contains("learned from session"),
+        "announced once: {third}"
+    );
+}
+
+#[test]
+fn a_turn_started_while_mining_runs_is_sent_before_the_mining_reply_arrives() {
+    let fx = mx("");
+    fx.fake.set_extractor(|_| {
+        Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(2500))
+    });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "hello"]);
+    let spans = fx.fake.spans();
+    let all = fx.fake.requests();
+    let miner = spans
+        .iter()
+        .find(|s| all[s.request].is_miner())
+        .expect("a mining request");
+    let turn = spans
+        .iter()
+        .find(|s| !all[s.request].is_miner())
+        .expect("the turn's request");
+    let mining_reply = miner
+        .ended
+        .expect("the mining reply ended (within run's 5 s)");
+    assert!(
+        turn.started < mining_reply,
+        "the turn waited for mining: {spans:#?}"
+    );
+    // It completed, so the session is marked.
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "again"]);
+    assert_eq!(fx.miners().len(), 1);
+}
+
+#[test]
+fn a_reply_that_is_not_json_is_retried_at_a_later_start_then_failed() {
+    let fx = mx("");
+    fx.fake
+        .set_extractor(|_| Reply::text("Sure! The user likes pnpm."));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    fx.fake.push(Reply::text("hi"));
+    let out = fx.eonyx_ok(&["run", "hello"]);
+    assert!(stderr(&out).contains("not tried again"), "{}", stderr(&out));
+    assert_eq!(fx.miners().len(), 2, "a foreground mine counts as a start");
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "again"]);
+    assert_eq!(fx.miners().len(), 2, "failed: not tried again");
+}
+
+#[test]
+fn a_missing_mining_model_is_one_warning_never_a_failed_turn_and_retried_later() {
+    let fx = mx("");
+    fx.fake.set_extractor(|_| {
+        Reply::error(
+            404,
+            r#"{"error": {"message": "model not found", "type": "not_found_error"}}"#,
+        )
+    });
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "b",
+        &Spec {
+            users: &["four", "five", "six"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("the answer"));
+    let out = fx.eonyx_ok(&["run", "hello"]);
+    assert_eq!(stdout(&out).trim(), "the answer");
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("memory mining").count(),
+        1,
+        "one warning: {err}"
+    );
+    assert_eq!(fx.miners().len(), 1, "the pass stops at a missing model");
+    fx.fake.set_extractor(extractor(json!([])));
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "again"]);
+    assert_eq!(fx.miners().len(), 3, "both are tried at the next start");
+}
+
+#[test]
+fn an_open_session_is_never_mined_and_a_project_may_turn_mining_off() {
+    let fx = mx("");
+    let open = fx.write_session(
+        "open",
+        &Spec {
+            users: &["open one", "open two", "open three"],
+            ..Spec::default()
+        },
+    );
+    fx.write_session(
+        "idle",
+        &Spec {
+            users: &["idle one", "idle two", "idle three"],
+            ..Spec::default()
+        },
+    );
+    // A batch run holding `open` (its stdin stays open).
+    let mut holder = fx.cmd(&["-s", &open]);
+    holder
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    fx.sb
+        .write("work/eonyx.json", r#"{"memory": {"mine": "off"}}"#);
+    let mut child = holder.spawn().unwrap();
+    let lock = fx.sb.data.join("locks").join(format!("{open}.lock"));
+    let pid = child.id().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_to_string(&lock).map_or(true, |s| s.trim() != pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the holder never opened the session"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        fx.miners().is_empty(),
+        "a project's memory.mine = \"off\" mines nothing"
+    );
+    fx.sb.write("work/eonyx.json", "{}\n");
+    fx.eonyx_ok(&["memory", "mine", "--all"]);
+    let texts: Vec<String> = fx.miners().iter().map(mined_text).collect();
+    let refused = run_with_stdin(fx.cmd(&["memory", "mine", "--session", &open]), "");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(texts.len(), 1, "{texts:#?}");
+    assert!(texts[0].contains("idle one"));
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(
+        stderr(&refused).contains("is open in another eonyx process"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(fx.miners().len(), 1);
+}
+
+#[test]
+fn a_torn_or_huge_session_is_mined_from_what_reads_within_the_budget() {
+    let fx = mx("mine_budget_tokens = 1000\n");
+    let mut users: Vec<String> = vec!["FIRST: we use pnpm".into()];
+    users.extend((0..300).map(|i| format!("filler message number {i} {}", "x".repeat(100))));
+    users.push("LAST: never touch generated/".into());
+    let refs: Vec<&str> = users.iter().map(String::as_str).collect();
+    fx.write_session(
+        "big",
+        &Spec {
+            users: &refs,
+            tail: "not json at all\n{\"type\":\"message\",\"seq\":",
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let miners = fx.miners();
+    assert_eq!(miners.len(), 1);
+    let text = mined_text(&miners[0]);
+    assert!(
+        text.contains("FIRST: we use pnpm") && text.contains("LAST: never touch generated/"),
+        "{text}"
+    );
+    assert!(text.contains("left out to fit the budget"));
+    assert!(text.chars().count() < 6000, "{}", text.chars().count());
+}
+
+#[test]
+fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
+    let fx = mx("");
+    fx.fake
+        .set_extractor(|_| Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_secs(40)));
+    fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.fake.push(Reply::text("hi"));
+    let out = fx.eonyx_ok(&["run", "hello"]);
+    assert_eq!(stdout(&out).trim(), "hi");
+    assert_eq!(fx.miners().len(), 1);
+    fx.fake.set_extractor(extractor(json!([])));
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "again"]);
+    assert_eq!(
+        fx.miners().len(),
+        2,
+        "the abandoned session is mined at the next start"
+    );
+}
+
+#[test]
+fn the_repl_says_how_many_memories_wait_before_its_first_prompt() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+    ])));
+    let id = fx.write_session(
+        "a",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the waiting line", |p| {
+        p.contains("1 memory proposed from earlier sessions: eonyx memory review")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    // The REPL only says it: the proposal still waits, and nothing reached
+    // the memory file.
+    let waiting = fx.review_json();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0]["text"], "We use pnpm, never npm");
+    assert_eq!(waiting[0]["session"], id.as_str());
+    let entries: Value =
+        serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    assert_eq!(entries.as_array().map(Vec::len), Some(0), "{entries}");
+}
+
+#[test]
+fn concurrent_starts_never_mine_one_session_twice_and_status_shows_the_cost() {
+    let fx = mx("");
+    fx.fake.set_extractor(|_| {
+        Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(300))
+    });
+    for t in ["a", "b", "c"] {
+        fx.write_session(
+            t,
+            &Spec {
+                users: &["one", "two", "three"],
+                ..Spec::default()
+            },
+        );
+    }
+    let spawn = || {
+        fx.cmd(&["memory", "mine", "--all"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (one, two) = (spawn(), spawn());
+    for child in [one, two] {
+        let out = crate::agent::wait_output(child, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    assert_eq!(fx.miners().len(), 3, "each session once");
+
+    fx.fake.push(Reply::text("hi"));
+    let out = run_with_stdin(fx.cmd(&["--json"]), "hello\n/status\n");
+    let status = json_lines(&out.stdout)
+        .into_iter()
+        .find(|e| e["type"] == "status")
+        .unwrap();
+    assert_eq!(status["mining"]["requests"], 3, "{status}");
+    assert!(status["mining"]["prompt_tokens"].as_u64().unwrap() > 0);
+}

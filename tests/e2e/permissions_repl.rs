@@ -1,0 +1,144 @@
+//! `p` (always in this project) in the REPL (tmux): the rule saved under
+//! the data dir (never in the repository), a new REPL and a batch run
+//! following it, `eonyx permissions forget` bringing the question back,
+//! and no `p` for a compound line.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
+
+use std::process::Command;
+
+use eonyx_tests::Reply;
+use serde_json::json;
+
+use crate::agent::*;
+use crate::agent_repl::{prompt_count, start_repl};
+use crate::util::{stderr, stdout};
+
+fn git_status(fx: &Fx) -> String {
+    let o = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&fx.sb.work)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The last tool result the model received.
+fn last_tool_result(fx: &Fx) -> String {
+    let chats = fx.chats();
+    let msgs = chats.last().unwrap().messages();
+    content(msgs.iter().rev().find(|m| m["role"] == "tool").unwrap())
+}
+
+fn shell(command: &str) -> Reply {
+    Reply::tool_call("shell", json!({ "command": command }))
+}
+
+#[test]
+fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgotten() {
+    let fx = Fx::new();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&fx.sb.work)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let before = git_status(&fx);
+
+    fx.fake
+        .push(shell("echo one && echo two"))
+        .push(Reply::text("compound refused"))
+        .push(shell("echo hello world"))
+        .push(Reply::text("said hello"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    // A compound line: no `p`.
+    tmux.send("run two things");
+    let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
+    assert!(!pane.contains("[p]roject"), "{pane}");
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("compound refused") && prompt_count(p) >= 2
+    });
+
+    tmux.send("say hello");
+    let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 2);
+    assert!(
+        pane.contains("[p]roject: always here (shell(echo hello:*))"),
+        "{pane}"
+    );
+    tmux.send("p");
+    let pane = tmux.wait_pane("the answer", |p| {
+        p.contains("said hello") && prompt_count(p) >= 3
+    });
+    assert!(
+        pane.contains("saved the permission rule allow `shell(echo hello:*)`"),
+        "{pane}"
+    );
+    assert!(last_tool_result(&fx).contains("hello world"));
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    drop(tmux);
+
+    // Saved under the data dir, the repository untouched.
+    let dir = fx.sb.data.join("permissions");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let saved = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    assert!(saved.contains("\"shell(echo hello:*)\""), "{saved}");
+    assert_eq!(git_status(&fx), before);
+
+    // A new REPL runs it without asking.
+    fx.fake
+        .push(shell("echo hello again"))
+        .push(Reply::text("said it again"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("say hello again");
+    let pane = tmux.wait_pane("the answer", |p| {
+        p.contains("said it again") && prompt_count(p) >= 2
+    });
+    assert!(!pane.contains("[a]lways"), "{pane}");
+    assert!(last_tool_result(&fx).contains("hello again"));
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    drop(tmux);
+
+    // So does a batch run, without --allow-shell.
+    fx.fake
+        .push(shell("echo hello batch"))
+        .push(Reply::text("batch done"));
+    let o = fx.run(&["run", "go"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(last_tool_result(&fx).contains("hello batch"));
+
+    // Listed as saved; forgetting it brings the question back.
+    let o = fx.run(&["permissions"], "");
+    assert!(stdout(&o).contains("shell(echo hello:*)"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(saved)"), "{}", stdout(&o));
+    let o = fx.run(&["permissions", "forget", "1"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("forgot rule 1"), "{}", stderr(&o));
+
+    fx.fake
+        .push(shell("echo hello once more"))
+        .push(Reply::text("asked again"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("say hello once more");
+    tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
+    tmux.send("y");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("asked again") && prompt_count(p) >= 2
+    });
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    assert_eq!(git_status(&fx), before);
+}
