@@ -45,7 +45,7 @@ pub enum NativeCompact {
     /// the connection is reset.
     Breaks,
     /// Never answers the compact call (the request is read, nothing is
-    /// sent back until [`HANG_LIMIT`] passes or the server stops).
+    /// sent back for ten minutes, or until the server stops).
     Hangs,
 }
 
