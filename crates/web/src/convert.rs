@@ -1,4 +1,4 @@
-//! HTML to Markdown: one pass over html5gum's tokenizer ([`markdown`]),
+//! HTML to Markdown: one pass over html5gum's tokenizer (`markdown.rs`),
 //! with a plain-text fallback.
 //!
 //! Invariants:
