@@ -62,7 +62,7 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
     AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
-    TaskLabel, approve, rule_verdict,
+    TaskLabel, approve, approve_read, rule_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
