@@ -61,8 +61,8 @@ use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
-    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
-    TaskLabel, approve, rule_verdict,
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, MustAsk, Permissions,
+    PolicyApprover, TaskLabel, approve, rule_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
