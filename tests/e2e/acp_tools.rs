@@ -475,3 +475,24 @@ fn acp_load_replays_each_plan_where_it_was_set() {
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[test]
+fn acp_shows_web_fetch_as_a_fetch_tool_call() {
+    // A loopback address nobody listed: refused before any connection.
+    let url = "http://127.0.0.1:9/docs";
+    let fx = Fx::replying([
+        Reply::tool_call("web_fetch", json!({ "url": url })),
+        Reply::text("Could not read it."),
+    ]);
+    let (mut c, s) = started(&fx);
+    let r = c.prompt(&s, "read the docs page");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    let calls = tool_updates(&c, &s);
+    let call = &calls[0];
+    assert_eq!(call["sessionUpdate"], "tool_call");
+    assert_eq!(call["kind"], "fetch", "{call}");
+    assert_eq!(call["title"], format!("Fetch {url}"));
+    assert_eq!(call["rawInput"]["url"], url);
+    let done = calls.last().unwrap();
+    assert_eq!(done["status"], "failed", "{done}");
+}

@@ -26,16 +26,26 @@ enum Wire {
 /// as `models.fake.compaction_native` (`None`: unset) and the fake
 /// serving native compaction as `serve`.
 fn fx(wire: Wire, native: Option<&str>, serve: NativeCompact) -> Fx {
+    fx_tuned(wire, native, serve, |c| c)
+}
+
+/// [`fx`] with `tune` applied to the model's config last.
+fn fx_tuned(
+    wire: Wire,
+    native: Option<&str>,
+    serve: NativeCompact,
+    tune: impl FnOnce(FakeConfig) -> FakeConfig,
+) -> Fx {
     let fx = Fx::with(|c| {
         let c = match wire {
             Wire::Responses => c.set("api", "responses"),
             Wire::Anthropic => FakeConfig::anthropic(&base_of(&c)).set("retries", 0),
         };
         let c = c.merge_model_toml("compaction.keep_turns = 1").unwrap();
-        match native {
+        tune(match native {
             Some(n) => c.set("compaction_native", n),
             None => c,
-        }
+        })
     });
     fx.fake.native_compaction(serve);
     fx
@@ -376,25 +386,134 @@ fn a_404_falls_back_in_the_same_compaction_is_remembered_and_reset_limits_forget
     assert_eq!(fx.fake.native_calls().len(), 2);
 }
 
+/// Two compactions and four turns.
+const TWO_COMPACTIONS: &str = "one\ntwo\n/compact\nthree\n/compact\nfour\n";
+
+/// What a `--json` run of [`TWO_COMPACTIONS`] shows when native compaction
+/// fell back.
+struct FellBack {
+    /// Named in the stderr line.
+    why: &'static str,
+    /// Stderr lines saying it fell back.
+    lines: usize,
+    /// Compact calls the server got.
+    calls: usize,
+    /// Whether `limits.json` remembers it for the base URL and model.
+    remembered: bool,
+}
+
+/// Every turn answered, both compactions eonyx's own, and `f`.
+fn assert_fell_back(fx: &Fx, o: &std::process::Output, case: &str, f: &FellBack) {
+    assert_eq!(code(o), Some(0), "{case}: {}", stderr(o));
+    let err = said(o);
+    assert_eq!(
+        err.matches("native compaction failed").count(),
+        f.lines,
+        "{case}: {err}"
+    );
+    assert!(err.contains(f.why), "{case}: {err}");
+    let tail = if f.remembered {
+        "--reset-limits"
+    } else {
+        "asks the provider again"
+    };
+    assert!(err.contains(tail), "{case}: {err}");
+    assert_eq!(fx.fake.native_calls().len(), f.calls, "{case}");
+    assert_eq!(summarizer_requests(fx).len(), 2, "{case}");
+    let saved = compactions(fx);
+    assert_eq!(saved.len(), 2, "{case}");
+    assert!(saved.iter().all(|c| c.get("native").is_none()), "{case}");
+    assert_eq!(
+        limits(fx).contains("no_native_compaction"),
+        f.remembered,
+        "{case}: {}",
+        limits(fx)
+    );
+    let turns = json_lines(&o.stdout)
+        .iter()
+        .filter(|e| e["type"] == "turn_completed")
+        .count();
+    assert_eq!(turns, 4, "{case}: every turn answered");
+}
+
 #[test]
-fn empty_results_fall_back_and_two_in_a_row_are_remembered() {
+fn every_answer_that_says_no_falls_back_is_remembered_at_once_and_not_asked_again() {
+    // The causes SPEC 31 lists: 404/405/501, an error naming the endpoint
+    // or field as unsupported, no compaction item or an empty/null block
+    // (one is enough), on both wires. The first compaction asks and falls
+    // back in the same compaction; the second does not ask.
+    let cases = [
+        (Wire::Responses, NativeCompact::Absent, "HTTP 404"),
+        (Wire::Responses, NativeCompact::Status(405), "HTTP 405"),
+        (Wire::Responses, NativeCompact::Status(501), "HTTP 501"),
+        (
+            Wire::Responses,
+            NativeCompact::NamesUnsupported,
+            "not supported",
+        ),
+        (Wire::Responses, NativeCompact::Empty, "nothing usable"),
+        (Wire::Anthropic, NativeCompact::Absent, "Extra inputs"),
+        (Wire::Anthropic, NativeCompact::Status(404), "HTTP 404"),
+        (
+            Wire::Anthropic,
+            NativeCompact::NamesUnsupported,
+            "not supported",
+        ),
+        (Wire::Anthropic, NativeCompact::Empty, "empty or null"),
+    ];
+    for (wire, serve, why) in cases {
+        let fx = fx(wire, Some("auto"), serve);
+        let o = fx.run(&["--json"], TWO_COMPACTIONS);
+        let f = FellBack {
+            why,
+            lines: 1,
+            calls: 1,
+            remembered: true,
+        };
+        assert_fell_back(&fx, &o, &format!("{wire:?} {serve:?}"), &f);
+    }
+}
+
+#[test]
+fn an_answer_that_breaks_off_is_retried_then_falls_back_and_is_remembered() {
     for wire in [Wire::Responses, Wire::Anthropic] {
-        let fx = fx(wire, Some("auto"), NativeCompact::Empty);
-        let o = fx.run(
-            &["--json"],
-            "one\ntwo\n/compact\nthree\n/compact\nfour\n/compact\nfive\n",
-        );
-        assert_eq!(code(&o), Some(0), "{wire:?}: {}", stderr(&o));
-        let err = said(&o);
-        assert_eq!(err.matches("native compaction failed").count(), 2, "{err}");
-        assert_eq!(fx.fake.native_calls().len(), 2, "{wire:?}");
-        assert_eq!(summarizer_requests(&fx).len(), 3, "{wire:?}");
-        assert!(limits(&fx).contains("no_native_compaction"), "{wire:?}");
-        let turns = json_lines(&o.stdout)
-            .iter()
-            .filter(|e| e["type"] == "turn_completed")
-            .count();
-        assert_eq!(turns, 5, "{wire:?}: every turn answered");
+        // One retry: a break is retried like other requests (two calls),
+        // then the compaction falls back; the second does not ask.
+        let fx = fx_tuned(wire, Some("auto"), NativeCompact::Breaks, |c| {
+            c.set("retries", 1)
+        });
+        let o = fx.run(&["--json"], TWO_COMPACTIONS);
+        let f = FellBack {
+            why: "broke off",
+            lines: 1,
+            calls: 2,
+            remembered: true,
+        };
+        assert_fell_back(&fx, &o, &format!("{wire:?}"), &f);
+    }
+}
+
+#[test]
+fn a_hanging_or_overloaded_endpoint_falls_back_each_time_and_is_not_remembered() {
+    // A hang is bounded by the model's idle timeout; a 5xx/529 is retried
+    // (here `retries = 0`). Both are transient: this compaction falls
+    // back, the next one asks again, nothing goes to limits.json.
+    let cases = [
+        (Wire::Responses, NativeCompact::Hangs, "idle_timeout_secs"),
+        (Wire::Anthropic, NativeCompact::Hangs, "idle_timeout_secs"),
+        (Wire::Responses, NativeCompact::Status(500), "HTTP 500"),
+        (Wire::Anthropic, NativeCompact::Status(529), "HTTP 529"),
+    ];
+    for (wire, serve, why) in cases {
+        let fx = fx_tuned(wire, Some("auto"), serve, |c| c.set("idle_timeout_secs", 3));
+        let o = fx.run(&["--json"], TWO_COMPACTIONS);
+        let f = FellBack {
+            why,
+            lines: 2,
+            calls: 2,
+            remembered: false,
+        };
+        assert_fell_back(&fx, &o, &format!("{wire:?} {serve:?}"), &f);
     }
 }
 

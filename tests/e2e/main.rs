@@ -60,3 +60,5 @@ mod tasks_mcp;
 mod tasks_memory;
 mod tasks_sessions;
 mod util;
+mod web_fetch;
+mod web_fetch_repl;

@@ -44,6 +44,7 @@ mod server;
 mod serving;
 mod tokens;
 mod turns;
+pub mod web_server;
 mod wire;
 
 pub use config::{
@@ -63,6 +64,7 @@ pub use tokens::{
     FAKE_CHARS_PER_TOKEN, FAKE_TOKENS_PER_MESSAGE, count_prompt_tokens, count_text_tokens,
 };
 pub use turns::run_turns;
+pub use web_server::{Served, WebReply, WebRequest, WebServer};
 pub use wire::{OverflowFlavor, encrypted_of, signature_of};
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use crate::util::{self, cargo, describe};
 
 /// Every target, in the order they run (`fuzz/Cargo.toml`'s `[[bin]]`s).
-pub const TARGETS: [&str; 8] = [
+pub const TARGETS: [&str; 9] = [
     "config_loader",
     "sse_parser",
     "jsonl_reader",
@@ -29,6 +29,7 @@ pub const TARGETS: [&str; 8] = [
     "hook_answer",
     "acp_incoming",
     "session_records",
+    "html_to_markdown",
     "shell_split",
 ];
 

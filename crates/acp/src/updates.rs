@@ -425,6 +425,10 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
             format!("Skill {}", arg("name").unwrap_or("")),
             ToolKind::Read,
         ),
+        Some(ToolName::WebFetch) => (
+            format!("Fetch {}", one_line(arg("url").unwrap_or(""))),
+            ToolKind::Fetch,
+        ),
         Some(ToolName::Memory) => ("Memory".to_owned(), ToolKind::Think),
         Some(ToolName::Task) => (
             format!("Task: {}", one_line(arg("description").unwrap_or(""))),

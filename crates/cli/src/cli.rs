@@ -40,7 +40,7 @@ pub struct GlobalArgs {
     pub allow: AllowFlags,
 }
 
-/// `--allow-shell`, `--allow-write`, `--allow-mcp`: what the model may do
+/// `--allow-shell`, `--allow-write`, `--allow-mcp`, `--allow-web`: what the model may do
 /// without asking ([`AllowFlags::permissions`]).
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct AllowFlags {
@@ -53,6 +53,9 @@ pub struct AllowFlags {
     /// Let the model call tools of MCP servers (approval = "ask") without asking.
     #[arg(long, global = true)]
     pub allow_mcp: bool,
+    /// Let the model fetch web pages (web_fetch) without asking.
+    #[arg(long, global = true)]
+    pub allow_web: bool,
 }
 
 impl AllowFlags {
@@ -62,6 +65,7 @@ impl AllowFlags {
             shell: self.allow_shell,
             write: self.allow_write,
             mcp: self.allow_mcp,
+            web: self.allow_web,
         }
     }
 }

@@ -66,6 +66,15 @@ pub enum Event<'a> {
         matches: u64,
         returned: u64,
     },
+    /// A `web_fetch` call completed (docs/cli.md#json-events).
+    WebFetch {
+        /// The final URL, after same-host redirects.
+        url: &'a str,
+        status: u16,
+        /// Bytes of the body read.
+        bytes: u64,
+        cached: bool,
+    },
     /// A compaction during a turn (automatic, or after an overflow).
     Compaction {
         trigger: CompactionTrigger,

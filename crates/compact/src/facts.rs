@@ -224,6 +224,9 @@ impl Facts {
                     ToolName::Skill => {}
                     // A note for later sessions touches no file.
                     ToolName::Memory => {}
+                    // A page read touches no file; what it said is the
+                    // summary's to keep.
+                    ToolName::WebFetch => {}
                     // The plan and the goal are pinned by the compaction
                     // record itself (docs/compaction.md#what-is-pinned).
                     ToolName::Plan | ToolName::GoalUpdate => {}

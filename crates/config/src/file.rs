@@ -95,6 +95,18 @@ pub struct ToolsFile {
     /// The `task` tool (docs/using-tools.md, section "Tasks"). An untrusted project may
     /// only turn it off.
     pub task: Option<bool>,
+    /// `web_fetch` permission (docs/tools.md#web-fetch). An untrusted
+    /// project may only make it stricter than the user's.
+    pub web_fetch: Option<eonyx_core::config::WebFetchPolicy>,
+    /// Bytes of a page read at most. A limit: safe for an untrusted project.
+    pub web_fetch_max_bytes: Option<u64>,
+    /// The bound on a whole fetch. A limit: safe for an untrusted project.
+    pub web_fetch_timeout_secs: Option<u64>,
+    /// Hosts fetched without asking. Not from an untrusted project.
+    pub web_fetch_domains: Option<Vec<String>>,
+    /// `host:port` entries that may be private addresses. Not from an
+    /// untrusted project.
+    pub web_fetch_private_hosts: Option<Vec<String>>,
 }
 
 /// `[tasks]` as written in a file (docs/using-tools.md, section "Tasks").

@@ -115,6 +115,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
     any("tools.max_image_bytes"),
+    any("tools.web_fetch_max_bytes"),
+    any("tools.web_fetch_timeout_secs"),
     // The memory cap (where memory lives has no key at all).
     any("memory.max_bytes"),
     // Skills: prompt sizing only.
@@ -155,6 +157,11 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     only("tools.sandbox", &["read-only"]),
     off_only("tools.sandbox_network"),
     on_only("tools.sandbox_required"),
+    // `web_fetch` may only be made stricter: "deny" or "ask" here, and
+    // the merge ignores "ask" over the user's "deny" (resolve/mod.rs).
+    // `tools.web_fetch_domains` and `tools.web_fetch_private_hosts` are
+    // not listed.
+    only("tools.web_fetch", &["deny", "ask"]),
 ];
 
 /// Whether an untrusted project may set `key` (dotted segments) to `value`.

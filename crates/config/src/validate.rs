@@ -79,6 +79,31 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
                 "must be at least 1",
             ));
         }
+        if t.web_fetch_max_bytes == Some(0) {
+            return Err(invalid(
+                "tools.web_fetch_max_bytes".into(),
+                "must be at least 1",
+            ));
+        }
+        if t.web_fetch_timeout_secs == Some(0) {
+            return Err(invalid(
+                "tools.web_fetch_timeout_secs".into(),
+                "must be at least 1",
+            ));
+        }
+        if let Some(bad) = t
+            .web_fetch_private_hosts
+            .iter()
+            .flatten()
+            .find(|h| !is_host_port(h))
+        {
+            return Err(invalid(
+                "tools.web_fetch_private_hosts".into(),
+                &format!(
+                    "{bad:?} is not host:port; write each entry as the URL spells it, e.g. \"localhost:3000\" or \"127.0.0.1:8000\""
+                ),
+            ));
+        }
     }
     if let Some(m) = &file.memory
         && m.max_bytes == Some(0)
@@ -470,6 +495,13 @@ fn validate_compaction(
         ));
     }
     Ok(())
+}
+
+/// `host:port` with a non-empty host and a port number (`[::1]:8080` too).
+fn is_host_port(entry: &str) -> bool {
+    entry
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
 }
 
 #[cfg(test)]

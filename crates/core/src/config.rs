@@ -565,6 +565,8 @@ pub struct ToolsConfig {
     /// Whether the model gets the `task` tool (also bounded by
     /// `tasks.max_depth`).
     pub task: bool,
+    /// The `tools.web_fetch*` keys (docs/tools.md#web-fetch).
+    pub web: WebFetchConfig,
     /// The `[permissions]` rules of every layer (docs/tools.md#permission-rules),
     /// applied by the tools' approval before `shell` and `write` above.
     #[serde(
@@ -572,6 +574,65 @@ pub struct ToolsConfig {
         skip_serializing_if = "crate::permissions::PermissionRules::is_empty"
     )]
     pub permissions: crate::permissions::PermissionRules,
+}
+
+/// Permission for `web_fetch` (`tools.web_fetch`), ordered from strictest
+/// to loosest so an untrusted project's value can be compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WebFetchPolicy {
+    /// Never fetched, whatever `--allow-web` and `tools.web_fetch_domains` say.
+    Deny,
+    /// Asked per host in the REPL; denied in batch and `run` unless
+    /// `--allow-web` or the host matches `tools.web_fetch_domains`.
+    #[default]
+    Ask,
+    Allow,
+}
+
+impl WebFetchPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebFetchPolicy::Deny => "deny",
+            WebFetchPolicy::Ask => "ask",
+            WebFetchPolicy::Allow => "allow",
+        }
+    }
+}
+
+/// Default `tools.web_fetch_max_bytes`: 5 MiB.
+pub const WEB_FETCH_MAX_BYTES: u64 = 5 * 1024 * 1024;
+/// Default `tools.web_fetch_timeout_secs`: the bound on a whole fetch.
+pub const WEB_FETCH_TIMEOUT_SECS: u64 = 30;
+
+/// The `tools.web_fetch*` keys, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebFetchConfig {
+    /// `tools.web_fetch`.
+    pub policy: WebFetchPolicy,
+    /// `tools.web_fetch_max_bytes`: no more of a body is read.
+    pub max_bytes: u64,
+    /// `tools.web_fetch_timeout_secs`: the bound on a whole fetch, every
+    /// redirect hop and the body included.
+    pub timeout_secs: u64,
+    /// `tools.web_fetch_domains`: hosts fetched without asking
+    /// (`"docs.rs"`, `"*.python.org"`).
+    pub domains: Vec<String>,
+    /// `tools.web_fetch_private_hosts`: `host:port` entries (as written in
+    /// the URL) that may be private, loopback or link-local addresses.
+    pub private_hosts: Vec<String>,
+}
+
+impl Default for WebFetchConfig {
+    fn default() -> Self {
+        Self {
+            policy: WebFetchPolicy::Ask,
+            max_bytes: WEB_FETCH_MAX_BYTES,
+            timeout_secs: WEB_FETCH_TIMEOUT_SECS,
+            domains: Vec::new(),
+            private_hosts: Vec::new(),
+        }
+    }
 }
 
 impl Default for ToolsConfig {
@@ -586,6 +647,7 @@ impl Default for ToolsConfig {
             sandbox: SandboxConfig::default(),
             max_image_bytes: 5 * 1024 * 1024,
             task: true,
+            web: WebFetchConfig::default(),
             permissions: crate::permissions::PermissionRules::default(),
         }
     }

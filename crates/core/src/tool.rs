@@ -16,6 +16,9 @@ pub enum ToolName {
     Recall,
     /// Offered only when the session has skills (docs/skills.md, section "Skills").
     Skill,
+    /// Reads a web page as Markdown (docs/tools.md#web-fetch); runs in
+    /// eonyx, not in the sandbox, through `crates/web`.
+    WebFetch,
     /// Offered only when `memory.enabled` (docs/memory.md, section "Using memory"); the
     /// agent runs it, since it needs the session's memory store.
     Memory,
@@ -41,7 +44,7 @@ impl ToolName {
     /// Every built-in tool, in the order the model is offered them (the
     /// MCP tools, or `mcp_describe` and `mcp_call` in their place, come
     /// last; docs/mcp.md#tool-names-and-order).
-    pub const ALL: [ToolName; 14] = [
+    pub const ALL: [ToolName; 15] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -50,6 +53,7 @@ impl ToolName {
         ToolName::EditFile,
         ToolName::Recall,
         ToolName::Skill,
+        ToolName::WebFetch,
         ToolName::Memory,
         ToolName::Task,
         ToolName::Plan,
@@ -68,6 +72,7 @@ impl ToolName {
             ToolName::EditFile => "edit_file",
             ToolName::Recall => "recall",
             ToolName::Skill => "skill",
+            ToolName::WebFetch => "web_fetch",
             ToolName::Memory => "memory",
             ToolName::Task => "task",
             ToolName::Plan => "plan",
@@ -99,6 +104,8 @@ impl ToolName {
 /// compaction facts); the agent's tool schemas declare them, which a test
 /// there checks.
 pub mod arg {
+    /// The address `web_fetch` reads.
+    pub const URL: &str = "url";
     /// The file or directory of `read_file`, `list_dir`, `grep`,
     /// `write_file` and `edit_file`.
     pub const PATH: &str = "path";

@@ -17,6 +17,7 @@ pub fn aliases(tool: &str) -> &'static [&'static str] {
         Some(ToolName::Grep) => &["Grep"],
         Some(ToolName::ListDir) => &["LS", "Glob"],
         Some(ToolName::Task) => &["Task"],
+        Some(ToolName::WebFetch) => &["WebFetch"],
         _ => &[],
     }
 }

@@ -18,6 +18,10 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// Longest non-streaming body read (bytes).
 const MAX_BODY: usize = 32 * 1024 * 1024;
 
+/// How a body that broke off mid-way starts its `Transient` message (told
+/// apart from a body that stalled past the idle timeout).
+pub(crate) const CONNECTION_BROKE: &str = "the connection broke";
+
 /// An API key. Its `Debug` never shows the value.
 #[derive(Clone)]
 pub struct ApiKey(String);
@@ -271,7 +275,7 @@ impl Http {
                     Ok(Some(Ok(b))) => Some((Ok(b), Some(s))),
                     Ok(Some(Err(e))) => Some((
                         Err(ProviderError::Transient {
-                            message: format!("the connection broke: {}", error_chain(&e)),
+                            message: format!("{CONNECTION_BROKE}: {}", error_chain(&e)),
                         }),
                         None,
                     )),

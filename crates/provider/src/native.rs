@@ -11,15 +11,15 @@
 //! into a [`NativeError`] so the caller falls back to its own summarizer:
 //! 404/405/501 and errors naming the endpoint or field as unsupported are
 //! `Unsupported`; no `compaction` item, an empty or null block is `Empty`;
-//! 5xx, 529, resets and timeouts are retried like other requests, then
-//! `Failed`.
+//! an answer that began and broke off is `Broken`; 5xx, 529 and timeouts
+//! are retried like other requests, then `Failed` (breaks are retried too).
 
 use eonyx_core::native::{ANTHROPIC_COMPACTION_BETA, NativeCompaction, NativeProvider};
 use eonyx_core::provider::{NativeError, NativeOutcome};
 use eonyx_core::{ChatRequest, ProviderError, Usage};
 use serde_json::{Value, json};
 
-use crate::http::{Http, next_delay};
+use crate::http::{CONNECTION_BROKE, Http, next_delay};
 
 /// The keys of a Responses request the compact call keeps: the same
 /// `model`, `instructions`, tools and `prompt_cache_key`, and the input.
@@ -134,7 +134,8 @@ fn classify(err: ProviderError) -> NativeError {
 
 /// POST `body` to `url` with `headers`, retrying what other requests retry
 /// (5xx, 529, 429, resets, timeouts within the idle timeout), and read the
-/// JSON answer. 404/405/501 are never retried.
+/// JSON answer. 404/405/501 are never retried. An answer that began and
+/// broke off on the last try is [`NativeError::Broken`].
 pub(crate) async fn post_json(
     http: &Http,
     builder: impl Fn() -> Result<reqwest::RequestBuilder, ProviderError>,
@@ -144,42 +145,70 @@ pub(crate) async fn post_json(
     let work = async {
         let mut backoff = http.retry.backoff();
         loop {
-            let err = match send_once(http, builder()?, url).await {
+            let failure = match send_once(http, builder()?, url).await {
                 Ok(v) => return Ok(v),
-                Err(e) => http.redact_error(e),
+                Err(f) => Failure {
+                    err: http.redact_error(f.err),
+                    broke: f.broke,
+                },
             };
-            if let ProviderError::Transient { message } = &err
+            if let ProviderError::Transient { message } = &failure.err
                 && message.starts_with("HTTP 501")
             {
-                return Err(ProviderError::Rejected {
-                    status: 501,
-                    message: message.clone(),
+                return Err(Failure {
+                    err: ProviderError::Rejected {
+                        status: 501,
+                        message: message.clone(),
+                    },
+                    broke: false,
                 });
             }
-            let Some(delay) = next_delay(&err, &mut backoff, &http.retry) else {
-                return Err(err);
+            let Some(delay) = next_delay(&failure.err, &mut backoff, &http.retry) else {
+                return Err(failure);
             };
             tokio::time::sleep(delay).await;
         }
     };
     let result = tokio::select! {
         biased;
-        _ = cancel.cancelled() => Err(ProviderError::Cancelled),
+        _ = cancel.cancelled() => Err(Failure::from(ProviderError::Cancelled)),
         r = work => r,
     };
-    result.map_err(|e| match e {
+    result.map_err(|f| match f.err {
         ProviderError::Cancelled => NativeError::Failed(ProviderError::Cancelled),
+        e if f.broke => NativeError::Broken(e.to_string()),
         e => classify(e),
     })
+}
+
+/// A failed try, and whether it failed after the answer began: a 200
+/// whose body broke off, or was cut into JSON that does not parse (a body
+/// that stalls past the idle timeout is a timeout, not a break).
+struct Failure {
+    err: ProviderError,
+    broke: bool,
+}
+
+impl From<ProviderError> for Failure {
+    fn from(err: ProviderError) -> Self {
+        Self { err, broke: false }
+    }
 }
 
 async fn send_once(
     http: &Http,
     builder: reqwest::RequestBuilder,
     url: &str,
-) -> Result<Value, ProviderError> {
+) -> Result<Value, Failure> {
     let resp = http.send(builder, url).await?;
-    http.read_json(resp).await
+    http.read_json(resp).await.map_err(|err| {
+        let broke = match &err {
+            ProviderError::BadResponse { .. } => true,
+            ProviderError::Transient { message } => message.starts_with(CONNECTION_BROKE),
+            _ => false,
+        };
+        Failure { err, broke }
+    })
 }
 
 /// The native compaction in a `/responses/compact` answer: its `output`

@@ -7,11 +7,13 @@ use std::collections::BTreeMap;
 
 use camino::Utf8PathBuf;
 use eonyx_core::ToolName;
-use eonyx_core::config::{McpApproval, ShellPolicy, ToolsConfig, WritePolicy};
+use eonyx_core::config::{
+    McpApproval, ShellPolicy, ToolsConfig, WebFetchConfig, WebFetchPolicy, WritePolicy,
+};
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 
 use super::ToolError;
-use crate::permissions::{RuleMatcher, Verdict};
+use crate::permissions::{RuleMatcher, RuleRef, Verdict};
 
 /// Something that needs the user's approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +47,12 @@ pub enum ApprovalKind {
         /// The arguments as compact JSON.
         arguments: String,
     },
+    /// `web_fetch` reading `url`; an "always" holds for its host.
+    WebFetch {
+        /// Lowercased, without the port.
+        host: String,
+        url: String,
+    },
     /// The user's `@path` names a file outside the project root: only a
     /// user can allow sending it (batch runs refuse).
     Attach { path: Utf8PathBuf },
@@ -76,6 +84,7 @@ impl ApprovalKind {
             ApprovalKind::Write { outside: true, .. } => "write_outside_project".into(),
             ApprovalKind::Attach { .. } => "attach_outside_project".into(),
             ApprovalKind::Mcp { tool, .. } => format!("mcp:{tool}").into(),
+            ApprovalKind::WebFetch { host, .. } => format!("web_fetch:{host}").into(),
         }
     }
 
@@ -116,6 +125,10 @@ impl ApprovalKind {
             ApprovalKind::Attach { path } => {
                 format!("send a file from outside the project: {path}")
             }
+            ApprovalKind::WebFetch { url, host } => format!(
+                "fetch {} ([a]lways: every page of {host} this session)",
+                eonyx_core::text::ellipsize(url, SHOWN_ARGUMENT_CHARS)
+            ),
         }
     }
 }
@@ -203,6 +216,9 @@ pub struct PolicyApprover {
     /// What the command line allowed up front.
     pub allowed: Permissions,
     pub mcp: McpPolicy,
+    /// `tools.web_fetch` and `tools.web_fetch_domains` (the rest of
+    /// [`WebFetchConfig`] is the fetcher's).
+    pub web: WebFetchConfig,
     /// Who is asked when the answer is "ask" (the REPL's prompt; `None`
     /// in batch runs and `eonyx run`, where "ask" denies).
     pub ask: Option<std::sync::Arc<dyn Approver>>,
@@ -220,6 +236,9 @@ pub struct Permissions {
     pub shell: bool,
     pub write: bool,
     pub mcp: bool,
+    /// `--allow-web`: `web_fetch` without asking (not over
+    /// `tools.web_fetch = "deny"`).
+    pub web: bool,
 }
 
 impl Permissions {
@@ -228,12 +247,14 @@ impl Permissions {
         shell: false,
         write: false,
         mcp: false,
+        web: false,
     };
     /// `--allow-shell --allow-write --allow-mcp`.
     pub const ALL: Permissions = Permissions {
         shell: true,
         write: true,
         mcp: true,
+        web: true,
     };
 }
 
@@ -267,6 +288,7 @@ impl PolicyApprover {
             write: tools.write,
             allowed,
             mcp,
+            web: tools.web.clone(),
             ask,
             rules: std::sync::Arc::new(RuleMatcher::new(&tools.permissions)),
         }
@@ -279,6 +301,7 @@ impl PolicyApprover {
             write,
             allowed,
             mcp: McpPolicy::default(),
+            web: WebFetchConfig::default(),
             ask: None,
             rules: std::sync::Arc::default(),
         }
@@ -309,6 +332,7 @@ pub fn rule_verdict(rules: &RuleMatcher, kind: &ApprovalKind) -> Verdict {
                 .unwrap_or(tool);
             rules.mcp(server, own)
         }
+        ApprovalKind::WebFetch { host, url } => rules.web_fetch(&web_host_port(host, url)),
         ApprovalKind::Attach { .. } | ApprovalKind::Task { .. } => Verdict::Unmatched,
     }
 }
@@ -332,6 +356,69 @@ impl ApprovalKind {
     }
 }
 
+/// What rules, config and flags say about a `web_fetch` before anyone is
+/// asked; see [`web_fetch_verdict`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebFetchVerdict {
+    Allow,
+    /// The user is asked (REPL); denied where no one can be. `rule`: the
+    /// `ask` permission rule that said so (asked even where a mode would
+    /// answer by itself, as ACP's `auto`).
+    Ask {
+        rule: Option<RuleRef>,
+    },
+    /// `rule`: the `deny` permission rule that said so.
+    Deny {
+        rule: Option<RuleRef>,
+    },
+}
+
+/// **The** decision about fetching from `host` (`host:port` as the URL
+/// names it, docs/tools.md#web-fetch): the permission rules first (a
+/// `web_fetch(HOST)` rule in `deny`, then `ask`, then `allow`); then
+/// `tools.web_fetch = "deny"` denies whatever else is said; `"allow"`,
+/// `--allow-web` (`allow_web`) or a match in `tools.web_fetch_domains`
+/// allows; anything else asks. An untrusted project's `allow` rules are
+/// not in `rules` ([`RuleMatcher::new`] leaves them out).
+pub fn web_fetch_verdict(
+    web: &WebFetchConfig,
+    rules: &RuleMatcher,
+    allow_web: bool,
+    host: &str,
+) -> WebFetchVerdict {
+    match rules.web_fetch(host) {
+        Verdict::Deny(rule) => return WebFetchVerdict::Deny { rule: Some(rule) },
+        Verdict::Ask(rule) => return WebFetchVerdict::Ask { rule: Some(rule) },
+        Verdict::Allow => return WebFetchVerdict::Allow,
+        Verdict::Unmatched => {}
+    }
+    let bare = match host.rsplit_once(':') {
+        Some((h, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => host,
+    };
+    match web.policy {
+        WebFetchPolicy::Deny => WebFetchVerdict::Deny { rule: None },
+        WebFetchPolicy::Allow => WebFetchVerdict::Allow,
+        WebFetchPolicy::Ask
+            if allow_web
+                || web
+                    .domains
+                    .iter()
+                    .any(|d| eonyx_web::domain_matches(d, bare)) =>
+        {
+            WebFetchVerdict::Allow
+        }
+        WebFetchPolicy::Ask => WebFetchVerdict::Ask { rule: None },
+    }
+}
+
+/// The `host:port` a `web_fetch` question is about, as rules match it.
+fn web_host_port(host: &str, url: &str) -> String {
+    eonyx_web::parse_url(url)
+        .map(|u| eonyx_web::host_port(&u))
+        .unwrap_or_else(|_| host.to_owned())
+}
+
 impl Approver for PolicyApprover {
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
         match self.verdict(kind) {
@@ -341,8 +428,7 @@ impl Approver for PolicyApprover {
             )),
             Verdict::Ask(rule) if self.ask.is_none() => Some(format!(
                 "denied: the permission rule {rule} needs the user's yes, and there is no one to \
-                 ask in this run (--allow-shell and --allow-write do not cover it); the user can \
-                 run it in the REPL"
+                 ask in this run (no --allow-* flag covers it); the user can run it in the REPL"
             )),
             _ => None,
         }
@@ -418,6 +504,20 @@ impl PolicyApprover {
                         McpApproval::Allow => Decision::Allow,
                         McpApproval::Ask if self.allowed.mcp => Decision::Allow,
                         McpApproval::Ask => self.ask_user(kind, question).await,
+                    };
+                }
+                ApprovalKind::WebFetch { host, url } => {
+                    // The rules were applied above (unmatched here); the
+                    // same function decides the rest.
+                    let host = web_host_port(host, url);
+                    return match web_fetch_verdict(&self.web, &self.rules, self.allowed.web, &host)
+                    {
+                        WebFetchVerdict::Allow => Decision::Allow,
+                        WebFetchVerdict::Deny { .. } => Decision::Deny,
+                        WebFetchVerdict::Ask { rule: Some(_) } => {
+                            self.ask_user(kind, Question::MustAsk).await
+                        }
+                        WebFetchVerdict::Ask { rule: None } => self.ask_user(kind, question).await,
                     };
                 }
                 ApprovalKind::Write { .. } => (self.write, self.allowed.write),

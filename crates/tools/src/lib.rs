@@ -1,8 +1,9 @@
 //! The built-in tools (SPEC section 26): `read_file`, `list_dir`, `grep`,
-//! `shell`, `write_file`, `edit_file`, `recall` and `skill` (docs/tools.md),
+//! `shell`, `write_file`, `edit_file`, `recall`, `skill` and `web_fetch`
+//! (docs/tools.md),
 //! and the definitions and argument parsing of `memory` and `task`. Every
 //! tool is named by [`eonyx_core::ToolName`], never by a string of its own.
-//! This crate depends on core, store and sandbox only, never on the agent:
+//! This crate depends on core, store, sandbox and web only, never on the agent:
 //! what a tool needs from the session comes in a [`ToolContext`], and the
 //! tools that need the agent itself (`memory`, `task`, the MCP tools) are
 //! handed to it through the [`AgentTools`] trait, which the agent implements.
@@ -50,6 +51,7 @@ mod shell;
 pub mod shell_split;
 pub mod skill;
 pub mod task;
+mod web_fetch;
 mod write;
 
 use std::time::Duration;
@@ -62,7 +64,7 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
     AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, MustAsk, Permissions,
-    PolicyApprover, TaskLabel, approve, rule_verdict,
+    PolicyApprover, TaskLabel, WebFetchVerdict, approve, rule_verdict, web_fetch_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};
@@ -73,12 +75,13 @@ pub use plan::{GoalUpdate, goal_update_definition, parse_goal_update, plan_defin
 pub use recall::RecallSource;
 pub use shell::{Tee, run_command};
 pub use skill::{NoSkills, Skill, SkillSource};
+pub use web_fetch::web_denied;
 pub use write::{FileChange, SeenFiles, WRITE_DENIED};
 
 /// The built-in tools [`execute`] runs, in the order of [`definitions`]
 /// (`memory` needs the session's memory store and `task` the whole agent:
 /// the agent runs those two).
-pub const TOOLS: [ToolName; 8] = match ToolName::ALL.first_chunk() {
+pub const TOOLS: [ToolName; 9] = match ToolName::ALL.first_chunk() {
     Some(tools) => *tools,
     None => panic!("ToolName::ALL lists memory and task after these"),
 };
@@ -121,6 +124,12 @@ pub struct ToolContext {
     /// `read_file`, `write_file` and `edit_file` instead of the disk;
     /// `None`: the disk.
     pub files: Option<Arc<dyn ClientFiles>>,
+    /// `web_fetch`'s fetcher (its options and its cache), shared with a
+    /// task's children.
+    pub web: Arc<eonyx_web::Fetcher>,
+    /// `tools.output_cap_bytes`: `web_fetch` cuts its result to it (the
+    /// session keeps what was sent).
+    pub output_cap_bytes: u64,
 }
 
 /// A file system the file tools use instead of the disk: an ACP client's,
@@ -176,6 +185,8 @@ impl ToolContext {
             skills: Arc::new(NoSkills),
             undo: None,
             files: None,
+            web: Arc::new(eonyx_web::Fetcher::default()),
+            output_cap_bytes: eonyx_core::config::ToolsConfig::default().output_cap_bytes,
         }
     }
 }
@@ -206,6 +217,16 @@ pub enum ToolEvent {
         matches: u64,
         /// Matches returned to the model.
         returned: u64,
+    },
+    /// A `web_fetch` call completed (docs/cli.md#json-events).
+    WebFetch {
+        /// The final URL (after same-host redirects).
+        url: String,
+        status: u16,
+        /// Bytes of the body read.
+        bytes: u64,
+        /// Served from the 15-minute cache.
+        cached: bool,
     },
     /// A warning for the user (stderr, a `warning` JSON event), e.g. that
     /// commands run unconfined because no sandbox backend works.
@@ -335,6 +356,7 @@ pub async fn execute(
         Some(ToolName::EditFile) => write::edit_file(a, env).await,
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
+        Some(ToolName::WebFetch) => web_fetch::run(a, env).await,
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
         Some(
@@ -420,7 +442,7 @@ mod tests {
         assert!(out.is_error);
         assert_eq!(
             out.text,
-            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall, skill"
+            "unknown tool `apply_patch`; available tools: read_file, list_dir, grep, shell, write_file, edit_file, recall, skill, web_fetch"
         );
     }
 

@@ -8,7 +8,9 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{FakeServer, Inner, json_response};
+use futures_util::StreamExt;
+
+use super::{FakeServer, Inner, Shared, json_response, lock};
 use crate::recorded::RecordedRequest;
 use crate::wire::{encrypted_of, signature_of};
 
@@ -32,7 +34,24 @@ pub enum NativeCompact {
     /// Compacts, then refuses every request carrying the result (400
     /// naming the item invalid, as after a key rotation).
     RefusesItems,
+    /// Answers every compact call with this status and the wire's error
+    /// body (405 and 501 as servers without the route; 500 and 529 as
+    /// an overloaded one).
+    Status(u16),
+    /// A 400 naming the endpoint (Responses) or the field (Anthropic) as
+    /// not supported for the model, as gateways and proxies answer.
+    NamesUnsupported,
+    /// Starts a 200 answer and cuts it mid-way: half the JSON body, then
+    /// the connection is reset.
+    Breaks,
+    /// Never answers the compact call (the request is read, nothing is
+    /// sent back for ten minutes, or until the server stops).
+    Hangs,
 }
+
+/// The longest [`NativeCompact::Hangs`] keeps a compact call waiting
+/// (then 504), far beyond any client timeout a test sets.
+pub const HANG_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl FakeServer {
     /// Serve provider-native compaction this way (default: absent).
@@ -87,13 +106,89 @@ fn compacted_text(record: &RecordedRequest) -> String {
     format!("Compacted by the provider: {}", texts.join(" | "))
 }
 
-/// Answer a native compact call (`record.is_native_compaction()`).
-pub(super) fn answer(inner: &mut Inner, record: &RecordedRequest) -> Response {
-    if record.is_anthropic() {
-        anthropic(inner, record)
-    } else {
-        responses(inner, record)
+/// Record and answer a native compact call
+/// (`record.is_native_compaction()`); the lock is not held while it hangs.
+pub(super) async fn serve(shared: &Shared, record: RecordedRequest) -> Response {
+    let mode = {
+        let mut inner = lock(shared);
+        inner.requests.push(record.clone());
+        inner.native
+    };
+    match mode {
+        NativeCompact::Hangs => {
+            tokio::time::sleep(HANG_LIMIT).await;
+            return json_response(StatusCode::GATEWAY_TIMEOUT, &json!({"error": "hung"}));
+        }
+        NativeCompact::Status(status) => return failure(&record, status),
+        NativeCompact::NamesUnsupported => {
+            let body = if record.is_anthropic() {
+                anthropic_invalid(
+                    "compaction: on-demand compaction is not supported for this model",
+                )
+            } else {
+                openai_invalid(
+                    "The /v1/responses/compact endpoint is not supported for this model.",
+                )
+            };
+            return json_response(StatusCode::BAD_REQUEST, &body);
+        }
+        _ => {}
     }
+    let response = {
+        let mut inner = lock(shared);
+        if record.is_anthropic() {
+            anthropic(&mut inner, &record)
+        } else {
+            responses(&mut inner, &record)
+        }
+    };
+    if mode == NativeCompact::Breaks && response.status() == StatusCode::OK {
+        return cut(response).await;
+    }
+    response
+}
+
+/// `status` with the wire's error body.
+fn failure(record: &RecordedRequest, status: u16) -> Response {
+    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let (kind, reason) = match status {
+        529 => ("overloaded_error", "Overloaded"),
+        _ => ("api_error", code.canonical_reason().unwrap_or("Error")),
+    };
+    let body = if record.is_anthropic() {
+        json!({"type": "error", "error": {"type": kind, "message": reason}})
+    } else {
+        json!({"error": {"message": reason, "type": "server_error", "code": status}})
+    };
+    json_response(code, &body)
+}
+
+/// `response` with only the first half of its body sent, then the
+/// connection reset.
+async fn cut(response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let half = bytes.slice(..bytes.len() / 2);
+    let items: Vec<Result<axum::body::Bytes, std::io::Error>> = vec![
+        Ok(half),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "fake server: compaction answer cut mid-way",
+        )),
+    ];
+    let stream =
+        futures_util::stream::iter(items.into_iter().enumerate()).then(|(i, item)| async move {
+            if i > 0 {
+                // Let the half reach the client first.
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            item
+        });
+    let mut parts = parts;
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from_stream(stream))
 }
 
 const RESPONSES_COMPACT_KEYS: &[&str] = &[

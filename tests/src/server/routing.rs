@@ -60,9 +60,7 @@ pub(super) async fn handle(
         prompt_tokens: 0,
     };
     if record.is_native_compaction() {
-        let mut inner = lock(&shared);
-        inner.requests.push(record.clone());
-        return super::native::answer(&mut inner, &record);
+        return super::native::serve(&shared, record).await;
     }
     let chat = record.is_chat();
     if chat {

@@ -360,22 +360,8 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
         let next = self.shared_prefix_base(trigger, sink, cancel);
-        let mut debug = |m: String| sink(AgentEvent::Debug(m));
         let input = self.compact_input(plan, trigger, focus, next.as_ref());
-        let record = eonyx_compact::compact(
-            self.models.summarizer.as_ref(),
-            input,
-            &mut debug,
-            cancel.clone(),
-        )
-        .await
-        .map_err(|e| {
-            if cancel.is_cancelled() {
-                AgentError::Interrupted
-            } else {
-                AgentError::Compaction(e.to_string())
-            }
-        })?;
+        let record = summarize_with(self.models.summarizer.as_ref(), input, sink, cancel).await?;
         self.remember_quirks(sink);
         Ok(record)
     }
@@ -415,7 +401,6 @@ impl Agent {
         let result = provider.compact(&req, &instructions).await;
         match result {
             Ok(outcome) => {
-                self.compaction.native.succeeded();
                 let input = self.compact_input(plan, trigger, focus, None);
                 eonyx_compact::native_record(outcome, &input)
                     .map(Some)
@@ -423,7 +408,7 @@ impl Agent {
             }
             Err(_) if cancel.is_cancelled() => Err(AgentError::Interrupted),
             Err(e) => {
-                let (line, remember) = self.compaction.native.failed(&e, provider.quirks());
+                let (line, remember) = crate::native::fallback(&e, provider.quirks());
                 if let Some(q) = remember {
                     provider.set_quirks(q);
                     self.remember_quirks(sink);
@@ -527,21 +512,8 @@ impl Agent {
                 next: None,
                 ..self.compact_input(&plan, trigger, None, None)
             };
-            let mut debug = |m: String| sink(AgentEvent::Debug(m));
-            let record = eonyx_compact::compact(
-                self.models.summarizer.as_ref(),
-                input,
-                &mut debug,
-                cancel.clone(),
-            )
-            .await
-            .map_err(|e| {
-                if cancel.is_cancelled() {
-                    AgentError::Interrupted
-                } else {
-                    AgentError::Compaction(e.to_string())
-                }
-            })?;
+            let record =
+                summarize_with(self.models.summarizer.as_ref(), input, sink, cancel).await?;
             self.remember_quirks(sink);
             record
         };
@@ -585,6 +557,26 @@ impl Agent {
             sink(AgentEvent::Notice(msg));
         }
     }
+}
+
+/// eonyx's own summarizer on `input`, its debug lines to `sink`; a
+/// failure after `cancel` is an interruption.
+async fn summarize_with(
+    summarizer: &dyn eonyx_core::Provider,
+    input: eonyx_compact::CompactInput<'_>,
+    sink: &mut (dyn FnMut(AgentEvent) + Send),
+    cancel: &CancellationToken,
+) -> Result<CompactionRecord, AgentError> {
+    let mut debug = |m: String| sink(AgentEvent::Debug(m));
+    eonyx_compact::compact(summarizer, input, &mut debug, cancel.clone())
+        .await
+        .map_err(|e| {
+            if cancel.is_cancelled() {
+                AgentError::Interrupted
+            } else {
+                AgentError::Compaction(e.to_string())
+            }
+        })
 }
 
 /// A compaction record at `boundary` with nothing in it yet.

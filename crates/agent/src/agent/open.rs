@@ -106,6 +106,10 @@ impl Agent {
             std::time::Duration::from_secs(config.tools.shell_timeout_secs),
         );
         tool_ctx.max_edit_bytes = config.tools.max_edit_bytes;
+        tool_ctx.output_cap_bytes = config.tools.output_cap_bytes;
+        tool_ctx.web = Arc::new(eonyx_web::Fetcher::new(
+            eonyx_web::FetchOptions::from_config(&config.tools.web),
+        ));
         tool_ctx.hidden_env = key_vars;
         tool_ctx.skills = Arc::new(SkillList(skills.clone()));
         tool_ctx.sandbox = Arc::new(eonyx_sandbox::Sandbox::new(

@@ -324,6 +324,23 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
         ),
         entry("tools.recall".into(), json!(config.tools.recall)),
         entry("tools.task".into(), json!(config.tools.task)),
+        entry("tools.web_fetch".into(), json!(config.tools.web.policy)),
+        entry(
+            "tools.web_fetch_max_bytes".into(),
+            json!(config.tools.web.max_bytes),
+        ),
+        entry(
+            "tools.web_fetch_timeout_secs".into(),
+            json!(config.tools.web.timeout_secs),
+        ),
+        entry(
+            "tools.web_fetch_domains".into(),
+            json!(config.tools.web.domains),
+        ),
+        entry(
+            "tools.web_fetch_private_hosts".into(),
+            json!(config.tools.web.private_hosts),
+        ),
         entry("tasks.max_depth".into(), json!(config.tasks.max_depth)),
         entry(
             "tasks.max_parallel".into(),

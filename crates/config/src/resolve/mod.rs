@@ -450,6 +450,39 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.tools.task = v;
                 set("tools.task");
             }
+            let web = &mut cfg.tools.web;
+            if let Some(v) = t.web_fetch {
+                // An untrusted project may only tighten (trust.rs lets
+                // through "ask" and "deny"; "ask" over "deny" is looser).
+                let untrusted = matches!(l.source, Source::Project { .. }) && !cfg.trusted;
+                if untrusted && v > web.policy {
+                    cfg.warnings.push(format!(
+                        "{}: ignoring `tools.web_fetch = \"{}\"`: it is looser than \"{}\" and the project is not trusted",
+                        file_source(&l.source),
+                        v.as_str(),
+                        web.policy.as_str()
+                    ));
+                } else {
+                    web.policy = v;
+                    set("tools.web_fetch");
+                }
+            }
+            if let Some(v) = t.web_fetch_max_bytes {
+                web.max_bytes = v;
+                set("tools.web_fetch_max_bytes");
+            }
+            if let Some(v) = t.web_fetch_timeout_secs {
+                web.timeout_secs = v;
+                set("tools.web_fetch_timeout_secs");
+            }
+            if let Some(v) = &t.web_fetch_domains {
+                web.domains = v.clone();
+                set("tools.web_fetch_domains");
+            }
+            if let Some(v) = &t.web_fetch_private_hosts {
+                web.private_hosts = v.clone();
+                set("tools.web_fetch_private_hosts");
+            }
         }
         if let Some(t) = &f.tasks {
             if let Some(v) = t.max_depth {

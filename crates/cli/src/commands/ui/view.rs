@@ -317,6 +317,27 @@ impl<'p> View<'p> {
                     });
                 }
             }
+            AgentEvent::Tool(ToolEvent::WebFetch {
+                url,
+                status,
+                bytes,
+                cached,
+            }) => {
+                self.stop_spinner();
+                self.end_stream_line();
+                let from = if cached { " (cached)" } else { "" };
+                self.printer.info(&format!(
+                    "web_fetch: {url} · {status} · {bytes} bytes{from}"
+                ));
+                if self.mode == Mode::Json {
+                    self.json(&Event::WebFetch {
+                        url: &url,
+                        status,
+                        bytes,
+                        cached,
+                    });
+                }
+            }
             // The agent turns tool warnings into `AgentEvent::Warning`.
             AgentEvent::Tool(ToolEvent::Warning(m)) => {
                 self.stop_spinner();
