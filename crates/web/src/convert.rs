@@ -1,144 +1,38 @@
-//! HTML to Markdown, through `htmd` (ARCHITECTURE.md says why that crate).
+//! HTML to Markdown: one pass over html5gum's tokenizer (`markdown.rs`),
+//! with a plain-text fallback.
 //!
 //! Invariants:
-//! - Never panics and always returns text: a page nested deeper than
-//!   [`MAX_NESTING`] (estimated by a scan of its tags) or whose Markdown
-//!   would grow past [`MAX_GROWTH`] times the input is read as plain text
-//!   (tags stripped, scripts and styles dropped) instead.
-//! - The output is at most `MAX_GROWTH * input + SLACK` bytes.
+//! - Never panics and always returns text; no recursion, so no page is too
+//!   deep to convert.
+//! - The output is at most `MAX_GROWTH * input + SLACK` bytes: Markdown
+//!   that would grow past that is replaced by the plain text (tags
+//!   stripped, scripts and styles dropped), which is never longer than the
+//!   input.
 //! - Scripts, styles, navigation and other page chrome are dropped; tables
 //!   are written as pipe tables without padding, so their size follows
-//!   their content (htmd's own table handler pads every cell to the widest
-//!   of its column, which a hostile page can blow up quadratically).
+//!   their content.
 
-use std::rc::Rc;
+mod markdown;
 
-use htmd::element_handler::{HandlerResult, Handlers};
-use htmd::options::{BulletListMarker, HrStyle, Options};
-use htmd::{Element, HtmlToMarkdown};
-use markup5ever_rcdom::{Node, NodeData};
-
-/// Elements deeper than this (by a scan that ignores elements HTML closes
-/// by itself) make the page plain text: the converter walks the tree
-/// recursively.
-pub const MAX_NESTING: usize = 256;
 /// Markdown longer than this many times the HTML (plus [`SLACK`]) is
 /// replaced by the plain text.
 pub const MAX_GROWTH: usize = 4;
 /// Room for a small page's Markdown to be longer than its HTML.
 pub const SLACK: usize = 4096;
 
-/// Stack for the conversion thread: the tree walk is recursive, and
-/// [`MAX_NESTING`] levels of it need more than a default thread's stack in
-/// a debug build.
-const STACK_BYTES: usize = 64 * 1024 * 1024;
-
-/// Elements whose content is never part of the text a reader wants.
-const DROPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "nav", "iframe", "svg", "canvas", "object", "embed",
-    "form", "button", "select", "dialog", "head",
-];
-
 /// The Markdown of `html` (see the module's invariants).
 pub fn html_to_markdown(html: &str) -> String {
-    if nesting_estimate(html) > MAX_NESTING {
-        return plain_text(html);
-    }
-    let owned = html.to_owned();
-    let converted = std::thread::Builder::new()
-        .name("eonyx-web-convert".into())
-        .stack_size(STACK_BYTES)
-        .spawn(move || convert_tree(&owned))
-        .ok()
-        .and_then(|t| t.join().ok());
-    match converted {
-        Some(md) if md.len() <= MAX_GROWTH * html.len() + SLACK => md,
-        _ => plain_text(html),
-    }
+    html_to_markdown_at(html, None)
 }
 
-fn convert_tree(html: &str) -> String {
-    let converter = HtmlToMarkdown::builder()
-        .options(Options {
-            bullet_list_marker: BulletListMarker::Dash,
-            ul_bullet_spacing: 1,
-            ol_number_spacing: 1,
-            hr_style: HrStyle::Dashes,
-            ..Options::default()
-        })
-        .skip_tags(DROPPED.to_vec())
-        .add_handler(vec!["table"], table)
-        .build();
-    let markdown = converter.convert(html).unwrap_or_default();
-    tidy_blank_lines(&markdown)
-}
-
-/// A pipe table: the first row is the header (Markdown tables need one),
-/// each row has its own cells, nothing is padded.
-fn table(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for child in children(element.node) {
-        match tag(&child) {
-            Some("tr") => rows.push(cells(handlers, &child)),
-            Some("thead" | "tbody" | "tfoot") => rows.extend(
-                children(&child)
-                    .iter()
-                    .filter(|r| tag(r) == Some("tr"))
-                    .map(|r| cells(handlers, r)),
-            ),
-            _ => {}
-        }
-    }
-    rows.retain(|r| !r.is_empty());
-    let Some((header, body)) = rows.split_first() else {
-        let content = handlers.walk_children(element.node).content;
-        let content = content.trim_matches('\n');
-        return (!content.is_empty()).then(|| format!("\n\n{content}\n\n").into());
-    };
-    let mut md = String::from("\n\n");
-    push_row(&mut md, header);
-    md.push('|');
-    for _ in header {
-        md.push_str(" --- |");
-    }
-    md.push('\n');
-    for row in body {
-        push_row(&mut md, row);
-    }
-    md.push('\n');
-    Some(md.into())
-}
-
-fn push_row(md: &mut String, row: &[String]) {
-    md.push('|');
-    for cell in row {
-        md.push(' ');
-        md.push_str(cell);
-        md.push_str(" |");
-    }
-    md.push('\n');
-}
-
-fn cells(handlers: &dyn Handlers, row: &Rc<Node>) -> Vec<String> {
-    children(row)
-        .iter()
-        .filter(|c| matches!(tag(c), Some("td" | "th")))
-        .map(|c| {
-            let content = handlers.walk_children(c).content;
-            let one_line = content.split_whitespace().collect::<Vec<_>>().join(" ");
-            one_line.replace('|', "\\|")
-        })
-        .collect()
-}
-
-fn children(node: &Rc<Node>) -> Vec<Rc<Node>> {
-    node.children.borrow().iter().cloned().collect()
-}
-
-fn tag(node: &Node) -> Option<&str> {
-    match &node.data {
-        NodeData::Element { name, .. } => Some(name.local.as_ref()),
-        _ => None,
+/// The Markdown of `html` fetched from `base`: relative links and images
+/// are made absolute against it (`#fragment` links stay as they are).
+pub fn html_to_markdown_at(html: &str, base: Option<&url::Url>) -> String {
+    let md = markdown::convert(html, base);
+    if md.len() <= MAX_GROWTH * html.len() + SLACK {
+        md
+    } else {
+        plain_text(html)
     }
 }
 
@@ -160,61 +54,6 @@ fn tidy_blank_lines(md: &str) -> String {
         }
     }
     out.trim_matches('\n').to_owned()
-}
-
-/// Elements that never hold others, or that HTML closes by itself when
-/// the next one starts: not counted as nesting.
-const NOT_NESTING: &[&str] = &[
-    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
-    "wbr", "p", "li", "dt", "dd", "tr", "td", "th", "option", "thead", "tbody", "tfoot",
-    "colgroup", "rb", "rt", "rp", "optgroup", "!doctype",
-];
-
-/// The deepest nesting of elements a scan of the tags suggests (an
-/// over-estimate for sloppy HTML, never an under-estimate for the elements
-/// counted). Comments and the insides of `script`/`style` are skipped.
-fn nesting_estimate(html: &str) -> usize {
-    let bytes = html.as_bytes();
-    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
-    while let Some(off) = bytes[i..].iter().position(|&b| b == b'<') {
-        i += off + 1;
-        if bytes[i..].starts_with(b"!--") {
-            i = find(bytes, i, b"-->").map_or(bytes.len(), |e| e + 3);
-            continue;
-        }
-        let closing = bytes.get(i) == Some(&b'/');
-        let start = if closing { i + 1 } else { i };
-        let end = bytes[start..]
-            .iter()
-            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'!' || *b == b'-'))
-            .map_or(bytes.len(), |e| start + e);
-        let name = html.get(start..end).unwrap_or("").to_ascii_lowercase();
-        if name.is_empty() || NOT_NESTING.contains(&name.as_str()) {
-            continue;
-        }
-        let tag_end = find(bytes, end, b">").unwrap_or(bytes.len());
-        let self_closing = tag_end > 0 && bytes.get(tag_end - 1) == Some(&b'/');
-        if closing {
-            depth = depth.saturating_sub(1);
-        } else if !self_closing {
-            if name == "script" || name == "style" {
-                let close = format!("</{name}");
-                i = find_ci(html, tag_end, &close).unwrap_or(bytes.len());
-                continue;
-            }
-            depth += 1;
-            deepest = deepest.max(depth);
-        }
-        i = tag_end.min(bytes.len());
-    }
-    deepest
-}
-
-fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    hay.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| from + p)
 }
 
 fn find_ci(hay: &str, from: usize, needle: &str) -> Option<usize> {
@@ -308,25 +147,15 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_falls_back_to_plain_text() {
+    fn deep_nesting_converts_without_recursion() {
         let html = format!(
             "{}deep &amp; text{}",
-            "<div>".repeat(MAX_NESTING + 10),
-            "</div>".repeat(MAX_NESTING + 10)
+            "<div><blockquote><ul><li><b>".repeat(10_000),
+            "</b></li></ul></blockquote></div>".repeat(10_000)
         );
-        assert!(nesting_estimate(&html) > MAX_NESTING);
-        assert_eq!(html_to_markdown(&html), "deep & text");
-    }
-
-    #[test]
-    fn self_closing_paragraphs_and_list_items_do_not_count_as_nesting() {
-        let html = "<p>a<p>b<li>c<li>d<br><img src=x>".repeat(1000);
-        assert_eq!(nesting_estimate(&html), 0);
-        assert_eq!(nesting_estimate("<div><div></div><span></span></div>"), 2);
-        assert_eq!(
-            nesting_estimate("<div><script><div><div></script></div>"),
-            1
-        );
+        let md = html_to_markdown(&html);
+        assert!(md.contains("deep & text"), "{}", &md[..md.len().min(500)]);
+        assert!(md.len() <= MAX_GROWTH * html.len() + SLACK);
     }
 
     #[test]
@@ -339,6 +168,57 @@ mod tests {
         let md = html_to_markdown(&html);
         assert!(md.len() < html.len(), "{} vs {}", md.len(), html.len());
         assert!(md.contains("| y |"));
+    }
+
+    #[test]
+    fn lists_quotes_and_code_keep_their_shape() {
+        let md = html_to_markdown(
+            "<ol start='3'><li>three<ul><li>nested <em>item</em></li></ul></li><li><p>four</p></li></ol>\
+             <blockquote><p>quoted</p><p>twice</p></blockquote>\
+             <p>inline <code>a`b</code> and <b> bold </b>.</p>\
+             <pre>```\nfenced\n```</pre><dl><dt>term</dt><dd>meaning</dd></dl>\
+             <p># not a heading<br>- not a list</p><hr><p>end</p>",
+        );
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn dropped_elements_leave_nothing_even_when_nested_or_unclosed() {
+        let md = html_to_markdown(
+            "<head><title>T</title><meta charset=utf-8><p>kept</p>\
+             <nav>a<nav>b</nav>c</nav><svg/><p>after svg</p>\
+             <script>if (a < b) { document.write('<p>x</p>') }</script>\
+             <select><option>o</select><p>last</p><noscript>ns</noscript>",
+        );
+        assert_eq!(md, "kept\n\nafter svg\n\nlast");
+    }
+
+    #[test]
+    fn relative_links_and_images_are_made_absolute_against_the_page() {
+        let base = url::Url::parse("https://docs.example.org/guide/intro.html").unwrap();
+        let md = html_to_markdown_at(
+            "<p><a href='setup.html'>setup</a> <a href='/api'>api</a> <a href='#top'>top</a> \
+             <a href='https://other.org/x'>x</a> <img src='img/a.png' alt='A [pic]'> \
+             <a href='javascript:void(0)'>js</a> <a href=''>empty</a></p>",
+            Some(&base),
+        );
+        assert_eq!(
+            md,
+            "[setup](https://docs.example.org/guide/setup.html) [api](https://docs.example.org/api) \
+             [top](#top) [x](https://other.org/x) ![A pic](https://docs.example.org/guide/img/a.png) js empty"
+        );
+    }
+
+    #[test]
+    fn table_cells_stay_on_their_row() {
+        let md = html_to_markdown(
+            "<table><caption>cap</caption><tr><td>a|b</td><td><p>one</p><p>two</p></td>\
+             <tr><td><code>x|y</code><td>last</table><p>after</p>",
+        );
+        assert_eq!(
+            md,
+            "cap\n\n| a\\|b | one two |\n| --- | --- |\n| `x\\|y` | last |\n\nafter"
+        );
     }
 
     #[test]

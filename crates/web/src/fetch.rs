@@ -11,7 +11,7 @@ use reqwest::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use url::Host;
 
 use crate::address::refused_range;
-use crate::convert::html_to_markdown;
+use crate::convert::html_to_markdown_at;
 use crate::{Body, CACHE_TTL, FetchOptions, MAX_REDIRECTS, Page, USER_AGENT, WebError, host_port};
 
 /// Fetches pages under one set of [`FetchOptions`], remembering each for
@@ -253,9 +253,11 @@ impl Fetcher {
         let body = if html {
             // The conversion is CPU work (tens of milliseconds for a large
             // page): off the async threads.
-            let markdown = tokio::task::spawn_blocking(move || html_to_markdown(&text))
-                .await
-                .unwrap_or_default();
+            let base = url.clone();
+            let markdown =
+                tokio::task::spawn_blocking(move || html_to_markdown_at(&text, Some(&base)))
+                    .await
+                    .unwrap_or_default();
             Body::Markdown(markdown)
         } else {
             Body::Text(text)
