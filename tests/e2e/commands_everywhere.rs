@@ -69,10 +69,21 @@ fn cases(seed: &str) -> Vec<Case> {
         bad("/model no-such-model", "no-such-model"),
         good("/export out.md"),
         bad("/export no-such-dir/out.md", "could not write the export"),
+        good("/permissions"),
+        bad("/permissions please", "usage: /permissions [forget N]"),
+        bad("/permissions forget 3", "there is no permission rule 3"),
     ];
+    v.extend([
+        good("/memory"),
+        good("/memory review"),
+        bad("/memory please", "usage: /memory [review"),
+        bad(
+            "/memory review --accept nope",
+            "no proposed memory with id nope",
+        ),
+    ]);
     for name in [
         "/sessions",
-        "/memory",
         "/context",
         "/skills",
         "/hooks",

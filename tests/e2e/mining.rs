@@ -713,7 +713,7 @@ fn the_repl_says_how_many_memories_wait_before_its_first_prompt() {
         format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
     });
     tmux.wait_pane("the waiting line", |p| {
-        p.contains("1 memory proposed from earlier sessions: eonyx memory review")
+        p.contains("1 memory proposed from earlier sessions: /memory review")
     });
     tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
     tmux.send("/exit");
@@ -767,4 +767,236 @@ fn concurrent_starts_never_mine_one_session_twice_and_status_shows_the_cost() {
         .unwrap();
     assert_eq!(status["mining"]["requests"], 3, "{status}");
     assert!(status["mining"]["prompt_tokens"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn what_a_rewind_took_back_never_reaches_the_miner() {
+    let fx = mx("");
+    let ts = OLD;
+    // #5 (user) and #6 (assistant) are rewound by #7; #8 follows the rewind.
+    let tail = format!(
+        "{}\n{}\n",
+        json!({"type": "rewind", "seq": 7, "ts": ts, "to_seq": 4}),
+        json!({"type": "message", "seq": 8, "ts": ts, "role": "user", "content": "after the rewind: tests live in tests/"}),
+    );
+    fx.write_session(
+        "rewound",
+        &Spec {
+            users: &["we use pnpm", "second thing", "RETRACTED: we use npm"],
+            tail: &tail,
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    let miners = fx.miners();
+    assert_eq!(miners.len(), 1);
+    let text = mined_text(&miners[0]);
+    assert!(text.contains("we use pnpm"), "{text}");
+    assert!(text.contains("after the rewind"), "{text}");
+    assert!(!text.contains("RETRACTED"), "{text}");
+}
+
+/// A project with one mined session that proposed three memories; the
+/// session's id.
+fn three_proposals(fx: &Fx) -> String {
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+        {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 3},
+        {"text": "Generated files live in gen/", "scope": "project", "evidence_seq": 5},
+    ])));
+    let id = fx.write_session(
+        "three",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    fx.eonyx_ok(&["memory", "mine"]);
+    assert_eq!(fx.review_json().len(), 3);
+    id
+}
+
+/// The memory entries' texts, as `eonyx memory --json` lists them.
+fn entry_texts(fx: &Fx) -> Vec<String> {
+    let v: Value = serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    let mut texts: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    texts.sort();
+    texts
+}
+
+#[test]
+fn memory_review_in_the_repl_asks_each_proposal_and_the_next_session_has_what_was_accepted() {
+    use crate::agent_repl::{prompt_count, start_repl};
+    let fx = mx("");
+    let id = three_proposals(&fx);
+    fx.fake.push(Reply::text("hello back"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the waiting line", |p| {
+        p.contains("3 memories proposed from earlier sessions: /memory review")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("/memory review");
+    tmux.wait_pane("the first question", |p| {
+        p.contains("We use pnpm, never npm") && p.contains("[a/r/e TEXT/s]")
+    });
+    tmux.send("e We use pnpm for everything");
+    tmux.wait_pane("the second question", |p| p.contains("Deploy on Fridays"));
+    tmux.send("what");
+    tmux.wait_pane("the complaint", |p| p.contains("`what` is not an answer"));
+    tmux.send("r");
+    tmux.wait_pane("the third question", |p| {
+        p.contains("Generated files live in gen/")
+    });
+    tmux.send("s");
+    let pane = tmux.wait_pane("the end of the review", |p| {
+        p.contains("skipped [") && prompt_count(p) >= 2
+    });
+    assert!(pane.contains("accepted ["), "{pane}");
+    assert!(pane.contains("rejected ["), "{pane}");
+    // Nothing reached this session's `# Memory`; a new session has it.
+    tmux.send("/new");
+    tmux.wait_pane("the new session", |p| prompt_count(p) >= 3);
+    tmux.send("hello");
+    tmux.wait_pane("the reply", |p| p.contains("hello back"));
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+
+    let system = fx.turns().last().unwrap().system_text();
+    assert!(system.contains("We use pnpm for everything"), "{system}");
+    assert!(!system.contains("never npm"), "{system}");
+    assert!(!system.contains("Deploy on Fridays"), "{system}");
+    assert!(!system.contains("gen/"), "{system}");
+    assert_eq!(entry_texts(&fx), ["We use pnpm for everything"]);
+    let v: Value = serde_json::from_str(&stdout(&fx.eonyx_ok(&["memory", "--json"]))).unwrap();
+    assert_eq!(v[0]["session"], id.as_str());
+    // The skipped one waits; the rejected one is gone for good.
+    let waiting = fx.review_json();
+    assert_eq!(waiting.len(), 1, "{waiting:?}");
+    assert_eq!(waiting[0]["text"], "Generated files live in gen/");
+}
+
+#[test]
+fn memory_review_in_a_batch_lists_and_takes_the_flags() {
+    let fx = mx("");
+    three_proposals(&fx);
+    let ids: Vec<String> = fx
+        .review_json()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    let input = format!(
+        "/memory review\n/memory review --accept nope\n/memory review --reject {}\n/memory review --accept {}\n/memory review --accept-all\n/memory review\n/memory reviews\n",
+        ids[1], ids[0]
+    );
+    let o = run_with_stdin(fx.cmd(&["--new"]), &input);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Listed with how to answer, not asked.
+    assert!(
+        err.contains("3 memories proposed from earlier sessions"),
+        "{err}"
+    );
+    assert!(
+        err.contains("/memory review --accept ID… | --reject ID… | --accept-all"),
+        "{err}"
+    );
+    assert!(!err.contains("[a/r/e TEXT/s]"), "{err}");
+    assert!(err.contains("nope"), "{err}");
+    assert!(err.contains(&format!("rejected [{}]", ids[1])), "{err}");
+    assert!(err.contains(&format!("accepted [{}]", ids[0])), "{err}");
+    assert!(err.contains(&format!("accepted [{}]", ids[2])), "{err}");
+    assert!(
+        err.contains("no memories proposed from earlier sessions"),
+        "{err}"
+    );
+    assert!(err.contains("usage: /memory [review"), "{err}");
+    assert!(fx.review_json().is_empty());
+    assert_eq!(
+        entry_texts(&fx),
+        ["Generated files live in gen/", "We use pnpm, never npm"]
+    );
+    fx.fake.push(Reply::text("hi"));
+    fx.eonyx_ok(&["run", "next"]);
+    let system = fx.turns().last().unwrap().system_text();
+    assert!(system.contains("We use pnpm, never npm"), "{system}");
+    assert!(!system.contains("Deploy on Fridays"), "{system}");
+}
+
+#[test]
+fn memory_review_in_an_acp_session_lists_and_takes_the_flags() {
+    let fx = mx("");
+    three_proposals(&fx);
+    let ids: Vec<String> = fx
+        .review_json()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    let (mut c, s) = crate::acp_util::started(&fx);
+    let mut said = |line: &str| {
+        c.forget_seen();
+        let r = c.prompt(&s, line);
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{line}: {r}");
+        c.answer_text(&s)
+    };
+    let t = said("/memory review");
+    assert!(t.contains("Deploy on Fridays"), "{t}");
+    assert!(t.contains("--accept-all"), "{t}");
+    let t = said(&format!("/memory review --reject {}", ids[1]));
+    assert!(t.contains("never proposed again"), "{t}");
+    let t = said("/memory review --accept-all");
+    assert!(t.contains(&format!("accepted [{}]", ids[0])), "{t}");
+    assert!(t.contains(&format!("accepted [{}]", ids[2])), "{t}");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(fx.review_json().is_empty());
+    assert_eq!(
+        entry_texts(&fx),
+        ["Generated files live in gen/", "We use pnpm, never npm"]
+    );
+}
+
+#[test]
+fn mining_runs_in_the_background_once_an_acp_session_starts() {
+    let fx = mx("");
+    fx.fake.set_extractor(extractor(json!([
+        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+    ])));
+    let id = fx.write_session(
+        "acp",
+        &Spec {
+            users: &["one", "two", "three"],
+            ..Spec::default()
+        },
+    );
+    let (mut c, s) = crate::acp_util::started(&fx);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fx.miners().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no mining request after the ACP start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A prompt still goes through while (or after) it mines.
+    fx.fake.push(Reply::text("hi from acp"));
+    let r = c.prompt(&s, "hello");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fx.review_json().is_empty() {
+        assert!(Instant::now() < deadline, "the proposal never arrived");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(fx.miners().len(), 1);
+    let waiting = fx.review_json();
+    assert_eq!(waiting[0]["session"], id.as_str());
+    assert!(mined_text(&fx.miners()[0]).contains("three"));
 }

@@ -283,3 +283,120 @@ fn a_hooks_allow_never_passes_a_deny_rule_and_its_deny_beats_an_allow_rule() {
     assert!(!fx.sb.work.join("denied-by-hook").exists(), "{results:?}");
     assert!(results[0].contains("not this one"), "{results:?}");
 }
+
+/// Saves `rule` in the project's rule file under the data dir, as `p` in
+/// the REPL does.
+fn save_rule(fx: &Fx, list: eonyx_core::permissions::RuleList, rule: &str) {
+    let work = camino::Utf8PathBuf::from_path_buf(fx.sb.work.canonicalize().unwrap()).unwrap();
+    let data = camino::Utf8PathBuf::from_path_buf(fx.sb.data.clone()).unwrap();
+    let root = eonyx_config::paths::find_project(&work).root;
+    let file = eonyx_config::permissions::saved_path(&data, &root);
+    assert!(eonyx_config::permissions::save_rule(&file, &root, list, rule).unwrap());
+}
+
+#[test]
+fn slash_permissions_lists_and_forgets_in_a_batch() {
+    use eonyx_core::permissions::RuleList;
+    let fx = with_rules("[permissions]\ndeny = [\"shell(rm:*)\"]\n");
+    save_rule(&fx, RuleList::Allow, "shell(echo hello:*)");
+    let o = fx.run(
+        &["--new"],
+        "/permissions\n/permissions forget 1\n/permissions forget 9\n/permissions forget x\n/permissions forget 2\n/permissions\n",
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    // Listed as `eonyx permissions` numbers them: config first, saved next.
+    let listing: Vec<&str> = err.lines().filter(|l| l.contains("shell(")).collect();
+    assert!(
+        listing[0].starts_with("1 ") && listing[0].contains("shell(rm:*)"),
+        "{err}"
+    );
+    assert!(
+        listing[1].starts_with("2 ") && listing[1].contains("(saved)"),
+        "{err}"
+    );
+    assert!(err.contains("#  LIST"), "{err}");
+    // A config rule names the file to edit; a bad number or argument is
+    // declined; the saved rule is forgotten, on disk too.
+    assert!(err.contains("`permissions.deny` list of"), "{err}");
+    assert!(err.contains("edit that file"), "{err}");
+    assert!(err.contains("there is no permission rule 9"), "{err}");
+    assert!(err.contains("usage: /permissions [forget N]"), "{err}");
+    assert!(
+        err.contains("forgot rule 2: allow `shell(echo hello:*)`"),
+        "{err}"
+    );
+    let o = fx.run(&["permissions", "--json"], "");
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v[0]["rule"], "shell(rm:*)");
+}
+
+#[test]
+fn slash_permissions_lists_and_forgets_in_an_acp_session() {
+    use eonyx_core::permissions::RuleList;
+    let fx = with_rules("[permissions]\ndeny = [\"shell(rm:*)\"]\n");
+    save_rule(&fx, RuleList::Ask, "shell(git push:*)");
+    let (mut c, s) = crate::acp_util::started(&fx);
+    let mut said = |line: &str| {
+        c.forget_seen();
+        let r = c.prompt(&s, line);
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{line}: {r}");
+        c.answer_text(&s)
+    };
+    let list = said("/permissions");
+    assert!(list.contains("shell(rm:*)"), "{list}");
+    assert!(list.contains("shell(git push:*)"), "{list}");
+    assert!(list.contains("(saved)"), "{list}");
+    let t = said("/permissions forget 1");
+    assert!(t.contains("edit that file"), "{t}");
+    let t = said("/permissions forget 2");
+    assert!(t.contains("forgot rule 2: ask `shell(git push:*)`"), "{t}");
+    let list = said("/permissions");
+    assert!(!list.contains("git push"), "{list}");
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        fx.agent_requests().is_empty(),
+        "a command reached the model"
+    );
+}
+
+#[test]
+fn a_deny_read_rule_holds_inside_the_project_whatever_the_flags() {
+    let fx =
+        with_rules("[permissions]\ndeny = [\"read(secret/**)\"]\nask = [\"read(notes/**)\"]\n");
+    fx.sb.write("work/secret/key.txt", "TOPSECRET-VALUE\n");
+    fx.sb.write("work/notes/todo.txt", "ASKED-NOTE-BODY\n");
+    fx.sb.write("work/open.txt", "visible text\n");
+    fx.fake
+        .push(Reply::tool_calls([
+            ("read_file", json!({ "path": "secret/key.txt" })),
+            ("read_file", json!({ "path": "src/../secret/key.txt" })),
+            ("grep", json!({ "pattern": "TOPSECRET", "path": "secret" })),
+            ("read_file", json!({ "path": "notes/todo.txt" })),
+            ("read_file", json!({ "path": "open.txt" })),
+            ("grep", json!({ "pattern": "TOPSECRET|ASKED" })),
+        ]))
+        .push(Reply::text("done"));
+    let o = fx.run(&["--allow-shell", "--allow-write", "run", "read them"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let results = tool_results(&fx, 6);
+    for r in &results[..2] {
+        assert!(
+            r.contains("denied by the permission rule `read(secret/**)`"),
+            "{results:?}"
+        );
+    }
+    // A search passes over the files rules keep from being read.
+    assert!(results[2].contains("1 files not searched"), "{results:?}");
+    assert!(results[3].contains("`read(notes/**)`"), "{results:?}");
+    assert!(results[4].contains("visible text"), "{results:?}");
+    assert!(results[5].contains("no matches"), "{results:?}");
+    assert!(results[5].contains("2 files not searched"), "{results:?}");
+    for req in fx.chats() {
+        let body = req.body.to_string();
+        assert!(!body.contains("TOPSECRET-VALUE"), "the secret was sent");
+        assert!(!body.contains("ASKED-NOTE-BODY"), "the asked note was sent");
+    }
+}

@@ -142,3 +142,58 @@ fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgo
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
     assert_eq!(git_status(&fx), before);
 }
+
+#[test]
+fn an_ask_rule_is_asked_every_time_whatever_always_answered() {
+    let fx = Fx::with(|c| {
+        c.merge_top_toml("[permissions]\nask = [\"shell(touch asked:*)\"]\n")
+            .unwrap()
+    });
+    fx.fake
+        .push(shell("echo first"))
+        .push(Reply::text("first done"))
+        .push(shell("touch asked"))
+        .push(Reply::text("second done"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+
+    // "always" for shell commands, this session.
+    tmux.send("first");
+    tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
+    tmux.send("a");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("first done") && prompt_count(p) >= 2
+    });
+    assert!(last_tool_result(&fx).contains("first"));
+
+    // The ask rule's command is asked all the same, yes or no only.
+    tmux.send("second");
+    let pane = tmux.wait_pane("the rule's question", |p| {
+        p.contains("a permission rule asks every time")
+    });
+    assert!(pane.contains("touch asked"), "{pane}");
+    // `a` is no answer to it: asked again.
+    tmux.send("a");
+    tmux.wait_pane("the question again", |p| {
+        p.matches("a permission rule asks every time").count() == 2
+    });
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("second done") && prompt_count(p) >= 3
+    });
+    assert!(!fx.sb.work.join("asked").exists());
+    assert!(
+        last_tool_result(&fx).contains("denied"),
+        "{}",
+        last_tool_result(&fx)
+    );
+
+    // `/permissions` lists the rule here too.
+    tmux.send("/permissions");
+    let pane = tmux.wait_pane("the list", |p| p.contains("#  LIST"));
+    assert!(pane.contains("ask   shell(touch asked:*)"), "{pane}");
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}

@@ -173,7 +173,11 @@ impl Asker {
             return d;
         }
         let class = kind.class().into_owned();
-        if let Some(d) = lock(&self.always).get(&class) {
+        // An ask rule is asked every time: no "always" answers it, and
+        // none is offered.
+        if asked == Asked::ByPolicy
+            && let Some(d) = lock(&self.always).get(&class)
+        {
             return *d;
         }
         let Some(session) = lock(&self.session).clone() else {
@@ -190,7 +194,7 @@ impl Asker {
                 .kind(ToolKind::Edit)
                 .content(vec![ToolCallContent::from(diff.clone())]);
         }
-        let options = vec![
+        let mut options = vec![
             PermissionOption::new("allow_once", "Allow once", PermissionOptionKind::AllowOnce),
             PermissionOption::new(
                 "allow_always",
@@ -204,6 +208,14 @@ impl Asker {
                 PermissionOptionKind::RejectAlways,
             ),
         ];
+        if asked == Asked::ByRule {
+            options.retain(|o| {
+                matches!(
+                    o.kind,
+                    PermissionOptionKind::AllowOnce | PermissionOptionKind::RejectOnce
+                )
+            });
+        }
         let request =
             RequestPermissionRequest::new(session, ToolCallUpdate::new(call_id, fields), options);
         let answer = match self.cx.send_request(request).block_task().await {
@@ -225,7 +237,7 @@ impl Asker {
             "reject_always" => (Decision::Deny, true),
             _ => (Decision::Deny, false),
         };
-        if always {
+        if always && asked == Asked::ByPolicy {
             lock(&self.always).insert(class, decision);
         }
         decision
@@ -363,5 +375,13 @@ impl Approver for ModeApprover {
 
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
         self.current().rule_denial(kind)
+    }
+
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.current().decide_read(kind)
+    }
+
+    fn read_rules(&self) -> Option<Arc<eonyx_agent::tools::permissions::RuleMatcher>> {
+        self.current().read_rules()
     }
 }

@@ -11,6 +11,8 @@ use agent_client_protocol::v1::schema::{
 use eonyx_agent::commands::{
     self, Answer, Frontend, GoalEnd, Invocation, Outcome, Parsed, Shown, Surface, TurnKind, text,
 };
+use eonyx_agent::mining::review;
+use eonyx_agent::permission_rules;
 use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
@@ -290,6 +292,12 @@ fn render(agent: &Agent, shown: Shown) -> String {
                 .collect(),
         ),
         Shown::Hooks => hooks(agent),
+        Shown::Proposals { pending, costs } => lines(review::listing(&pending, &costs)),
+        Shown::Reviewed(r) => review::reviewed(&r),
+        Shown::LeftOut(out) => lines(review::left_out(&out)),
+        Shown::Permissions(rules) if rules.is_empty() => permission_rules::NONE.to_owned(),
+        Shown::Permissions(rules) => lines(permission_rules::table(&rules)),
+        Shown::PermissionForgotten { number, rule } => permission_rules::forgotten(number, &rule),
         Shown::Status(st) => format!(
             "model: {} ({}) · {} · {}\nwindow: {} tokens\ncontext: {{ctx {:.0}%}} ~{} tokens next request\ntokens: prompt {} · completion {} · cached {} over {} requests\ncompactions: {}\nsandbox: {}\nsession: {} \"{}\"\nfile: {}",
             st.model_key,

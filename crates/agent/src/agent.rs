@@ -287,6 +287,11 @@ impl Agent {
         &self.project.root
     }
 
+    /// The configured keys' values, which no memory entry may hold.
+    pub(crate) fn secret_values(&self) -> &[String] {
+        &self.secrets
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }

@@ -26,6 +26,7 @@ pub mod limits;
 pub mod mcp;
 pub mod mining;
 mod native;
+pub mod permission_rules;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;

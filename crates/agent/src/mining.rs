@@ -22,6 +22,7 @@
 mod background;
 mod inbox;
 mod reply;
+pub mod review;
 mod transcript;
 
 use std::sync::Arc;
@@ -64,6 +65,23 @@ pub enum MineError {
     Child { id: SessionId },
     #[error("no session {id} in this data dir; `eonyx sessions` lists them")]
     NoSession { id: SessionId },
+}
+
+impl MineError {
+    /// Whether it is the user's to correct (an unknown proposal id, an
+    /// entry refused as empty or holding a secret), not a failure.
+    pub fn is_usage(&self) -> bool {
+        use eonyx_store::memory::MemoryError;
+        use eonyx_store::mining::MiningError;
+        matches!(
+            self,
+            MineError::State(MiningError::UnknownIds { .. })
+                | MineError::State(MiningError::Memory(
+                    MemoryError::Secret | MemoryError::Empty
+                ))
+                | MineError::Memory(MemoryError::Secret | MemoryError::Empty)
+        )
+    }
 }
 
 /// Where a frontend's process runs, to find its project and config.
@@ -281,8 +299,17 @@ impl Miner {
         let id = session.id.clone();
         let budget_chars = (self.config.memory.mine_budget_tokens as f64
             * self.config.compaction.chars_per_token) as usize;
+        // What a rewind left out was taken back: never sent. Rewinds come
+        // after what they rewind, so they are read first.
+        let mut rewinds = Vec::new();
+        self.store.read_each(&id, |r| {
+            if let eonyx_core::Record::Rewind(r) = r {
+                rewinds.push(r);
+            }
+        })?;
+        let timeline = eonyx_core::timeline::Timeline::from_rewinds(&rewinds);
         let mut t = transcript::Transcript::new(budget_chars, self.redactor.clone());
-        self.store.read_each(&id, |r| t.push(r))?;
+        self.store.read_each(&id, |r| t.push(r, &timeline))?;
         let forced = matches!(pick, Pick::Session(_));
         if !forced && t.user_messages < u64::from(self.config.memory.mine_min_user_messages) {
             let count = session.message_count;

@@ -1,5 +1,6 @@
-//! Cutting text for display: the one place that decides how a long string
-//! is shortened (by characters, never inside one, marked with `…`).
+//! Text for display: the one place that decides how a long string is
+//! shortened (by characters, never inside one, marked with `…`), and how a
+//! listing's columns are aligned ([`columns`]).
 
 /// The first `max_chars` characters of `s` when it is longer than that,
 /// else `None`. For a cut that is marked differently than [`ellipsize`].
@@ -9,6 +10,33 @@ pub fn cut_chars(s: &str, max_chars: usize) -> Option<&str> {
 
 /// `s` when it has at most `max_chars` characters, else its first
 /// `max_chars` characters followed by `…`.
+/// A header and rows as lines, each column padded to its widest cell
+/// (counted in characters) and two spaces apart; the last column is not
+/// padded.
+pub fn columns<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> Vec<String> {
+    let header = header.map(str::to_owned);
+    let mut widths = [0usize; N];
+    for r in std::iter::once(&header).chain(rows) {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    std::iter::once(&header)
+        .chain(rows)
+        .map(|r| {
+            let mut line = String::new();
+            for (i, (c, w)) in r.iter().zip(widths).enumerate() {
+                if i + 1 == N {
+                    line.push_str(c);
+                } else {
+                    line.push_str(&format!("{c:<w$}  "));
+                }
+            }
+            line
+        })
+        .collect()
+}
+
 pub fn ellipsize(s: &str, max_chars: usize) -> String {
     match cut_chars(s, max_chars) {
         Some(head) => format!("{head}…"),

@@ -23,6 +23,10 @@ pub enum ApprovalKind {
     /// A file tool touching a path outside the project root (after `..` and
     /// symlinks are resolved).
     OutsideProject { tool: ToolName, path: Utf8PathBuf },
+    /// A file tool reading a path inside the project root: no approval of
+    /// its own, only permission rules stop or ask it
+    /// ([`Approver::decide_read`]).
+    Read { tool: ToolName, path: Utf8PathBuf },
     /// `write_file` / `edit_file` about to change a file; `diff` is shown
     /// before asking.
     Write {
@@ -77,6 +81,7 @@ impl ApprovalKind {
             ApprovalKind::Task { kind, .. } => kind.class(),
             ApprovalKind::Shell { .. } => "shell".into(),
             ApprovalKind::OutsideProject { .. } => "outside_project".into(),
+            ApprovalKind::Read { .. } => "read".into(),
             ApprovalKind::Write {
                 protected: true, ..
             } => "write_protected".into(),
@@ -96,6 +101,7 @@ impl ApprovalKind {
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
             }
+            ApprovalKind::Read { tool, path } => format!("{tool} {path}"),
             ApprovalKind::Write {
                 tool,
                 shown,
@@ -173,6 +179,21 @@ pub trait Approver: Send + Sync {
     /// read it when a permission rule made it (which rule, where); `None`
     /// when no rule did, and the tool says how the user can allow it.
     fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    /// Decides a read inside the project ([`ApprovalKind::Read`]), which
+    /// needs no approval: only permission rules deny or ask it (deny >
+    /// ask > allow > the tool's setting, which allows). An approver
+    /// without rules allows it; approvers that wrap a policy forward it.
+    fn decide_read<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async { Decision::Allow })
+    }
+
+    /// The permission rules reads follow, for a search that comes across
+    /// files no one named (`grep` of a directory skips those a `deny` or
+    /// `ask` rule names); `None`: no rules.
+    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
         None
     }
 }
@@ -323,7 +344,9 @@ pub fn rule_verdict(rules: &RuleMatcher, kind: &ApprovalKind) -> Verdict {
     match kind.innermost() {
         ApprovalKind::Shell { command } => rules.shell(command),
         ApprovalKind::Write { path, .. } => rules.write(path),
-        ApprovalKind::OutsideProject { path, .. } => rules.read(path),
+        ApprovalKind::OutsideProject { path, .. } | ApprovalKind::Read { path, .. } => {
+            rules.read(path)
+        }
         ApprovalKind::Mcp { server, tool, .. } => {
             let own = tool
                 .strip_prefix("mcp__")
@@ -434,6 +457,23 @@ impl Approver for PolicyApprover {
         }
     }
 
+    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
+        (!self.rules.is_empty()).then(|| self.rules.clone())
+    }
+
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            match self.verdict(kind) {
+                Verdict::Deny(_) => Decision::Deny,
+                Verdict::Ask(_) => match &self.ask {
+                    Some(ask) => ask.decide_asked(kind).await,
+                    None => Decision::Deny,
+                },
+                Verdict::Allow | Verdict::Unmatched => Decision::Allow,
+            }
+        })
+    }
+
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(self.decide_as(kind, Question::Usual))
     }
@@ -486,6 +526,8 @@ impl PolicyApprover {
             // goes to the user with it.
             let (policy, flag) = match kind.innermost() {
                 ApprovalKind::Task { .. } => (ShellPolicy::Deny, false),
+                // Reads inside the project need no approval.
+                ApprovalKind::Read { .. } => return Decision::Allow,
                 ApprovalKind::Attach { .. } => return self.ask_user(kind, question).await,
                 ApprovalKind::Write { outside: true, .. }
                 | ApprovalKind::Write {
@@ -582,9 +624,27 @@ impl Approver for MustAsk {
         self.0.decide_asked(kind)
     }
 
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.0.decide_read(kind)
+    }
+
+    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
+        self.0.read_rules()
+    }
+
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
         self.0.rule_denial(kind)
     }
+}
+
+/// Decides a read inside the project ([`Approver::decide_read`]), unless
+/// `cancel` fires first.
+pub async fn approve_read(
+    approver: &dyn Approver,
+    kind: &ApprovalKind,
+    cancel: &CancellationToken,
+) -> Result<Decision, ToolError> {
+    unless_cancelled(approver.decide_read(kind), cancel).await
 }
 
 /// Asks the approver, unless `cancel` fires first.
@@ -593,10 +653,17 @@ pub async fn approve(
     kind: &ApprovalKind,
     cancel: &CancellationToken,
 ) -> Result<Decision, ToolError> {
+    unless_cancelled(approver.decide(kind), cancel).await
+}
+
+async fn unless_cancelled(
+    decision: BoxFuture<'_, Decision>,
+    cancel: &CancellationToken,
+) -> Result<Decision, ToolError> {
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(ToolError::Interrupted),
-        d = approver.decide(kind) => Ok(d),
+        d = decision => Ok(d),
     }
 }
 

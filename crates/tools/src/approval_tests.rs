@@ -343,6 +343,71 @@ async fn rules_go_before_flags_and_settings() {
     assert_eq!(rec.asked().len(), 1);
 }
 
+#[tokio::test]
+async fn reads_inside_the_project_are_stopped_only_by_rules() {
+    use eonyx_core::permissions::{PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin};
+    use std::sync::Arc;
+    let rule = |list, glob: &str| PermissionRule {
+        list,
+        rule: Rule::Read { glob: glob.into() },
+        text: format!("read({glob})"),
+        file: "/c/config.toml".into(),
+        origin: RuleOrigin::Global,
+        active: true,
+    };
+    let tools = eonyx_core::config::ToolsConfig {
+        permissions: PermissionRules {
+            rules: vec![
+                rule(RuleList::Deny, "secret/**"),
+                rule(RuleList::Ask, "notes/**"),
+            ],
+            project_root: "/p".into(),
+            home: None,
+        },
+        ..Default::default()
+    };
+    let read = |p: &str| ApprovalKind::Read {
+        tool: ToolName::ReadFile,
+        path: p.into(),
+    };
+    let yes = Arc::new(Recorder::new(Decision::Allow));
+    let policy = PolicyApprover::new(
+        &tools,
+        Permissions::ALL,
+        McpPolicy::default(),
+        Some(yes.clone()),
+    );
+    assert_eq!(
+        policy.decide_read(&read("/p/secret/k")).await,
+        Decision::Deny
+    );
+    assert_eq!(
+        policy.decide_read(&read("/p/src/lib.rs")).await,
+        Decision::Allow
+    );
+    assert!(yes.asked().is_empty(), "nothing asked for a free read");
+    // An ask rule asks (the user said yes), and only then.
+    assert_eq!(
+        policy.decide_read(&read("/p/notes/a")).await,
+        Decision::Allow
+    );
+    assert_eq!(yes.asked(), vec![read("/p/notes/a")]);
+    assert!(
+        policy
+            .rule_denial(&read("/p/secret/k"))
+            .unwrap()
+            .contains("read(secret/**)")
+    );
+    // No one to ask: denied. An approver without rules allows every read.
+    let batch = PolicyApprover::new(&tools, Permissions::ALL, McpPolicy::default(), None);
+    assert_eq!(batch.decide_read(&read("/p/notes/a")).await, Decision::Deny);
+    assert_eq!(
+        DenyAll.decide_read(&read("/p/secret/k")).await,
+        Decision::Allow
+    );
+    assert!(batch.read_rules().is_some());
+}
+
 mod web_fetch {
     use std::sync::Arc;
 

@@ -13,6 +13,7 @@ use super::{
     CallEnv, CancellationToken, ToolError, ToolOutput, blocking, display_path, list_dir::walker,
     looks_binary, parse_args, resolve_approved,
 };
+use crate::permissions::{RuleMatcher, Verdict};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +54,7 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     let raw = args.path.unwrap_or_default();
     let resolved = resolve_approved(ToolName::Grep, &raw, env).await?;
     let cancel = env.cancel.clone();
+    let rules = env.approver.read_rules();
     blocking(env.cancel, move || {
         search(
             &resolved.path,
@@ -60,6 +62,7 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
             &resolved.display(),
             &regex,
             args.glob.as_deref(),
+            rules.as_deref(),
             &cancel,
         )
     })
@@ -72,6 +75,7 @@ fn search(
     shown: &str,
     regex: &Regex,
     glob: Option<&str>,
+    rules: Option<&RuleMatcher>,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     if !path.exists() {
@@ -97,6 +101,8 @@ fn search(
     let mut matches = 0usize;
     let mut files_searched = 0usize;
     let mut unreadable = 0usize;
+    // Files a `deny` or `ask` read rule names are not read.
+    let mut ruled_out = 0usize;
     let mut buf = Vec::new();
     for entry in builder.build() {
         if cancel.is_cancelled() {
@@ -113,6 +119,10 @@ fn search(
             unreadable += 1;
             continue;
         };
+        if rules.is_some_and(|r| matches!(r.read(file), Verdict::Deny(_) | Verdict::Ask(_))) {
+            ruled_out += 1;
+            continue;
+        }
         buf.clear();
         let read =
             std::fs::File::open(file).and_then(|f| f.take(MAX_FILE_BYTES).read_to_end(&mut buf));
@@ -156,6 +166,12 @@ fn search(
     }
     if unreadable > 0 {
         let _ = writeln!(out, "[{unreadable} files could not be read]");
+    }
+    if ruled_out > 0 {
+        let _ = writeln!(
+            out,
+            "[{ruled_out} files not searched: a permission rule keeps them from being read]"
+        );
     }
     Ok(ToolOutput::ok(out))
 }

@@ -64,7 +64,8 @@ use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
     AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, MustAsk, Permissions,
-    PolicyApprover, TaskLabel, WebFetchVerdict, approve, rule_verdict, web_fetch_verdict,
+    PolicyApprover, TaskLabel, WebFetchVerdict, approve, approve_read, rule_verdict,
+    web_fetch_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};

@@ -6,7 +6,7 @@ use std::io;
 use camino::{Utf8Component, Utf8Path, Utf8PathBuf};
 use eonyx_core::ToolName;
 
-use super::{ApprovalKind, CallEnv, Decision, ToolError, approve};
+use super::{ApprovalKind, CallEnv, Decision, ToolError, approve, approve_read};
 
 /// A path a tool may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +114,8 @@ fn dangling_target(link: &Utf8Path) -> Option<Utf8PathBuf> {
 }
 
 /// Resolves `raw` against the project root and, when it lies outside, asks
-/// for approval on behalf of `tool`.
+/// for approval on behalf of `tool`; inside, only a permission rule can
+/// deny (or ask) it (`deny read(GLOB)`, docs/tools.md#permission-rules).
 pub(crate) async fn resolve_approved(
     tool: ToolName,
     raw: &str,
@@ -136,6 +137,21 @@ pub(crate) async fn resolve_approved(
                  path inside the project instead",
                 resolved.path, resolved.root
             )));
+        }
+    } else {
+        let kind = ApprovalKind::Read {
+            tool,
+            path: resolved.path.clone(),
+        };
+        if approve_read(env.approver, &kind, env.cancel).await? == Decision::Deny {
+            return Err(ToolError::Denied(
+                env.approver.rule_denial(&kind).unwrap_or_else(|| {
+                    format!(
+                        "denied: the user did not allow reading {} (a permission rule asks before it is read)",
+                        resolved.display()
+                    )
+                }),
+            ));
         }
     }
     Ok(resolved)

@@ -7,10 +7,13 @@ use std::pin::Pin;
 use eonyx_core::SessionId;
 use eonyx_core::goal::{GoalRecord, GoalStatus};
 use eonyx_core::memory::MemoryEntry;
+use eonyx_core::permissions::PermissionRule;
 use eonyx_core::provider::CancellationToken;
+use eonyx_store::mining::{CostTotals, Proposal};
 use eonyx_store::{Forked, SessionSummary};
 
 use super::table::Surface;
+use crate::mining::review::{ReviewAnswer, Reviewed};
 use crate::rewind::{RewindPlan, RewindReport};
 use crate::{Agent, AgentError, AgentEvent, AgentStatus, ModelInfo, TurnOutcome, UserInput};
 
@@ -74,6 +77,19 @@ pub trait Frontend: Send {
     /// Why a goal paused when its turn was interrupted.
     fn interrupted_reason(&self) -> &'static str;
 
+    /// Whether [`Frontend::review_proposal`] can ask someone (the REPL);
+    /// where not, `/memory review` lists the proposals with the flags
+    /// that answer them.
+    fn can_review(&self) -> bool {
+        false
+    }
+
+    /// Show proposal `p` of `/memory review` and ask what to do with it;
+    /// `None`: stop here (the rest wait).
+    fn review_proposal<'a>(&'a mut self, _p: &'a Proposal) -> Answer<'a, Option<ReviewAnswer>> {
+        Box::pin(async { None })
+    }
+
     /// Ask before a rewind (the REPL does, showing the plan); `true` to go
     /// ahead.
     fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
@@ -113,10 +129,31 @@ pub enum Shown {
     Context,
     Memory(Vec<MemoryEntry>),
     Remembered(MemoryEntry),
+    /// `/memory review` where nobody is asked (or nothing waits): the
+    /// proposals, [`crate::mining::review::header`] above them and
+    /// [`crate::mining::review::HOW_TO_ANSWER`] below.
+    Proposals {
+        pending: Vec<Proposal>,
+        costs: CostTotals,
+    },
+    /// What an answer or a flag of `/memory review` did
+    /// ([`crate::mining::review::reviewed`]).
+    Reviewed(Reviewed),
+    /// What `memory.max_bytes` now leaves out of `# Memory` after an
+    /// acceptance ([`crate::mining::review::left_out`]).
+    LeftOut(Vec<MemoryEntry>),
     /// `/skills`: read from the agent.
     Skills,
     /// `/hooks`: read from the agent's config.
     Hooks,
+    /// `/permissions`: every rule, numbered from 1 in this order
+    /// ([`crate::permission_rules::table`]).
+    Permissions(Vec<PermissionRule>),
+    /// `/permissions forget N` removed this saved rule.
+    PermissionForgotten {
+        number: usize,
+        rule: PermissionRule,
+    },
     Status(Box<AgentStatus>),
     /// `/model` alone.
     Model(ModelInfo),

@@ -10,12 +10,19 @@ use super::frontend::{Exported, Frontend, Outcome, Shown, own_reason};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
 use crate::hooks::StartSource;
+use crate::mining::review::{self, ReviewFlags, Reviewed};
+use crate::mining::{Inbox, MineError};
+use crate::permission_rules;
 use crate::{Agent, AgentError, AgentEvent, GoalChange, RewindOptions};
 
 pub const RESUME_USAGE: &str = "usage: /resume ID (see /sessions)";
 pub const RENAME_USAGE: &str = "usage: /rename TITLE";
 pub const REMEMBER_USAGE: &str = "usage: /remember TEXT";
 pub const REWIND_USAGE: &str = "usage: /rewind [N] [--keep-files] (N user turns, default 1)";
+pub const MEMORY_USAGE: &str =
+    "usage: /memory [review [--accept-all | --accept ID… | --reject ID…]]";
+pub const PERMISSIONS_USAGE: &str =
+    "usage: /permissions [forget N] (N as /permissions numbers the rules)";
 pub const FORK_USAGE: &str =
     "usage: /fork [N] (fork before the last N user turns; default: as it is now)";
 
@@ -76,10 +83,7 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
             Err(e) => Outcome::Failed(e.into()),
         },
         Kind::Context => show(fe, agent, Shown::Context),
-        Kind::Memory => match agent.memory_entries() {
-            Ok(entries) => show(fe, agent, Shown::Memory(entries)),
-            Err(e) => Outcome::of_error(e),
-        },
+        Kind::Memory => memory(agent, fe, inv.args).await,
         Kind::Remember => {
             let Some(text) = arg else {
                 return Outcome::Declined(REMEMBER_USAGE.to_owned());
@@ -91,6 +95,7 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
         }
         Kind::Skills => show(fe, agent, Shown::Skills),
         Kind::Hooks => show(fe, agent, Shown::Hooks),
+        Kind::Permissions => permissions(agent, fe, inv.args),
         Kind::Status => match agent.status() {
             Ok(st) => show(fe, agent, Shown::Status(Box::new(st))),
             Err(e) => Outcome::of_error(e),
@@ -251,6 +256,133 @@ async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
             Outcome::Turns(continue_goal(agent, fe, Some(crate::TurnOutcome::default())).await)
         }
         Some(_) => show(fe, agent, Shown::GoalChanged(goal)),
+    }
+}
+
+/// `/memory [review …]`: the entries, or the review of what mining
+/// proposed (docs/memory.md#review).
+async fn memory(agent: &Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    match words.split_first() {
+        None => match agent.memory_entries() {
+            Ok(entries) => show(fe, agent, Shown::Memory(entries)),
+            Err(e) => Outcome::of_error(e),
+        },
+        Some((&"review", rest)) => review(agent, fe, rest).await,
+        Some(_) => Outcome::Declined(MEMORY_USAGE.to_owned()),
+    }
+}
+
+/// `/memory review`: with flags, they are applied; without, each proposal
+/// is asked about where someone can answer (the REPL), and listed with
+/// the flags that answer them where nobody can (a batch, ACP).
+async fn review(agent: &Agent, fe: &mut dyn Frontend, words: &[&str]) -> Outcome {
+    let flags = match ReviewFlags::parse(words) {
+        Ok(f) => f,
+        Err(why) => return Outcome::Declined(format!("{why}; {MEMORY_USAGE}")),
+    };
+    let inbox = Inbox::at(
+        agent.config(),
+        agent.store().data_dir(),
+        agent.project_root(),
+        agent.secret_values(),
+    );
+    if flags.any() {
+        let done = inbox.apply(&flags);
+        return match done {
+            Ok(done) => {
+                let accepted = done.iter().any(|r| matches!(r, Reviewed::Accepted { .. }));
+                for r in done {
+                    fe.show(agent, Shown::Reviewed(r));
+                }
+                if accepted {
+                    left_out(agent, fe, &inbox);
+                }
+                Outcome::Done
+            }
+            Err(e) => mine_error(e),
+        };
+    }
+    let (pending, costs) = match (inbox.pending(), inbox.costs()) {
+        (Ok(p), Ok(c)) => (p, c),
+        (Err(e), _) | (_, Err(e)) => return mine_error(e),
+    };
+    if pending.is_empty() || !fe.can_review() {
+        return show(fe, agent, Shown::Proposals { pending, costs });
+    }
+    fe.show(agent, Shown::Note(review::header(pending.len(), &costs)));
+    let mut accepted = false;
+    'proposals: for p in &pending {
+        loop {
+            let Some(answer) = fe.review_proposal(p).await else {
+                fe.show(
+                    agent,
+                    Shown::Note("the rest wait for a later review".to_owned()),
+                );
+                break 'proposals;
+            };
+            match inbox.answer(p, &answer) {
+                Ok(r) => {
+                    accepted |= matches!(r, Reviewed::Accepted { .. });
+                    fe.show(agent, Shown::Reviewed(r));
+                    break;
+                }
+                // An edit refused (empty, a secret): asked again.
+                Err(e) if e.is_usage() => {
+                    fe.show(agent, Shown::Note(format!("{e}; answer again")));
+                }
+                Err(e) => return mine_error(e),
+            }
+        }
+    }
+    if accepted {
+        left_out(agent, fe, &inbox);
+    }
+    Outcome::Done
+}
+
+/// Say what `memory.max_bytes` now leaves out of the `# Memory` section.
+fn left_out(agent: &Agent, fe: &mut dyn Frontend, inbox: &Inbox) {
+    match inbox.left_out() {
+        Ok(out) if !out.is_empty() => fe.show(agent, Shown::LeftOut(out)),
+        Ok(_) => {}
+        Err(e) => fe.show(agent, Shown::Note(format!("memory: {e}"))),
+    }
+}
+
+fn mine_error(e: MineError) -> Outcome {
+    match e {
+        e if e.is_usage() => Outcome::Declined(e.to_string()),
+        MineError::Memory(m) => Outcome::of_error(m.into()),
+        MineError::Store(s) => Outcome::of_error(s.into()),
+        MineError::Config(c) => Outcome::Failed(c.into()),
+        e => Outcome::Declined(e.to_string()),
+    }
+}
+
+/// `/permissions [forget N]`: the rules as `eonyx permissions` numbers
+/// them, or rule N forgotten (only a rule eonyx saved; for the others it
+/// names the file to edit).
+fn permissions(agent: &Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
+    let number = match args.split_whitespace().collect::<Vec<_>>()[..] {
+        [] => None,
+        ["forget", n] => match n.parse::<usize>() {
+            Ok(n) => Some(n),
+            Err(_) => return Outcome::Declined(PERMISSIONS_USAGE.to_owned()),
+        },
+        _ => return Outcome::Declined(PERMISSIONS_USAGE.to_owned()),
+    };
+    let rules = match permission_rules::current(agent.config()) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    let Some(number) = number else {
+        return show(fe, agent, Shown::Permissions(rules));
+    };
+    match permission_rules::forget(&rules, number) {
+        Ok(rule) => show(fe, agent, Shown::PermissionForgotten { number, rule }),
+        Err(permission_rules::ForgetError::Config(e)) => Outcome::Failed(e.into()),
+        Err(e) => Outcome::Declined(e.to_string()),
     }
 }
 

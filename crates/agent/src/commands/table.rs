@@ -49,6 +49,7 @@ pub enum Kind {
     Remember,
     Skills,
     Hooks,
+    Permissions,
     Status,
     Model,
     Help,
@@ -193,7 +194,14 @@ pub const COMMANDS: &[Command] = &[
         ALL,
         K::Context,
     ),
-    cmd("/memory", "", "list memory entries", None, ALL, K::Memory),
+    cmd(
+        "/memory",
+        "[review]",
+        "list memory entries; review: accept / reject / edit / skip what mining proposed",
+        Some("review --accept-all | --accept ID | --reject ID"),
+        ALL,
+        K::Memory,
+    ),
     cmd(
         "/remember",
         "TEXT",
@@ -217,6 +225,14 @@ pub const COMMANDS: &[Command] = &[
         None,
         ALL,
         K::Hooks,
+    ),
+    cmd(
+        "/permissions",
+        "[forget N]",
+        "list the permission rules, numbered, with their file; forget N removes one eonyx saved",
+        Some("forget N"),
+        ALL,
+        K::Permissions,
     ),
     cmd(
         "/status",
@@ -356,10 +372,11 @@ mod tests {
 /plan                            show the current plan
 /export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
-/memory                          list memory entries
+/memory [review]                 list memory entries; review: accept / reject / edit / skip what mining proposed
 /remember TEXT                   remember TEXT in this project's memory (sent from the next session on)
 /skills                          list the skills the model can load
 /hooks                           list the hooks, their file, and whether they run here
+/permissions [forget N]          list the permission rules, numbered, with their file; forget N removes one eonyx saved
 /status                          model, window, {ctx}, this session's tokens and cache hits, compactions
 /model [KEY] [EFFORT]            show or switch the model and reasoning effort for the rest of the session
 /help                            this help
@@ -387,6 +404,7 @@ mod tests {
                 "/remember",
                 "/skills",
                 "/hooks",
+                "/permissions",
                 "/status",
                 "/model",
                 "/help"

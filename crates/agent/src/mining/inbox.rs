@@ -2,7 +2,7 @@
 //! accepting (an ordinary memory entry naming its source session), editing
 //! then accepting, rejecting (never proposed again), and what the cap
 //! leaves out once an entry was accepted. `eonyx memory review` and
-//! (and a REPL command later) work through it.
+//! `/memory review` work through it (`review`).
 
 use eonyx_config::Config;
 use eonyx_core::memory::MemoryEntry;
@@ -40,6 +40,24 @@ impl Inbox {
             secrets: eonyx_config::secrets::configured_key_values(config, &opts.env),
             max_bytes: config.memory.max_bytes,
         })
+    }
+
+    /// The inbox of the project at `root`, in the data dir `data`, with
+    /// the key values an entry must not hold (a session's, for
+    /// `/memory review`).
+    pub fn at(
+        config: &Config,
+        data: &camino::Utf8Path,
+        root: &camino::Utf8Path,
+        secrets: &[String],
+    ) -> Self {
+        Self {
+            mining: MiningStore::new(data),
+            memory: MemoryStore::new(data, root),
+            project: root.to_string(),
+            secrets: secrets.to_vec(),
+            max_bytes: config.memory.max_bytes,
+        }
     }
 
     /// The proposals waiting, oldest first.

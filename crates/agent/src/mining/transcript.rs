@@ -1,11 +1,13 @@
 //! What a mining request shows of a session (docs/memory.md#the-request):
 //! user and assistant text, each tool call by name and arguments, each
 //! result cut to [`RESULT_CHARS`], keys redacted; hook context, goal
-//! continuations, summaries and anything else eonyx wrote itself left out;
-//! cut to the budget keeping the start and the end.
+//! continuations, summaries and anything else eonyx wrote itself left out,
+//! and so is what a rewind took back; cut to the budget keeping the start
+//! and the end.
 
 use std::collections::{BTreeSet, VecDeque};
 
+use eonyx_core::timeline::Timeline;
 use eonyx_core::{Record, Role};
 
 use crate::secrets::Redactor;
@@ -56,8 +58,9 @@ impl Transcript {
         }
     }
 
-    /// Take one record, in file order.
-    pub fn push(&mut self, record: Record) {
+    /// Take one record, in file order; a message `timeline` calls rewound
+    /// is left out.
+    pub fn push(&mut self, record: Record, timeline: &Timeline) {
         let m = match record {
             Record::Message(m) => m,
             Record::Session(h) => {
@@ -68,7 +71,7 @@ impl Transcript {
             }
             _ => return,
         };
-        if m.seq <= self.skip_through {
+        if m.seq <= self.skip_through || timeline.is_rewound(m.seq) {
             return;
         }
         self.seqs.insert(m.seq);
@@ -183,17 +186,27 @@ mod tests {
     fn results_are_cut_injected_messages_skipped_and_the_middle_dropped_first() {
         let mut t = Transcript::new(1200, Redactor::default());
         t.skip_through = 1;
-        t.push(rec(1, Message::user("copied from the forked session")));
-        t.push(rec(2, Message::user("we use pnpm, never npm")));
-        t.push(rec(3, Message::tool_result("c1", "x".repeat(5000))));
-        t.push(rec(
-            4,
-            Message::user("[context from the SessionStart hook]\nhi"),
-        ));
+        let timeline = Timeline::default();
+        t.push(
+            rec(1, Message::user("copied from the forked session")),
+            &timeline,
+        );
+        t.push(rec(2, Message::user("we use pnpm, never npm")), &timeline);
+        t.push(
+            rec(3, Message::tool_result("c1", "x".repeat(5000))),
+            &timeline,
+        );
+        t.push(
+            rec(4, Message::user("[context from the SessionStart hook]\nhi")),
+            &timeline,
+        );
         for i in 5..40 {
-            t.push(rec(i, Message::assistant(format!("filler number {i}"))));
+            t.push(
+                rec(i, Message::assistant(format!("filler number {i}"))),
+                &timeline,
+            );
         }
-        t.push(rec(40, Message::user("do not touch generated/")));
+        t.push(rec(40, Message::user("do not touch generated/")), &timeline);
         let text = t.render();
         assert!(!text.contains("copied from"), "{text}");
         assert!(
@@ -211,5 +224,25 @@ mod tests {
         assert!(result_line.chars().count() < RESULT_CHARS + 30);
         assert_eq!(t.user_messages, 2);
         assert!(t.seqs.contains(&40) && !t.seqs.contains(&1));
+    }
+
+    #[test]
+    fn what_a_rewind_took_back_is_left_out() {
+        let rewind = eonyx_core::record::RewindRecord {
+            seq: 4,
+            ts: String::new(),
+            to_seq: 1,
+        };
+        let timeline = Timeline::from_rewinds([&rewind]);
+        let mut t = Transcript::new(10_000, Redactor::default());
+        t.push(rec(1, Message::user("we use pnpm")), &timeline);
+        t.push(rec(2, Message::user("we use npm after all")), &timeline);
+        t.push(rec(3, Message::assistant("noted: npm")), &timeline);
+        t.push(Record::Rewind(rewind.clone()), &timeline);
+        t.push(rec(5, Message::user("and yarn never")), &timeline);
+        let text = t.render();
+        assert_eq!(text, "#1 user: we use pnpm\n#5 user: and yarn never");
+        assert_eq!(t.user_messages, 2);
+        assert!(!t.seqs.contains(&2));
     }
 }

@@ -70,27 +70,10 @@ pub fn table(config: &Config) -> Vec<String> {
             ]
         })
         .collect();
-    let header = ["EVENT", "MATCHER", "COMMAND", "TIMEOUT", "FILE", "RUNS"].map(str::to_owned);
-    let mut widths = [0usize; 6];
-    for r in std::iter::once(&header).chain(&rows) {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    std::iter::once(&header)
-        .chain(&rows)
-        .map(|r| {
-            let mut line = String::new();
-            for (i, (c, w)) in r.iter().zip(widths).enumerate() {
-                if i + 1 == r.len() {
-                    line.push_str(c);
-                } else {
-                    line.push_str(&format!("{c:<w$}  "));
-                }
-            }
-            line
-        })
-        .collect()
+    eonyx_core::text::columns(
+        ["EVENT", "MATCHER", "COMMAND", "TIMEOUT", "FILE", "RUNS"],
+        &rows,
+    )
 }
 
 /// `/hooks`: the same table on stderr.

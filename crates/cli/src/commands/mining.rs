@@ -6,14 +6,14 @@
 
 use std::io::BufRead;
 
+use eonyx_agent::mining::review::{self, ReviewAnswer, ReviewFlags, Reviewed};
 use eonyx_agent::mining::{
     Inbox, MineOptions, Miner, MiningEvent, MiningHandle, Pick, StartupNotes,
 };
 use eonyx_config::{Config, MineMode};
 use eonyx_core::SessionId;
-use eonyx_core::cost::format_usd;
 use eonyx_core::provider::BoxFuture;
-use eonyx_store::mining::{CostTotals, MinedStatus, Proposal};
+use eonyx_store::mining::{MinedStatus, Proposal};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
@@ -138,24 +138,7 @@ fn progress(printer: &Printer) -> ProgressBar {
     bar
 }
 
-/// `R requests, T tokens, $C` for all mining so far.
-pub fn cost_line(c: &CostTotals) -> String {
-    if c.requests == 0 {
-        return "no mining requests yet".to_owned();
-    }
-    format!(
-        "{} request{}, {} tokens ({} in, {} out), {}",
-        c.requests,
-        if c.requests == 1 { "" } else { "s" },
-        c.prompt_tokens + c.completion_tokens,
-        c.prompt_tokens,
-        c.completion_tokens,
-        match c.cost_usd {
-            Some(usd) => format_usd(usd),
-            None => "cost unknown (no pricing for the mining model)".to_owned(),
-        }
-    )
-}
+pub use eonyx_agent::mining::review::cost_line;
 
 /// Who shows the events: a start's background pass or a foreground mine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +275,7 @@ fn print_notes(printer: &mut Printer, notes: &StartupNotes, waiting_line: bool) 
     }
     if waiting_line && notes.waiting > 0 {
         printer.info(&format!(
-            "{} memor{} proposed from earlier sessions: eonyx memory review",
+            "{} memor{} proposed from earlier sessions: /memory review",
             notes.waiting,
             if notes.waiting == 1 { "y" } else { "ies" }
         ));
@@ -320,44 +303,42 @@ pub fn review(
         printer.json_line(&json!(list))?;
         return Ok(Status::Success);
     }
-    let ids = |v: &[String]| -> Vec<String> {
-        v.iter()
-            .map(|i| i.trim().trim_matches(['[', ']']).to_owned())
-            .collect()
+    let flags = ReviewFlags {
+        accept: args.accept.to_vec(),
+        reject: args.reject.to_vec(),
+        accept_all: args.accept_all,
     };
-    if !args.reject.is_empty() {
-        let ids = ids(args.reject);
-        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        for p in inbox.reject(&refs).map_err(user_error)? {
-            printer.info(&format!("rejected [{}]: never proposed again", p.id));
-        }
+    if !flags.any() {
+        return interactive(printer, &inbox, pending);
     }
-    let to_accept: Vec<String> = if args.accept_all {
-        pending.iter().map(|p| p.id.clone()).collect()
-    } else {
-        ids(args.accept)
+    let flags = ReviewFlags {
+        accept: ids(&flags.accept),
+        reject: ids(&flags.reject),
+        ..flags
     };
-    if !to_accept.is_empty() {
-        for id in &to_accept {
-            accept(printer, &inbox, id, None)?;
-        }
+    let done = inbox.apply(&flags).map_err(user_error)?;
+    let accepted = done.iter().any(|r| matches!(r, Reviewed::Accepted { .. }));
+    for r in &done {
+        reviewed(printer, r)?;
+    }
+    if accepted {
         cap_note(printer, &inbox);
     }
-    if args.accept_all || !args.accept.is_empty() || !args.reject.is_empty() {
-        return Ok(Status::Success);
-    }
-    interactive(printer, &inbox, pending)
+    Ok(Status::Success)
+}
+
+/// Ids as typed, `[id]` or `id`.
+fn ids(v: &[String]) -> Vec<String> {
+    v.iter()
+        .map(|i| i.trim().trim_matches(['[', ']']).to_owned())
+        .collect()
 }
 
 fn user_error(e: eonyx_agent::mining::MineError) -> anyhow::Error {
-    use eonyx_agent::mining::MineError;
-    use eonyx_store::memory::MemoryError;
-    use eonyx_store::mining::MiningError;
-    match &e {
-        MineError::State(MiningError::UnknownIds { .. })
-        | MineError::State(MiningError::Memory(MemoryError::Secret | MemoryError::Empty))
-        | MineError::Memory(MemoryError::Secret | MemoryError::Empty) => usage(e.to_string()),
-        _ => anyhow::Error::new(e),
+    if e.is_usage() {
+        usage(e.to_string())
+    } else {
+        anyhow::Error::new(e)
     }
 }
 
@@ -372,27 +353,15 @@ fn proposal_json(p: &Proposal) -> serde_json::Value {
     })
 }
 
-fn accept(
-    printer: &mut Printer,
-    inbox: &Inbox,
-    id: &str,
-    edited: Option<&str>,
-) -> anyhow::Result<()> {
-    let a = inbox.accept(id, edited).map_err(user_error)?;
-    if printer.json() {
-        printer.json_line(&json!({
-            "accepted": a.proposal.id,
-            "entry": a.entry,
-        }))?;
-    } else {
-        printer.info(&format!(
-            "accepted [{}] as memory [{}] ({}): {} (from session {})",
-            a.proposal.id,
-            a.entry.id.as_deref().unwrap_or_default(),
-            a.entry.scope,
-            a.entry.text,
-            a.proposal.session
-        ));
+/// What an answer or a flag did: a line, or with `--json` an
+/// `accepted` object for an acceptance.
+fn reviewed(printer: &mut Printer, r: &Reviewed) -> anyhow::Result<()> {
+    match r {
+        Reviewed::Accepted { accepted, .. } if printer.json() => printer.json_line(&json!({
+            "accepted": accepted.proposal.id,
+            "entry": accepted.entry,
+        }))?,
+        r => printer.info(&review::reviewed(r)),
     }
     Ok(())
 }
@@ -400,22 +369,11 @@ fn accept(
 /// Say what `memory.max_bytes` now leaves out, if anything.
 fn cap_note(printer: &mut Printer, inbox: &Inbox) {
     match inbox.left_out() {
-        Ok(out) if !out.is_empty() => {
-            printer.warn(&format!(
-                "memory.max_bytes now leaves {} older entr{} out of the prompt (still kept; `eonyx memory` lists all):",
-                out.len(),
-                if out.len() == 1 { "y" } else { "ies" }
-            ));
-            for e in out {
-                printer.warn(&format!(
-                    "  [{}] ({}) {}",
-                    e.id.as_deref().unwrap_or("-"),
-                    e.scope,
-                    e.text
-                ));
+        Ok(out) => {
+            for line in review::left_out(&out) {
+                printer.warn(&line);
             }
         }
-        Ok(_) => {}
         Err(e) => printer.warn(&format!("memory: {e}")),
     }
 }
@@ -467,90 +425,41 @@ pub async fn review_each(
     answers: &mut dyn Answers,
 ) -> anyhow::Result<()> {
     let costs = inbox.costs()?;
-    if pending.is_empty() {
-        printer.info(&format!(
-            "no memories proposed from earlier sessions (mining so far: {})",
-            cost_line(&costs)
-        ));
-        return Ok(());
-    }
-    printer.info(&format!(
-        "{} memor{} proposed from earlier sessions (mining so far: {})",
-        pending.len(),
-        if pending.len() == 1 { "y" } else { "ies" },
-        cost_line(&costs)
-    ));
-    let mut accepted = 0;
-    for p in &pending {
-        printer.info(&format!(
-            "[{}] ({}) {}\n  from session \"{}\" ({}){}",
-            p.id,
-            p.scope,
-            p.text,
-            p.title,
-            p.session,
-            p.seq
-                .map_or_else(String::new, |s| format!(", message #{s}"))
-        ));
+    printer.info(&review::header(pending.len(), &costs));
+    let mut accepted = false;
+    'proposals: for p in &pending {
+        printer.info(&review::proposal(p));
         loop {
-            let Some(line) = answers
-                .next(printer, "accept, reject, edit or skip? [a/r/e TEXT/s] ")
-                .await
-            else {
+            let Some(line) = answers.next(printer, review::QUESTION).await else {
                 printer.info("end of input: the rest wait for a later review");
-                if accepted > 0 {
-                    cap_note(printer, inbox);
-                }
-                return Ok(());
+                break 'proposals;
             };
-            let line = line.trim();
-            let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-            match word {
-                "a" | "accept" => {
-                    accept(printer, inbox, &p.id, None)?;
-                    accepted += 1;
-                }
-                "r" | "reject" => {
-                    inbox.reject(&[p.id.as_str()]).map_err(user_error)?;
-                    printer.info(&format!("rejected [{}]: never proposed again", p.id));
-                }
-                "e" | "edit" => {
-                    let text = if rest.trim().is_empty() {
-                        answers
-                            .next(printer, "new text: ")
-                            .await
-                            .unwrap_or_default()
-                    } else {
-                        rest.to_owned()
-                    };
-                    match inbox.accept(&p.id, Some(text.trim())) {
-                        Ok(_) => {
-                            accept_note(printer, &p.id, text.trim());
-                            accepted += 1;
-                        }
-                        Err(e) => {
-                            printer.warn(&format!("{e}; answer again"));
-                            continue;
-                        }
-                    }
-                }
-                "s" | "skip" | "" => printer.info(&format!("skipped [{}]: it waits", p.id)),
-                other => {
-                    printer.warn(&format!(
-                        "`{other}` is not an answer: a (accept), r (reject), e TEXT (edit, then accept) or s (skip)"
-                    ));
+            let answer = match ReviewAnswer::parse(&line) {
+                Ok(ReviewAnswer::Edit(text)) if text.is_empty() => ReviewAnswer::Edit(
+                    answers
+                        .next(printer, "new text: ")
+                        .await
+                        .unwrap_or_default(),
+                ),
+                Ok(a) => a,
+                Err(why) => {
+                    printer.warn(&why);
                     continue;
                 }
+            };
+            match inbox.answer(p, &answer) {
+                Ok(r) => {
+                    accepted |= matches!(r, Reviewed::Accepted { .. });
+                    reviewed(printer, &r)?;
+                    break;
+                }
+                Err(e) if e.is_usage() => printer.warn(&format!("{e}; answer again")),
+                Err(e) => return Err(e.into()),
             }
-            break;
         }
     }
-    if accepted > 0 {
+    if accepted {
         cap_note(printer, inbox);
     }
     Ok(())
-}
-
-fn accept_note(printer: &mut Printer, id: &str, text: &str) {
-    printer.info(&format!("accepted [{id}] as edited: {text}"));
 }

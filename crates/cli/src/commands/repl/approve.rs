@@ -1,6 +1,7 @@
 //! Asking the user in the REPL: y / n / always (for this session) / p
 //! (always in this project: a permission rule saved in the user's data
-//! dir, docs/tools.md#permission-rules). The question is read through the
+//! dir, docs/tools.md#permission-rules). What an `ask` rule asks is asked
+//! every time, y / n only. The question is read through the
 //! REPL's line editor ([`Asker`]), the only reader of the terminal.
 
 use std::collections::HashSet;
@@ -123,24 +124,39 @@ pub enum Answer {
     Project,
 }
 
-/// Shows what is asked (with a write's diff first) and reads y / n /
-/// always (/ p when `project` names the rule it would save) through the
-/// line editor. The one place the REPL asks a question. Ctrl-C or Ctrl-D
-/// at the question is "no" (Ctrl-C also stops the turn).
+/// What a question offers beside yes and no.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offered<'r> {
+    /// Yes or no only: a permission rule in the `ask` list asked, and it
+    /// is asked every time.
+    Once,
+    /// Also "always" (for the rest of the session).
+    Always,
+    /// Also "always", and `p`: save this rule for the project.
+    Project(&'r str),
+}
+
+/// Shows what is asked (with a write's diff first) and reads y / n (/
+/// always / p, as `offered` says) through the line editor. The one place
+/// the REPL asks a question. Ctrl-C or Ctrl-D at the question is "no"
+/// (Ctrl-C also stops the turn).
 pub async fn ask(
     kind: &ApprovalKind,
     printer: &Printer,
     asker: &Asker,
-    project: Option<&str>,
+    offered: Offered<'_>,
 ) -> Answer {
     if let ApprovalKind::Write { diff, .. } = kind.innermost() {
         printer.diff(diff);
         remember_shown(diff);
     }
     let question = kind.describe();
-    let choices = match project {
-        Some(rule) => format!("[y]es / [n]o / [a]lways / [p]roject: always here ({rule})"),
-        None => "[y]es / [n]o / [a]lways".to_owned(),
+    let choices = match offered {
+        Offered::Project(rule) => {
+            format!("[y]es / [n]o / [a]lways / [p]roject: always here ({rule})")
+        }
+        Offered::Always => "[y]es / [n]o / [a]lways".to_owned(),
+        Offered::Once => "[y]es / [n]o (a permission rule asks every time)".to_owned(),
     };
     // A question of several lines (a multi-line command) is shown once
     // above a one-line prompt, not redrawn at each key.
@@ -160,8 +176,10 @@ pub async fn ask(
         match answer {
             Some(answer) => match answer.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Answer::Yes,
-                "a" | "always" => return Answer::Always,
-                "p" | "project" if project.is_some() => return Answer::Project,
+                "a" | "always" if offered != Offered::Once => return Answer::Always,
+                "p" | "project" if matches!(offered, Offered::Project(_)) => {
+                    return Answer::Project;
+                }
                 "n" | "no" | "" => return Answer::No,
                 _ => continue,
             },
@@ -189,7 +207,10 @@ impl Approver for TerminalApprover {
                 .project
                 .as_ref()
                 .and_then(|p| Some((p, kind.project_rule()?)));
-            let offered = rule.as_ref().map(|(_, r)| r.as_str());
+            let offered = match &rule {
+                Some((_, r)) => Offered::Project(r),
+                None => Offered::Always,
+            };
             match ask(kind, &self.printer, &self.asker, offered).await {
                 Answer::Yes => Decision::Allow,
                 Answer::Project => {
@@ -205,6 +226,18 @@ impl Approver for TerminalApprover {
                     Decision::Allow
                 }
                 Answer::No => Decision::Deny,
+            }
+        })
+    }
+
+    /// An `ask` rule's question: asked every time, whatever "always" or a
+    /// rule saved with `p` answered before (deny > ask > allow), and it
+    /// offers only yes and no.
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            match ask(kind, &self.printer, &self.asker, Offered::Once).await {
+                Answer::Yes => Decision::Allow,
+                Answer::No | Answer::Always | Answer::Project => Decision::Deny,
             }
         })
     }

@@ -6,9 +6,12 @@
 use eonyx_agent::commands::{
     self, Answer, Frontend, Invocation, Outcome, Shown, Surface, TurnKind,
 };
+use eonyx_agent::mining::review::{self, ReviewAnswer};
+use eonyx_agent::permission_rules;
 use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
+use eonyx_store::mining::Proposal;
 
 use super::view::Mode;
 use super::{Interrupts, View};
@@ -86,6 +89,28 @@ impl Frontend for Cli<'_, '_> {
 
     fn interrupted_reason(&self) -> &'static str {
         "interrupted (Ctrl-C)"
+    }
+
+    fn can_review(&self) -> bool {
+        self.view.asker.is_some()
+    }
+
+    /// The REPL shows each proposal and reads `a`, `r`, `e TEXT` or `s`
+    /// (`e` alone asks for the text); Ctrl-C or Ctrl-D stops the review.
+    fn review_proposal<'a>(&'a mut self, p: &'a Proposal) -> Answer<'a, Option<ReviewAnswer>> {
+        Box::pin(async move {
+            let asker = self.view.asker.as_ref()?;
+            self.view.printer.info(&review::proposal(p));
+            loop {
+                match ReviewAnswer::parse(&asker.ask(review::QUESTION).await?) {
+                    Ok(ReviewAnswer::Edit(text)) if text.is_empty() => {
+                        return Some(ReviewAnswer::Edit(asker.ask("new text: ").await?));
+                    }
+                    Ok(answer) => return Some(answer),
+                    Err(why) => self.view.printer.warn(&why),
+                }
+            }
+        })
     }
 
     /// The REPL shows what a rewind will do and asks; batch runs just do it.
@@ -176,6 +201,26 @@ fn render(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
             home().as_deref(),
         ),
         Shown::Hooks => crate::commands::hooks::print_for_repl(view.printer, agent.config()),
+        Shown::Proposals { pending, costs } => {
+            for line in review::listing(&pending, &costs) {
+                view.printer.info(&line);
+            }
+        }
+        Shown::Reviewed(r) => view.printer.info(&review::reviewed(&r)),
+        Shown::LeftOut(out) => {
+            for line in review::left_out(&out) {
+                view.printer.warn(&line);
+            }
+        }
+        Shown::Permissions(rules) if rules.is_empty() => view.printer.info(permission_rules::NONE),
+        Shown::Permissions(rules) => {
+            for line in permission_rules::table(&rules) {
+                view.printer.info(&line);
+            }
+        }
+        Shown::PermissionForgotten { number, rule } => view
+            .printer
+            .info(&permission_rules::forgotten(number, &rule)),
         Shown::Status(st) => super::status::show(view, &st, home().as_deref()),
         Shown::Model(info) => {
             view.printer.info(&info.to_string());
