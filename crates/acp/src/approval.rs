@@ -173,7 +173,7 @@ impl Asker {
             return d;
         }
         let class = kind.class().into_owned();
-        // An ask rule is asked every time: no "always" answers it, and
+        // An ask rule or hook is asked every time: no "always" answers it, and
         // none is offered.
         if asked == Asked::ByPolicy
             && let Some(d) = lock(&self.always).get(&class)
@@ -208,7 +208,7 @@ impl Asker {
                 PermissionOptionKind::RejectAlways,
             ),
         ];
-        if asked == Asked::ByRule {
+        if asked == Asked::MustAsk {
             options.retain(|o| {
                 matches!(
                     o.kind,
