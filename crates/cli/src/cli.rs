@@ -121,6 +121,10 @@ pub enum Command {
     /// command (eonyx runs it itself; docs/using-tools.md, section "Sandbox").
     #[command(hide = true, name = eonyx_sandbox::HELPER_SUBCOMMAND)]
     SandboxExec(SandboxExecArgs),
+    /// The session's network namespace: its holder, or joining it before
+    /// bubblewrap runs (eonyx runs it itself; docs/tools.md#one-network-per-session).
+    #[command(hide = true, name = eonyx_sandbox::NET_SUBCOMMAND)]
+    SandboxNet(SandboxExecArgs),
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,7 @@
 //! `eonyx.json`, a fresh `/dev` and `/proc`, its own PID namespace (so
 //! killing `bwrap` ends everything the command started), no capabilities
 //! (also when run by root), and no network namespace of the host unless the
-//! policy allows the network.
+//! policy allows the network (its own, or the session's: [`crate::netns`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,21 @@ fn is_executable(path: &Path) -> bool {
 
 /// The arguments before the command: every mount and namespace flag.
 pub fn args(policy: &Policy, dir: &Path) -> Vec<OsString> {
+    args_in(policy, dir, Net::Own)
+}
+
+/// Where a command without the network gets its network namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// One of its own (`--unshare-net`).
+    Own,
+    /// The one it was started in: the session's
+    /// ([`crate::netns`]), joined before bwrap runs.
+    Session,
+}
+
+/// [`args`], the network namespace chosen by `net`.
+pub fn args_in(policy: &Policy, dir: &Path, net: Net) -> Vec<OsString> {
     let mut a: Vec<OsString> = [
         "--new-session",
         "--die-with-parent",
@@ -51,7 +66,7 @@ pub fn args(policy: &Policy, dir: &Path) -> Vec<OsString> {
     ]
     .map(OsString::from)
     .to_vec();
-    if !policy.network {
+    if !policy.network && net == Net::Own {
         a.push("--unshare-net".into());
     }
     for w in &policy.writable {
@@ -74,8 +89,19 @@ pub fn args(policy: &Policy, dir: &Path) -> Vec<OsString> {
 
 /// `bwrap ARGS -- sh -c COMMAND`.
 pub fn command(bwrap: &Path, policy: &Policy, dir: &Path, shell_command: &str) -> Command {
+    command_in(bwrap, policy, dir, shell_command, Net::Own)
+}
+
+/// [`command`], the network namespace chosen by `net`.
+pub fn command_in(
+    bwrap: &Path,
+    policy: &Policy,
+    dir: &Path,
+    shell_command: &str,
+    net: Net,
+) -> Command {
     let mut cmd = Command::new(bwrap);
-    cmd.args(args(policy, dir))
+    cmd.args(args_in(policy, dir, net))
         .arg("sh")
         .arg("-c")
         .arg(shell_command)

@@ -10,8 +10,8 @@
 //!   a `Read-only file system` line naming no path counts too (nothing
 //!   else in the sandbox is a read-only disk);
 //! - the network, only when it is off: a line saying `Network is
-//!   unreachable`, `Connection refused` (the sandbox's own loopback has no
-//!   servers), a name-resolution failure, or a `Permission denied` line
+//!   unreachable`, `Connection refused` (the session's own loopback has
+//!   no servers but its jobs'), a name-resolution failure, or a `Permission denied` line
 //!   naming no path in output that mentions `socket` or `connect` (what
 //!   the seccomp filter's `EACCES` looks like).
 
@@ -124,8 +124,8 @@ fn describe(policy: &Policy, d: &Denial) -> String {
              tools.sandbox_writable); tools.sandbox_writable widens them, {OFF} lifts the sandbox"
         ),
         Denial::Network => format!(
-            "network access: commands have no network, not even loopback; \
-             tools.sandbox_network = true allows it, {OFF} lifts the sandbox"
+            "network access: commands reach nothing but the session's own loopback, \
+             where only its jobs serve; tools.sandbox_network = true allows it, {OFF} lifts the sandbox"
         ),
     }
 }

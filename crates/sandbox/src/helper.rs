@@ -19,7 +19,9 @@
 //!    partially enforced one (older kernels) is accepted (docs/tools.md#sandbox);
 //! 3. with the network off, a seccomp filter that refuses `socket` for
 //!    every family but `AF_UNIX` (and `io_uring_setup`, which could open
-//!    sockets behind the filter's back) with `EACCES`;
+//!    sockets behind the filter's back) with `EACCES`; not in the session's
+//!    network namespace (`--netns`, joined first: [`crate::netns`]), where
+//!    sockets reach nothing but its own loopback;
 //! 4. no capabilities: the bounding, ambient and inheritable sets are
 //!    cleared, so even a command run by root has none after `exec` (as under
 //!    bubblewrap) and cannot enter the host's mount namespace again, load a
@@ -33,6 +35,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::netns::NetRef;
 use crate::policy::{DEVICES, Policy};
 
 /// The hidden subcommand of the `eonyx` binary that runs the helper.
@@ -46,6 +49,9 @@ pub struct Spec {
     /// Paths bound read-only in the helper's mount namespace.
     pub ro: Vec<PathBuf>,
     pub network: bool,
+    /// Without the network: the session's network namespace to join
+    /// first ([`crate::netns`]); its loopback is then the command's to use.
+    pub netns: Option<NetRef>,
     /// Confine, report, and run nothing.
     pub probe: bool,
     /// The program and its arguments.
@@ -69,6 +75,7 @@ impl Spec {
                 .map(|p| p.as_std_path().to_path_buf())
                 .collect(),
             network: policy.network,
+            netns: None,
             probe: false,
             argv: Vec::new(),
         }
@@ -79,6 +86,9 @@ impl Spec {
         let mut a = Vec::new();
         if self.network {
             a.push("--net".into());
+        }
+        if let Some(n) = &self.netns {
+            a.extend(["--netns".into(), n.pid.to_string().into(), n.id.clone().into()]);
         }
         if self.probe {
             a.push("--probe".into());
@@ -102,6 +112,16 @@ impl Spec {
             match a.to_str() {
                 Some("--net") => spec.network = true,
                 Some("--probe") => spec.probe = true,
+                Some("--netns") => {
+                    let pid = it.next().and_then(|p| p.to_str()?.parse().ok());
+                    let id = it.next().and_then(|i| i.into_string().ok());
+                    let (Some(pid), Some(id)) = (pid, id) else {
+                        return Err(HelperError::Usage(
+                            "--netns needs a pid and a namespace id".to_owned(),
+                        ));
+                    };
+                    spec.netns = Some(NetRef { pid, id });
+                }
                 Some(flag @ ("--rw" | "--ro")) => {
                     let path = it
                         .next()
@@ -131,9 +151,17 @@ impl Spec {
     }
 }
 
-/// `HELPER sandbox-exec -- SPEC -- sh -c COMMAND`.
-pub fn command(helper: &Path, policy: &Policy, dir: &Path, shell_command: &str) -> Command {
+/// `HELPER sandbox-exec -- SPEC -- sh -c COMMAND`, in the session's
+/// network namespace `netns` when given.
+pub fn command(
+    helper: &Path,
+    policy: &Policy,
+    dir: &Path,
+    shell_command: &str,
+    netns: Option<NetRef>,
+) -> Command {
     let mut spec = Spec::for_policy(policy);
+    spec.netns = netns;
     spec.argv = vec!["sh".into(), "-c".into(), shell_command.into()];
     helper_command(helper, &spec, dir)
 }
@@ -160,6 +188,8 @@ pub enum HelperError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Net(#[from] crate::netns::NetError),
     #[error("cannot set up Landlock: {0}")]
     Landlock(String),
     #[error(
@@ -234,12 +264,18 @@ mod imp {
     const ABI_TESTED: ABI = ABI::V7;
 
     pub(super) fn confine(spec: &Spec) -> Result<String, HelperError> {
+        // First, while nothing else is set up: setns of a user namespace
+        // needs a single-threaded process with its capabilities.
+        if let Some(net) = &spec.netns {
+            crate::netns::join(net)?;
+        }
         nix::unistd::setsid().map_err(|e| HelperError::Session(e.into()))?;
         if !spec.ro.is_empty() {
             read_only_binds(&spec.ro)?;
         }
         let enforced = landlock(spec)?;
-        if !spec.network {
+        // In the session's namespace sockets reach its loopback only.
+        if !spec.network && spec.netns.is_none() {
             seccomp()?;
         }
         drop_capabilities()?;
@@ -340,12 +376,13 @@ mod imp {
             .map_err(ll_err)?
             .scope(Scope::Signal)
             .map_err(ll_err)?;
-        if !spec.network {
+        if !spec.network && spec.netns.is_none() {
             ruleset = ruleset
                 .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-                .map_err(ll_err)?
-                .scope(Scope::AbstractUnixSocket)
                 .map_err(ll_err)?;
+        }
+        if !spec.network {
+            ruleset = ruleset.scope(Scope::AbstractUnixSocket).map_err(ll_err)?;
         }
         let mut created = ruleset.create().map_err(ll_err)?;
         let root = PathFd::new("/").map_err(ll_err)?;
@@ -433,6 +470,10 @@ mod tests {
             rw: vec!["/work/p".into(), "/tmp".into()],
             ro: vec!["/work/p/.git".into()],
             network: false,
+            netns: Some(NetRef {
+                pid: 42,
+                id: "net:[4026532179]".into(),
+            }),
             probe: false,
             argv: vec!["sh".into(), "-c".into(), "echo --rw -- x".into()],
         };

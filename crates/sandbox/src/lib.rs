@@ -14,7 +14,8 @@
 //!   which case the caller warns once per process ([`first_unconfined`]).
 //! - Both backends enforce the same [`Policy`]: read everywhere, write only
 //!   beneath its writable roots with `.git` and `eonyx.json` of the project
-//!   read-only, no socket but `AF_UNIX` unless the network is allowed.
+//!   read-only, no socket but `AF_UNIX` unless the network is allowed, or
+//!   only the session's own loopback ([`netns`]).
 //! - This crate depends on `eonyx-core` only, never prints and does no
 //!   network I/O; the platform code and its crates (landlock, seccompiler)
 //!   stay here, behind `cfg(target_os = "linux")`.
@@ -30,10 +31,12 @@ use eonyx_core::paths::Env;
 pub mod bwrap;
 pub mod denied;
 pub mod helper;
+pub mod netns;
 pub mod policy;
 mod probe;
 
 pub use helper::{HELPER_SUBCOMMAND, HelperError, run_helper};
+pub use netns::{NET_SUBCOMMAND, NetError, SessionNet};
 pub use policy::{Policy, Verdict};
 
 /// The environment variable a confined command finds set to the backend's
@@ -169,13 +172,41 @@ impl Sandbox {
     /// for [`Plan::Off`] and [`Plan::Unavailable`]: refusing is the
     /// caller's decision).
     pub fn command(&self, plan: &Plan, shell_command: &str, dir: &Path) -> Command {
+        self.command_in(plan, shell_command, dir, None)
+    }
+
+    /// [`Sandbox::command`] for a session: without the network, in the
+    /// session's network namespace `net` once [`Sandbox::hold_net`] made it
+    /// (else in a network namespace of its own, as [`Sandbox::command`]).
+    pub fn command_in(
+        &self,
+        plan: &Plan,
+        shell_command: &str,
+        dir: &Path,
+        net: Option<&SessionNet>,
+    ) -> Command {
         match plan {
             Plan::Confined(backend) => {
                 let policy = self.policy();
-                let mut cmd = match backend {
-                    Backend::Bwrap(bwrap) => bwrap::command(bwrap, &policy, dir, shell_command),
-                    Backend::Landlock { helper, .. } => {
-                        helper::command(helper, &policy, dir, shell_command)
+                let joined = net
+                    .filter(|_| !policy.network)
+                    .and_then(SessionNet::current);
+                let mut cmd = match (backend, joined, self.helper.as_deref()) {
+                    (Backend::Bwrap(bwrap), Some(n), Some(eonyx)) => {
+                        let inner = bwrap::command_in(
+                            bwrap,
+                            &policy,
+                            dir,
+                            shell_command,
+                            bwrap::Net::Session,
+                        );
+                        netns::join_command(eonyx, &n, &inner)
+                    }
+                    (Backend::Bwrap(bwrap), ..) => {
+                        bwrap::command(bwrap, &policy, dir, shell_command)
+                    }
+                    (Backend::Landlock { helper, .. }, joined, _) => {
+                        helper::command(helper, &policy, dir, shell_command, joined)
                     }
                 };
                 cmd.env(SANDBOX_ENV, backend.name());
@@ -186,6 +217,17 @@ impl Sandbox {
                 cmd.arg("-c").arg(shell_command).current_dir(dir);
                 cmd
             }
+        }
+    }
+
+    /// Make the session's network namespace `net` if the next command
+    /// would use it (confined by `plan`, without the network) and it is
+    /// not made yet. Blocks the first time (it starts the holder).
+    pub fn hold_net(&self, plan: &Plan, net: &SessionNet) {
+        if let (Plan::Confined(_), false, Some(eonyx)) =
+            (plan, self.config.network, self.helper.as_deref())
+        {
+            net.ensure(eonyx);
         }
     }
 

@@ -125,6 +125,10 @@ pub struct ToolContext {
     /// The session's background jobs (docs/tools.md#jobs); `None`: `shell`
     /// refuses `"background": true`.
     pub jobs: Option<Arc<jobs::Jobs>>,
+    /// The session's network namespace, shared by its confined commands
+    /// and jobs when the network is off (docs/tools.md#one-network-per-session);
+    /// made by the first such command. A task's child shares its parent's.
+    pub net: Arc<eonyx_sandbox::SessionNet>,
     /// The client's file system (`eonyx acp`), read and written by
     /// `read_file`, `write_file` and `edit_file` instead of the disk;
     /// `None`: the disk.
@@ -190,6 +194,7 @@ impl ToolContext {
             skills: Arc::new(NoSkills),
             undo: None,
             jobs: None,
+            net: Arc::default(),
             files: None,
             web: Arc::new(eonyx_web::Fetcher::default()),
             output_cap_bytes: eonyx_core::config::ToolsConfig::default().output_cap_bytes,

@@ -110,8 +110,14 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
 /// unconfined; refused when the sandbox is required and none works.
 async fn prepare(ctx: &ToolContext) -> Result<(Plan, Option<String>), ToolError> {
     let sandbox = ctx.sandbox.clone();
-    let plan = tokio::task::spawn_blocking(move || sandbox.plan())
-        .await
+    let net = ctx.net.clone();
+    let plan = tokio::task::spawn_blocking(move || {
+        let plan = sandbox.plan();
+        // Without the network: the session's namespace, made once.
+        sandbox.hold_net(&plan, &net);
+        plan
+    })
+    .await
         .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
     let mut warning = None;
     if let Plan::Unavailable { reason } = &plan {
@@ -128,9 +134,12 @@ async fn prepare(ctx: &ToolContext) -> Result<(Plan, Option<String>), ToolError>
 /// `sh -c command` in the project root as `plan` confines it, without the
 /// provider key variables and with no pager.
 fn command_for(plan: &Plan, command: &str, ctx: &ToolContext) -> std::process::Command {
-    let mut cmd = ctx
-        .sandbox
-        .command(plan, command, ctx.project_root.as_std_path());
+    let mut cmd = ctx.sandbox.command_in(
+        plan,
+        command,
+        ctx.project_root.as_std_path(),
+        Some(&ctx.net),
+    );
     cmd.env("PAGER", "cat").env("GIT_PAGER", "cat");
     // The provider keys never reach a command the model runs.
     for var in &ctx.hidden_env {

@@ -254,6 +254,8 @@ impl Agent {
         self.tools.ctx.undo = Some(self.undo_store());
         // The jobs of the session left are stopped (dropping the room).
         self.tools.ctx.jobs = Some(self.new_jobs());
+        // And its network namespace (docs/tools.md#one-network-per-session).
+        self.tools.ctx.net = Default::default();
         self.jobs = Default::default();
         self.note_jobs_ended(&opened.jobs_ended);
         self.forget_step_state();

@@ -84,6 +84,24 @@ pub fn sandbox_exec(
     Ok(crate::exit::Status::Success)
 }
 
+/// `eonyx sandbox-net -- hold`: make the session's network namespace,
+/// print its id for the parent, and hold it until stdin closes; `eonyx
+/// sandbox-net -- join PID ID -- COMMAND…`: run the command in it (returns
+/// only when it could not).
+pub fn sandbox_net(
+    printer: &mut Printer,
+    args: crate::cli::SandboxExecArgs,
+) -> anyhow::Result<crate::exit::Status> {
+    match eonyx_sandbox::netns::run_net(args.args)? {
+        eonyx_sandbox::netns::NetStep::Held(id) => {
+            printer.outln(&id)?;
+            printer.flush()?;
+            eonyx_sandbox::netns::hold_until_eof();
+        }
+    }
+    Ok(crate::exit::Status::Success)
+}
+
 /// `eonyx job-keeper [--session] -- COMMAND…`, when that is how eonyx was
 /// started: the keeper of one background job
 /// (`eonyx_tools::jobs::run_keeper`); `None` otherwise.
@@ -121,6 +139,7 @@ pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::
         Some(Command::Completions(args)) => completions::run(printer, &args),
         Some(Command::Manpage) => completions::manpage(printer),
         Some(Command::SandboxExec(args)) => sandbox_exec(printer, args),
+        Some(Command::SandboxNet(args)) => sandbox_net(printer, args),
         Some(Command::Acp) => acp(&cli.global),
     }
 }
