@@ -146,7 +146,12 @@ mod imp {
                 continue;
             }
             // Stop: SIGTERM to the group, SIGKILL after the grace time.
-            let _ = killpg(group, Signal::SIGTERM);
+            // A Landlock helper that has not made its session yet leads
+            // no group: the signal then goes to it alone (it has started
+            // nothing), instead of to no one until the SIGKILL.
+            if killpg(group, Signal::SIGTERM).is_err() {
+                let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
+            }
             let deadline = Instant::now() + STOP_GRACE;
             let exited = loop {
                 if let Ok(Some(status)) = child.try_wait() {
@@ -160,7 +165,9 @@ mod imp {
             match exited {
                 Some(status) => break status,
                 None => {
-                    let _ = killpg(group, Signal::SIGKILL);
+                    if killpg(group, Signal::SIGKILL).is_err() {
+                        let _ = nix::sys::signal::kill(group, Signal::SIGKILL);
+                    }
                     break child.wait().map_err(|e| KeeperError::Sys(e.to_string()))?;
                 }
             }
