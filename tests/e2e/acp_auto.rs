@@ -2,7 +2,8 @@
 //! writes in the project and sandboxed shell commands run without a
 //! question; writes outside the project or to `eonyx.json`, and commands
 //! that would run unconfined (`tools.sandbox = "off"`), are still asked;
-//! `tools.shell = "deny"` and a `PreToolUse` hook's `deny` keep their force.
+//! `tools.shell = "deny"` and a `PreToolUse` hook's `deny` keep their force,
+//! and so does a hook's `ask` (the client is asked).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use eonyx_tests::Reply;
@@ -211,6 +212,58 @@ fn acp_auto_asks_what_an_ask_rule_names_and_refuses_what_a_deny_rule_names() {
         results.join("\n").contains("shell(touch denied.txt)"),
         "{results:?}"
     );
+    let (code, stderr, _) = c.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn acp_auto_asks_the_client_what_a_pre_tool_use_hook_said_ask_about() {
+    // A sandboxed command and a project write would run unasked in `auto`;
+    // a PreToolUse hook's `ask` about them brings the question to the
+    // client, which here allows the command and rejects the write. A call
+    // the hook says nothing about still runs unasked.
+    const ASK: &str = r#"grep -q "keep[.]txt" && exit 0; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"check first"}}'"#;
+    let fx = hooked_with(&hook("PreToolUse", "shell|write_file", ASK), |c| {
+        c.merge_top_toml("[tools]\nsandbox_required = true\n")
+            .unwrap()
+    });
+    fx.fake
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch hook-asked.txt"}),
+        ))
+        .push(Reply::tool_call(
+            "write_file",
+            json!({"path": "hook-asked-write.txt", "content": "no\n"}),
+        ))
+        .push(Reply::tool_call(
+            "shell",
+            json!({"command": "touch keep.txt"}),
+        ))
+        .push(Reply::text("done"));
+    let (mut c, s) = auto_session(&fx);
+    c.answers.extend([Answer::AllowOnce, Answer::RejectOnce]);
+    let r = c.prompt(&s, "run a command and write a file");
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert_eq!(c.asked.len(), 2, "asked: {:?}", c.asked);
+    assert!(
+        c.asked[0]["params"]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .contains("touch hook-asked.txt"),
+        "{:?}",
+        c.asked[0]
+    );
+    assert!(
+        last_question(&c).contains("hook-asked-write.txt"),
+        "{:?}",
+        c.asked
+    );
+    assert!(fx.sb.work.join("hook-asked.txt").exists());
+    assert!(!fx.sb.work.join("hook-asked-write.txt").exists());
+    assert!(fx.sb.work.join("keep.txt").exists());
+    let results = fx.chats().last().unwrap().tool_results();
+    assert!(results.join("\n").contains("denied"), "{results:?}");
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }

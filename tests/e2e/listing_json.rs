@@ -2,7 +2,8 @@
 //! `sessions --json` and `skills --json` come out byte for byte as the
 //! whole document built in memory with its keys sorted and pretty-printed
 //! (what they were before), with every kind of field: child sessions,
-//! costs, titles that need escaping, an empty listing.
+//! costs, titles that need escaping, an empty listing; `memory --json`
+//! byte for byte as that document on one line.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use serde_json::Value;
@@ -98,4 +99,43 @@ fn json_listings_are_byte_identical_to_the_sorted_document() {
     let out = stdout(&o);
     assert_eq!(out, sorted_pretty(&out));
     assert!(out.contains("\"name\": \"deploy\""), "{out}");
+}
+
+#[test]
+fn memory_json_is_byte_identical_to_the_sorted_one_line_document() {
+    let fx = Fx::new();
+    let run = |args: &[&str]| {
+        let o = fx.run(args, "");
+        assert_eq!(code(&o), Some(0), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(run(&["memory", "--json"]), "[]\n");
+    run(&["memory", "add", "Deploys go through `make ship`."]);
+    run(&[
+        "memory",
+        "add",
+        "--global",
+        "quotes \" back \\ tab \t ünïcödé ✓ </script> 🦀",
+    ]);
+    // A line written by hand that does not parse: its id, date and
+    // session are null.
+    let global = fx.sb.data.join("memory/global.md");
+    let mut text = std::fs::read_to_string(&global).unwrap();
+    text.push_str("- written by hand, no id\n");
+    std::fs::write(&global, text).unwrap();
+
+    let out = run(&["memory", "--json"]);
+    let mut v: Value = serde_json::from_str(&out).unwrap();
+    v.sort_all_objects();
+    assert_eq!(out, serde_json::to_string(&v).unwrap() + "\n");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let entries = v.as_array().unwrap();
+    assert_eq!(entries.len(), 3, "{out}");
+    assert!(entries[0]["id"].is_null(), "{out}");
+    assert_eq!(entries[1]["scope"], "global", "{out}");
+    assert_eq!(entries[2]["scope"], "project", "{out}");
+    assert!(
+        out.starts_with(r#"[{"created":null,"id":null,"scope":"global","session":null,"text":"#),
+        "{out}"
+    );
 }

@@ -151,9 +151,9 @@ impl Asker {
     }
 
     /// Asks the client about `kind`, unless the mode answers for the
-    /// user. `Asked::ByRule` (a permission rule said "ask"): only
-    /// `read-only` answers (no); every other mode asks the client, so an
-    /// ask rule keeps its force in `auto` too.
+    /// user. `Asked::MustAsk` (a permission rule or a `PreToolUse` hook
+    /// said "ask"): only `read-only` answers (no); every other mode asks
+    /// the client, so an ask rule or hook keeps its force in `auto` too.
     async fn ask(&self, kind: &ApprovalKind, asked: Asked) -> Decision {
         let mode = *lock(&self.mode);
         let confinement = lock(&self.confinement).clone();
@@ -164,16 +164,16 @@ impl Asker {
             }
         };
         let answer = match (asked, mode) {
-            (Asked::ByPolicy, _) | (Asked::ByRule, Mode::ReadOnly) => {
+            (Asked::ByPolicy, _) | (Asked::MustAsk, Mode::ReadOnly) => {
                 mode.decides(kind, confined).await
             }
-            (Asked::ByRule, _) => None,
+            (Asked::MustAsk, _) => None,
         };
         if let Some(d) = answer {
             return d;
         }
         let class = kind.class().into_owned();
-        // An ask rule is asked every time: no "always" answers it, and
+        // An ask rule or hook is asked every time: no "always" answers it, and
         // none is offered.
         if asked == Asked::ByPolicy
             && let Some(d) = lock(&self.always).get(&class)
@@ -208,7 +208,7 @@ impl Asker {
                 PermissionOptionKind::RejectAlways,
             ),
         ];
-        if asked == Asked::ByRule {
+        if asked == Asked::MustAsk {
             options.retain(|o| {
                 matches!(
                     o.kind,
@@ -249,8 +249,9 @@ impl Asker {
 enum Asked {
     /// The mode's policy (config, flags) left the question to the user.
     ByPolicy,
-    /// A permission rule in the `ask` list matched.
-    ByRule,
+    /// A permission rule in the `ask` list matched, or a `PreToolUse`
+    /// hook answered `ask`.
+    MustAsk,
 }
 
 impl Approver for Asker {
@@ -259,7 +260,7 @@ impl Approver for Asker {
     }
 
     fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(self.ask(kind, Asked::ByRule))
+        Box::pin(self.ask(kind, Asked::MustAsk))
     }
 }
 
@@ -360,6 +361,16 @@ impl ModeApprover {
 impl Approver for ModeApprover {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         self.current().decide(kind)
+    }
+
+    /// A `PreToolUse` hook's `ask`: what the config and flags leave to
+    /// the user is asked of the client in every mode but `read-only`
+    /// (`accept-edits`' own yes to project writes included).
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        match *lock(&self.mode) {
+            Mode::Ask | Mode::AcceptEdits | Mode::Auto => self.ask.decide_asked(kind),
+            Mode::ReadOnly => self.read_only.decide_asked(kind),
+        }
     }
 
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {

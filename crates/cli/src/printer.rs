@@ -95,12 +95,34 @@ impl Printer {
         &mut self,
         items: impl Iterator<Item = T>,
     ) -> std::io::Result<()> {
+        self.write_json_array(items, Layout::Pretty)
+    }
+
+    /// A `--json` listing on one line: what [`Printer::json_line`] writes
+    /// for the array of `items`, written as they come
+    /// ([`Printer::json_array`]: the same key order rule).
+    pub fn json_array_line<T: serde::Serialize>(
+        &mut self,
+        items: impl Iterator<Item = T>,
+    ) -> std::io::Result<()> {
+        self.write_json_array(items, Layout::Line)
+    }
+
+    fn write_json_array<T: serde::Serialize>(
+        &mut self,
+        items: impl Iterator<Item = T>,
+        layout: Layout,
+    ) -> std::io::Result<()> {
         let mut out = std::io::BufWriter::with_capacity(64 * 1024, self.stdout.lock());
-        serde_json::to_writer_pretty(&mut out, &Streamed(std::cell::Cell::new(Some(items))))
-            .map_err(|e| match e.io_error_kind() {
-                Some(kind) => std::io::Error::new(kind, e),
-                None => std::io::Error::other(e),
-            })?;
+        let array = Streamed(std::cell::Cell::new(Some(items)));
+        match layout {
+            Layout::Pretty => serde_json::to_writer_pretty(&mut out, &array),
+            Layout::Line => serde_json::to_writer(&mut out, &array),
+        }
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => std::io::Error::new(kind, e),
+            None => std::io::Error::other(e),
+        })?;
         out.write_all(b"\n")?;
         out.flush()
     }
@@ -219,6 +241,15 @@ pub fn paint_diff(diff: &str, color: bool) -> String {
         }
     }
     out
+}
+
+/// How a streamed `--json` listing is laid out.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// Pretty-printed ([`Printer::json_pretty`]'s layout).
+    Pretty,
+    /// One line ([`Printer::json_line`]'s).
+    Line,
 }
 
 /// An iterator serialized as a JSON array, item by item (once: a second

@@ -166,10 +166,11 @@ pub enum Decision {
 pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 
-    /// Decides a request a permission rule said must be asked (an `ask`
-    /// rule): an approver that may answer for the user by itself (ACP's
-    /// `auto` mode) asks the user here instead. The default is
-    /// [`Approver::decide`]; approvers that wrap another forward it.
+    /// Decides a request that must be asked of the user, if anyone is
+    /// asked at all (an `ask` permission rule matched, or a `PreToolUse`
+    /// hook answered `ask`): an approver that may answer for the user by
+    /// itself (ACP's `auto` mode) asks the user here instead. The default
+    /// is [`Approver::decide`]; approvers that wrap another forward it.
     fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         self.decide(kind)
     }
@@ -474,7 +475,38 @@ impl Approver for PolicyApprover {
     }
 
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move {
+        Box::pin(self.decide_as(kind, Question::Usual))
+    }
+
+    /// The same policy, but what it asks the user goes as a question that
+    /// must be asked ([`Approver::decide_asked`]): a `PreToolUse` hook's
+    /// `ask`. Config, flags and rules decide as usual.
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(self.decide_as(kind, Question::MustAsk))
+    }
+}
+
+/// How a policy puts a question to its user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Question {
+    /// [`Approver::decide`]: the user's approver may answer by itself.
+    Usual,
+    /// [`Approver::decide_asked`]: the user is asked.
+    MustAsk,
+}
+
+impl PolicyApprover {
+    /// Asks the user (`None`: nobody to ask, denied).
+    async fn ask_user(&self, kind: &ApprovalKind, question: Question) -> Decision {
+        match (&self.ask, question) {
+            (None, _) => Decision::Deny,
+            (Some(ask), Question::Usual) => ask.decide(kind).await,
+            (Some(ask), Question::MustAsk) => ask.decide_asked(kind).await,
+        }
+    }
+
+    async fn decide_as(&self, kind: &ApprovalKind, question: Question) -> Decision {
+        {
             // The rules first: deny > ask > allow > the tool's setting. A
             // write to `.git/` or `eonyx.json` is never allowed by a rule.
             let protected = matches!(
@@ -486,12 +518,7 @@ impl Approver for PolicyApprover {
             );
             match self.verdict(kind) {
                 Verdict::Deny(_) => return Decision::Deny,
-                Verdict::Ask(_) => {
-                    return match &self.ask {
-                        Some(ask) => ask.decide_asked(kind).await,
-                        None => Decision::Deny,
-                    };
-                }
+                Verdict::Ask(_) => return self.ask_user(kind, Question::MustAsk).await,
                 Verdict::Allow if !protected => return Decision::Allow,
                 Verdict::Allow | Verdict::Unmatched => {}
             }
@@ -501,48 +528,38 @@ impl Approver for PolicyApprover {
                 ApprovalKind::Task { .. } => (ShellPolicy::Deny, false),
                 // Reads inside the project need no approval.
                 ApprovalKind::Read { .. } => return Decision::Allow,
-                ApprovalKind::Attach { .. } => {
-                    return match &self.ask {
-                        Some(ask) => ask.decide(kind).await,
-                        None => Decision::Deny,
-                    };
-                }
+                ApprovalKind::Attach { .. } => return self.ask_user(kind, question).await,
                 ApprovalKind::Write { outside: true, .. }
                 | ApprovalKind::Write {
                     protected: true, ..
                 } => {
-                    return match (&self.ask, self.write) {
-                        (Some(ask), WritePolicy::Ask | WritePolicy::Allow) => {
-                            ask.decide(kind).await
+                    return match self.write {
+                        WritePolicy::Ask | WritePolicy::Allow => {
+                            self.ask_user(kind, question).await
                         }
-                        _ => Decision::Deny,
+                        WritePolicy::Deny => Decision::Deny,
                     };
                 }
                 ApprovalKind::Mcp { server, .. } => {
-                    return match (self.mcp.of(server), &self.ask) {
-                        (McpApproval::Deny, _) => Decision::Deny,
-                        (McpApproval::Allow, _) => Decision::Allow,
-                        (McpApproval::Ask, _) if self.allowed.mcp => Decision::Allow,
-                        (McpApproval::Ask, Some(ask)) => ask.decide(kind).await,
-                        (McpApproval::Ask, None) => Decision::Deny,
+                    return match self.mcp.of(server) {
+                        McpApproval::Deny => Decision::Deny,
+                        McpApproval::Allow => Decision::Allow,
+                        McpApproval::Ask if self.allowed.mcp => Decision::Allow,
+                        McpApproval::Ask => self.ask_user(kind, question).await,
                     };
                 }
                 ApprovalKind::WebFetch { host, url } => {
                     // The rules were applied above (unmatched here); the
                     // same function decides the rest.
                     let host = web_host_port(host, url);
-                    return match (
-                        web_fetch_verdict(&self.web, &self.rules, self.allowed.web, &host),
-                        &self.ask,
-                    ) {
-                        (WebFetchVerdict::Allow, _) => Decision::Allow,
-                        (WebFetchVerdict::Deny { .. }, _) | (WebFetchVerdict::Ask { .. }, None) => {
-                            Decision::Deny
+                    return match web_fetch_verdict(&self.web, &self.rules, self.allowed.web, &host)
+                    {
+                        WebFetchVerdict::Allow => Decision::Allow,
+                        WebFetchVerdict::Deny { .. } => Decision::Deny,
+                        WebFetchVerdict::Ask { rule: Some(_) } => {
+                            self.ask_user(kind, Question::MustAsk).await
                         }
-                        (WebFetchVerdict::Ask { rule: Some(_) }, Some(ask)) => {
-                            ask.decide_asked(kind).await
-                        }
-                        (WebFetchVerdict::Ask { rule: None }, Some(ask)) => ask.decide(kind).await,
+                        WebFetchVerdict::Ask { rule: None } => self.ask_user(kind, question).await,
                     };
                 }
                 ApprovalKind::Write { .. } => (self.write, self.allowed.write),
@@ -553,12 +570,12 @@ impl Approver for PolicyApprover {
             if flag {
                 return Decision::Allow;
             }
-            match (policy, &self.ask) {
-                (ShellPolicy::Allow, _) => Decision::Allow,
-                (ShellPolicy::Deny, _) | (ShellPolicy::Ask, None) => Decision::Deny,
-                (ShellPolicy::Ask, Some(ask)) => ask.decide(kind).await,
+            match policy {
+                ShellPolicy::Allow => Decision::Allow,
+                ShellPolicy::Deny => Decision::Deny,
+                ShellPolicy::Ask => self.ask_user(kind, question).await,
             }
-        })
+        }
     }
 }
 
@@ -589,6 +606,34 @@ impl Approver for TaskLabel {
 
     fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
+    }
+}
+
+/// An approver whose every question must be asked of the user
+/// ([`Approver::decide_asked`]): a call a `PreToolUse` hook answered `ask`
+/// about is approved through it, so a mode that would answer for the user
+/// (ACP's `auto`) asks instead.
+pub struct MustAsk(pub std::sync::Arc<dyn Approver>);
+
+impl Approver for MustAsk {
+    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.0.decide_asked(kind)
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.0.decide_asked(kind)
+    }
+
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.0.decide_read(kind)
+    }
+
+    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
+        self.0.read_rules()
+    }
+
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        self.0.rule_denial(kind)
     }
 }
 

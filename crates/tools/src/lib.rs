@@ -63,8 +63,9 @@ use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{ToolCall, ToolName};
 
 pub use approval::{
-    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, Permissions, PolicyApprover,
-    TaskLabel, WebFetchVerdict, approve, approve_read, rule_verdict, web_fetch_verdict,
+    AllowAll, ApprovalKind, Approver, Decision, DenyAll, McpPolicy, MustAsk, Permissions,
+    PolicyApprover, TaskLabel, WebFetchVerdict, approve, approve_read, rule_verdict,
+    web_fetch_verdict,
 };
 pub(crate) use args::{Count, parse_args};
 pub use definitions::{definitions, enabled_definitions};

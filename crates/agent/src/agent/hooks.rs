@@ -137,11 +137,23 @@ fn tool_response(name: &str, text: &str, is_error: bool) -> Value {
 
 /// What `PreToolUse` decided for one call.
 pub(crate) enum PreTool {
-    /// Run it (with the hooks' `updatedInput`, if any); `approved`: a hook
-    /// said `allow`, which counts as the user's yes.
-    Run { call: ToolCall, approved: bool },
+    /// Run it (with the hooks' `updatedInput`, if any), approved as the
+    /// hooks said.
+    Run { call: ToolCall, said: HookSaid },
     /// Do not run it; this is its result.
     Denied(tools::ToolOutput),
+}
+
+/// What the `PreToolUse` hooks said about approving a call they let run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookSaid {
+    /// Nothing: the usual approval.
+    Nothing,
+    /// `allow`: counts as the user's yes ([`HookState::approved`]).
+    Allow,
+    /// `ask`: the usual policy, but what it asks goes to the user even
+    /// where a mode would answer by itself (ACP's `auto`).
+    Ask,
 }
 
 impl Agent {
@@ -283,10 +295,12 @@ impl Agent {
         if let Some(input) = out.updated_input {
             call.arguments = input;
         }
-        PreTool::Run {
-            call,
-            approved: out.permission == Some(Permission::Allow),
-        }
+        let said = match out.permission {
+            Some(Permission::Allow) => HookSaid::Allow,
+            Some(Permission::Ask) => HookSaid::Ask,
+            Some(Permission::Deny) | None => HookSaid::Nothing,
+        };
+        PreTool::Run { call, said }
     }
 
     /// `PostToolUse`: what the hooks say to the model is added to the

@@ -2,12 +2,14 @@
 //! calling tools (or `max_steps`), run the tools, and append every message
 //! before the turn continues.
 
+use std::sync::Arc;
+
 use eonyx_core::provider::{BoxFuture, CancellationToken};
 use eonyx_core::{Content, FinishReason, Message, Role, ToolCall, ToolName};
 
 use eonyx_core::hooks::HookEvent;
 
-use super::hooks::PreTool;
+use super::hooks::{HookSaid, PreTool};
 use super::{Agent, TurnOutcome, UserInput};
 use crate::error::AgentError;
 use crate::events::AgentEvent;
@@ -219,7 +221,7 @@ impl Agent {
             let offered = self.offers(&call.name) || self.is_mcp_call(call);
             // PreToolUse for a call that would run (a task's ran with its
             // group, above).
-            let mut approved = false;
+            let mut said = HookSaid::Nothing;
             let mut denied = None;
             let mut updated = None;
             if offered
@@ -230,11 +232,8 @@ impl Agent {
                 && self.hook.hooks.has(HookEvent::PreToolUse)
             {
                 match self.pre_tool_hooks(call, sink, cancel).await {
-                    PreTool::Run {
-                        call: c,
-                        approved: a,
-                    } => {
-                        approved = a;
+                    PreTool::Run { call: c, said: h } => {
+                        said = h;
                         updated = Some(c);
                     }
                     PreTool::Denied(out) => denied = Some(out),
@@ -272,12 +271,14 @@ impl Agent {
                 // `OwnTools`, the agent's).
                 // A PreToolUse hook's `allow` counts as the user's yes:
                 // the same policy with a user who says yes, for this call
-                // (the agent's own tools, MCP's, read it from `tools`).
+                // (the agent's own tools, MCP's, read it from `tools`). Its
+                // `ask`: the same policy, whose questions must reach the
+                // user (no mode answers them).
                 let ctx = self.tools.ctx.clone();
-                let approver = if approved {
-                    self.hook.approved.clone()
-                } else {
-                    self.tools.approver.clone()
+                let approver: Arc<dyn tools::Approver> = match said {
+                    HookSaid::Allow => self.hook.approved.clone(),
+                    HookSaid::Ask => Arc::new(tools::MustAsk(self.tools.approver.clone())),
+                    HookSaid::Nothing => self.tools.approver.clone(),
                 };
                 let usual = std::mem::replace(&mut self.tools.approver, approver.clone());
                 let mut own = OwnTools { agent: self, sink };

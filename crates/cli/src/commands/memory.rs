@@ -136,7 +136,13 @@ pub(crate) fn rows(entries: &[MemoryEntry]) -> Vec<String> {
 fn list(printer: &mut Printer, store: &MemoryStore) -> anyhow::Result<Status> {
     let entries = newest_last(store.list().map_err(memory_error)?);
     if printer.json() {
-        printer.json_line(&json!(entries))?;
+        printer.json_array_line(entries.iter().map(|e| EntryJson {
+            created: e.created.as_deref(),
+            id: e.id.as_deref(),
+            scope: e.scope,
+            session: e.session.as_deref(),
+            text: &e.text,
+        }))?;
         return Ok(Status::Success);
     }
     if entries.is_empty() {
@@ -147,6 +153,17 @@ fn list(printer: &mut Printer, store: &MemoryStore) -> anyhow::Result<Status> {
         printer.outln(&row)?;
     }
     Ok(Status::Success)
+}
+
+/// A `memory list --json` entry, its fields declared in the alphabetical
+/// order its keys are written in ([`Printer::json_array_line`]).
+#[derive(serde::Serialize)]
+struct EntryJson<'a> {
+    created: Option<&'a str>,
+    id: Option<&'a str>,
+    scope: MemoryScope,
+    session: Option<&'a str>,
+    text: &'a str,
 }
 
 fn add(
