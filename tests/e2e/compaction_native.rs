@@ -354,6 +354,54 @@ fn the_goal_and_the_plan_follow_the_items_after_a_native_compaction() {
 }
 
 #[test]
+fn a_running_job_follows_the_items_after_a_native_compaction() {
+    let fx = fx(Wire::Responses, Some("auto"), NativeCompact::Works);
+    fx.fake.push_all([
+        Reply::tool_call(
+            "shell",
+            json!({"command": "sleep 9875301", "background": true}),
+        ),
+        Reply::text("started"),
+    ]);
+    let input = "start the server\nsecond\n/compact\nthird\n/compact\nwhere are we?\n";
+    let o = fx.run(&["--allow-shell", "--json"], input);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(fx.fake.refusals(), 0, "{}", stderr(&o));
+    assert_eq!(fx.fake.native_calls().len(), 2, "{}", stderr(&o));
+    assert!(summarizer_requests(&fx).is_empty());
+    let saved = compactions(&fx);
+    assert_eq!(saved.last().unwrap()["jobs"][0]["command"], "sleep 9875301");
+    // Every request after the first compaction names the job: the last
+    // one through eonyx's pinned section after the provider's items.
+    let reqs = fx.agent_requests();
+    assert_eq!(reqs.len(), 5, "{}", stderr(&o));
+    for r in &reqs[2..] {
+        assert!(r.all_text().contains("sleep 9875301"), "{}", r.all_text());
+    }
+    let input = reqs.last().unwrap().input();
+    let pinned = input
+        .iter()
+        .position(|i| {
+            i["role"] == "user"
+                && i["content"][0]["text"].as_str().is_some_and(|t| {
+                    t.contains("## Background jobs running at this compaction (kept verbatim by eonyx)\n- job 1: sleep 9875301 (started ")
+                })
+        })
+        .unwrap_or_else(|| panic!("no pinned job in {input:#?}"));
+    assert!(
+        input[..pinned].iter().any(|i| i["type"] == "compaction"),
+        "the items come first"
+    );
+    // Nothing else carries it: the turn that started it was compacted.
+    let others = input
+        .iter()
+        .enumerate()
+        .filter(|(n, i)| *n != pinned && i.to_string().contains("sleep 9875301"))
+        .count();
+    assert_eq!(others, 0, "{input:#?}");
+}
+
+#[test]
 fn a_404_falls_back_in_the_same_compaction_is_remembered_and_reset_limits_forgets_it() {
     let fx = fx(Wire::Responses, Some("auto"), NativeCompact::Absent);
     let o = fx.run(&["--json"], "one\ntwo\n/compact\nthree\n/compact\nfour\n");

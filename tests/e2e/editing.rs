@@ -294,16 +294,17 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
 }
 
 /// The fixed part of the first request (system prompt and tool
-/// definitions, as sent) stays under 1,850 tokens at eonyx's 4 characters
+/// definitions, as sent) stays under 2,050 tokens at eonyx's 4 characters
 /// per token: peers send 7k–19k, and every helper adding a tool shares this.
 /// (It was 1,500 until the `task` tool, whose definition with its profile
 /// list takes ~150 tokens even after the other tools' descriptions were
 /// tightened to make room; then 1,600 until the `plan` tool, ~115 tokens
 /// with its schema kept to the minimum — docs/goals.md, section "Goals";
-/// then 1,750 until `web_fetch`, ~100 tokens with a bare schema —
-/// docs/tools.md#web-fetch.)
+/// then 1,750 until the background jobs (`shell`'s `background` and
+/// `notify`, `job_output` and `job_stop`, ~190 tokens with minimal schemas)
+/// and `web_fetch` (~100 tokens with a bare schema — docs/tools.md#web-fetch).)
 #[test]
-fn the_fixed_first_request_stays_under_1850_tokens() {
+fn the_fixed_first_request_stays_under_2050_tokens() {
     let fx = Fx::replying([Reply::text("hi")]);
     let o = fx.run(&[], "hello\n");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
@@ -312,5 +313,5 @@ fn the_fixed_first_request_stays_under_1850_tokens() {
     let chars = first.system_text().chars().count() + tools.chars().count();
     let tokens = chars.div_ceil(4);
     eprintln!("fixed first request: {chars} characters, ~{tokens} tokens");
-    assert!(tokens < 1850, "~{tokens} tokens ({chars} characters)");
+    assert!(tokens < 2050, "~{tokens} tokens ({chars} characters)");
 }

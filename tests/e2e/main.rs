@@ -31,6 +31,7 @@ mod goals;
 mod hooks;
 mod hooks_compaction;
 mod hooks_events;
+mod jobs;
 mod json_errors;
 mod keys;
 mod listing_json;

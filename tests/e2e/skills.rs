@@ -80,9 +80,10 @@ fn without_skills_there_is_no_section_no_tool_and_the_first_request_stays_small(
     let first = &fx.agent_requests()[0];
     assert!(!first.system_text().contains("# Skills"));
     assert!(!first.tool_names().contains(&"skill".to_owned()));
-    // (1,500 until the `plan` tool, which every session is offered.)
+    // (1,500 until the `plan` tool, which every session is offered; 1,600
+    // until the background jobs' tools.)
     assert!(
-        first.prompt_tokens < 1600,
+        first.prompt_tokens < 1800,
         "the fixed first request is {} tokens (fake count)",
         first.prompt_tokens
     );

@@ -226,7 +226,18 @@ impl Session {
     pub async fn close(&self) {
         self.cancel();
         let agent = self.agent.lock().await.take();
-        drop(agent);
+        // Its background jobs end with it, and stderr says which.
+        if let Some(mut agent) = agent {
+            let stopped = agent.stop_jobs(&mut |_| {}).await;
+            for j in stopped {
+                crate::diag::diag(&format!(
+                    "stopped background job {} of session {}: {}",
+                    j.id,
+                    agent.session_id(),
+                    j.command
+                ));
+            }
+        }
     }
 
     /// `session/prompt`: one user turn, or a slash command.

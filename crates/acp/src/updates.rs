@@ -266,6 +266,29 @@ impl Updates {
                 ),
             ),
             AgentEvent::Hook { .. } => {}
+            // A job's start and exit update the `shell` call that started
+            // it (docs/tools.md#jobs).
+            AgentEvent::JobStarted {
+                id,
+                command,
+                log,
+                call_id: Some(call_id),
+            } => self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id,
+                ToolCallUpdateFields::new()
+                    .title(format!("Job {id}: {command} (running; log {log})")),
+            ))),
+            AgentEvent::JobExited {
+                id,
+                command,
+                status,
+                secs,
+                call_id: Some(call_id),
+            } => self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id,
+                ToolCallUpdateFields::new()
+                    .title(format!("Job {id}: {command} ({status} after {secs} s)")),
+            ))),
             // A task's child works inside the task's tool call; its own
             // steps are not shown as calls of this session.
             AgentEvent::Task { .. }
@@ -273,6 +296,8 @@ impl Updates {
             | AgentEvent::StepStarted { .. }
             | AgentEvent::StepUsage(_)
             | AgentEvent::SummaryDraft(_)
+            | AgentEvent::JobStarted { call_id: None, .. }
+            | AgentEvent::JobExited { call_id: None, .. }
             | AgentEvent::Tool(_) => {}
         }
     }

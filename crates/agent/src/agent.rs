@@ -74,6 +74,7 @@ mod compaction;
 mod goal;
 mod hooks;
 mod input;
+mod jobs;
 mod mcp;
 mod memory;
 mod model;
@@ -247,6 +248,9 @@ pub struct Agent {
     /// of the timeline, or what the compaction in force pinned; never one
     /// in a task's child (docs/goals.md, section "Goals").
     goal: Option<eonyx_core::goal::GoalRecord>,
+    /// The agent's side of the session's background jobs (the room
+    /// itself is `tools.ctx.jobs`).
+    jobs: jobs::JobsState,
 }
 
 impl Agent {

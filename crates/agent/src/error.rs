@@ -59,6 +59,9 @@ pub enum UsageError {
     /// A command given without what it needs (`0`: its synopsis).
     #[error("usage: {0}")]
     Synopsis(&'static str),
+    /// `/jobs stop N` for a job the session does not have, or without jobs.
+    #[error("{0}")]
+    Job(String),
     #[error(
         "{id} is a task session of {parent} (profile {profile}): /resume switches between your own sessions; run `eonyx -s {id}` to continue it directly, or ask for the task to be continued"
     )]

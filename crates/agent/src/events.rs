@@ -29,7 +29,7 @@ pub enum AgentEvent {
     },
     /// A compaction was saved (`mode: "ahead"` when it applied a summary
     /// written ahead).
-    Compacted(CompactionRecord),
+    Compacted(Box<CompactionRecord>),
     /// A summary written ahead, in the background, was saved.
     SummaryDraft(SummaryDraftRecord),
     /// A provider step finished with this usage.
@@ -83,6 +83,22 @@ pub enum AgentEvent {
     /// eonyx continues an active goal by itself: the continuation
     /// `turns_used` of `max_turns` is about to be sent.
     GoalContinue { turns_used: u32, max_turns: u32 },
+    /// A background job started (docs/tools.md#jobs); `call_id` is the
+    /// `shell` call that started it.
+    JobStarted {
+        id: u32,
+        command: String,
+        log: String,
+        call_id: Option<String>,
+    },
+    /// A background job ended (`status`: `exited 0`, `killed by SIGTERM`).
+    JobExited {
+        id: u32,
+        command: String,
+        status: String,
+        secs: u64,
+        call_id: Option<String>,
+    },
     /// A task's child finished (answered, failed or was interrupted).
     TaskCompleted {
         call_id: String,

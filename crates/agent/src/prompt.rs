@@ -177,7 +177,8 @@ pub(crate) fn task_section(profile: &eonyx_config::Profile) -> String {
 /// The tools offered to the model under `config` in a session `depth`
 /// tasks deep: the built-ins in `ToolName` order, `task` last while
 /// `tools.task` is on and `depth < tasks.max_depth`, all narrowed by the
-/// active profile's `tools` allow-list.
+/// active profile's `tools` allow-list; `job_output` and `job_stop` with
+/// `shell`.
 pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> Vec<ToolDef> {
     let mut defs = tools::enabled_definitions(&config.tools);
     if config.memory.enabled {
@@ -197,6 +198,14 @@ pub(crate) fn tool_definitions(config: &Config, skills: &Skills, depth: u32) -> 
     }
     if let Some(profile) = config.active_profile() {
         defs.retain(|d| ToolName::parse(&d.name).is_none_or(|t| profile.allows(t)));
+    }
+    // The background jobs' tools come with `shell` (before `task`).
+    if defs.iter().any(|d| d.name == ToolName::Shell.as_str()) {
+        let at = defs
+            .iter()
+            .position(|d| d.name == ToolName::Task.as_str())
+            .unwrap_or(defs.len());
+        defs.splice(at..at, tools::jobs::definitions());
     }
     defs
 }

@@ -59,6 +59,19 @@ pub enum Event<'a> {
         added: usize,
         removed: usize,
     },
+    /// A background job started (docs/tools.md#jobs).
+    JobStarted {
+        job: u32,
+        command: &'a str,
+        log: &'a str,
+    },
+    /// A background job ended: `exited N` or `killed by SIGNAME`.
+    JobExited {
+        job: u32,
+        command: &'a str,
+        status: &'a str,
+        secs: u64,
+    },
     Recall {
         query: &'a str,
         scope: &'a str,

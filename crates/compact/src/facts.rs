@@ -230,6 +230,9 @@ impl Facts {
                     // The plan and the goal are pinned by the compaction
                     // record itself (docs/compaction.md#what-is-pinned).
                     ToolName::Plan | ToolName::GoalUpdate => {}
+                    // A job's command is listed with the `shell` call
+                    // that started it; the running ones are pinned.
+                    ToolName::JobOutput | ToolName::JobStop => {}
                     ToolName::ReadFile => {
                         if let Some(p) = arg(a, key::PATH) {
                             push_unique(&mut f.read, shorten(&p));

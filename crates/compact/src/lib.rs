@@ -360,6 +360,7 @@ pub(crate) fn finish_record(
         skills: Vec::new(),
         goal: None,
         plan: None,
+        jobs: Vec::new(),
         native: None,
         usage: None,
     })

@@ -207,12 +207,16 @@ impl ContextView {
         let idx = self.records.len();
         let m = &rec.message;
         let mut outcome = PushOutcome::default();
-        let whole = m.role == Role::Tool
-            && m.tool_call_id
+        let tool = if m.role == Role::Tool {
+            m.tool_call_id
                 .as_ref()
                 .and_then(|id| self.calls.get(id))
                 .and_then(|(name, _)| eonyx_core::ToolName::parse(name))
-                .is_some_and(eonyx_core::ToolName::kept_whole);
+        } else {
+            None
+        };
+        let whole = tool.is_some_and(eonyx_core::ToolName::kept_whole);
+        let uncut = whole || tool.is_some_and(eonyx_core::ToolName::cuts_own_output);
         let slot = match m.role {
             Role::User => Slot {
                 over: None,
@@ -242,7 +246,7 @@ impl ContextView {
                     .as_ref()
                     .is_some_and(|id| self.calls.contains_key(id));
                 if known {
-                    let over = if whole {
+                    let over = if uncut {
                         None
                     } else {
                         truncate_visibly(m, self.cap_bytes)

@@ -73,6 +73,12 @@ pub struct ToolsFile {
     /// Files larger than this are not edited. Safe for an untrusted
     /// project: a guard against huge diffs, not a permission.
     pub max_edit_bytes: Option<u64>,
+    /// Background jobs running at once per session (docs/tools.md#jobs).
+    /// Safe for an untrusted project: a limit, not a permission.
+    pub max_jobs: Option<u32>,
+    /// A job's log keeps at most this many bytes (its first MiB and the
+    /// newest bytes past it). Safe for an untrusted project.
+    pub job_log_max_bytes: Option<u64>,
     /// Safe for an untrusted project: it can only take a tool away.
     pub recall: Option<bool>,
     /// How `shell` commands are confined (docs/using-tools.md, section "Sandbox"). An

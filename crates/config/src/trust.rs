@@ -114,6 +114,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("tools.output_cap_bytes"),
     any("tools.shell_timeout_secs"),
     any("tools.max_edit_bytes"),
+    any("tools.max_jobs"),
+    any("tools.job_log_max_bytes"),
     any("tools.max_image_bytes"),
     any("tools.web_fetch_max_bytes"),
     any("tools.web_fetch_timeout_secs"),

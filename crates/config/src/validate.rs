@@ -60,6 +60,18 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
         if t.max_edit_bytes == Some(0) {
             return Err(invalid("tools.max_edit_bytes".into(), "must be at least 1"));
         }
+        if t.max_jobs == Some(0) {
+            return Err(invalid(
+                "tools.max_jobs".into(),
+                "must be at least 1 (set tools.shell = \"deny\" to run no commands)",
+            ));
+        }
+        if t.job_log_max_bytes.is_some_and(|b| b < 2 * 1024 * 1024) {
+            return Err(invalid(
+                "tools.job_log_max_bytes".into(),
+                "must be at least 2097152 (2 MiB: the log keeps its first MiB and the newest bytes)",
+            ));
+        }
         if let Some(bad) = t
             .sandbox_writable
             .iter()

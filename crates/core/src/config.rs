@@ -556,6 +556,10 @@ pub struct ToolsConfig {
     pub write: WritePolicy,
     /// `edit_file` refuses files larger than this.
     pub max_edit_bytes: u64,
+    /// Background jobs running at once per session (docs/tools.md#jobs).
+    pub max_jobs: u32,
+    /// A job's log keeps at most this many bytes.
+    pub job_log_max_bytes: u64,
     /// Whether the model gets the `recall` tool.
     pub recall: bool,
     /// The `tools.sandbox*` keys.
@@ -643,6 +647,8 @@ impl Default for ToolsConfig {
             shell_timeout_secs: 120,
             write: WritePolicy::Ask,
             max_edit_bytes: 1024 * 1024,
+            max_jobs: 8,
+            job_log_max_bytes: 64 * 1024 * 1024,
             recall: true,
             sandbox: SandboxConfig::default(),
             max_image_bytes: 5 * 1024 * 1024,

@@ -17,6 +17,7 @@ pub mod fs;
 pub mod goal;
 pub mod hooks;
 pub mod id;
+pub mod job;
 pub mod memory;
 pub mod message;
 pub mod native;

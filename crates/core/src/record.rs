@@ -216,6 +216,10 @@ pub struct CompactionRecord {
     /// the current plan while no later `plan` call replaces it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<WorkPlan>,
+    /// The background jobs running when the compaction was made, pinned
+    /// likewise (docs/tools.md#jobs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<crate::job::PinnedJob>,
     /// Set when the provider wrote the compacted part itself
     /// (docs/compaction.md#native-compaction): its items replace the
     /// history before `first_kept_seq` in every later request of that
@@ -229,10 +233,18 @@ pub struct CompactionRecord {
 }
 
 impl CompactionRecord {
-    /// What the summary section starts with: the pinned goal and plan
-    /// (empty when there is neither).
+    /// What the summary section starts with: the pinned goal, plan and
+    /// running jobs (empty when there is none of them).
     pub fn pinned_section(&self) -> String {
-        crate::goal::pinned_section(self.goal.as_ref(), self.plan.as_ref())
+        let mut s = crate::goal::pinned_section(self.goal.as_ref(), self.plan.as_ref());
+        let jobs = crate::job::pinned_jobs(&self.jobs);
+        if !jobs.is_empty() {
+            if !s.is_empty() {
+                s.push_str("\n\n");
+            }
+            s.push_str(&jobs);
+        }
+        s
     }
 }
 
@@ -359,6 +371,7 @@ pub enum Record {
     SummaryDraft(SummaryDraftRecord),
     Rewind(RewindRecord),
     Goal(GoalRecord),
+    Job(crate::job::JobRecord),
 }
 
 impl Record {
@@ -371,6 +384,7 @@ impl Record {
             Record::Rewind(r) => Some(r.seq),
             Record::SummaryDraft(d) => Some(d.seq),
             Record::Goal(g) => Some(g.seq),
+            Record::Job(j) => Some(j.seq),
             Record::Session(_) | Record::Title(_) | Record::Model(_) => None,
         }
     }
@@ -405,7 +419,7 @@ impl Record {
                 match v.get("type").and_then(Value::as_str) {
                     Some(
                         t @ ("session" | "message" | "title" | "model" | "compaction" | "rewind"
-                        | "summary_draft" | "goal"),
+                        | "summary_draft" | "goal" | "job"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),
@@ -437,6 +451,7 @@ impl Record {
             b"summary_draft" => typed(line).map(Record::SummaryDraft),
             b"rewind" => typed(line).map(Record::Rewind),
             b"goal" => typed(line).map(Record::Goal),
+            b"job" => typed(line).map(Record::Job),
             _ => None,
         }
     }

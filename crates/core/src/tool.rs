@@ -38,13 +38,18 @@ pub enum ToolName {
     McpDescribe,
     /// With deferred schemas, calls an MCP tool by name with its arguments.
     McpCall,
+    /// The new output and state of a background job (docs/tools.md#jobs);
+    /// offered with `shell`.
+    JobOutput,
+    /// Stops a background job (SIGTERM to its group, SIGKILL after 2 s).
+    JobStop,
 }
 
 impl ToolName {
     /// Every built-in tool, in the order the model is offered them (the
     /// MCP tools, or `mcp_describe` and `mcp_call` in their place, come
     /// last; docs/mcp.md#tool-names-and-order).
-    pub const ALL: [ToolName; 15] = [
+    pub const ALL: [ToolName; 17] = [
         ToolName::ReadFile,
         ToolName::ListDir,
         ToolName::Grep,
@@ -60,6 +65,8 @@ impl ToolName {
         ToolName::GoalUpdate,
         ToolName::McpDescribe,
         ToolName::McpCall,
+        ToolName::JobOutput,
+        ToolName::JobStop,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -79,6 +86,8 @@ impl ToolName {
             ToolName::GoalUpdate => "goal_update",
             ToolName::McpDescribe => "mcp_describe",
             ToolName::McpCall => "mcp_call",
+            ToolName::JobOutput => "job_output",
+            ToolName::JobStop => "job_stop",
         }
     }
 
@@ -92,6 +101,13 @@ impl ToolName {
     /// collapsed to make room; the tool bounds its own output.
     pub fn kept_whole(self) -> bool {
         matches!(self, ToolName::Skill)
+    }
+
+    /// Tools that bound their own output (a `job_output` keeps the head and
+    /// the tail of what is new): never cut again by the tool-output cap,
+    /// but collapsed like any result when old.
+    pub fn cuts_own_output(self) -> bool {
+        matches!(self, ToolName::JobOutput | ToolName::JobStop)
     }
 
     /// Tools that change the file named by their `path` argument.

@@ -177,7 +177,7 @@ impl Session {
                 self.totals.rewinds += u64::from(w.is_effective());
             }
             Record::Goal(g) => set(&mut self.last_activity, &g.ts),
-            Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) => {}
+            Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) | Record::Job(_) => {}
         }
     }
 
@@ -289,7 +289,7 @@ pub(crate) fn entry(s: &Session, out: &mut Out<'_>, t: &impl Transcript, r: &Rec
                 t.goal(out, g, &line);
             }
         }
-        Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) => {}
+        Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) | Record::Job(_) => {}
     }
     if let Some(f) = &s.header.forked_from
         && r.seq() == Some(f.seq)

@@ -118,6 +118,12 @@ impl Sandbox {
         &self.config
     }
 
+    /// The `eonyx` executable that runs the helpers (the Landlock helper,
+    /// the job keeper); `None` in library tests.
+    pub fn helper(&self) -> Option<&Path> {
+        self.helper.as_deref()
+    }
+
     /// The policy as of now (`.git` or `eonyx.json` created since the last
     /// command are protected from the next one on).
     pub fn policy(&self) -> Policy {

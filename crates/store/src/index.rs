@@ -91,6 +91,9 @@ impl Entry {
                     self.last_seq = self.last_seq.max(g.seq);
                     self.set_activity(g.ts);
                 }
+                // A job's start or exit takes a seq; its exit may come
+                // while the session sits idle, so it is no activity.
+                Record::Job(j) => self.last_seq = self.last_seq.max(j.seq),
                 // A draft takes a seq but is no activity of the user's: it
                 // is written while the session sits idle.
                 Record::SummaryDraft(d) => self.last_seq = self.last_seq.max(d.seq),

@@ -338,8 +338,21 @@ impl Store {
         }
         self.save_entry(id, None);
         lock.remove();
-        // The session is gone; its kept file contents go with it.
+        // The session is gone; its background jobs' logs go with it.
+        let jobs = self.jobs_dir(id);
+        if let Err(e) = std::fs::remove_dir_all(&jobs)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(StoreError::io("delete the job logs in", &jobs)(e));
+        }
+        // And its kept file contents.
         self.file_history(id).remove()
+    }
+
+    /// Where the logs of a session's background jobs are
+    /// (`jobs/<session id>/<N>.log`, docs/tools.md#jobs).
+    pub fn jobs_dir(&self, id: &SessionId) -> Utf8PathBuf {
+        self.dirs.data.join("jobs").join(id.as_str())
     }
 
     /// Rename (appends a `title` record) under the session's lock.

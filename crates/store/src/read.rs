@@ -29,6 +29,9 @@ pub struct Effective {
     /// force (older ones are pinned by it: `compaction.goal`); the agent
     /// takes the current goal from the two (docs/session-format.md#goal-records).
     pub goal: Option<GoalRecord>,
+    /// The `job` records after the compaction in force, oldest first (the
+    /// jobs running at it are pinned by it: `compaction.jobs`).
+    pub jobs: Vec<eonyx_core::job::JobRecord>,
     /// The timeline's messages with seq >= the compaction's
     /// `first_kept_seq` (all of them when there is none), oldest first;
     /// nothing a rewind left out.
@@ -178,8 +181,15 @@ impl Store {
         let mut compaction: Option<CompactionRecord> = None;
         let mut draft: Option<SummaryDraftRecord> = None;
         let mut goal: Option<GoalRecord> = None;
+        let mut jobs = Vec::new();
         let mut messages = Vec::new();
         timeline::walk_back(&mut file, entry.len, |item| match item {
+            Item::Job(j) => {
+                if compaction.is_none() {
+                    jobs.push(j);
+                }
+                true
+            }
             // The newest one, newer than the compaction in force.
             Item::Goal(g) => {
                 if compaction.is_none() && goal.is_none() {
@@ -215,12 +225,14 @@ impl Store {
         })
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         messages.reverse();
+        jobs.reverse();
         Ok(Effective {
             header,
             title: entry.title.clone(),
             compaction,
             draft,
             goal,
+            jobs,
             messages,
             next_seq: entry.last_seq + 1,
             message_count: entry.message_count,
@@ -284,6 +296,7 @@ impl Store {
             Item::Compaction(c) => c.seq > seq,
             Item::Draft(d) => d.seq > seq,
             Item::Goal(g) => g.seq > seq,
+            Item::Job(j) => j.seq > seq,
         })
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         out.reverse();

@@ -28,6 +28,8 @@ pub(crate) enum Item {
     Draft(SummaryDraftRecord),
     /// A goal record (docs/session-format.md#goal-records).
     Goal(GoalRecord),
+    /// A background job's start or end (docs/session-format.md#job-records).
+    Job(eonyx_core::job::JobRecord),
 }
 
 /// Below this many bytes the binary search becomes a forward scan.
@@ -56,6 +58,7 @@ pub(crate) fn walk_back(
                     Record::Compaction(c) => f(Item::Compaction(c)),
                     Record::SummaryDraft(d) => f(Item::Draft(d)),
                     Record::Goal(g) => f(Item::Goal(g)),
+                    Record::Job(j) => f(Item::Job(j)),
                     Record::Rewind(r) if r.is_effective() => {
                         jump = Some((off, r.to_seq));
                         break;

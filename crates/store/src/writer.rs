@@ -215,6 +215,19 @@ impl SessionWriter {
         Ok(record)
     }
 
+    /// Append a `job` record (docs/session-format.md#job-records); the
+    /// writer assigns `seq` and `ts`.
+    pub fn append_job(
+        &mut self,
+        mut record: eonyx_core::job::JobRecord,
+    ) -> Result<eonyx_core::job::JobRecord, StoreError> {
+        record.seq = self.next_seq;
+        record.ts = eonyx_core::time::now_rfc3339_nanos();
+        self.append_line(Record::Job(record.clone()).to_line())?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+
     /// Append a rewind record to `to_seq` (below the next seq); the writer
     /// assigns `seq` and `ts`. From it on the session's view is the view
     /// as of `to_seq` (docs/session-format.md#rewind-records).

@@ -65,12 +65,15 @@ pub fn definitions() -> Vec<ToolDef> {
             description: "Run a command with `sh -c` in the project root, without stdin. Needs \
                           the user's approval. The result's first line is `exit status: N` (or \
                           `timed out after Ns`), followed by stdout and stderr combined. Long \
-                          running commands are killed at the timeout."
+                          running commands are killed at the timeout; for servers, watchers and \
+                          long builds use background, which starts job N (see job_output)."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "command": { "type": "string", "description": "The shell command line to run." }
+                    "command": { "type": "string", "description": "The shell command line to run." },
+                    "background": { "type": "boolean" },
+                    "notify": { "type": "boolean" }
                 },
                 "required": ["command"],
                 "additionalProperties": false
@@ -184,8 +187,12 @@ mod tests {
                 ToolName::WebFetch => &[arg::URL],
                 ToolName::Recall | ToolName::Skill | ToolName::Memory => &[],
                 ToolName::McpDescribe | ToolName::McpCall => &[arg::TOOL],
-                ToolName::Task | ToolName::Plan | ToolName::GoalUpdate => {
-                    unreachable!("the agent runs task, plan and goal_update")
+                ToolName::Task
+                | ToolName::Plan
+                | ToolName::GoalUpdate
+                | ToolName::JobOutput
+                | ToolName::JobStop => {
+                    unreachable!("offered apart: task, plan, goal_update and the job tools")
                 }
             };
             for key in read {

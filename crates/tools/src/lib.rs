@@ -40,6 +40,7 @@ mod approval;
 mod args;
 mod definitions;
 mod grep;
+pub mod jobs;
 mod list_dir;
 pub mod memory;
 mod path;
@@ -121,6 +122,9 @@ pub struct ToolContext {
     /// Where `write_file` / `edit_file` keep what `/rewind` needs; `None`
     /// records no `undo` (unit tests).
     pub undo: Option<UndoStore>,
+    /// The session's background jobs (docs/tools.md#jobs); `None`: `shell`
+    /// refuses `"background": true`.
+    pub jobs: Option<Arc<jobs::Jobs>>,
     /// The client's file system (`eonyx acp`), read and written by
     /// `read_file`, `write_file` and `edit_file` instead of the disk;
     /// `None`: the disk.
@@ -185,6 +189,7 @@ impl ToolContext {
             recall: None,
             skills: Arc::new(NoSkills),
             undo: None,
+            jobs: None,
             files: None,
             web: Arc::new(eonyx_web::Fetcher::default()),
             output_cap_bytes: eonyx_core::config::ToolsConfig::default().output_cap_bytes,
@@ -358,6 +363,14 @@ pub async fn execute(
         Some(ToolName::Recall) => recall::run(a, ctx, cancel).await,
         Some(ToolName::Skill) => skill::run(a, &ctx.skills, cancel).await,
         Some(ToolName::WebFetch) => web_fetch::run(a, env).await,
+        Some(ToolName::JobOutput) => match &ctx.jobs {
+            Some(jobs) => jobs.output(a, cancel).await,
+            None => Err(no_jobs()),
+        },
+        Some(ToolName::JobStop) => match &ctx.jobs {
+            Some(jobs) => jobs.stop_tool(a).await,
+            None => Err(no_jobs()),
+        },
         // Offered only with memory on, tasks allowed or MCP servers, and
         // then run by the agent.
         Some(
@@ -381,6 +394,11 @@ pub async fn execute(
         Ok(out) => out,
         Err(e) => ToolOutput::error(e.to_string()),
     }
+}
+
+/// The error of a job tool in a session without jobs.
+fn no_jobs() -> ToolError {
+    ToolError::Usage("no background jobs in this session".into())
 }
 
 /// What a call that may touch files or ask for approval runs with, besides

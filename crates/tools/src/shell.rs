@@ -31,6 +31,12 @@ use super::{
 #[serde(deny_unknown_fields)]
 struct Args {
     command: String,
+    /// Start it as a background job (docs/tools.md#jobs).
+    #[serde(default)]
+    background: bool,
+    /// With `background`: the REPL starts a turn when it exits.
+    #[serde(default)]
+    notify: bool,
 }
 
 /// Output kept in memory; the rest is counted and dropped with a note.
@@ -60,6 +66,21 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     let kind = ApprovalKind::Shell {
         command: args.command.clone(),
     };
+    if args.notify && !args.background {
+        return Err(ToolError::bad_args(
+            ToolName::Shell,
+            "notify applies to background jobs only: add \"background\": true",
+        ));
+    }
+    let jobs = match (&env.ctx.jobs, args.background) {
+        (Some(jobs), true) => Some(jobs),
+        (None, true) => {
+            return Err(ToolError::Usage(
+                "background jobs are not available in this session; run the command without \"background\"".into(),
+            ));
+        }
+        (_, false) => None,
+    };
     if approve(env.approver, &kind, env.cancel).await? == Decision::Deny {
         return Err(ToolError::Denied(
             env.approver
@@ -67,7 +88,55 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
                 .unwrap_or_else(|| shell_denied(&kind)),
         ));
     }
-    run_command(&args.command, env.ctx, env.cancel, None).await
+    let Some(jobs) = jobs else {
+        return run_command(&args.command, env.ctx, env.cancel, None).await;
+    };
+    let (plan, warning) = prepare(env.ctx).await?;
+    let cmd = command_for(&plan, &args.command, env.ctx);
+    let mut out = jobs
+        .start(
+            &args.command,
+            cmd,
+            plan.starts_session(),
+            args.notify,
+            env.cancel,
+        )
+        .await?;
+    out.event = warning.map(ToolEvent::Warning);
+    Ok(out)
+}
+
+/// How the next command runs, and the warning to show once when it runs
+/// unconfined; refused when the sandbox is required and none works.
+async fn prepare(ctx: &ToolContext) -> Result<(Plan, Option<String>), ToolError> {
+    let sandbox = ctx.sandbox.clone();
+    let plan = tokio::task::spawn_blocking(move || sandbox.plan())
+        .await
+        .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
+    let mut warning = None;
+    if let Plan::Unavailable { reason } = &plan {
+        if ctx.sandbox.config().required {
+            return Err(ToolError::Denied(ctx.sandbox.refusal(reason)));
+        }
+        if eonyx_sandbox::first_unconfined() {
+            warning = Some(ctx.sandbox.unconfined_warning(reason));
+        }
+    }
+    Ok((plan, warning))
+}
+
+/// `sh -c command` in the project root as `plan` confines it, without the
+/// provider key variables and with no pager.
+fn command_for(plan: &Plan, command: &str, ctx: &ToolContext) -> std::process::Command {
+    let mut cmd = ctx
+        .sandbox
+        .command(plan, command, ctx.project_root.as_std_path());
+    cmd.env("PAGER", "cat").env("GIT_PAGER", "cat");
+    // The provider keys never reach a command the model runs.
+    for var in &ctx.hidden_env {
+        cmd.env_remove(var);
+    }
+    cmd
 }
 
 /// The denial of a command no rule denied: how the user can allow it,
@@ -98,38 +167,16 @@ pub async fn run_command(
     cancel: &CancellationToken,
     tee: Option<Tee>,
 ) -> Result<ToolOutput, ToolError> {
-    let sandbox = ctx.sandbox.clone();
-    let plan = tokio::task::spawn_blocking(move || sandbox.plan())
-        .await
-        .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
-    let mut warning = None;
-    if let Plan::Unavailable { reason } = &plan {
-        if ctx.sandbox.config().required {
-            return Err(ToolError::Denied(ctx.sandbox.refusal(reason)));
-        }
-        if eonyx_sandbox::first_unconfined() {
-            warning = Some(ctx.sandbox.unconfined_warning(reason));
-        }
-    }
+    let (plan, warning) = prepare(ctx).await?;
     let confined = matches!(plan, Plan::Confined(_));
     let spawn_err = |e| ToolError::io("cannot start `sh -c` in", ctx.project_root.as_str(), e);
     // One pipe for stdout and stderr keeps their interleaving.
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
-    let mut cmd = tokio::process::Command::from(ctx.sandbox.command(
-        &plan,
-        command,
-        ctx.project_root.as_std_path(),
-    ));
-    cmd.env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .stdin(Stdio::null())
+    let mut cmd = tokio::process::Command::from(command_for(&plan, command, ctx));
+    cmd.stdin(Stdio::null())
         .stdout(writer.try_clone().map_err(spawn_err)?)
         .stderr(writer)
         .kill_on_drop(true);
-    // The provider keys never reach a command the model runs.
-    for var in &ctx.hidden_env {
-        cmd.env_remove(var);
-    }
     // Its own process group, killed as one on a timeout; the Landlock
     // helper makes itself a new session (and group) instead.
     #[cfg(unix)]

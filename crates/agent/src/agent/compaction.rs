@@ -545,7 +545,7 @@ impl Agent {
         for w in self.reattach_skills(saved.skills.clone()) {
             sink(AgentEvent::Warning(w));
         }
-        sink(AgentEvent::Compacted(saved.clone()));
+        sink(AgentEvent::Compacted(Box::new(saved.clone())));
         Ok(saved)
     }
 
@@ -598,6 +598,7 @@ fn empty_record(boundary: u64, trigger: CompactionTrigger) -> CompactionRecord {
         draft_seq: None,
         goal: None,
         plan: None,
+        jobs: Vec::new(),
         native: None,
         usage: None,
     }

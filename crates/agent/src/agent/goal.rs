@@ -272,11 +272,25 @@ impl Agent {
     pub(super) fn pin(&self, record: &mut CompactionRecord) {
         record.goal = self.goal.as_ref().map(GoalRecord::pinned);
         record.plan = self.plan();
+        // And the background jobs running now (docs/tools.md#jobs).
+        record.jobs = self
+            .tools
+            .ctx
+            .jobs
+            .as_ref()
+            .map(|j| j.pinned())
+            .unwrap_or_default();
     }
 
     /// Whether a compaction now pins something (the summarizer is told).
     pub(super) fn pinned(&self) -> eonyx_compact::Pinned {
-        if self.goal.is_some() || self.plan().is_some() {
+        let jobs = self
+            .tools
+            .ctx
+            .jobs
+            .as_ref()
+            .is_some_and(|j| !j.pinned().is_empty());
+        if self.goal.is_some() || self.plan().is_some() || jobs {
             eonyx_compact::Pinned::GoalOrPlan
         } else {
             eonyx_compact::Pinned::Nothing

@@ -252,6 +252,10 @@ impl Agent {
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
+        // The jobs of the session left are stopped (dropping the room).
+        self.tools.ctx.jobs = Some(self.new_jobs());
+        self.jobs = Default::default();
+        self.note_jobs_ended(&opened.jobs_ended);
         self.forget_step_state();
         if memory == Memory::Reread
             && let Some(w) = self.refresh_memory()

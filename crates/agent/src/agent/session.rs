@@ -44,6 +44,8 @@ pub(super) struct Opened {
     pub goal: Option<eonyx_core::goal::GoalRecord>,
     /// What opening it did that the user is told (a rewind finished).
     pub notices: Vec<String>,
+    /// Jobs the file says were running when its last process ended.
+    pub jobs_ended: Vec<(u32, String)>,
 }
 
 impl Opened {
@@ -59,6 +61,7 @@ impl Opened {
             draft: None,
             goal: None,
             notices: Vec::new(),
+            jobs_ended: Vec::new(),
         }
     }
 }
@@ -119,6 +122,7 @@ pub(super) fn open_session(
                 goal: loaded.goal,
                 draft: loaded.draft,
                 notices,
+                jobs_ended: loaded.jobs_ended,
             })
         }
     }
@@ -139,6 +143,9 @@ pub(super) struct Loaded {
     pub draft: Option<eonyx_core::SummaryDraftRecord>,
     /// Tool calls of the last assistant message that have no result.
     pub unanswered: Vec<String>,
+    /// Jobs the file says are running: they ended with the process that
+    /// wrote it.
+    pub jobs_ended: Vec<(u32, String)>,
 }
 
 /// Read session `id`'s effective history (what a resume sends) into a
@@ -151,6 +158,10 @@ pub(super) fn load(
     let effective = store.load_effective(id)?;
     let compaction = effective.compaction.as_ref();
     Ok(Loaded {
+        jobs_ended: super::jobs::ended_with_earlier_process(
+            compaction.map(|c| c.jobs.as_slice()).unwrap_or_default(),
+            &effective.jobs,
+        ),
         unanswered: unanswered_calls(&effective.messages),
         compaction_seq: compaction.map_or(0, |c| c.seq),
         skills_in_use: compaction.map(|c| c.skills.clone()).unwrap_or_default(),

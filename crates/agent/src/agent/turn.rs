@@ -60,6 +60,8 @@ impl Agent {
         if cancel.is_cancelled() {
             return Err(AgentError::Interrupted);
         }
+        // Jobs that ended while the prompt waited: their notices go first.
+        self.announce_job_exits(sink)?;
         self.append(&message)?;
 
         if self.depth == 0 {
@@ -80,6 +82,10 @@ impl Agent {
             }
             outcome.steps += 1;
 
+            if outcome.steps > 1 {
+                // Exits during the turn, after the tool results.
+                self.announce_job_exits(sink)?;
+            }
             self.maybe_auto_compact(sink, cancel).await?;
             let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
 
@@ -295,6 +301,7 @@ impl Agent {
                 output
             };
             self.record_tool_result(call, output, sink)?;
+            self.take_job_events(Some(&call.id), sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);

@@ -43,6 +43,7 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
         Kind::Fork => fork(agent, fe, inv.args),
         Kind::Goal => goal(agent, fe, inv.args).await,
         Kind::Plan => show(fe, agent, Shown::Plan),
+        Kind::Jobs => jobs(agent, fe, arg).await,
         Kind::Export => export(agent, fe, arg),
         Kind::New => {
             session_end_hooks(agent, fe, "clear").await;
@@ -101,6 +102,45 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
             Err(e) => Outcome::of_error(e),
         },
         Kind::Model => model(agent, fe, inv.args).await,
+    }
+}
+
+pub const JOBS_USAGE: &str = "usage: /jobs, or /jobs stop N";
+
+/// `/jobs`: the session's background jobs; `/jobs stop N` stops one (the
+/// model hears of it as of any exit it did not see; docs/tools.md#jobs).
+async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Outcome {
+    let Some(arg) = arg else {
+        let list = agent.jobs();
+        let text = if list.is_empty() {
+            "no background jobs in this session".to_owned()
+        } else {
+            list.iter()
+                .map(|j| {
+                    format!(
+                        "job {}  {}  {} s  {}  {}",
+                        j.id, j.state, j.secs, j.command, j.log
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        return show(fe, agent, Shown::Note(text));
+    };
+    let Some(id) = arg
+        .strip_prefix("stop")
+        .map(str::trim)
+        .and_then(|n| n.parse::<u32>().ok())
+    else {
+        return Outcome::Declined(JOBS_USAGE.to_owned());
+    };
+    let result = {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        agent.stop_job(id, &mut sink).await
+    };
+    match result {
+        Ok(_) => Outcome::Done,
+        Err(e) => Outcome::of_error(e),
     }
 }
 

@@ -43,6 +43,7 @@ pub enum Kind {
     Fork,
     Goal,
     Plan,
+    Jobs,
     Export,
     Context,
     Memory,
@@ -178,6 +179,14 @@ pub const COMMANDS: &[Command] = &[
         K::Goal,
     ),
     cmd("/plan", "", "show the current plan", None, ALL, K::Plan),
+    cmd(
+        "/jobs",
+        "[stop N]",
+        "list the background jobs (id, state, runtime, command, log), or stop job N",
+        None,
+        TERM,
+        K::Jobs,
+    ),
     cmd(
         "/export",
         "[FILE]",
@@ -370,6 +379,7 @@ mod tests {
 /fork [N]                        continue in a copy of this session (before the last N turns)
 /goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
 /plan                            show the current plan
+/jobs [stop N]                   list the background jobs (id, state, runtime, command, log), or stop job N
 /export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
 /memory [review]                 list memory entries; review: accept / reject / edit / skip what mining proposed

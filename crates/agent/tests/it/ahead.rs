@@ -159,7 +159,7 @@ async fn a_draft_is_due_past_the_ahead_point_once_per_boundary_and_applied_witho
         let mut evs = Vec::new();
         turn(&mut agent, n, &mut evs).await;
         if let Some(rec) = evs.into_iter().find_map(|e| match e {
-            AgentEvent::Compacted(rec) => Some(rec),
+            AgentEvent::Compacted(rec) => Some(*rec),
             _ => None,
         }) {
             break rec;

@@ -90,7 +90,7 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
         let mut evs = Vec::new();
         turn(&mut agent, n, &mut evs).await;
         applied = evs.into_iter().find_map(|e| match e {
-            AgentEvent::Compacted(rec) => Some(rec),
+            AgentEvent::Compacted(rec) => Some(*rec),
             _ => None,
         });
         if applied.is_some() {

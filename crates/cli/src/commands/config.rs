@@ -313,6 +313,11 @@ fn entries(config: &Config, window: (u64, String, &'static str)) -> Vec<Entry> {
             "tools.max_edit_bytes".into(),
             json!(config.tools.max_edit_bytes),
         ),
+        entry("tools.max_jobs".into(), json!(config.tools.max_jobs)),
+        entry(
+            "tools.job_log_max_bytes".into(),
+            json!(config.tools.job_log_max_bytes),
+        ),
         entry("tools.sandbox".into(), json!(sb.mode)),
         entry("tools.sandbox_backend".into(), json!(sb.backend)),
         entry("tools.sandbox_writable".into(), json!(sb.writable)),

@@ -84,6 +84,25 @@ pub fn sandbox_exec(
     Ok(crate::exit::Status::Success)
 }
 
+/// `eonyx job-keeper [--session] -- COMMAND…`, when that is how eonyx was
+/// started: the keeper of one background job
+/// (`eonyx_tools::jobs::run_keeper`); `None` otherwise.
+pub fn job_keeper() -> Option<std::process::ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != eonyx_agent::tools::jobs::KEEPER_SUBCOMMAND {
+        return None;
+    }
+    match eonyx_agent::tools::jobs::run_keeper(args.collect()) {
+        Ok(code) => Some(std::process::ExitCode::from(code)),
+        Err(e) => {
+            let mut printer = Printer::new();
+            printer.error(&anyhow::Error::new(e));
+            let _ = printer.flush();
+            Some(std::process::ExitCode::from(127))
+        }
+    }
+}
+
 /// Run the command `cli` names.
 pub fn dispatch(printer: &mut Printer, cli: Cli) -> anyhow::Result<crate::exit::Status> {
     match cli.command {

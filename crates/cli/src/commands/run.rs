@@ -74,6 +74,7 @@ async fn turns(
                 let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
                 commands::run_goal(&mut s.agent, &mut fe, &input).await
             };
+            ui::end_jobs(&mut s.agent, &mut s.view).await;
             if let Some(e) = s.view.last_error.take() {
                 return Err(e.into());
             }

@@ -505,6 +505,15 @@ fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::R
                 rewound_mark(rewound(r)),
                 w.to_seq
             ),
+            Record::Job(j) => format!(
+                "[#{} job {} {} · {}{}] {}\n",
+                j.seq,
+                j.id,
+                j.status.as_deref().unwrap_or("started"),
+                short_date(&j.ts),
+                rewound_mark(rewound(r)),
+                j.command
+            ),
         });
     }
     printer.out(&blocks.join("\n"))?;

@@ -417,6 +417,14 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 cfg.tools.max_edit_bytes = v;
                 set("tools.max_edit_bytes");
             }
+            if let Some(v) = t.max_jobs {
+                cfg.tools.max_jobs = v;
+                set("tools.max_jobs");
+            }
+            if let Some(v) = t.job_log_max_bytes {
+                cfg.tools.job_log_max_bytes = v;
+                set("tools.job_log_max_bytes");
+            }
             if let Some(v) = t.recall {
                 cfg.tools.recall = v;
                 set("tools.recall");

@@ -76,6 +76,7 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
         draft_seq: Some(40),
         goal: None,
         plan: None,
+        jobs: Vec::new(),
         native: None,
         usage: None,
     });

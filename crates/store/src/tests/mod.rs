@@ -56,6 +56,7 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         skills: Vec::new(),
         goal: None,
         plan: None,
+        jobs: Vec::new(),
         native: None,
         usage: None,
     }

@@ -71,6 +71,9 @@ pub fn run(
             let initial = std::mem::take(&mut unsent);
             let read = editor.read(prompt, highlight, initial);
             // The editor owns the terminal until the read ends: events wait.
+            // A background job that exits while the prompt waits: one line
+            // above it; its notice goes with the next message (docs/tools.md#jobs).
+            let mut jobs = agent.job_changes();
             let input = {
                 let mut sink = |ev: AgentEvent| {
                     if matches!(ev, AgentEvent::SummaryDraft(_)) {
@@ -78,7 +81,25 @@ pub fn run(
                     }
                     held.push(ev);
                 };
-                drafts.wait(read, &mut agent, &mut sink).await
+                tokio::pin!(read);
+                loop {
+                    tokio::select! {
+                        out = drafts.wait(&mut read, &mut agent, &mut sink) => break out,
+                        Some(()) = job_changed(&mut jobs) => {
+                            let mut lines = Vec::new();
+                            let _ = agent.poll_jobs(&mut |ev| {
+                                if let AgentEvent::JobExited { id, command, status, secs, .. } = ev {
+                                    lines.push(format!("job {id} {status} after {secs} s: {command}"));
+                                }
+                            });
+                            // (rustyline's external printer changes how the
+                            // editor reads, and its hints stop showing.)
+                            for line in lines {
+                                view.printer.info(&line);
+                            }
+                        }
+                    }
+                }
             };
             for ev in held.drain(..) {
                 view.event(ev);
@@ -190,6 +211,15 @@ pub fn run(
         ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
         Ok(Status::Success)
     })
+}
+
+/// When the session's jobs change (new output, an exit); never when it
+/// has none.
+async fn job_changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) -> Option<()> {
+    match rx {
+        Some(rx) => rx.changed().await.ok(),
+        None => std::future::pending().await,
+    }
 }
 
 /// The inputs Up/Down walk: the saved file (when history is on) plus this

@@ -156,6 +156,22 @@ pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source:
 pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
     let mut sink = |ev: AgentEvent| view.event(ev);
     agent.session_end_hooks(reason, &mut sink).await;
+    end_jobs(agent, view).await;
+}
+
+/// The session's background jobs end with it (docs/tools.md#jobs); stderr
+/// says which were still running.
+pub async fn end_jobs(agent: &mut Agent, view: &mut View<'_>) {
+    let mut sink = |ev: AgentEvent| view.event(ev);
+    let stopped = agent.stop_jobs(&mut sink).await;
+    if !stopped.is_empty() {
+        let list: Vec<String> = stopped
+            .iter()
+            .map(|j| format!("job {} ({})", j.id, j.command))
+            .collect();
+        view.printer
+            .info(&format!("stopped background {}", list.join(", ")));
+    }
 }
 
 /// Outcome of running one turn through the view.

@@ -399,6 +399,42 @@ impl<'p> View<'p> {
                 }
             }
             AgentEvent::Task { call_id, event } => self.child_event(call_id, *event),
+            AgentEvent::JobStarted {
+                id, command, log, ..
+            } => {
+                if self.mode == Mode::Json {
+                    self.json(&Event::JobStarted {
+                        job: id,
+                        command: &command,
+                        log: &log,
+                    });
+                } else {
+                    self.end_stream_line();
+                    self.printer
+                        .info(&format!("job {id} started: {command} (log {log})"));
+                }
+            }
+            AgentEvent::JobExited {
+                id,
+                command,
+                status,
+                secs,
+                ..
+            } => {
+                if self.mode == Mode::Json {
+                    self.json(&Event::JobExited {
+                        job: id,
+                        command: &command,
+                        status: &status,
+                        secs,
+                    });
+                } else {
+                    self.stop_spinner();
+                    self.end_stream_line();
+                    self.printer
+                        .info(&format!("job {id} {status} after {secs} s: {command}"));
+                }
+            }
         }
     }
 
