@@ -485,11 +485,10 @@ fn assert_fell_back(fx: &Fx, o: &std::process::Output, case: &str, f: &FellBack)
 }
 
 #[test]
-fn every_answer_that_says_no_falls_back_is_remembered_at_once_and_not_asked_again() {
-    // The causes SPEC 31 lists: 404/405/501, an error naming the endpoint
-    // or field as unsupported, no compaction item or an empty/null block
-    // (one is enough), on both wires. The first compaction asks and falls
-    // back in the same compaction; the second does not ask.
+fn an_unsupported_answer_falls_back_is_remembered_at_once_and_not_asked_again() {
+    // SPEC 31: 404/405/501 and an error naming the endpoint or field as
+    // unsupported, on both wires. The first compaction asks and falls back
+    // in the same compaction; the second does not ask.
     let cases = [
         (Wire::Responses, NativeCompact::Absent, "HTTP 404"),
         (Wire::Responses, NativeCompact::Status(405), "HTTP 405"),
@@ -499,7 +498,6 @@ fn every_answer_that_says_no_falls_back_is_remembered_at_once_and_not_asked_agai
             NativeCompact::NamesUnsupported,
             "not supported",
         ),
-        (Wire::Responses, NativeCompact::Empty, "nothing usable"),
         (Wire::Anthropic, NativeCompact::Absent, "Extra inputs"),
         (Wire::Anthropic, NativeCompact::Status(404), "HTTP 404"),
         (
@@ -507,7 +505,6 @@ fn every_answer_that_says_no_falls_back_is_remembered_at_once_and_not_asked_agai
             NativeCompact::NamesUnsupported,
             "not supported",
         ),
-        (Wire::Anthropic, NativeCompact::Empty, "empty or null"),
     ];
     for (wire, serve, why) in cases {
         let fx = fx(wire, Some("auto"), serve);
@@ -523,19 +520,48 @@ fn every_answer_that_says_no_falls_back_is_remembered_at_once_and_not_asked_agai
 }
 
 #[test]
-fn an_answer_that_breaks_off_is_retried_then_falls_back_and_is_remembered() {
+fn an_empty_result_falls_back_each_time_and_two_in_a_row_are_remembered() {
+    // SPEC 31, settled: one empty result (no compaction item, an empty or
+    // null block) falls back and is not remembered; the second in a row is,
+    // and no later compaction asks.
+    let cases = [
+        (Wire::Responses, "nothing usable"),
+        (Wire::Anthropic, "empty or null"),
+    ];
+    for (wire, why) in cases {
+        let fx = fx(wire, Some("auto"), NativeCompact::Empty);
+        let o = fx.run(&["--json"], TWO_COMPACTIONS);
+        let f = FellBack {
+            why,
+            lines: 2,
+            calls: 2,
+            remembered: true,
+        };
+        assert_fell_back(&fx, &o, &format!("{wire:?}"), &f);
+        let err = said(&o);
+        assert!(err.contains("asks the provider again"), "{wire:?}: {err}");
+        // A later run does not ask again.
+        let o = fx.run(&["-c"], "five\n/compact\n");
+        assert_eq!(code(&o), Some(0), "{wire:?}: {}", stderr(&o));
+        assert_eq!(fx.fake.native_calls().len(), 2, "{wire:?}");
+    }
+}
+
+#[test]
+fn an_answer_that_breaks_off_is_retried_then_falls_back_and_is_not_remembered() {
     for wire in [Wire::Responses, Wire::Anthropic] {
         // One retry: a break is retried like other requests (two calls),
-        // then the compaction falls back; the second does not ask.
+        // then the compaction falls back. A break is transient: the second
+        // compaction asks again (two more calls), nothing is remembered.
         let fx = fx_tuned(wire, Some("auto"), NativeCompact::Breaks, |c| {
             c.set("retries", 1)
         });
         let o = fx.run(&["--json"], TWO_COMPACTIONS);
         let f = FellBack {
             why: "broke off",
-            lines: 1,
-            calls: 2,
-            remembered: true,
+            lines: 2,
+            calls: 4,
+            remembered: false,
         };
         assert_fell_back(&fx, &o, &format!("{wire:?}"), &f);
     }

@@ -4,8 +4,9 @@
 //! so once; remember for the base URL + model when the server does not
 //! offer it), and when a native result no longer applies (another model,
 //! a refused item). The wire is `eonyx-provider`'s, the request and the
-//! record are `eonyx-compact`'s; what is remembered between compactions
-//! lives in the client's quirks (`limits.json`), not here.
+//! record are `eonyx-compact`'s; what is remembered for good lives in the
+//! client's quirks (`limits.json`), and this room only holds whether the
+//! last call of this session gave nothing usable.
 
 use eonyx_core::config::NativeMode;
 use eonyx_core::provider::{NativeError, RequestQuirks};
@@ -66,33 +67,52 @@ pub(crate) fn attach(
     req.native = native.filter(|n| applies(n, model, responses_api)).cloned();
 }
 
-/// A native call failed with `err`: the one stderr line to show, and the
-/// quirks to set on the client when it is to be remembered for the base
-/// URL + model. Everything the server answers that says it does not offer
-/// native compaction (unsupported, nothing usable, an answer that broke
-/// off) is remembered at the first occurrence; a transient failure (5xx,
-/// 529, no answer within the timeouts) is not: a later compaction asks again.
-pub(crate) fn fallback(
-    err: &NativeError,
-    quirks: RequestQuirks,
-) -> (String, Option<RequestQuirks>) {
-    let remember = match err {
-        NativeError::Unsupported(_) | NativeError::Empty(_) | NativeError::Broken(_) => true,
-        NativeError::Failed(_) => false,
-    };
-    let tail = if remember {
-        "; remembered for this base URL and model, not tried again (`eonyx config --reset-limits` forgets)"
-    } else {
-        "; a later compaction asks the provider again"
-    };
-    let line = format!(
-        "native compaction failed ({err}); compacted with eonyx's own summarizer instead{tail}"
-    );
-    let set = remember.then_some(RequestQuirks {
-        no_native_compaction: true,
-        ..quirks
-    });
-    (line, set)
+/// What the room remembers between compactions of one session.
+#[derive(Debug, Default)]
+pub(crate) struct NativeState {
+    /// The last native call gave nothing usable: a second empty result in
+    /// a row is remembered in `limits.json` (SPEC 31, settled).
+    empty_once: bool,
+}
+
+impl NativeState {
+    /// A native call succeeded: the empty-result count starts over.
+    pub(crate) fn succeeded(&mut self) {
+        self.empty_once = false;
+    }
+
+    /// A native call failed with `err`: the one stderr line to show, and
+    /// the quirks to set on the client when it is to be remembered for the
+    /// base URL + model. Only what says the server does not offer native
+    /// compaction is remembered: 404/405/501 or an error naming the
+    /// endpoint or field as unsupported at once, an empty result when the
+    /// call before it was empty too. A transient failure (5xx, 529, no
+    /// answer within the timeouts, an answer that broke off) is not: a
+    /// later compaction asks again.
+    pub(crate) fn failed(
+        &mut self,
+        err: &NativeError,
+        quirks: RequestQuirks,
+    ) -> (String, Option<RequestQuirks>) {
+        let remember = match err {
+            NativeError::Unsupported(_) => true,
+            NativeError::Empty(_) => std::mem::replace(&mut self.empty_once, true),
+            NativeError::Broken(_) | NativeError::Failed(_) => false,
+        };
+        let tail = if remember {
+            "; remembered for this base URL and model, not tried again (`eonyx config --reset-limits` forgets)"
+        } else {
+            "; a later compaction asks the provider again"
+        };
+        let line = format!(
+            "native compaction failed ({err}); compacted with eonyx's own summarizer instead{tail}"
+        );
+        let set = remember.then_some(RequestQuirks {
+            no_native_compaction: true,
+            ..quirks
+        });
+        (line, set)
+    }
 }
 
 /// Whether a step's failure is the server refusing the native items it
@@ -135,24 +155,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn what_the_server_says_is_remembered_at_once_a_transient_failure_is_not() {
-        for err in [
-            NativeError::Unsupported("HTTP 404".into()),
-            NativeError::Empty("no compaction item".into()),
-            NativeError::Broken("the connection broke".into()),
-        ] {
-            let (line, set) = fallback(&err, RequestQuirks::default());
-            assert!(set.is_some_and(|q| q.no_native_compaction), "{err}");
-            assert!(line.contains("eonyx's own summarizer") && line.contains("--reset-limits"));
-        }
-        let (line, set) = fallback(
-            &NativeError::Failed(ProviderError::Transient {
-                message: "HTTP 503".into(),
-            }),
+    fn unsupported_is_remembered_at_once_empty_twice_in_a_row_a_transient_failure_never() {
+        let mut s = NativeState::default();
+        let (line, set) = s.failed(
+            &NativeError::Unsupported("HTTP 404".into()),
             RequestQuirks::default(),
         );
-        assert!(set.is_none());
+        assert!(set.is_some_and(|q| q.no_native_compaction));
+        assert!(line.contains("eonyx's own summarizer") && line.contains("--reset-limits"));
+        let mut s = NativeState::default();
+        let empty = NativeError::Empty("no compaction item".into());
+        let (line, set) = s.failed(&empty, RequestQuirks::default());
+        assert!(set.is_none(), "{line}");
         assert!(line.contains("asks the provider again"), "{line}");
+        let (line, set) = s.failed(&empty, RequestQuirks::default());
+        assert!(set.is_some_and(|q| q.no_native_compaction));
+        assert!(line.contains("--reset-limits"), "{line}");
+        // A success in between starts the count over.
+        let mut s = NativeState::default();
+        let _ = s.failed(&empty, RequestQuirks::default());
+        s.succeeded();
+        let (_, set) = s.failed(&empty, RequestQuirks::default());
+        assert!(set.is_none());
+        for err in [
+            NativeError::Broken("the connection broke".into()),
+            NativeError::Failed(ProviderError::Transient {
+                message: "HTTP 503".into(),
+            }),
+        ] {
+            let (line, set) = NativeState::default().failed(&err, RequestQuirks::default());
+            assert!(set.is_none(), "{err}");
+            assert!(line.contains("asks the provider again"), "{line}");
+        }
     }
 
     #[test]

@@ -393,11 +393,12 @@ pub enum NativeError {
     /// unsupported: remembered for the base URL + model.
     #[error("the server does not offer native compaction ({0})")]
     Unsupported(String),
-    /// No `compaction` item, an empty or null block: remembered at once.
+    /// No `compaction` item, an empty or null block: remembered at the
+    /// second in a row.
     #[error("the server's native compaction returned nothing usable ({0})")]
     Empty(String),
     /// The answer began (HTTP 200) and broke off mid-way, or was cut into
-    /// JSON that does not parse (after retries): remembered at once.
+    /// JSON that does not parse (after retries): transient, not remembered.
     #[error("the server's native compaction answer broke off ({0})")]
     Broken(String),
     /// Anything else, transient (5xx, 529, 429, no answer within the

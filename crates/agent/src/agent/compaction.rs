@@ -401,6 +401,7 @@ impl Agent {
         let result = provider.compact(&req, &instructions).await;
         match result {
             Ok(outcome) => {
+                self.compaction.native.succeeded();
                 let input = self.compact_input(plan, trigger, focus, None);
                 eonyx_compact::native_record(outcome, &input)
                     .map(Some)
@@ -408,7 +409,7 @@ impl Agent {
             }
             Err(_) if cancel.is_cancelled() => Err(AgentError::Interrupted),
             Err(e) => {
-                let (line, remember) = crate::native::fallback(&e, provider.quirks());
+                let (line, remember) = self.compaction.native.failed(&e, provider.quirks());
                 if let Some(q) = remember {
                     provider.set_quirks(q);
                     self.remember_quirks(sink);

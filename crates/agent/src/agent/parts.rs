@@ -55,6 +55,9 @@ pub(super) struct CompactionState {
     /// Seq of the last compaction record when the session was opened (the
     /// estimator is calibrated from the usage after it).
     pub calibration_seq: u64,
+    /// Provider-native compaction between compactions
+    /// (docs/compaction.md#native-compaction).
+    pub native: crate::native::NativeState,
 }
 
 /// What the system prompt is built from.
@@ -188,6 +191,7 @@ impl Agent {
             base_seq: (compaction_seq > 0).then_some(compaction_seq),
             draft: opened.draft,
             calibration_seq: compaction_seq,
+            native: crate::native::NativeState::default(),
         };
         let mut agent = Agent {
             config,
