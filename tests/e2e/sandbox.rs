@@ -526,18 +526,22 @@ fn a_job_server_answers_the_sessions_later_commands_and_jobs_and_nothing_else_fo
         let mut session_a = spawn_with_stdin(&mut a.cmd(&["--allow-shell"]), "serve it\n");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
         while !a.sb.work.join("a-ready").exists() {
-            if std::time::Instant::now() > deadline || matches!(session_a.try_wait(), Ok(Some(_)))
-            {
+            if std::time::Instant::now() > deadline || matches!(session_a.try_wait(), Ok(Some(_))) {
                 let _ = session_a.kill();
                 let o = session_a.wait_with_output().unwrap();
-                panic!("{backend}: session A never got to hold the server: {}", stderr(&o));
+                panic!(
+                    "{backend}: session A never got to hold the server: {}",
+                    stderr(&o)
+                );
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         // Another session, confined the same way, does not reach it; nor
         // does anything on the host.
-        b.fake
-            .push_all([Reply::tool_call("shell", json!({"command": fetch(5)})), Reply::text("done")]);
+        b.fake.push_all([
+            Reply::tool_call("shell", json!({"command": fetch(5)})),
+            Reply::text("done"),
+        ]);
         let o = b.run(&["--allow-shell"], "try it\n");
         assert_eq!(code(&o), Some(0), "{}", stderr(&o));
         let from_b = b.agent_requests().last().unwrap().tool_results();
@@ -547,7 +551,10 @@ fn a_job_server_answers_the_sessions_later_commands_and_jobs_and_nothing_else_fo
         assert_eq!(code(&o), Some(0), "{backend}: {}", stderr(&o));
         let results = a.agent_requests().last().unwrap().tool_results();
         assert_eq!(results.len(), 5, "{backend}: {results:#?}");
-        assert!(results[0].starts_with("job 1 started"), "{backend}: {results:#?}");
+        assert!(
+            results[0].starts_with("job 1 started"),
+            "{backend}: {results:#?}"
+        );
         assert!(
             results[1].starts_with("exit status: 0\nstatus 200"),
             "{backend}: a later command: {results:#?}"
@@ -561,6 +568,9 @@ fn a_job_server_answers_the_sessions_later_commands_and_jobs_and_nothing_else_fo
             from_b[0].contains("unreachable"),
             "{backend}: another session reached it: {from_b:#?}"
         );
-        assert!(host.is_err(), "{backend}: the host reached the session's server");
+        assert!(
+            host.is_err(),
+            "{backend}: the host reached the session's server"
+        );
     }
 }

@@ -88,7 +88,11 @@ impl Spec {
             a.push("--net".into());
         }
         if let Some(n) = &self.netns {
-            a.extend(["--netns".into(), n.pid.to_string().into(), n.id.clone().into()]);
+            a.extend([
+                "--netns".into(),
+                n.pid.to_string().into(),
+                n.id.clone().into(),
+            ]);
         }
         if self.probe {
             a.push("--probe".into());

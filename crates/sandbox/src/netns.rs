@@ -301,8 +301,8 @@ mod imp {
         write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
         write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
         loopback_up().map_err(setup("bring the loopback interface up"))?;
-        let id = std::fs::read_link("/proc/self/ns/net")
-            .map_err(setup("read /proc/self/ns/net"))?;
+        let id =
+            std::fs::read_link("/proc/self/ns/net").map_err(setup("read /proc/self/ns/net"))?;
         Ok(id.to_string_lossy().into_owned())
     }
 

@@ -118,7 +118,7 @@ async fn prepare(ctx: &ToolContext) -> Result<(Plan, Option<String>), ToolError>
         plan
     })
     .await
-        .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
+    .map_err(|e| ToolError::Usage(format!("the sandbox check failed unexpectedly: {e}")))?;
     let mut warning = None;
     if let Plan::Unavailable { reason } = &plan {
         if ctx.sandbox.config().required {
