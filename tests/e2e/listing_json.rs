@@ -165,8 +165,10 @@ fn memory_review_json_is_byte_identical_to_the_sorted_one_line_document() {
          "session": "20261101T100003-a0000003", "seq": null, "title": "t \"q\"",
          "project": project, "proposed": "2026-11-01T10:01:00Z"},
     ]});
-    fx.sb
-        .write("data/mining/state.json", serde_json::to_string_pretty(&state).unwrap());
+    fx.sb.write(
+        "data/mining/state.json",
+        serde_json::to_string_pretty(&state).unwrap(),
+    );
 
     let out = run(&["memory", "review", "--json"]);
     let mut v: Value = serde_json::from_str(&out).unwrap();
