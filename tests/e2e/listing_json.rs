@@ -67,7 +67,7 @@ fn json_listings_are_byte_identical_to_the_sorted_document() {
         &fx,
         "20250615T120002-00000003",
         "",
-        "quotes \" back \\ tab \t ünïcödé ✓ </script> 🦀",
+        "quotes \" back \\ tab \t ünïcödé ✓ </script> 🦀 \u{1} \u{7f}",
         false,
     );
     for args in [
