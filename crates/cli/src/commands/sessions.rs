@@ -103,8 +103,8 @@ fn short_date(ts: &str) -> String {
 /// by hand because the listing is most of the command's time: the keys
 /// are constants, a number is formatted without `fmt`, and a string that
 /// needs no escaping is copied as it is (else serde_json escapes it). At
-/// 10,000 sessions this took the JSON from 1.5x to 1.2x of the table's
-/// time (`cargo xtask bench`: eonyx_sessions_json_*).
+/// 10,000 sessions this took the JSON from 1.5x to 1.1x of the table's
+/// time (`cargo xtask bench`: eonyx_sessions_json_*, docs/cli.md#listing-sessions).
 fn push_json_row(out: &mut Vec<u8>, r: &SessionRow<'_>, cost_usd: Option<f64>) {
     out.extend_from_slice(b"{\n    \"children\": ");
     push_u64(out, r.children);
