@@ -22,7 +22,6 @@
 //! takes every process inside with it.
 
 use std::ffi::OsString;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The hidden subcommand of the `eonyx` binary that runs the keeper.
@@ -92,12 +91,101 @@ pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
 #[cfg(unix)]
 mod imp {
     use super::*;
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
     use nix::sys::signal::{SigSet, SigmaskHow, Signal, killpg, raise, sigprocmask};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::{Pid, getppid, setsid};
-    use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt as _;
 
     fn sys(e: nix::Error) -> KeeperError {
         KeeperError::Sys(e.to_string())
+    }
+
+    /// How the command ended.
+    #[derive(Debug, Clone, Copy)]
+    enum Ended {
+        Code(i32),
+        Signal(i32),
+    }
+
+    /// The signals the keeper waits for (blocked in the keeper, and only
+    /// there: see [`spawn`]).
+    fn stop_signals() -> SigSet {
+        let mut set = SigSet::empty();
+        for s in [
+            Signal::SIGTERM,
+            Signal::SIGINT,
+            Signal::SIGHUP,
+            Signal::SIGQUIT,
+            Signal::SIGCHLD,
+        ] {
+            set.add(s);
+        }
+        set
+    }
+
+    fn c_string(s: &std::ffi::OsStr, program: &OsString) -> Result<CString, KeeperError> {
+        CString::new(s.as_bytes()).map_err(|_| KeeperError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "an argument holds a NUL byte",
+            ),
+        })
+    }
+
+    /// Start the command with an empty signal mask and the stop signals
+    /// (and SIGPIPE, which eonyx ignores) at their defaults, in a group of
+    /// its own unless it makes its session itself. Not `std::process`: a
+    /// child inherits the keeper's mask there, with SIGTERM blocked, and a
+    /// program that does not reset its mask (bwrap does not) would then
+    /// sit out every SIGTERM until the SIGKILL 2 s later.
+    fn spawn(program: &OsString, args: &[OsString], session: bool) -> Result<Pid, KeeperError> {
+        let mut argv = vec![c_string(program, program)?];
+        for a in args {
+            argv.push(c_string(a, program)?);
+        }
+        let mut envp = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            let mut kv = k;
+            kv.push("=");
+            kv.push(v);
+            envp.push(c_string(&kv, program)?);
+        }
+        let mut attr = PosixSpawnAttr::init().map_err(sys)?;
+        let mut flags =
+            PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF;
+        if !session {
+            flags |= PosixSpawnFlags::POSIX_SPAWN_SETPGROUP;
+            attr.set_pgroup(Pid::from_raw(0)).map_err(sys)?;
+        }
+        attr.set_flags(flags).map_err(sys)?;
+        attr.set_sigmask(&SigSet::empty()).map_err(sys)?;
+        let mut default = stop_signals();
+        default.add(Signal::SIGPIPE);
+        attr.set_sigdefault(&default).map_err(sys)?;
+        let actions = PosixSpawnFileActions::init().map_err(sys)?;
+        posix_spawnp(&argv[0], &actions, &attr, &argv, &envp).map_err(|e| KeeperError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::from(e),
+        })
+    }
+
+    /// The command's end, if it ended (`block`: wait for it).
+    fn reap(pid: Pid, block: bool) -> Result<Option<Ended>, KeeperError> {
+        let flags = (!block).then_some(WaitPidFlag::WNOHANG);
+        loop {
+            match waitpid(pid, flags) {
+                Ok(WaitStatus::Exited(_, code)) => return Ok(Some(Ended::Code(code))),
+                Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(Some(Ended::Signal(sig as i32))),
+                Ok(WaitStatus::StillAlive) => return Ok(None),
+                // (Stopped or continued: not an end.)
+                Ok(_) if !block => return Ok(None),
+                Ok(_) | Err(nix::Error::EINTR) => {}
+                Err(e) => return Err(sys(e)),
+            }
+        }
     }
 
     pub(super) fn keep(
@@ -109,16 +197,7 @@ mod imp {
         // No controlling terminal for the job (it may not read or steal
         // the user's terminal); fails only for a group leader.
         let _ = setsid();
-        let mut mask = SigSet::empty();
-        for s in [
-            Signal::SIGTERM,
-            Signal::SIGINT,
-            Signal::SIGHUP,
-            Signal::SIGQUIT,
-            Signal::SIGCHLD,
-        ] {
-            mask.add(s);
-        }
+        let mask = stop_signals();
         sigprocmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).map_err(sys)?;
         #[cfg(target_os = "linux")]
         nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(sys)?;
@@ -126,22 +205,12 @@ mod imp {
             // eonyx died before the signal was asked for.
             return Ok(143);
         }
-        let mut cmd = Command::new(&program);
-        cmd.args(&args);
-        if !session {
-            cmd.process_group(0);
-        }
-        // (std resets the signal mask in the child.)
-        let mut child = cmd.spawn().map_err(|source| KeeperError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            source,
-        })?;
-        let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-        let status = loop {
+        let group = spawn(&program, &args, session)?;
+        let ended = loop {
             let sig = mask.wait().map_err(sys)?;
             if sig == Signal::SIGCHLD {
-                if let Ok(Some(status)) = child.try_wait() {
-                    break status;
+                if let Some(ended) = reap(group, false)? {
+                    break ended;
                 }
                 continue;
             }
@@ -154,8 +223,8 @@ mod imp {
             }
             let deadline = Instant::now() + STOP_GRACE;
             let exited = loop {
-                if let Ok(Some(status)) = child.try_wait() {
-                    break Some(status);
+                if let Some(ended) = reap(group, false)? {
+                    break Some(ended);
                 }
                 if Instant::now() >= deadline {
                     break None;
@@ -163,21 +232,28 @@ mod imp {
                 std::thread::sleep(Duration::from_millis(20));
             };
             match exited {
-                Some(status) => break status,
+                Some(ended) => break ended,
                 None => {
                     if killpg(group, Signal::SIGKILL).is_err() {
                         let _ = nix::sys::signal::kill(group, Signal::SIGKILL);
                     }
-                    break child.wait().map_err(|e| KeeperError::Sys(e.to_string()))?;
+                    match reap(group, true)? {
+                        Some(ended) => break ended,
+                        None => {
+                            return Err(KeeperError::Sys(
+                                "the command could not be waited for".into(),
+                            ));
+                        }
+                    }
                 }
             }
         };
         // What the command left running goes with it.
         let _ = killpg(group, Signal::SIGKILL);
-        if let Some(code) = status.code() {
-            return Ok(u8::try_from(code & 0xff).unwrap_or(1));
-        }
-        let sig = status.signal().unwrap_or(Signal::SIGKILL as i32);
+        let sig = match ended {
+            Ended::Code(code) => return Ok(u8::try_from(code & 0xff).unwrap_or(1)),
+            Ended::Signal(sig) => sig,
+        };
         // Die of the same signal, so eonyx reads `killed by SIG…`.
         let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
         // (SIGPIPE is ignored in eonyx's process: that one reads as an
