@@ -1,4 +1,4 @@
-//! The job keeper: `eonyx job-keeper [--session] -- PROGRAM ARGS…`, the
+//! The job keeper: `eonyx job-keeper [--session | --pid-namespace] -- PROGRAM ARGS…`, the
 //! process eonyx starts for each background job (docs/tools.md#jobs). It is
 //! what makes a job die with eonyx even on `kill -9`, with no `pre_exec`
 //! (so no `unsafe`):
@@ -10,16 +10,22 @@
 //! 2. it starts the command in a process group of its own (or, with
 //!    `--session`, lets the Landlock helper make a new session, which is
 //!    a new group too), so the group holds the command and everything it
-//!    starts, grandchildren included, and not the keeper;
+//!    starts, grandchildren included, and not the keeper; the command
+//!    starts with an empty signal mask, whatever the keeper blocks;
 //! 3. on SIGTERM (`job_stop`, eonyx's exit, the parent-death signal) it
 //!    sends SIGTERM to that group and SIGKILL 2 s later; when the command
 //!    exits by itself it SIGKILLs what is left of the group;
 //! 4. it exits as the command did (the same code, or the same signal), so
 //!    eonyx reads the job's state from the keeper's status.
 //!
-//! Under bubblewrap the group is bwrap itself, which runs the command in
-//! a PID namespace (`--unshare-pid`, `--die-with-parent`): killing bwrap
-//! takes every process inside with it.
+//! Under bubblewrap (`--pid-namespace`) the group is bwrap itself, which
+//! runs the program in a PID namespace (`--unshare-pid`,
+//! `--die-with-parent`) and a session of its own (`--new-session`):
+//! killing bwrap takes every process inside with it, by SIGKILL. So a stop
+//! sends SIGTERM to the sessions below bwrap instead (the program's, and
+//! any it made), and bwrap only gets the SIGKILL if they are not gone in
+//! the grace time; bwrap reports a program killed by signal N as exit code
+//! 128 + N, which the keeper turns back into that signal after a stop.
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
@@ -45,15 +51,24 @@ pub enum KeeperError {
     Sys(String),
 }
 
-/// `--session`: the command starts a session itself (the Landlock helper).
-pub(crate) fn keeper_args(
-    starts_session: bool,
-    program: OsString,
-    args: Vec<OsString>,
-) -> Vec<OsString> {
+/// How a job's command takes the keeper's signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leader {
+    /// The keeper puts it in a process group of its own (unconfined).
+    Group,
+    /// It makes a new session itself (the Landlock helper): `--session`.
+    Session,
+    /// It is bwrap, running the program in a PID namespace and a session
+    /// of its own: `--pid-namespace`.
+    PidNamespace,
+}
+
+pub(crate) fn keeper_args(leader: Leader, program: OsString, args: Vec<OsString>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec![KEEPER_SUBCOMMAND.into()];
-    if starts_session {
-        a.push("--session".into());
+    match leader {
+        Leader::Group => {}
+        Leader::Session => a.push("--session".into()),
+        Leader::PidNamespace => a.push("--pid-namespace".into()),
     }
     a.push("--".into());
     a.push(program);
@@ -66,10 +81,11 @@ pub(crate) fn keeper_args(
 /// of the same signal, so this only returns a code).
 pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
     let mut it = args.into_iter();
-    let mut session = false;
+    let mut leader = Leader::Group;
     let program = loop {
         match it.next() {
-            Some(a) if a == "--session" => session = true,
+            Some(a) if a == "--session" => leader = Leader::Session,
+            Some(a) if a == "--pid-namespace" => leader = Leader::PidNamespace,
             Some(a) if a == "--" => {
                 break it
                     .next()
@@ -85,7 +101,7 @@ pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
         }
     };
     let rest: Vec<OsString> = it.collect();
-    imp::keep(program, rest, session)
+    imp::keep(program, rest, leader)
 }
 
 #[cfg(unix)]
@@ -188,10 +204,74 @@ mod imp {
         }
     }
 
+    /// The process groups below `pid` other than its own (under bwrap: the
+    /// program's session, and any group made under it); read from
+    /// `/proc`, so empty where there is none.
+    fn inner_groups(pid: Pid) -> Vec<Pid> {
+        // pid → (parent, group, session) of every process.
+        let mut procs = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid pgrp …`; comm may hold anything.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let f: Vec<i32> = rest
+                .split_whitespace()
+                .skip(1)
+                .take(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if let [ppid, pgrp] = f[..] {
+                procs.push((p, ppid, pgrp));
+            }
+        }
+        let mut below = vec![pid.as_raw()];
+        let mut i = 0;
+        while i < below.len() {
+            let parent = below[i];
+            below.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            i += 1;
+        }
+        let mut groups: Vec<Pid> = procs
+            .iter()
+            .filter(|p| below.contains(&p.0) && p.2 != pid.as_raw())
+            .map(|p| Pid::from_raw(p.2))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups
+    }
+
+    /// SIGTERM for a stop: to the command's group, or under bubblewrap to
+    /// the sessions inside it (bwrap itself only when it has started
+    /// none yet). A Landlock helper that has not made its session yet
+    /// leads no group: the signal then goes to it alone (it has started
+    /// nothing), instead of to no one until the SIGKILL.
+    fn terminate(group: Pid, leader: Leader) {
+        if leader == Leader::PidNamespace {
+            let inner = inner_groups(group);
+            if !inner.is_empty() {
+                for g in inner {
+                    let _ = killpg(g, Signal::SIGTERM);
+                }
+                return;
+            }
+        }
+        if killpg(group, Signal::SIGTERM).is_err() {
+            let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
+        }
+    }
+
     pub(super) fn keep(
         program: OsString,
         args: Vec<OsString>,
-        session: bool,
+        leader: Leader,
     ) -> Result<u8, KeeperError> {
         let parent = getppid();
         // No controlling terminal for the job (it may not read or steal
@@ -205,7 +285,8 @@ mod imp {
             // eonyx died before the signal was asked for.
             return Ok(143);
         }
-        let group = spawn(&program, &args, session)?;
+        let group = spawn(&program, &args, leader == Leader::Session)?;
+        let mut stopped = false;
         let ended = loop {
             let sig = mask.wait().map_err(sys)?;
             if sig == Signal::SIGCHLD {
@@ -214,13 +295,9 @@ mod imp {
                 }
                 continue;
             }
-            // Stop: SIGTERM to the group, SIGKILL after the grace time.
-            // A Landlock helper that has not made its session yet leads
-            // no group: the signal then goes to it alone (it has started
-            // nothing), instead of to no one until the SIGKILL.
-            if killpg(group, Signal::SIGTERM).is_err() {
-                let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
-            }
+            // Stop: SIGTERM, SIGKILL to the group after the grace time.
+            stopped = true;
+            terminate(group, leader);
             let deadline = Instant::now() + STOP_GRACE;
             let exited = loop {
                 if let Some(ended) = reap(group, false)? {
@@ -251,6 +328,14 @@ mod imp {
         // What the command left running goes with it.
         let _ = killpg(group, Signal::SIGKILL);
         let sig = match ended {
+            // bwrap's report of a program killed by the stop's signal.
+            Ended::Code(code)
+                if stopped
+                    && leader == Leader::PidNamespace
+                    && code == 128 + Signal::SIGTERM as i32 =>
+            {
+                Signal::SIGTERM as i32
+            }
             Ended::Code(code) => return Ok(u8::try_from(code & 0xff).unwrap_or(1)),
             Ended::Signal(sig) => sig,
         };
@@ -272,7 +357,7 @@ mod imp {
     pub(super) fn keep(
         _program: OsString,
         _args: Vec<OsString>,
-        _session: bool,
+        _leader: Leader,
     ) -> Result<u8, KeeperError> {
         Err(KeeperError::Usage(
             "background jobs need a Unix system".into(),
