@@ -130,10 +130,14 @@ fn with_text_typed_a_notify_exit_waits_for_enter_and_the_text_is_kept() {
 
 #[test]
 fn a_batch_and_run_never_start_a_turn_for_a_notify_exit() {
-    // Batch: the job ends while the batch waits for its next line.
+    // Batch: the job ends while the batch waits for its next line. The
+    // next line's turn runs a foreground command, so the exit is recorded
+    // (up to half a second after the process ends) before its last request.
+    let command = format!("{WAITS}; touch ended.flag");
     let fx = Fx::replying([
-        bg_notify(&format!("{WAITS}; touch ended.flag")),
+        bg_notify(&command),
         Reply::text("started it"),
+        Reply::tool_call("shell", json!({"command": "sleep 2"})),
         Reply::text("answered next"),
     ]);
     let mut run = eonyx_tests::Paced::spawn(&mut fx.cmd(&["--json", "--allow-shell"])).unwrap();
@@ -147,17 +151,14 @@ fn a_batch_and_run_never_start_a_turn_for_a_notify_exit() {
     run.send("next").unwrap();
     let (status, err, _) = run.finish().unwrap();
     assert!(status.success(), "{err}");
+    // No turn of its own: the two lines' requests only, the notice in the
+    // second line's turn, once.
     let reqs = fx.agent_requests();
-    assert_eq!(reqs.len(), 3);
-    let users = user_texts(&reqs[2]);
-    assert_eq!(users.last().unwrap(), "next", "{users:?}");
-    assert!(
-        is_notice(
-            &users[users.len() - 2],
-            &format!("{WAITS}; touch ended.flag")
-        ),
-        "{users:?}"
-    );
+    assert_eq!(reqs.len(), 4);
+    assert_eq!(user_texts(&reqs[2]).last().unwrap(), "next");
+    let users = user_texts(&reqs[3]);
+    let notices: Vec<&String> = users.iter().filter(|t| is_notice(t, &command)).collect();
+    assert_eq!(notices.len(), 1, "{users:?}");
 
     // `run`: the job ends during the turn; its notice goes with the next
     // request and no turn follows the run's one.
