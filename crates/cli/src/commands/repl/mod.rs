@@ -104,8 +104,10 @@ pub fn run(
                 view.event(ev);
             }
             super::mining::show_pending(view.printer, &mut mining);
-            let line = match input? {
-                Input::Line(line) => line,
+            // A notice is the turn's input when a `notify` job woke the
+            // prompt: not a command, not history, no `@` files.
+            let (line, notice) = match input? {
+                Input::Line(line) => (line, false),
                 Input::Woken => {
                     // A `notify` job exited while the prompt waited with
                     // nothing typed: its notice is the turn's input, shown
@@ -115,24 +117,7 @@ pub fn run(
                         continue;
                     };
                     view.printer.info(&notice);
-                    let _quiet = ui::quiet::QuietTyping::start();
-                    drafts.input_arrived(&mut agent, &mut view);
-                    let (result, done) = drafts
-                        .alongside(ui::run_turn(
-                            &mut agent,
-                            &mut view,
-                            &interrupts,
-                            &UserInput::text(&notice),
-                        ))
-                        .await;
-                    Drafts::finish(done, &mut agent, &mut view);
-                    if let TurnResult::Failed(e) = result {
-                        turn_failed(&mut agent, &mut view, &interrupts, e);
-                    }
-                    if let Some(e) = view.last_error.take() {
-                        return Err(e.into());
-                    }
-                    continue;
+                    (notice, true)
                 }
                 Input::Interrupted => {
                     view.printer.info("");
@@ -147,9 +132,16 @@ pub fn run(
             if input.is_empty() {
                 continue;
             }
-            history.add(input, &editor, view.printer);
+            if !notice {
+                history.add(input, &editor, view.printer);
+            }
             let _quiet = ui::quiet::QuietTyping::start();
-            match commands::parse(input, Surface::Repl) {
+            let parsed = if notice {
+                Parsed::Text
+            } else {
+                commands::parse(input, Surface::Repl)
+            };
+            match parsed {
                 Parsed::Command(inv) => {
                     drafts.before_command(&inv, &mut agent, &mut view).await;
                     let (outcome, done) = drafts
@@ -197,9 +189,16 @@ pub fn run(
                 continue;
             }
             drafts.input_arrived(&mut agent, &mut view);
-            let (result, done) = drafts
-                .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
-                .await;
+            let (result, done) = if notice {
+                let input = UserInput::text(input);
+                drafts
+                    .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, &input))
+                    .await
+            } else {
+                drafts
+                    .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
+                    .await
+            };
             Drafts::finish(done, &mut agent, &mut view);
             match result {
                 // An active goal goes on by itself, visibly; Ctrl-C pauses
