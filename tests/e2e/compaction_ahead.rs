@@ -324,6 +324,18 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
     assert!(status.success(), "{stderr}");
     assert!(of_type(&events, "summary_draft").is_empty());
 
+    // The server sees the exited batch's connection close a moment after
+    // the exit (on a loaded machine, after `finish` returns).
+    for _ in 0..4000 {
+        if server
+            .spans()
+            .iter()
+            .any(|s| s.request == last_draft.request && s.ended.is_some())
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let spans = server.spans();
     for (draft, at) in &cancelled {
         // Cancelled: its request ended unfinished, after the new input.
