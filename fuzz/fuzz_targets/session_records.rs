@@ -1,19 +1,33 @@
-//! Fuzz the record types the session file gained with goals, plans and
-//! model switches (docs/session-format.md): a `goal` or `model` line, a
-//! `message` line (with its `blocked` marker), a `plan` call's arguments
-//! and a compaction's pinned goal and plan. Never panics; a record that
-//! parses is written back and parses to the same record; a plan that is
-//! accepted renders and counts its steps within bounds.
+//! Fuzz every record type of the session file (docs/session-format.md):
+//! `session`, `title`, `model`, `message` (with its `blocked` marker),
+//! `compaction` (its pinned goal, plan and jobs, and a provider's `native`
+//! items), `summary_draft`, `rewind`, `goal` and `job`; and a `plan` call's
+//! arguments. Never panics; a record that parses is written back and
+//! parses to the same record; a plan that is accepted renders and counts
+//! its steps within bounds.
 #![no_main]
 
 use eonyx_core::Record;
 use eonyx_core::goal::{continuation_message, pinned_section};
+use eonyx_core::job::{JobState, exit_notice};
 use eonyx_core::plan::{MAX_STEPS, WorkPlan};
 use eonyx_core::record::ParsedLine;
 use libfuzzer_sys::fuzz_target;
 
-/// The line types fuzzed: the body after `{"type":"T",` is the input.
-const TYPES: [&str; 4] = ["goal", "model", "message", "compaction"];
+/// The line types fuzzed: the body after `{"type":"T",` is the input, the
+/// type chosen by the first byte (modulo the count: the seeds' first
+/// bytes index this list, so new types go at its end).
+const TYPES: [&str; 9] = [
+    "goal",
+    "model",
+    "message",
+    "compaction",
+    "job",
+    "session",
+    "title",
+    "rewind",
+    "summary_draft",
+];
 
 fn round_trip(line: &[u8]) {
     let Ok(ParsedLine::Record(r)) = Record::parse_line(line) else {
@@ -32,7 +46,19 @@ fn round_trip(line: &[u8]) {
             let _ = pinned_section(Some(&g.pinned()), None);
         }
         Record::Compaction(c) => {
-            let _ = pinned_section(c.goal.as_ref(), c.plan.as_ref());
+            let _ = c.pinned_section();
+            if let Some(n) = &c.native {
+                let _ = n.display();
+                let _ = n.opaque_bytes();
+                let _ = n.chars();
+            }
+        }
+        Record::Job(j) => {
+            assert_eq!(r.seq(), Some(j.seq));
+            let _ = exit_notice(j.id, JobState::Running, 0, &j.command);
+        }
+        Record::Rewind(w) => {
+            let _ = w.is_effective();
         }
         _ => {}
     }

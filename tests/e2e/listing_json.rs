@@ -3,7 +3,7 @@
 //! whole document built in memory with its keys sorted and pretty-printed
 //! (what they were before), with every kind of field: child sessions,
 //! costs, titles that need escaping, an empty listing; `memory --json`
-//! byte for byte as that document on one line.
+//! and `memory review --json` byte for byte as that document on one line.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use serde_json::Value;
@@ -136,6 +136,51 @@ fn memory_json_is_byte_identical_to_the_sorted_one_line_document() {
     assert_eq!(entries[2]["scope"], "project", "{out}");
     assert!(
         out.starts_with(r#"[{"created":null,"id":null,"scope":"global","session":null,"text":"#),
+        "{out}"
+    );
+}
+
+#[test]
+fn memory_review_json_is_byte_identical_to_the_sorted_one_line_document() {
+    let fx = Fx::new();
+    let run = |args: &[&str]| {
+        let o = fx.run(args, "");
+        assert_eq!(code(&o), Some(0), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(run(&["memory", "review", "--json"]), "[]\n");
+    // Three proposals waiting in the inbox, one of another project (not
+    // listed), one whose evidence does not exist (`seq` null), one with a
+    // text and title that need escaping.
+    let project = std::fs::canonicalize(&fx.sb.work).unwrap();
+    let project = project.to_str().unwrap();
+    let state = serde_json::json!({"proposals": [
+        {"id": "k3f", "text": "We use pnpm, never npm", "scope": "project",
+         "session": "20261101T100001-a0000001", "seq": 3, "title": "setup",
+         "project": project, "proposed": "2026-11-01T10:00:00Z"},
+        {"id": "x9q", "text": "elsewhere", "scope": "project",
+         "session": "20261101T100002-a0000002", "seq": 1, "title": "other",
+         "project": "/somewhere/else", "proposed": "2026-11-01T10:00:00Z"},
+        {"id": "b7z", "text": "quotes \" back \\ tab \t ünïcödé ✓ </script> 🦀", "scope": "global",
+         "session": "20261101T100003-a0000003", "seq": null, "title": "t \"q\"",
+         "project": project, "proposed": "2026-11-01T10:01:00Z"},
+    ]});
+    fx.sb.write(
+        "data/mining/state.json",
+        serde_json::to_string_pretty(&state).unwrap(),
+    );
+
+    let out = run(&["memory", "review", "--json"]);
+    let mut v: Value = serde_json::from_str(&out).unwrap();
+    v.sort_all_objects();
+    assert_eq!(out, serde_json::to_string(&v).unwrap() + "\n");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    let listed = v.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{out}");
+    assert_eq!(listed[0]["id"], "k3f", "{out}");
+    assert!(listed[1]["seq"].is_null(), "{out}");
+    assert!(
+        out.starts_with(r#"[{"id":"k3f","scope":"project","seq":3,"session":"20261101T100001-a0000001","text":"We use pnpm, never npm","title":"setup"},"#),
         "{out}"
     );
 }

@@ -12,6 +12,7 @@ use eonyx_agent::mining::{
 };
 use eonyx_config::{Config, MineMode};
 use eonyx_core::SessionId;
+use eonyx_core::memory::MemoryScope;
 use eonyx_core::provider::BoxFuture;
 use eonyx_store::mining::{MinedStatus, Proposal};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -299,8 +300,7 @@ pub fn review(
     let inbox = Inbox::open(config, opts)?;
     let pending = inbox.pending()?;
     if printer.json() && args.accept.is_empty() && args.reject.is_empty() && !args.accept_all {
-        let list: Vec<_> = pending.iter().map(proposal_json).collect();
-        printer.json_line(&json!(list))?;
+        printer.json_array_line(pending.iter().map(ProposalJson::from))?;
         return Ok(Status::Success);
     }
     let flags = ReviewFlags {
@@ -342,15 +342,30 @@ fn user_error(e: eonyx_agent::mining::MineError) -> anyhow::Error {
     }
 }
 
-fn proposal_json(p: &Proposal) -> serde_json::Value {
-    json!({
-        "id": p.id,
-        "text": p.text,
-        "scope": p.scope,
-        "session": p.session,
-        "title": p.title,
-        "seq": p.seq,
-    })
+/// A `memory review --json` proposal, its fields declared in the
+/// alphabetical order its keys are written in
+/// ([`Printer::json_array_line`]).
+#[derive(serde::Serialize)]
+struct ProposalJson<'a> {
+    id: &'a str,
+    scope: MemoryScope,
+    seq: Option<u64>,
+    session: &'a str,
+    text: &'a str,
+    title: &'a str,
+}
+
+impl<'a> From<&'a Proposal> for ProposalJson<'a> {
+    fn from(p: &'a Proposal) -> Self {
+        ProposalJson {
+            id: &p.id,
+            scope: p.scope,
+            seq: p.seq,
+            session: &p.session,
+            text: &p.text,
+            title: &p.title,
+        }
+    }
 }
 
 /// What an answer or a flag did: a line, or with `--json` an
