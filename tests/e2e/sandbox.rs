@@ -574,3 +574,64 @@ fn a_job_server_answers_the_sessions_later_commands_and_jobs_and_nothing_else_fo
         );
     }
 }
+
+/// `job_stop` ends a job that does not trap SIGTERM by SIGTERM, not by the
+/// SIGKILL 2 s later, and a job that traps it gets to run its trap, for
+/// each backend, with the network on (bwrap alone) and off (bwrap through
+/// `sandbox-net join`). The keeper used to hand its blocked SIGTERM down
+/// to the command, and bwrap, unlike `sh`, keeps the mask it is given: it
+/// sat out every SIGTERM; and killing bwrap ends its PID namespace by
+/// SIGKILL, so under bubblewrap the SIGTERM goes to the program inside.
+#[test]
+fn job_stop_ends_a_job_by_sigterm_and_lets_a_trap_run_for_each_backend() {
+    for backend in BACKENDS {
+        for network in [false, true] {
+            let what = format!("{backend}, network {network}");
+            let fx = project(backend, &format!("sandbox_network = {network}\n"));
+            fx.fake.push_all([
+                Reply::tool_call(
+                    "shell",
+                    json!({"command": "sleep 9879101", "background": true}),
+                ),
+                Reply::tool_call("job_stop", json!({"id": 1})),
+                Reply::tool_call(
+                    "shell",
+                    json!({"command": "trap 'echo bye > stopped.txt; exit 0' TERM; sleep 9879102 & wait", "background": true}),
+                ),
+                Reply::tool_call("job_stop", json!({"id": 2})),
+                Reply::text("done"),
+            ]);
+            let o = fx.run(&["--allow-shell", "--json"], "start and stop them\n");
+            assert_eq!(code(&o), Some(0), "{what}: {}", stderr(&o));
+            let results = fx.agent_requests().last().unwrap().tool_results();
+            assert_eq!(results.len(), 4, "{what}: {results:#?}");
+            assert!(
+                results[0].starts_with("job 1 started: sleep 9879101"),
+                "{what}: {results:#?}"
+            );
+            assert!(
+                results[1].starts_with("job 1 killed by SIGTERM after "),
+                "{what}: {results:#?}"
+            );
+            assert!(
+                results[3].starts_with("job 2 exited 0 after "),
+                "{what}: {results:#?}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(fx.sb.work.join("stopped.txt")).unwrap_or_default(),
+                "bye\n",
+                "{what}: the trap did not run: {results:#?}"
+            );
+            let exited: Vec<Value> = json_lines(&o.stdout)
+                .into_iter()
+                .filter(|e| e["type"] == "job_exited")
+                .map(|e| e["status"].clone())
+                .collect();
+            assert_eq!(
+                exited,
+                [json!("killed by SIGTERM"), json!("exited 0")],
+                "{what}"
+            );
+        }
+    }
+}

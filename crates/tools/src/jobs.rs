@@ -39,7 +39,7 @@ use eonyx_core::{ToolDef, ToolName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub use keeper::{KEEPER_SUBCOMMAND, KeeperError, STOP_GRACE, run_keeper};
+pub use keeper::{KEEPER_SUBCOMMAND, KeeperError, Leader, STOP_GRACE, run_keeper};
 
 use super::{ToolError, ToolOutput, parse_args};
 
@@ -265,7 +265,7 @@ impl Jobs {
         &self,
         command: &str,
         cmd: std::process::Command,
-        starts_session: bool,
+        leader: Leader,
         notify: bool,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
@@ -289,11 +289,11 @@ impl Jobs {
         let log_path = self.config.dir.join(format!("{id}.log"));
         let file = create_log(&self.config.dir, &log_path)?;
         let (mut cmd, kept) = match &self.config.keeper {
-            Some(keeper) => (wrap(keeper, &cmd, starts_session), true),
+            Some(keeper) => (wrap(keeper, &cmd, leader), true),
             None => {
                 let mut cmd = cmd;
                 #[cfg(unix)]
-                if !starts_session {
+                if leader != Leader::Session {
                     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
                 }
                 (cmd, false)
@@ -709,16 +709,16 @@ fn create_log(dir: &camino::Utf8Path, path: &camino::Utf8Path) -> Result<std::fs
         .map_err(|e| ToolError::io("cannot create the job log", path.as_str(), e))
 }
 
-/// `eonyx job-keeper [--session] -- PROGRAM ARGS…` with `cmd`'s
-/// environment and directory.
+/// `eonyx job-keeper [--session | --pid-namespace] -- PROGRAM ARGS…` with
+/// `cmd`'s environment and directory.
 fn wrap(
     keeper: &std::path::Path,
     cmd: &std::process::Command,
-    starts_session: bool,
+    leader: Leader,
 ) -> std::process::Command {
     let mut k = std::process::Command::new(keeper);
     k.args(keeper::keeper_args(
-        starts_session,
+        leader,
         cmd.get_program().to_owned(),
         cmd.get_args().map(OsString::from).collect(),
     ));

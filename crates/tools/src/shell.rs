@@ -20,7 +20,9 @@ use eonyx_core::ToolName;
 use serde::Deserialize;
 use serde_json::Value;
 
-use eonyx_sandbox::Plan;
+use eonyx_sandbox::{Backend, Plan};
+
+use super::jobs::Leader;
 
 use super::{
     ApprovalKind, CallEnv, CancellationToken, Decision, SHELL_DENIED, ToolContext, ToolError,
@@ -93,14 +95,13 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     };
     let (plan, warning) = prepare(env.ctx).await?;
     let cmd = command_for(&plan, &args.command, env.ctx);
+    let leader = match &plan {
+        Plan::Confined(Backend::Bwrap(_)) => Leader::PidNamespace,
+        p if p.starts_session() => Leader::Session,
+        _ => Leader::Group,
+    };
     let mut out = jobs
-        .start(
-            &args.command,
-            cmd,
-            plan.starts_session(),
-            args.notify,
-            env.cancel,
-        )
+        .start(&args.command, cmd, leader, args.notify, env.cancel)
         .await?;
     out.event = warning.map(ToolEvent::Warning);
     Ok(out)

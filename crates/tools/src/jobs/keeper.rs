@@ -1,4 +1,4 @@
-//! The job keeper: `eonyx job-keeper [--session] -- PROGRAM ARGS…`, the
+//! The job keeper: `eonyx job-keeper [--session | --pid-namespace] -- PROGRAM ARGS…`, the
 //! process eonyx starts for each background job (docs/tools.md#jobs). It is
 //! what makes a job die with eonyx even on `kill -9`, with no `pre_exec`
 //! (so no `unsafe`):
@@ -10,19 +10,24 @@
 //! 2. it starts the command in a process group of its own (or, with
 //!    `--session`, lets the Landlock helper make a new session, which is
 //!    a new group too), so the group holds the command and everything it
-//!    starts, grandchildren included, and not the keeper;
+//!    starts, grandchildren included, and not the keeper; the command
+//!    starts with an empty signal mask, whatever the keeper blocks;
 //! 3. on SIGTERM (`job_stop`, eonyx's exit, the parent-death signal) it
 //!    sends SIGTERM to that group and SIGKILL 2 s later; when the command
 //!    exits by itself it SIGKILLs what is left of the group;
 //! 4. it exits as the command did (the same code, or the same signal), so
 //!    eonyx reads the job's state from the keeper's status.
 //!
-//! Under bubblewrap the group is bwrap itself, which runs the command in
-//! a PID namespace (`--unshare-pid`, `--die-with-parent`): killing bwrap
-//! takes every process inside with it.
+//! Under bubblewrap (`--pid-namespace`) the group is bwrap itself, which
+//! runs the program in a PID namespace (`--unshare-pid`,
+//! `--die-with-parent`) and a session of its own (`--new-session`):
+//! killing bwrap takes every process inside with it, by SIGKILL. So a stop
+//! sends SIGTERM to the sessions below bwrap instead (the program's, and
+//! any it made), and bwrap only gets the SIGKILL if they are not gone in
+//! the grace time; bwrap reports a program killed by signal N as exit code
+//! 128 + N, which the keeper turns back into that signal after a stop.
 
 use std::ffi::OsString;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The hidden subcommand of the `eonyx` binary that runs the keeper.
@@ -46,15 +51,24 @@ pub enum KeeperError {
     Sys(String),
 }
 
-/// `--session`: the command starts a session itself (the Landlock helper).
-pub(crate) fn keeper_args(
-    starts_session: bool,
-    program: OsString,
-    args: Vec<OsString>,
-) -> Vec<OsString> {
+/// How a job's command takes the keeper's signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leader {
+    /// The keeper puts it in a process group of its own (unconfined).
+    Group,
+    /// It makes a new session itself (the Landlock helper): `--session`.
+    Session,
+    /// It is bwrap, running the program in a PID namespace and a session
+    /// of its own: `--pid-namespace`.
+    PidNamespace,
+}
+
+pub(crate) fn keeper_args(leader: Leader, program: OsString, args: Vec<OsString>) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec![KEEPER_SUBCOMMAND.into()];
-    if starts_session {
-        a.push("--session".into());
+    match leader {
+        Leader::Group => {}
+        Leader::Session => a.push("--session".into()),
+        Leader::PidNamespace => a.push("--pid-namespace".into()),
     }
     a.push("--".into());
     a.push(program);
@@ -67,10 +81,11 @@ pub(crate) fn keeper_args(
 /// of the same signal, so this only returns a code).
 pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
     let mut it = args.into_iter();
-    let mut session = false;
+    let mut leader = Leader::Group;
     let program = loop {
         match it.next() {
-            Some(a) if a == "--session" => session = true,
+            Some(a) if a == "--session" => leader = Leader::Session,
+            Some(a) if a == "--pid-namespace" => leader = Leader::PidNamespace,
             Some(a) if a == "--" => {
                 break it
                     .next()
@@ -86,30 +101,34 @@ pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
         }
     };
     let rest: Vec<OsString> = it.collect();
-    imp::keep(program, rest, session)
+    imp::keep(program, rest, leader)
 }
 
 #[cfg(unix)]
 mod imp {
     use super::*;
+    use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawnp};
     use nix::sys::signal::{SigSet, SigmaskHow, Signal, killpg, raise, sigprocmask};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::{Pid, getppid, setsid};
-    use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt as _;
 
     fn sys(e: nix::Error) -> KeeperError {
         KeeperError::Sys(e.to_string())
     }
 
-    pub(super) fn keep(
-        program: OsString,
-        args: Vec<OsString>,
-        session: bool,
-    ) -> Result<u8, KeeperError> {
-        let parent = getppid();
-        // No controlling terminal for the job (it may not read or steal
-        // the user's terminal); fails only for a group leader.
-        let _ = setsid();
-        let mut mask = SigSet::empty();
+    /// How the command ended.
+    #[derive(Debug, Clone, Copy)]
+    enum Ended {
+        Code(i32),
+        Signal(i32),
+    }
+
+    /// The signals the keeper waits for (blocked in the keeper, and only
+    /// there: see [`spawn`]).
+    fn stop_signals() -> SigSet {
+        let mut set = SigSet::empty();
         for s in [
             Signal::SIGTERM,
             Signal::SIGINT,
@@ -117,8 +136,148 @@ mod imp {
             Signal::SIGQUIT,
             Signal::SIGCHLD,
         ] {
-            mask.add(s);
+            set.add(s);
         }
+        set
+    }
+
+    fn c_string(s: &std::ffi::OsStr, program: &OsString) -> Result<CString, KeeperError> {
+        CString::new(s.as_bytes()).map_err(|_| KeeperError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "an argument holds a NUL byte",
+            ),
+        })
+    }
+
+    /// Start the command with an empty signal mask and the stop signals
+    /// (and SIGPIPE, which eonyx ignores) at their defaults, in a group of
+    /// its own unless it makes its session itself. Not `std::process`: a
+    /// child inherits the keeper's mask there, with SIGTERM blocked, and a
+    /// program that does not reset its mask (bwrap does not) would then
+    /// sit out every SIGTERM until the SIGKILL 2 s later.
+    fn spawn(program: &OsString, args: &[OsString], session: bool) -> Result<Pid, KeeperError> {
+        let mut argv = vec![c_string(program, program)?];
+        for a in args {
+            argv.push(c_string(a, program)?);
+        }
+        let mut envp = Vec::new();
+        for (k, v) in std::env::vars_os() {
+            let mut kv = k;
+            kv.push("=");
+            kv.push(v);
+            envp.push(c_string(&kv, program)?);
+        }
+        let mut attr = PosixSpawnAttr::init().map_err(sys)?;
+        let mut flags =
+            PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF;
+        if !session {
+            flags |= PosixSpawnFlags::POSIX_SPAWN_SETPGROUP;
+            attr.set_pgroup(Pid::from_raw(0)).map_err(sys)?;
+        }
+        attr.set_flags(flags).map_err(sys)?;
+        attr.set_sigmask(&SigSet::empty()).map_err(sys)?;
+        let mut default = stop_signals();
+        default.add(Signal::SIGPIPE);
+        attr.set_sigdefault(&default).map_err(sys)?;
+        let actions = PosixSpawnFileActions::init().map_err(sys)?;
+        posix_spawnp(&argv[0], &actions, &attr, &argv, &envp).map_err(|e| KeeperError::Spawn {
+            program: program.to_string_lossy().into_owned(),
+            source: std::io::Error::from(e),
+        })
+    }
+
+    /// The command's end, if it ended (`block`: wait for it).
+    fn reap(pid: Pid, block: bool) -> Result<Option<Ended>, KeeperError> {
+        let flags = (!block).then_some(WaitPidFlag::WNOHANG);
+        loop {
+            match waitpid(pid, flags) {
+                Ok(WaitStatus::Exited(_, code)) => return Ok(Some(Ended::Code(code))),
+                Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(Some(Ended::Signal(sig as i32))),
+                Ok(WaitStatus::StillAlive) => return Ok(None),
+                // (Stopped or continued: not an end.)
+                Ok(_) if !block => return Ok(None),
+                Ok(_) | Err(nix::Error::EINTR) => {}
+                Err(e) => return Err(sys(e)),
+            }
+        }
+    }
+
+    /// The process groups below `pid` other than its own (under bwrap: the
+    /// program's session, and any group made under it); read from
+    /// `/proc`, so empty where there is none.
+    fn inner_groups(pid: Pid) -> Vec<Pid> {
+        // pid → (parent, group, session) of every process.
+        let mut procs = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid pgrp …`; comm may hold anything.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let f: Vec<i32> = rest
+                .split_whitespace()
+                .skip(1)
+                .take(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if let [ppid, pgrp] = f[..] {
+                procs.push((p, ppid, pgrp));
+            }
+        }
+        let mut below = vec![pid.as_raw()];
+        let mut i = 0;
+        while i < below.len() {
+            let parent = below[i];
+            below.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
+            i += 1;
+        }
+        let mut groups: Vec<Pid> = procs
+            .iter()
+            .filter(|p| below.contains(&p.0) && p.2 != pid.as_raw())
+            .map(|p| Pid::from_raw(p.2))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups
+    }
+
+    /// SIGTERM for a stop: to the command's group, or under bubblewrap to
+    /// the sessions inside it (bwrap itself only when it has started
+    /// none yet). A Landlock helper that has not made its session yet
+    /// leads no group: the signal then goes to it alone (it has started
+    /// nothing), instead of to no one until the SIGKILL.
+    fn terminate(group: Pid, leader: Leader) {
+        if leader == Leader::PidNamespace {
+            let inner = inner_groups(group);
+            if !inner.is_empty() {
+                for g in inner {
+                    let _ = killpg(g, Signal::SIGTERM);
+                }
+                return;
+            }
+        }
+        if killpg(group, Signal::SIGTERM).is_err() {
+            let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
+        }
+    }
+
+    pub(super) fn keep(
+        program: OsString,
+        args: Vec<OsString>,
+        leader: Leader,
+    ) -> Result<u8, KeeperError> {
+        let parent = getppid();
+        // No controlling terminal for the job (it may not read or steal
+        // the user's terminal); fails only for a group leader.
+        let _ = setsid();
+        let mask = stop_signals();
         sigprocmask(SigmaskHow::SIG_BLOCK, Some(&mask), None).map_err(sys)?;
         #[cfg(target_os = "linux")]
         nix::sys::prctl::set_pdeathsig(Signal::SIGTERM).map_err(sys)?;
@@ -126,36 +285,23 @@ mod imp {
             // eonyx died before the signal was asked for.
             return Ok(143);
         }
-        let mut cmd = Command::new(&program);
-        cmd.args(&args);
-        if !session {
-            cmd.process_group(0);
-        }
-        // (std resets the signal mask in the child.)
-        let mut child = cmd.spawn().map_err(|source| KeeperError::Spawn {
-            program: program.to_string_lossy().into_owned(),
-            source,
-        })?;
-        let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-        let status = loop {
+        let group = spawn(&program, &args, leader == Leader::Session)?;
+        let mut stopped = false;
+        let ended = loop {
             let sig = mask.wait().map_err(sys)?;
             if sig == Signal::SIGCHLD {
-                if let Ok(Some(status)) = child.try_wait() {
-                    break status;
+                if let Some(ended) = reap(group, false)? {
+                    break ended;
                 }
                 continue;
             }
-            // Stop: SIGTERM to the group, SIGKILL after the grace time.
-            // A Landlock helper that has not made its session yet leads
-            // no group: the signal then goes to it alone (it has started
-            // nothing), instead of to no one until the SIGKILL.
-            if killpg(group, Signal::SIGTERM).is_err() {
-                let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
-            }
+            // Stop: SIGTERM, SIGKILL to the group after the grace time.
+            stopped = true;
+            terminate(group, leader);
             let deadline = Instant::now() + STOP_GRACE;
             let exited = loop {
-                if let Ok(Some(status)) = child.try_wait() {
-                    break Some(status);
+                if let Some(ended) = reap(group, false)? {
+                    break Some(ended);
                 }
                 if Instant::now() >= deadline {
                     break None;
@@ -163,21 +309,36 @@ mod imp {
                 std::thread::sleep(Duration::from_millis(20));
             };
             match exited {
-                Some(status) => break status,
+                Some(ended) => break ended,
                 None => {
                     if killpg(group, Signal::SIGKILL).is_err() {
                         let _ = nix::sys::signal::kill(group, Signal::SIGKILL);
                     }
-                    break child.wait().map_err(|e| KeeperError::Sys(e.to_string()))?;
+                    match reap(group, true)? {
+                        Some(ended) => break ended,
+                        None => {
+                            return Err(KeeperError::Sys(
+                                "the command could not be waited for".into(),
+                            ));
+                        }
+                    }
                 }
             }
         };
         // What the command left running goes with it.
         let _ = killpg(group, Signal::SIGKILL);
-        if let Some(code) = status.code() {
-            return Ok(u8::try_from(code & 0xff).unwrap_or(1));
-        }
-        let sig = status.signal().unwrap_or(Signal::SIGKILL as i32);
+        let sig = match ended {
+            // bwrap's report of a program killed by the stop's signal.
+            Ended::Code(code)
+                if stopped
+                    && leader == Leader::PidNamespace
+                    && code == 128 + Signal::SIGTERM as i32 =>
+            {
+                Signal::SIGTERM as i32
+            }
+            Ended::Code(code) => return Ok(u8::try_from(code & 0xff).unwrap_or(1)),
+            Ended::Signal(sig) => sig,
+        };
         // Die of the same signal, so eonyx reads `killed by SIG…`.
         let _ = sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
         // (SIGPIPE is ignored in eonyx's process: that one reads as an
@@ -196,7 +357,7 @@ mod imp {
     pub(super) fn keep(
         _program: OsString,
         _args: Vec<OsString>,
-        _session: bool,
+        _leader: Leader,
     ) -> Result<u8, KeeperError> {
         Err(KeeperError::Usage(
             "background jobs need a Unix system".into(),
