@@ -324,7 +324,20 @@ fn on_a_one_slot_server_new_input_cancels_the_draft_and_goes_first() {
     assert!(status.success(), "{stderr}");
     assert!(of_type(&events, "summary_draft").is_empty());
 
-    let spans = server.spans();
+    // The process has exited; the fake notices the closed connection of
+    // the last draft on its next poll of the socket, which a loaded machine
+    // may delay: wait (bounded) for that span to end before reading them.
+    let mut spans = server.spans();
+    for _ in 0..2000 {
+        if spans
+            .iter()
+            .any(|s| s.request == last_draft.request && s.ended.is_some())
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        spans = server.spans();
+    }
     for (draft, at) in &cancelled {
         // Cancelled: its request ended unfinished, after the new input.
         let d = spans.iter().find(|s| s.request == draft.request).unwrap();

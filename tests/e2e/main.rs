@@ -32,6 +32,7 @@ mod hooks;
 mod hooks_compaction;
 mod hooks_events;
 mod jobs;
+mod jobs_notify;
 mod json_errors;
 mod keys;
 mod listing_json;

@@ -208,6 +208,14 @@ pub fn start(opts: &Options) -> Result<LocalServer> {
     let log_file = std::fs::File::create(&log)
         .with_context(|| format!("creating the server log {}", log.display()))?;
     let mut cmd = Command::new(&binary);
+    // No weight repacking unless asked for: llama.cpp picks repacked kernels
+    // by the CPU's flags, and on VMs that report AMX without enabling it
+    // (seen here) the server dies with SIGILL at the first request. For a
+    // 270M model the unpacked kernels cost little. `LLAMA_ARG_REPACK=1`
+    // in the environment turns it back on.
+    if std::env::var_os("LLAMA_ARG_REPACK").is_none() {
+        cmd.env("LLAMA_ARG_REPACK", "0");
+    }
     cmd.arg("-m")
         .arg(&gguf)
         .args(["-c", &opts.ctx.to_string()])

@@ -5,6 +5,22 @@
 //! Invariant: at most one read at a time (the editor sits behind a mutex),
 //! and only the editor reads the terminal while the REPL runs; there is no
 //! other stdin reader.
+//!
+//! Ending the prompt's read from outside ([`LineEditor::wake`], when a
+//! `notify` job exits): rustyline's `readline` blocks in `read(2)` on the
+//! terminal and ends on its own only for a key or, through its signal pipe,
+//! a SIGINT it sees. Its handler writes the signal's byte into that pipe
+//! (eonyx's SIGINT handler, installed later, calls it), but eonyx's handler
+//! restarts the read, so a SIGINT alone never ends it (tried). rustyline's
+//! own SIGWINCH handler does not restart it: sent to the reading thread
+//! (the kernel gives a resize's SIGWINCH to the main thread), the read
+//! fails with `EINTR`, rustyline drains the pipe, takes its first byte,
+//! finds the SIGINT and ends the read as interrupted. So: SIGINT to the
+//! process (marked as our own, [`Interrupts::raise_own`]), then SIGWINCH to
+//! the reading thread. A Ctrl-C during a turn also leaves a SIGINT byte
+//! there, so an interrupted read without the Ctrl-C key is never taken as
+//! the user's Ctrl-C: it was a wake, and if text was typed meanwhile it
+//! comes back in a new read.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,6 +48,8 @@ pub enum Input {
     Interrupted,
     /// Ctrl-D on an empty line.
     Eof,
+    /// Ended by [`LineEditor::wake`] on an empty prompt.
+    Woken,
 }
 
 /// A cheap handle on the shared editor.
@@ -41,6 +59,24 @@ pub struct LineEditor {
     continuations: Continuations,
     /// Shared with the helper (the editor is locked while it reads).
     summary_ready: Arc<AtomicBool>,
+    /// The text being edited, as the helper last saw it.
+    line: Arc<Mutex<String>>,
+    /// Set by the Ctrl-C key when it ends a read.
+    ctrl_c: Arc<AtomicBool>,
+    /// The read in progress, for [`LineEditor::wake`].
+    reading: Arc<Mutex<Reading>>,
+}
+
+/// Who reads now, and whether a wake asked the read to end.
+#[derive(Default)]
+struct Reading {
+    /// The thread blocked in `readline`, while it is there.
+    #[cfg(unix)]
+    thread: Option<nix::sys::pthread::Pthread>,
+    /// The read is the REPL's prompt (not an approval question).
+    prompt: bool,
+    /// [`LineEditor::wake`] sent its signals to this read.
+    woken: bool,
 }
 
 impl LineEditor {
@@ -56,16 +92,22 @@ impl LineEditor {
         let mut editor = Editor::with_history(config, MemHistory::new())
             .context("cannot open the terminal for line editing")?;
         let summary_ready = Arc::new(AtomicBool::new(false));
+        let line = Arc::new(Mutex::new(String::new()));
         editor.set_helper(Some(ReplHelper {
             summary_ready: summary_ready.clone(),
+            line: line.clone(),
             ..ReplHelper::default()
         }));
         let continuations = Continuations::default();
-        bind_keys(&mut editor, continuations.clone());
+        let ctrl_c = Arc::new(AtomicBool::new(false));
+        bind_keys(&mut editor, continuations.clone(), ctrl_c.clone());
         Ok(Self {
             inner: Arc::new(Mutex::new(editor)),
             continuations,
             summary_ready,
+            line,
+            ctrl_c,
+            reading: Arc::default(),
         })
     }
 
@@ -144,6 +186,8 @@ impl LineEditor {
         };
         let inner = self.inner.clone();
         let continuations = self.continuations.clone();
+        let (line, ctrl_c, reading) =
+            (self.line.clone(), self.ctrl_c.clone(), self.reading.clone());
         let result = tokio::task::spawn_blocking(move || {
             let mut ed = inner
                 .lock()
@@ -156,22 +200,112 @@ impl LineEditor {
             if let Ok(mut c) = continuations.lock() {
                 c.clear();
             }
-            let line = if initial.is_empty() {
-                ed.readline(&prompt)?
-            } else {
-                ed.readline_with_initial(&prompt, (&initial, ""))?
-            };
-            let at = continuations.lock().map(|c| c.clone()).unwrap_or_default();
-            Ok(strip_continuations(&line, &at))
+            let mut initial = initial;
+            loop {
+                set_text(&line, &initial);
+                ctrl_c.store(false, Ordering::SeqCst);
+                if let Ok(mut r) = reading.lock() {
+                    *r = Reading {
+                        #[cfg(unix)]
+                        thread: Some(nix::sys::pthread::pthread_self()),
+                        prompt: !plain,
+                        woken: false,
+                    };
+                }
+                let read = if initial.is_empty() {
+                    ed.readline(&prompt)
+                } else {
+                    ed.readline_with_initial(&prompt, (&initial, ""))
+                };
+                let woken = reading.lock().map(|mut r| {
+                    let woken = r.woken;
+                    *r = Reading::default();
+                    woken
+                });
+                match read {
+                    Err(ReadlineError::Interrupted) if !ctrl_c.load(Ordering::SeqCst) => {
+                        // Not the user's Ctrl-C: a wake, or a SIGINT byte
+                        // left in rustyline's pipe. What was typed stays.
+                        let text = line.lock().map(|l| l.clone()).unwrap_or_default();
+                        if woken.unwrap_or(false) && text.is_empty() {
+                            return Ok(Input::Woken);
+                        }
+                        // The new read draws its prompt on this row.
+                        let printer = Printer::new();
+                        if printer.stderr_is_terminal() {
+                            printer.err_raw("\r\x1b[K");
+                        }
+                        initial = text;
+                    }
+                    read => {
+                        let line = read?;
+                        let at = continuations.lock().map(|c| c.clone()).unwrap_or_default();
+                        return Ok(Input::Line(strip_continuations(&line, &at)));
+                    }
+                }
+            }
         })
         .await
         .context("the line editor thread failed")?;
         match result {
-            Ok(line) => Ok(Input::Line(line)),
+            Ok(input) => Ok(input),
             Err(ReadlineError::Interrupted) => Ok(Input::Interrupted),
             Err(ReadlineError::Eof) => Ok(Input::Eof),
             Err(e) => Err(e).context("cannot read from the terminal"),
         }
+    }
+
+    /// End the REPL prompt's read when it waits on an empty line (a job
+    /// that asked for `"notify": true` exited): it then gives
+    /// [`Input::Woken`]. Nothing happens during an approval question, with
+    /// text typed (it goes with the next message) or with no read. See the
+    /// module's doc for how; tried again while the read goes on, as
+    /// rustyline reads only the first byte of its signal pipe and an older
+    /// byte (a resize) may come before ours.
+    #[cfg(unix)]
+    pub async fn wake(&self, interrupts: &Interrupts) {
+        use nix::sys::signal::Signal;
+        for _ in 0..10 {
+            if !self.waiting_empty() {
+                return;
+            }
+            if let Ok(mut r) = self.reading.lock() {
+                r.woken = true;
+            }
+            if !interrupts.raise_own().await {
+                return;
+            }
+            {
+                let Ok(r) = self.reading.lock() else { return };
+                // Still the same read: its thread is in `readline`.
+                if let (Some(t), true) = (r.thread, r.woken) {
+                    let _ = nix::sys::pthread::pthread_kill(t, Signal::SIGWINCH);
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
+    #[cfg(not(unix))]
+    pub async fn wake(&self, _interrupts: &Interrupts) {}
+
+    /// The prompt waits for input and nothing is typed.
+    fn waiting_empty(&self) -> bool {
+        let reading = self.reading.lock().is_ok_and(|r| {
+            #[cfg(unix)]
+            let there = r.thread.is_some();
+            #[cfg(not(unix))]
+            let there = false;
+            there && r.prompt
+        });
+        reading && self.line.lock().is_ok_and(|l| l.is_empty())
+    }
+}
+
+fn set_text(line: &Mutex<String>, text: &str) {
+    if let Ok(mut l) = line.lock() {
+        l.clear();
+        l.push_str(text);
     }
 }
 
@@ -221,7 +355,7 @@ impl Asker {
                 self.interrupts.cancel_current();
                 None
             }
-            Ok(Input::Eof) | Err(_) => None,
+            Ok(Input::Eof | Input::Woken) | Err(_) => None,
         }
     }
 }

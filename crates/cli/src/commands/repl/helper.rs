@@ -37,6 +37,10 @@ pub struct ReplHelper {
     /// The ready mark has been drawn in this read (until then the next key
     /// asks the editor for a full redraw instead of its fast path).
     pub ready_drawn: AtomicBool,
+    /// The text being edited, as of the last redraw (the editor asks for a
+    /// hint after every change): a read the REPL ends from outside gives
+    /// it back instead of losing it.
+    pub line: Arc<Mutex<String>>,
 }
 
 /// In `{ctx N% ✓}`: a summary written ahead is ready, the next compaction
@@ -188,6 +192,12 @@ impl Hinter for ReplHelper {
     type Hint = LinesHint;
 
     fn hint(&self, line: &str, _pos: usize, _ctx: &rustyline::Context<'_>) -> Option<LinesHint> {
+        if let Ok(mut seen) = self.line.lock()
+            && *seen != line
+        {
+            seen.clear();
+            seen.push_str(line);
+        }
         lines_marker(line).map(LinesHint)
     }
 }
@@ -238,12 +248,18 @@ impl Validator for ReplHelper {}
 impl rustyline::Helper for ReplHelper {}
 
 /// Ctrl-C: clears a non-empty line in place (the editor stays); on an
-/// empty line the default applies, which ends the read as interrupted.
-struct CtrlC;
+/// empty line the default applies, which ends the read as interrupted, and
+/// the key is recorded in the flag (an interrupted read without it was
+/// ended by a signal, not by the user).
+struct CtrlC(Arc<AtomicBool>);
 
 impl ConditionalEventHandler for CtrlC {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
-        (!ctx.line().is_empty()).then_some(Cmd::Kill(Movement::WholeBuffer))
+        if ctx.line().is_empty() {
+            self.0.store(true, Ordering::SeqCst);
+            return None;
+        }
+        Some(Cmd::Kill(Movement::WholeBuffer))
     }
 }
 
@@ -284,14 +300,16 @@ pub fn strip_continuations(line: &str, at: &[usize]) -> String {
     out
 }
 
-/// eonyx's own keys on top of the editor's emacs or vi bindings.
+/// eonyx's own keys on top of the editor's emacs or vi bindings;
+/// `ctrl_c` is set when Ctrl-C ends a read.
 pub fn bind_keys<H: rustyline::Helper, I: rustyline::history::History>(
     editor: &mut rustyline::Editor<H, I>,
     continuations: Continuations,
+    ctrl_c: Arc<AtomicBool>,
 ) {
     editor.bind_sequence(
         KeyEvent::ctrl('C'),
-        EventHandler::Conditional(Box::new(CtrlC)),
+        EventHandler::Conditional(Box::new(CtrlC(ctrl_c))),
     );
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::NONE),

@@ -15,7 +15,7 @@ pub mod history;
 use std::sync::Arc;
 
 use eonyx_agent::commands::{self, Parsed, Surface};
-use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice, UserInput};
 
 use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
@@ -68,13 +68,18 @@ pub fn run(
         loop {
             drafts.start_if_due(&mut agent, &mut view);
             let (prompt, highlight) = ctx_prompt(&agent, view.printer.color(), drafts.running());
+            // A `notify` job that exited as the last turn ended: its turn
+            // comes before the prompt.
+            let pending = poll_jobs(&mut agent, &view);
             let initial = std::mem::take(&mut unsent);
             let read = editor.read(prompt, highlight, initial);
             // The editor owns the terminal until the read ends: events wait.
             // A background job that exits while the prompt waits: one line
             // above it; its notice goes with the next message (docs/tools.md#jobs).
             let mut jobs = agent.job_changes();
-            let input = {
+            let input = if pending {
+                Ok(Input::Woken)
+            } else {
                 let mut sink = |ev: AgentEvent| {
                     if matches!(ev, AgentEvent::SummaryDraft(_)) {
                         editor.summary_ready();
@@ -86,16 +91,10 @@ pub fn run(
                     tokio::select! {
                         out = drafts.wait(&mut read, &mut agent, &mut sink) => break out,
                         Some(()) = job_changed(&mut jobs) => {
-                            let mut lines = Vec::new();
-                            let _ = agent.poll_jobs(&mut |ev| {
-                                if let AgentEvent::JobExited { id, command, status, secs, .. } = ev {
-                                    lines.push(format!("job {id} {status} after {secs} s: {command}"));
-                                }
-                            });
-                            // (rustyline's external printer changes how the
-                            // editor reads, and its hints stop showing.)
-                            for line in lines {
-                                view.printer.info(&line);
+                            // A `notify` job: its notice starts a turn if
+                            // nothing is typed (then the read ends as woken).
+                            if poll_jobs(&mut agent, &view) {
+                                editor.wake(&interrupts).await;
                             }
                         }
                     }
@@ -105,8 +104,21 @@ pub fn run(
                 view.event(ev);
             }
             super::mining::show_pending(view.printer, &mut mining);
-            let line = match input? {
-                Input::Line(line) => line,
+            // A notice is the turn's input when a `notify` job woke the
+            // prompt: not a command, not history, no `@` files.
+            let (line, notice) = match input? {
+                Input::Line(line) => (line, false),
+                Input::Woken => {
+                    // A `notify` job exited while the prompt waited with
+                    // nothing typed: its notice is the turn's input, shown
+                    // where a typed one would be (docs/tools.md#jobs).
+                    let Some(notice) = agent.notify_turn() else {
+                        view.printer.info("");
+                        continue;
+                    };
+                    view.printer.info(&notice);
+                    (notice, true)
+                }
                 Input::Interrupted => {
                     view.printer.info("");
                     return Ok(Status::Interrupted);
@@ -120,9 +132,16 @@ pub fn run(
             if input.is_empty() {
                 continue;
             }
-            history.add(input, &editor, view.printer);
+            if !notice {
+                history.add(input, &editor, view.printer);
+            }
             let _quiet = ui::quiet::QuietTyping::start();
-            match commands::parse(input, Surface::Repl) {
+            let parsed = if notice {
+                Parsed::Text
+            } else {
+                commands::parse(input, Surface::Repl)
+            };
+            match parsed {
                 Parsed::Command(inv) => {
                     drafts.before_command(&inv, &mut agent, &mut view).await;
                     let (outcome, done) = drafts
@@ -170,9 +189,16 @@ pub fn run(
                 continue;
             }
             drafts.input_arrived(&mut agent, &mut view);
-            let (result, done) = drafts
-                .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
-                .await;
+            let (result, done) = if notice {
+                let input = UserInput::text(input);
+                drafts
+                    .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, &input))
+                    .await
+            } else {
+                drafts
+                    .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
+                    .await
+            };
             Drafts::finish(done, &mut agent, &mut view);
             match result {
                 // An active goal goes on by itself, visibly; Ctrl-C pauses
@@ -194,15 +220,7 @@ pub fn run(
                     view.printer.error(&e.into());
                     unsent = input.to_owned();
                 }
-                TurnResult::Failed(e) => {
-                    let mut fe = Cli::new(&mut view, &interrupts, Surface::Repl);
-                    commands::pause_after(&mut agent, &mut fe, &e);
-                    if e.is_interrupted() {
-                        view.printer.info("interrupted");
-                    } else {
-                        view.printer.error(&e.into());
-                    }
-                }
+                TurnResult::Failed(e) => turn_failed(&mut agent, &mut view, &interrupts, e),
             }
             if let Some(e) = view.last_error.take() {
                 return Err(e.into());
@@ -211,6 +229,41 @@ pub fn run(
         ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
         Ok(Status::Success)
     })
+}
+
+/// A turn failed or was interrupted: an active goal pauses, and it is said.
+fn turn_failed(agent: &mut Agent, view: &mut ui::View<'_>, interrupts: &Interrupts, e: AgentError) {
+    let mut fe = Cli::new(view, interrupts, Surface::Repl);
+    commands::pause_after(agent, &mut fe, &e);
+    if e.is_interrupted() {
+        view.printer.info("interrupted");
+    } else {
+        view.printer.error(&e.into());
+    }
+}
+
+/// The jobs' exits since the last look, one line each on stderr (not
+/// through the view: the editor may own the terminal; rustyline's external
+/// printer changes how the editor reads, and its hints stop showing). True
+/// when a job that asked for `"notify": true` exited and its turn is due.
+fn poll_jobs(agent: &mut Agent, view: &ui::View<'_>) -> bool {
+    let mut lines = Vec::new();
+    let notify = agent.poll_jobs(&mut |ev| {
+        if let AgentEvent::JobExited {
+            id,
+            command,
+            status,
+            secs,
+            ..
+        } = ev
+        {
+            lines.push(format!("job {id} {status} after {secs} s: {command}"));
+        }
+    });
+    for line in lines {
+        view.printer.info(&line);
+    }
+    notify.unwrap_or(false)
 }
 
 /// When the session's jobs change (new output, an exit); never when it

@@ -2,6 +2,9 @@
 //!
 //! At the REPL prompt the line editor reads Ctrl-C as a key (the terminal is
 //! in raw mode then); everywhere else it arrives as SIGINT and lands here.
+//! The REPL also sends SIGINT to itself to end the prompt's read (a
+//! `notify` job exited, see `repl::editor`): [`Interrupts::raise_own`]
+//! marks that one so it neither exits nor cancels anything.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +20,10 @@ use crate::exit::Status;
 pub struct Interrupts {
     current: Arc<std::sync::Mutex<CancellationToken>>,
     busy: Arc<AtomicBool>,
+    /// The next SIGINT is eonyx's own ([`Interrupts::raise_own`]).
+    own: Arc<AtomicBool>,
+    /// Counts the own SIGINTs the listener has taken.
+    taken: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for Interrupts {
@@ -31,6 +38,8 @@ impl Interrupts {
         Self {
             current: Arc::new(std::sync::Mutex::new(CancellationToken::new())),
             busy: Arc::new(AtomicBool::new(false)),
+            own: Arc::new(AtomicBool::new(false)),
+            taken: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -39,6 +48,7 @@ impl Interrupts {
     /// handler while it reads puts this one back afterwards.
     pub fn listen(&self) {
         let (c, b) = (self.current.clone(), self.busy.clone());
+        let (own, taken) = (self.own.clone(), self.taken.clone());
         #[cfg(unix)]
         let mut sigint =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) {
@@ -54,6 +64,10 @@ impl Interrupts {
                 #[cfg(not(unix))]
                 if tokio::signal::ctrl_c().await.is_err() {
                     return;
+                }
+                if own.swap(false, Ordering::SeqCst) {
+                    taken.send_modify(|n| *n += 1);
+                    continue;
                 }
                 let token = c.lock().map(|t| t.clone()).ok();
                 match token {
@@ -81,6 +95,24 @@ impl Interrupts {
 
     pub fn end(&self) {
         self.busy.store(false, Ordering::SeqCst);
+    }
+
+    /// Send SIGINT to this process, marked as eonyx's own, and wait until
+    /// the listener has taken it (so the mark never outlives it and a later
+    /// Ctrl-C acts as usual). The signal's handler has run, on this thread,
+    /// when this returns. False when it could not be sent or was not taken
+    /// within a second.
+    #[cfg(unix)]
+    pub async fn raise_own(&self) -> bool {
+        let mut rx = self.taken.subscribe();
+        rx.borrow_and_update();
+        self.own.store(true, Ordering::SeqCst);
+        if nix::sys::signal::raise(nix::sys::signal::Signal::SIGINT).is_err() {
+            self.own.store(false, Ordering::SeqCst);
+            return false;
+        }
+        let taken = tokio::time::timeout(std::time::Duration::from_secs(1), rx.changed()).await;
+        matches!(taken, Ok(Ok(())))
     }
 
     /// Cancel what runs now, as a Ctrl-C would (no-op when idle).
