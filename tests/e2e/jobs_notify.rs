@@ -9,7 +9,7 @@ use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::json;
 
 use crate::agent::*;
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{Tmux, prompt_count, start_repl};
 use crate::repl::{idle, type_text};
 use crate::util::stderr;
 
@@ -44,6 +44,33 @@ fn is_notice(text: &str, command: &str) -> bool {
         ))
 }
 
+/// The REPL in tmux with `flags`, waiting at its first prompt; its exit
+/// status is printed as `EONYX_EXIT=N`.
+fn repl(fx: &Fx, flags: &str) -> Tmux {
+    let tmux = start_repl(fx, |env, bin| {
+        format!("{env} '{bin}' --new {flags}; echo EONYX_EXIT=$?; sleep 60")
+    });
+    idle(&tmux, "the prompt");
+    tmux
+}
+
+/// "start the job": the model's first reply starts it and it says so; back
+/// at the prompt.
+fn start_the_job(tmux: &Tmux) {
+    tmux.send("start the job");
+    tmux.wait_pane("the first answer", |p| {
+        p.contains("started it") && prompt_count(p) >= 2
+    });
+    idle(tmux, "the prompt after the first answer");
+}
+
+/// `/exit` at the prompt ends the REPL with 0.
+fn exit_ok(tmux: &Tmux, after: &str) {
+    idle(tmux, after);
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}
+
 #[test]
 fn a_notify_job_that_exits_while_the_prompt_waits_starts_a_turn_by_itself() {
     let fx = Fx::replying([
@@ -52,15 +79,8 @@ fn a_notify_job_that_exits_while_the_prompt_waits_starts_a_turn_by_itself() {
         Reply::text("the job is done"),
         Reply::text("second answer"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new --allow-shell; echo EONYX_EXIT=$?; sleep 60")
-    });
-    idle(&tmux, "the prompt");
-    tmux.send("start the job");
-    tmux.wait_pane("the first answer", |p| {
-        p.contains("started it") && prompt_count(p) >= 2
-    });
-    idle(&tmux, "the prompt after the first answer");
+    let tmux = repl(&fx, "--allow-shell");
+    start_the_job(&tmux);
     release(&fx);
     // No key pressed: the exit starts the turn.
     let pane = tmux.wait_pane("the turn the exit started", |p| {
@@ -89,9 +109,7 @@ fn a_notify_job_that_exits_while_the_prompt_waits_starts_a_turn_by_itself() {
         .filter(|t| t.contains("a notice from eonyx"))
         .count();
     assert_eq!(notices, 1);
-    idle(&tmux, "the prompt after the second answer");
-    tmux.send("/exit");
-    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    exit_ok(&tmux, "the prompt after the second answer");
 }
 
 #[test]
@@ -101,15 +119,8 @@ fn with_text_typed_a_notify_exit_waits_for_enter_and_the_text_is_kept() {
         Reply::text("started it"),
         Reply::text("answered the typed text"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new --allow-shell; echo EONYX_EXIT=$?; sleep 60")
-    });
-    idle(&tmux, "the prompt");
-    tmux.send("start the job");
-    tmux.wait_pane("the first answer", |p| {
-        p.contains("started it") && prompt_count(p) >= 2
-    });
-    idle(&tmux, "the prompt after the first answer");
+    let tmux = repl(&fx, "--allow-shell");
+    start_the_job(&tmux);
     type_text(&tmux, "half typed");
     tmux.wait_pane("the typed text", |p| p.contains("half typed"));
     release(&fx);
@@ -122,9 +133,7 @@ fn with_text_typed_a_notify_exit_waits_for_enter_and_the_text_is_kept() {
     let users = user_texts(&reqs[2]);
     assert_eq!(users.last().unwrap(), "half typed", "{users:?}");
     assert!(is_notice(&users[users.len() - 2], WAITS), "{users:?}");
-    idle(&tmux, "the prompt after the answer");
-    tmux.send("/exit");
-    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    exit_ok(&tmux, "the prompt after the answer");
     assert_eq!(fx.agent_requests().len(), 3);
 }
 
@@ -190,10 +199,7 @@ fn after_ctrl_c_in_a_turn_a_resize_keeps_the_text_and_a_notify_exit_still_starts
         Reply::text("started it"),
         Reply::text("saw the end"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new --allow-shell; echo EONYX_EXIT=$?; sleep 60")
-    });
-    idle(&tmux, "the prompt");
+    let tmux = repl(&fx, "--allow-shell");
     tmux.send("wait a while");
     tmux.wait_pane("the command", |p| p.contains("sleep 30"));
     tmux.keys(&["C-c"]);
@@ -223,9 +229,7 @@ fn after_ctrl_c_in_a_turn_a_resize_keeps_the_text_and_a_notify_exit_still_starts
     assert_eq!(reqs.len(), 4);
     let users = user_texts(&reqs[3]);
     assert!(is_notice(users.last().unwrap(), WAITS), "{users:?}");
-    idle(&tmux, "the prompt after the notice's turn");
-    tmux.send("/exit");
-    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    exit_ok(&tmux, "the prompt after the notice's turn");
 }
 
 /// An exit while an approval question waits does not end the question: the
@@ -239,10 +243,7 @@ fn a_notify_exit_during_an_approval_question_waits_and_goes_in_the_turn() {
         Reply::text("touched it"),
         Reply::text("bye then"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    idle(&tmux, "the prompt");
+    let tmux = repl(&fx, "");
     tmux.send("start the job");
     tmux.wait_pane("the first question", |p| p.matches("[a]lways").count() == 1);
     tmux.send("y");
@@ -280,7 +281,5 @@ fn a_notify_exit_during_an_approval_question_waits_and_goes_in_the_turn() {
         "{with_notice:?}"
     );
     assert_eq!(user_texts(&reqs[4]).last().unwrap(), "bye");
-    idle(&tmux, "the prompt after the last answer");
-    tmux.send("/exit");
-    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+    exit_ok(&tmux, "the prompt after the last answer");
 }
