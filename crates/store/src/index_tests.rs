@@ -137,6 +137,10 @@ fn listing_rows_read_from_the_text_match_the_entries() {
     let row = listing.rows().nth(1).unwrap();
     assert_eq!(row.cwd, "/w\\x\ty", "escapes undone");
     assert_eq!(row.title, "a\\b\nc");
+    // Only a field with an escape is copied; the others borrow the text.
+    assert!(matches!(row.title, std::borrow::Cow::Owned(_)));
+    assert!(matches!(row.project, std::borrow::Cow::Borrowed("/w")));
+    assert!(matches!(row.created, std::borrow::Cow::Borrowed(_)));
     assert_eq!(row.message_count, 1);
     let summaries = listing.clone().into_summaries();
     assert_eq!(summaries[1].row(), row);

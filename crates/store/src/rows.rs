@@ -31,6 +31,9 @@ struct Row {
     message_count: u64,
     /// Direct child sessions (counted once all rows are read).
     children: u32,
+    /// Bit `i` set: field `i` of the index line holds an escape (found in
+    /// the parse's one pass, so a row is made without scanning its text).
+    escaped: u32,
     /// The last activity in ns since the epoch (as i64: good until 2262),
     /// `i64::MIN` when unknown (sorts last).
     key: i64,
@@ -79,21 +82,28 @@ impl Listing {
         let mut rows = Vec::with_capacity(body.len() / 96 + 1);
         let mut f = [Span(0, 0); FIELDS];
         let mut n = 0;
+        let mut escaped = 0u32;
         let mut start = body_start;
         let mut prev = Span(0, 0);
         let field = |s: Span| &text[s.0 as usize..s.1 as usize];
-        // One pass over the text for tabs and newlines (the end of the text
-        // ends a last line without a newline). A plain loop: separators
-        // come every few bytes, where memchr's setup per match costs more.
+        // One pass over the text for tabs, newlines and escapes (the end of
+        // the text ends a last line without a newline). A plain loop:
+        // separators come every few bytes, where memchr's setup per match
+        // costs more.
         let ends = bytes[body_start..]
             .iter()
             .enumerate()
-            .filter(|(_, b)| matches!(b, b'\t' | b'\n'))
+            .filter(|(_, b)| matches!(b, b'\t' | b'\n' | b'\\'))
             .map(|(i, _)| body_start + i)
             .chain(
                 (bytes.last() != Some(&b'\n') && bytes.len() > body_start).then_some(bytes.len()),
             );
         for end in ends {
+            if end < bytes.len() && bytes[end] == b'\\' {
+                // FIELDS < 32; a line with more fields fails below.
+                escaped |= 1u32.checked_shl(n as u32).unwrap_or(0);
+                continue;
+            }
             *f.get_mut(n)? = Span(start as u32, end as u32);
             n += 1;
             start = end + 1;
@@ -104,6 +114,7 @@ impl Listing {
                 return None;
             }
             n = 0;
+            let line_escaped = std::mem::take(&mut escaped);
             let id = field(f[0]);
             // Strictly increasing ids: no duplicates, nothing out of order.
             if !SessionId::is_valid(id) || id <= field(prev) {
@@ -138,6 +149,7 @@ impl Listing {
                 profile: f[18],
                 message_count,
                 children: 0,
+                escaped: line_escaped,
                 key,
             });
         }
@@ -182,25 +194,26 @@ impl Listing {
 
     fn row(&self, r: &Row) -> SessionRow<'_> {
         let raw = |s: Span| &self.text[s.0 as usize..s.1 as usize];
-        let text = |s: Span| {
+        // `i`: the field's place in the index line (see [`Listing::parse`]).
+        let text = |s: Span, i: u32| {
             let t = raw(s);
-            if t.contains('\\') {
+            if r.escaped & (1 << i) != 0 {
                 Cow::Owned(unescape(t))
             } else {
                 Cow::Borrowed(t)
             }
         };
-        let opt = |s: Span| (s.1 > s.0).then(|| text(s));
+        let opt = |s: Span, i: u32| (s.1 > s.0).then(|| text(s, i));
         SessionRow {
             id: raw(r.id),
-            title: text(r.title),
-            created: text(r.created),
-            last_activity: text(r.last_activity),
+            title: text(r.title, 14),
+            created: text(r.created, 9),
+            last_activity: text(r.last_activity, 15),
             message_count: r.message_count,
-            project: text(r.project),
-            cwd: text(r.cwd),
+            project: text(r.project, 11),
+            cwd: text(r.cwd, 10),
             parent: (r.parent.1 > r.parent.0).then(|| raw(r.parent)),
-            profile: opt(r.profile),
+            profile: opt(r.profile, 18),
             children: u64::from(r.children),
         }
     }
