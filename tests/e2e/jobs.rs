@@ -235,18 +235,15 @@ fn job_stop_and_the_end_of_the_batch_leave_no_process_grandchildren_included() {
     // (The batch ends when stdin ends: after the input above.) Both jobs'
     // grandchildren are seen running before it ends.
     let mut seen = [false, false];
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
+    let mut status = None;
+    crate::agent::wait_for("eonyx's end", Duration::from_secs(60), || {
         for (i, m) in ["987310", "987320"].iter().enumerate() {
             seen[i] |= sleeps(m).len() == 2;
         }
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "eonyx did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success());
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert!(status.unwrap().success());
     assert_eq!(seen, [true, true]);
     let err = {
         let mut s = String::new();
@@ -289,11 +286,9 @@ fn kill_9_of_eonyx_takes_its_jobs_and_their_grandchildren() {
     let pids = wait_for("987410", 2);
     assert_eq!(pids.len(), 2, "{pids:?}");
     // The turn is over (the answer came back) before the kill.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while fx.agent_requests().len() < 2 {
-        assert!(Instant::now() < deadline, "the turn never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::agent::wait_for("the turn's end", Duration::from_secs(30), || {
+        fx.agent_requests().len() >= 2
+    });
     child.kill().unwrap();
     child.wait().unwrap();
     drop(stdin);

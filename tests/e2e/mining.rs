@@ -976,23 +976,18 @@ fn mining_runs_in_the_background_once_an_acp_session_starts() {
         },
     );
     let (mut c, s) = crate::acp_util::started(&fx);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while fx.miners().is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "no mining request after the ACP start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::agent::wait_for(
+        "a mining request after the ACP start",
+        Duration::from_secs(60),
+        || !fx.miners().is_empty(),
+    );
     // A prompt still goes through while (or after) it mines.
     fx.fake.push(Reply::text("hi from acp"));
     let r = c.prompt(&s, "hello");
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while fx.review_json().is_empty() {
-        assert!(Instant::now() < deadline, "the proposal never arrived");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::agent::wait_for("the proposal", Duration::from_secs(60), || {
+        !fx.review_json().is_empty()
+    });
     let (code, stderr, _) = c.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(fx.miners().len(), 1);
