@@ -71,10 +71,12 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod compaction_native;
 mod goal;
 mod hooks;
 mod input;
 mod jobs;
+mod kept;
 mod mcp;
 mod memory;
 mod model;
@@ -251,6 +253,8 @@ pub struct Agent {
     /// The agent's side of the session's background jobs (the room
     /// itself is `tools.ctx.jobs`).
     jobs: jobs::JobsState,
+    /// The user's pins (docs/compaction.md#pins).
+    pins: crate::pins::Pins,
 }
 
 impl Agent {

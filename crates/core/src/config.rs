@@ -182,6 +182,10 @@ pub struct CompactionConfig {
     /// Who writes the compacted part where the wire offers it
     /// (`compaction.native`; `models.<key>.compaction_native` wins).
     pub native: NativeMode,
+    /// `compaction.user_words_tokens`: the budget of `## What the user
+    /// said` (docs/compaction.md#what-the-user-said); `None`: a fifth of
+    /// the window, at most 20,000; `Some(0)`: off.
+    pub user_words_tokens: Option<u64>,
 }
 
 impl Default for CompactionConfig {
@@ -205,6 +209,7 @@ impl Default for CompactionConfig {
             trigger_tokens_override: None,
             reasoning_effort: ReasoningEffort::Low,
             native: NativeMode::Off,
+            user_words_tokens: None,
         }
     }
 }

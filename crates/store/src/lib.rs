@@ -78,6 +78,7 @@ pub mod memory;
 pub mod mining;
 mod read;
 mod recall;
+mod said;
 mod rows;
 mod search;
 mod timeline;

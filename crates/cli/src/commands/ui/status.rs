@@ -90,8 +90,27 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             ),
         ));
     }
+    rows.push(("compactions", compactions));
+    if let Some(c) = st.last_compaction.filter(|c| c.user_words != (0, 0)) {
+        rows.push((
+            "user said",
+            format!(
+                "{} message(s) kept verbatim by the last compaction, {} left out (`recall` returns them)",
+                c.user_words.0, c.user_words.1
+            ),
+        ));
+    }
+    if !st.pins.is_empty() {
+        rows.push((
+            "pins",
+            st.pins
+                .iter()
+                .map(|p| format!("{}. {}", p.id, eonyx_core::text::ellipsize(&p.text, 60)))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        ));
+    }
     rows.extend([
-        ("compactions", compactions),
         (
             "memory",
             st.memory_entries
@@ -210,6 +229,7 @@ mod tests {
                 trigger: CompactionTrigger::Auto,
                 mode: Some(CompactionMode::SharedPrefix),
                 native: false,
+                user_words: (12, 3),
             }),
             memory_entries: Some(4),
             skills: vec!["deploy".into()],
@@ -250,6 +270,10 @@ mod tests {
                 {"step": "run the suite", "status": "pending"}
             ]}))
             .ok(),
+            pins: vec![eonyx_core::pin::Pin {
+                id: 2,
+                text: "never touch migrations/".into(),
+            }],
             mining: eonyx_store::mining::CostTotals {
                 requests: 2,
                 prompt_tokens: 3000,

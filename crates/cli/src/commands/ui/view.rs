@@ -216,6 +216,7 @@ impl<'p> View<'p> {
                         mode: rec.mode,
                         draft_seq: rec.draft_seq,
                         native: rec.native.is_some(),
+                        user_words: crate::event::UserWordsCount::of(&rec),
                     });
                 } else {
                     let ahead = if rec.mode == Some(eonyx_core::CompactionMode::Ahead) {
