@@ -117,10 +117,14 @@ mod tests {
     #[test]
     fn pins_are_numbered_checked_and_removed() {
         let mut pins = Pins::from_file(&[], &[]);
-        let a = pins.record_for(PinChange::Add("  never touch migrations/ ")).unwrap();
+        let a = pins
+            .record_for(PinChange::Add("  never touch migrations/ "))
+            .unwrap();
         assert_eq!((a.id, a.text.as_str()), (1, "never touch migrations/"));
         pins.apply(&a);
-        let b = pins.record_for(PinChange::Add("Grace owns retries")).unwrap();
+        let b = pins
+            .record_for(PinChange::Add("Grace owns retries"))
+            .unwrap();
         pins.apply(&b);
         assert_eq!(pins.record_for(PinChange::Add(" ")), Err(PinError::Empty));
         let long = "x".repeat(MAX_PIN_CHARS + 1);

@@ -149,10 +149,8 @@ pub(crate) fn system_prompt(
     sections: Sections<'_>,
     date: &str,
 ) -> SystemPrompt {
-    let summary =
-        summary.map(|s| {
-        eonyx_prompt::summary_for_prompt(s.pinned, s.text, s.said, config.tools.recall)
-    });
+    let summary = summary
+        .map(|s| eonyx_prompt::summary_for_prompt(s.pinned, s.text, s.said, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
     eonyx_prompt::skills::add_to_prompt(&mut prompt, sections.skills, sections.skills_in_use);
@@ -318,7 +316,9 @@ pub async fn context_report(
         }
         None => (None, Vec::new()),
     };
-    let user_words = compaction.as_ref().and_then(|c| c.user_words.clone());
+    let user_words = compaction
+        .as_ref()
+        .and_then(|c| c.user_words.as_deref().cloned());
     let (summary, in_use_names) = compaction
         .map(|c| (Some((c.pinned_section(), c.summary)), c.skills))
         .unwrap_or_default();

@@ -193,7 +193,11 @@ pub fn user_words(
     } else {
         // The oldest up to a quarter of the budget (all of it for a
         // message that is alone).
-        let head_share = if entries.len() == 1 { budget } else { budget / 4 };
+        let head_share = if entries.len() == 1 {
+            budget
+        } else {
+            budget / 4
+        };
         let mut used = 0;
         let mut head = 0;
         while head < entries.len() {

@@ -147,7 +147,7 @@ impl ContextView {
         self.facts = rec.facts.clone();
         self.pinned = rec.pinned_section();
         self.pinned_plan = rec.plan.clone();
-        self.said = rec.user_words.clone();
+        self.said = rec.user_words.as_deref().cloned();
         self.first_kept_seq = rec.first_kept_seq;
         self.lead = rec.mid_turn.then(|| {
             let facts = Facts::from_value(rec.facts.as_ref());
@@ -177,7 +177,7 @@ impl ContextView {
         self.facts = rec.facts.clone();
         self.pinned = rec.pinned_section();
         self.pinned_plan = rec.plan.clone();
-        self.said = rec.user_words.clone();
+        self.said = rec.user_words.as_deref().cloned();
         self.first_kept_seq = rec.first_kept_seq;
         let mut lead = Vec::new();
         let kept: Vec<&str> = [self.pinned.as_str(), self.said()]

@@ -70,7 +70,10 @@ pub const NOTICE_PREFIXES: [&str; 2] = ["[pinned by the user: ", "[unpinned by t
 
 /// The pins in force after `records` (oldest first) applied to `base`
 /// (what the compaction in force kept), in the order they were added.
-pub fn pins_in_force<'a>(base: &[Pin], records: impl IntoIterator<Item = &'a PinRecord>) -> Vec<Pin> {
+pub fn pins_in_force<'a>(
+    base: &[Pin],
+    records: impl IntoIterator<Item = &'a PinRecord>,
+) -> Vec<Pin> {
     let mut pins = base.to_vec();
     for r in records {
         match r.event {

@@ -239,7 +239,7 @@ pub struct CompactionRecord {
     /// session file at this compaction (docs/compaction.md#what-the-user-said):
     /// sent after the summary and the exact facts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub user_words: Option<crate::said::UserWords>,
+    pub user_words: Option<Box<crate::said::UserWords>>,
 }
 
 impl CompactionRecord {

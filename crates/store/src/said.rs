@@ -19,8 +19,7 @@ const ROLE_WITHIN: usize = 160;
 /// dropped; eonyx's own lines never get a false no).
 fn maybe_user(line: &[u8]) -> bool {
     line.starts_with(br#"{"type":"message""#)
-        && memchr::memmem::find(&line[..line.len().min(ROLE_WITHIN)], br#""role":"user""#)
-            .is_some()
+        && memchr::memmem::find(&line[..line.len().min(ROLE_WITHIN)], br#""role":"user""#).is_some()
 }
 
 impl Store {

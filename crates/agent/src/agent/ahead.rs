@@ -139,7 +139,7 @@ impl Agent {
             });
         // Which user messages the compaction keeps verbatim (the summarizer
         // is told); a file that cannot be read now drafts nothing.
-        let said_note = self.said_at(plan.first_kept_seq).ok()?.map(|s| s.note);
+        let said_note = self.said_at(plan.first_kept_seq).ok()?.said.map(|s| s.note);
         // What a compaction now would work on, owned by the job.
         let now = self.compact_input(&plan, CompactionTrigger::Auto, None, None);
         let input = DraftInput {

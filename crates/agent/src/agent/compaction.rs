@@ -155,8 +155,9 @@ impl Agent {
     }
 
     /// Tokens of everything in the request that is not a message: system
-    /// prompt without the summary, tool definitions, and what the next
-    /// `## What the user said` may take (for the planner's budget).
+    /// prompt without the summary, tool definitions (for the planner's
+    /// budget). `## What the user said` takes the room the summary and the
+    /// kept turns leave (`Agent::keep_users_words`).
     pub(super) fn overhead_tokens(&self) -> u64 {
         let bare_system = self.bare_system_prompt();
         self.compaction
@@ -166,7 +167,6 @@ impl Agent {
                 &[],
                 &self.tools.defs,
             ))
-            + self.said_reserve()
     }
 
     /// Compact so that the whole next request aims at `target` tokens, then
@@ -337,8 +337,7 @@ impl Agent {
         {
             Some(record) => record,
             None => {
-                let note = said.as_ref().map(|s| s.note.as_str());
-                self.own_summary(trigger, focus, &plan, note, sink, cancel)
+                self.own_summary(trigger, focus, &plan, said.note(), sink, cancel)
                     .await?
             }
         };
@@ -379,11 +378,11 @@ impl Agent {
 
     /// Append a compaction record and start from it: the view, memory
     /// saved since, the skills in use; drafts before it no longer apply.
-    /// `said` is what the user said before its boundary ([`Agent::said_at`]).
+    /// `said` is what the user said before its boundary (`Agent::said_at`).
     pub(super) fn save_compaction(
         &mut self,
         mut record: CompactionRecord,
-        said: Option<eonyx_compact::Said>,
+        said: super::kept::UserSaid,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<CompactionRecord, AgentError> {
         // Every compaction, however its summary was written, pins the goal

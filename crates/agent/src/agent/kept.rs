@@ -6,7 +6,7 @@
 
 use eonyx_compact::{RequestSize, Said};
 use eonyx_core::pin::{Pin, PinEvent, pin_notice, unpin_notice};
-use eonyx_core::{CompactionRecord, Message, Role};
+use eonyx_core::{CompactionRecord, Message};
 
 use super::Agent;
 use crate::error::{AgentError, UsageError};
@@ -41,62 +41,67 @@ impl Agent {
 
     /// `## What the user said` for a compaction whose boundary is
     /// `boundary`: every user message of the timeline before it, read from
-    /// the session file, within `compaction.user_words_tokens`. `None`
-    /// when the budget is 0 or the user said nothing there.
-    pub(super) fn said_at(&self, boundary: u64) -> Result<Option<Said>, AgentError> {
+    /// the session file, within `compaction.user_words_tokens` (the
+    /// section is `None` when the budget is 0 or the user said nothing
+    /// there). The records stay with it, so the section can be made
+    /// smaller once the summary's size is known ([`Agent::keep_users_words`]).
+    pub(super) fn said_at(&self, boundary: u64) -> Result<UserSaid, AgentError> {
         let budget = eonyx_compact::user_words_budget(
             &self.config.compaction,
             self.compaction.trigger.window,
         );
         if budget == 0 || !self.writer.is_on_disk() {
-            return Ok(None);
+            return Ok(UserSaid::default());
         }
         let records = self
             .store
             .user_messages_before(self.session_id(), boundary)?;
-        Ok(eonyx_compact::user_words(
-            &records,
-            budget,
-            &self.compaction.estimator,
-        ))
-    }
-
-    /// What the next `## What the user said` may take, in tokens, for the
-    /// planner: the budget, or less when the user has said less (the last
-    /// section plus every user message since; nothing read from disk).
-    pub(super) fn said_reserve(&self) -> u64 {
-        let budget = eonyx_compact::user_words_budget(
-            &self.config.compaction,
-            self.compaction.trigger.window,
-        );
-        if budget == 0 {
-            return 0;
-        }
-        let since: usize = self
-            .view
-            .records()
-            .iter()
-            .filter(|r| r.message.role == Role::User)
-            .map(|r| r.message.content.text_chars() + 16)
-            .sum();
-        let chars = self.view.said().chars().count() + since;
-        budget.min(
-            self.compaction
-                .estimator
-                .tokens_for(RequestSize::new(chars, 0)),
-        )
+        let said = eonyx_compact::user_words(&records, budget, &self.compaction.estimator);
+        Ok(UserSaid { records, said })
     }
 
     /// Put the pins in force and what the user said into a compaction's
-    /// `record`, counting them in its `tokens_after`.
-    pub(super) fn keep_users_words(&self, record: &mut CompactionRecord, said: Option<Said>) {
+    /// `record`, counting them in its `tokens_after`. The section never
+    /// takes the request past the trigger: when the summary and the kept
+    /// turns leave less room than its budget, it is rebuilt smaller (the
+    /// newest and the oldest still first), and left out when there is
+    /// almost none.
+    pub(super) fn keep_users_words(&self, record: &mut CompactionRecord, said: UserSaid) {
+        let est = &self.compaction.estimator;
+        let tokens = |chars: usize| est.tokens_for(RequestSize::new(chars, 0));
         record.pins = self.pins.list().to_vec();
-        let chars = said.as_ref().map_or(0, |s| s.words.text.chars().count() + 2)
-            + eonyx_core::pin::pinned_pins(&record.pins).chars().count();
-        record.tokens_after += self
-            .compaction
-            .estimator
-            .tokens_for(RequestSize::new(chars, 0));
-        record.user_words = said.map(|s| s.words);
+        record.tokens_after += tokens(eonyx_core::pin::pinned_pins(&record.pins).chars().count());
+        let size = |s: &Said| tokens(s.words.text.chars().count() + 2);
+        let trigger = &self.compaction.trigger;
+        let room = trigger
+            .ceiling()
+            .saturating_sub(record.tokens_after + trigger.window / 50);
+        let said = match said.said {
+            Some(s) if size(&s) > room => (room >= MIN_SAID_TOKENS)
+                .then(|| eonyx_compact::user_words(&said.records, room, est))
+                .flatten(),
+            other => other,
+        };
+        record.tokens_after += said.as_ref().map_or(0, size);
+        record.user_words = said.map(|s| Box::new(s.words));
+    }
+}
+
+/// Below this much room a compaction keeps no `## What the user said`
+/// (only with windows too small to hold it next to the kept turns).
+const MIN_SAID_TOKENS: u64 = 64;
+
+/// What the user said before a compaction's boundary: the records read
+/// from the file, and the section built from them ([`Agent::said_at`]).
+#[derive(Debug, Default)]
+pub(super) struct UserSaid {
+    records: Vec<eonyx_core::MessageRecord>,
+    pub said: Option<Said>,
+}
+
+impl UserSaid {
+    /// The line the summarizer is told ([`Said::note`]).
+    pub fn note(&self) -> Option<&str> {
+        self.said.as_ref().map(|s| s.note.as_str())
     }
 }

@@ -88,10 +88,7 @@ impl Agent {
             memory_warning: None,
             warnings: Vec::new(),
             user_words: self.view.user_words().cloned(),
-            user_words_tokens: tokens(
-                &self.compaction.estimator,
-                self.view.said().chars().count(),
-            ),
+            user_words_tokens: tokens(&self.compaction.estimator, self.view.said().chars().count()),
             pins: self.pins().to_vec(),
         }
     }

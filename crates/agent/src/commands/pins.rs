@@ -5,7 +5,8 @@ use super::frontend::{Frontend, Outcome, Shown};
 use crate::Agent;
 use crate::pins::PinChange;
 
-pub const PIN_USAGE: &str = "usage: /pin TEXT (a note eonyx keeps verbatim through every compaction)";
+pub const PIN_USAGE: &str =
+    "usage: /pin TEXT (a note eonyx keeps verbatim through every compaction)";
 pub const UNPIN_USAGE: &str = "usage: /unpin N (N as /pins numbers the pins)";
 
 /// `/pin TEXT`: pinned now (a notice tells the model at once).
@@ -53,11 +54,7 @@ pub(super) fn list(agent: &mut Agent, fe: &mut dyn Frontend) -> Outcome {
     Outcome::Done
 }
 
-fn note(
-    agent: &Agent,
-    fe: &mut dyn Frontend,
-    said: Result<String, crate::AgentError>,
-) -> Outcome {
+fn note(agent: &Agent, fe: &mut dyn Frontend, said: Result<String, crate::AgentError>) -> Outcome {
     match said {
         Ok(text) => {
             fe.show(agent, Shown::Note(text));

@@ -52,7 +52,11 @@ fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
     out
 }
 
-pub(super) fn show(printer: &mut Printer, global: &GlobalArgs, id: &SessionId) -> anyhow::Result<Status> {
+pub(super) fn show(
+    printer: &mut Printer,
+    global: &GlobalArgs,
+    id: &SessionId,
+) -> anyhow::Result<Status> {
     let json = global.json;
     let store = open_store()?;
     let log = store.read_all(id)?;
@@ -265,7 +269,10 @@ fn view_block(m: &eonyx_core::Message) -> String {
 /// each followed by a blank line; empty when neither.
 fn kept_verbatim(c: &eonyx_core::CompactionRecord) -> String {
     let mut out = String::new();
-    for part in [eonyx_core::pin::pinned_pins(&c.pins), c.user_words_text().to_owned()] {
+    for part in [
+        eonyx_core::pin::pinned_pins(&c.pins),
+        c.user_words_text().to_owned(),
+    ] {
         if !part.is_empty() {
             out.push_str(&part);
             out.push_str("\n\n");

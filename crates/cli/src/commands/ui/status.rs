@@ -289,6 +289,8 @@ mod tests {
         tokens:      prompt 4000 · completion 120 (reasoning 80) · cached 3000 (75% cache hits) over 3 requests
         cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
+        user said:   12 message(s) kept verbatim by the last compaction, 3 left out (`recall` returns them)
+        pins:        2. never touch migrations/
         memory:      4 entries
         mining:      1 proposed (`eonyx memory review`) · 2 requests, 3040 tokens (3000 in, 40 out), $0.0020
         skills:      1 (deploy)
