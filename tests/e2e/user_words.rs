@@ -474,3 +474,66 @@ fn status_context_effective_and_exports_show_the_section_and_the_pins() {
     assert!(ctx["user_words"]["kept"].as_u64().unwrap() >= 1, "{ctx}");
     assert_eq!(ctx["pins"][0]["text"], "CODEWORD-PINNED");
 }
+
+#[test]
+fn a_goals_first_message_is_kept_and_its_continuations_are_not() {
+    use crate::agent::{Fx, code};
+    const GOAL: &str = "Make CODEWORD-GOAL parse every fixture";
+    let fx = Fx::with(|c| {
+        c.merge_model_toml("compaction.keep_turns = 1")
+            .unwrap()
+            .merge_top_toml("[goals]\nmax_turns = 2")
+            .unwrap()
+    });
+    fx.fake.set_forgetful_summarizer();
+    let input = format!("/goal {GOAL}\n/compact\nsomething else\n/compact\nwhere are we?\n");
+    let o = fx.run(&["--json"], &input);
+    assert_eq!(code(&o), Some(0), "{}", crate::util::stderr(&o));
+    let last = fx.agent_requests().pop().unwrap();
+    let system = last.system_text();
+    let said = &system[system.find(HEADING).expect("the section")..];
+    assert!(said.contains(&format!("] {GOAL}")), "{said}");
+    assert!(!said.contains("goal continuation"), "{said}");
+}
+
+#[test]
+fn with_native_compaction_the_section_and_the_pins_follow_the_items() {
+    use crate::agent::{Fx, code};
+    use eonyx_tests::NativeCompact;
+    let fx = Fx::with(|c| {
+        c.set("api", "responses")
+            .set("compaction_native", "auto")
+            .merge_model_toml("compaction.keep_turns = 1")
+            .unwrap()
+    });
+    fx.fake.native_compaction(NativeCompact::Works);
+    let input = "/pin CODEWORD-NPIN\nfirst CODEWORD-NSAID\n/compact\nsecond\n/compact\nwhere are we?\n";
+    let o = fx.run(&["--json"], input);
+    assert_eq!(code(&o), Some(0), "{}", crate::util::stderr(&o));
+    assert_eq!(fx.fake.native_calls().len(), 2);
+    let last = fx.agent_requests().pop().unwrap();
+    let input = last.input();
+    let kept = input
+        .iter()
+        .position(|i| {
+            i["role"] == "user"
+                && i["content"][0]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(HEADING))
+        })
+        .expect("eonyx's own message after the items");
+    let text = input[kept]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[Kept by eonyx after the compacted part:"), "{text}");
+    assert!(text.contains("[pin 1] CODEWORD-NPIN"), "{text}");
+    assert!(text.contains("] first CODEWORD-NSAID"), "{text}");
+    assert!(
+        input[..kept].iter().any(|i| i["type"] == "compaction"),
+        "the items come first"
+    );
+    // The provider was not asked to compact eonyx's own message.
+    let second_call = fx.fake.native_calls().pop().unwrap();
+    assert!(
+        !second_call.all_text().contains(HEADING),
+        "the section went to the provider"
+    );
+}
