@@ -21,7 +21,7 @@ use camino::Utf8PathBuf;
 use common::Dirs;
 use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::record::{FORMAT_VERSION, MessageRecord, Record, SessionHeader};
+use eonyx_core::record::{MessageRecord, Record};
 use eonyx_core::{Message, SessionId, ToolCall};
 use eonyx_tests::bench::{self, Samples};
 use eonyx_tests::{ScriptedProvider, Step};
@@ -40,21 +40,7 @@ fn instant() -> ScriptedProvider {
 /// answer each, and every fifth turn a `read_file` call with a 20 KB
 /// result.
 fn session_lines(id: &SessionId, project: &str) -> String {
-    let header = Record::Session(SessionHeader {
-        version: FORMAT_VERSION,
-        id: id.clone(),
-        title: "1".into(),
-        created: eonyx_core::time::now_rfc3339(),
-        cwd: project.to_owned(),
-        project: project.to_owned(),
-        model: Some("bench".into()),
-        forked_from: None,
-        parent: None,
-        parent_call: None,
-        profile: None,
-    });
-    let mut out = header.to_line();
-    out.push('\n');
+    let mut out = common::header_line(id, project);
     let mut seq = 0u64;
     let mut push = |out: &mut String, message: Message| {
         seq += 1;
