@@ -37,7 +37,9 @@
 //!   (the room is `crate::pins`) and `## What the user said`, rebuilt from
 //!   the session file (docs/compaction.md#what-the-user-said);
 //! - `status`: the `/status` figures, and the turn's running cost shared
-//!   down the tree of tasks.
+//!   down the tree of tasks;
+//! - `jobs`: the agent's side of background jobs (`tools::jobs::Jobs`):
+//!   exit notices, `/jobs`, the jobs pinned at a compaction.
 //!
 //! Also kept here:
 //! - Skills are discovered once when the agent opens, so the `# Skills`
