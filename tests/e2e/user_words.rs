@@ -507,7 +507,8 @@ fn with_native_compaction_the_section_and_the_pins_follow_the_items() {
             .unwrap()
     });
     fx.fake.native_compaction(NativeCompact::Works);
-    let input = "/pin CODEWORD-NPIN\nfirst CODEWORD-NSAID\n/compact\nsecond\n/compact\nwhere are we?\n";
+    let input =
+        "/pin CODEWORD-NPIN\nfirst CODEWORD-NSAID\n/compact\nsecond\n/compact\nwhere are we?\n";
     let o = fx.run(&["--json"], input);
     assert_eq!(code(&o), Some(0), "{}", crate::util::stderr(&o));
     assert_eq!(fx.fake.native_calls().len(), 2);
@@ -523,7 +524,10 @@ fn with_native_compaction_the_section_and_the_pins_follow_the_items() {
         })
         .expect("eonyx's own message after the items");
     let text = input[kept]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("[Kept by eonyx after the compacted part:"), "{text}");
+    assert!(
+        text.starts_with("[Kept by eonyx after the compacted part:"),
+        "{text}"
+    );
     assert!(text.contains("[pin 1] CODEWORD-NPIN"), "{text}");
     assert!(text.contains("] first CODEWORD-NSAID"), "{text}");
     assert!(

@@ -67,7 +67,10 @@ fn session_lines(id: &SessionId, project: &str) -> String {
                 arguments: serde_json::json!({"path": format!("src/file_{t}.rs")}),
             }];
             push(&mut out, call);
-            push(&mut out, Message::tool_result(format!("call_{t}"), file.clone()));
+            push(
+                &mut out,
+                Message::tool_result(format!("call_{t}"), file.clone()),
+            );
         }
         push(&mut out, Message::assistant(format!("done with turn {t}")));
     }

@@ -451,6 +451,23 @@ pub struct StatusUsage {
     pub cache_hit_percent: Option<f64>,
 }
 
+impl Event<'_> {
+    /// The `compaction` event of a compaction record.
+    pub fn compaction(rec: &CompactionRecord) -> Event<'static> {
+        Event::Compaction {
+            trigger: rec.trigger,
+            tokens_before: rec.tokens_before,
+            tokens_after: rec.tokens_after,
+            first_kept_seq: rec.first_kept_seq,
+            mid_turn: rec.mid_turn,
+            mode: rec.mode,
+            draft_seq: rec.draft_seq,
+            native: rec.native.is_some(),
+            user_words: UserWordsCount::of(rec),
+        }
+    }
+}
+
 /// How many user messages a compaction kept verbatim and left out (for
 /// `recall`).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
