@@ -85,7 +85,8 @@ pub fn said_text(content: &Content) -> Option<String> {
 const ATTACHED: &str = "\n\nAttached: ";
 
 /// The name an `Attached:` block at `rest` (just after [`ATTACHED`])
-/// stands for when `typed` mentions it as `@NAME` or `@"NAME"`, or when it
+/// stands for when `typed` mentions it as `@NAME` or `@"NAME"`, when it is
+/// an absolute path or a URI (an ACP client's embedded file), or when it
 /// is an image's line (`NAME (image/png, 12 KB)`) and the message has
 /// images (`--image` files are not mentioned).
 fn attached_name<'a>(rest: &'a str, typed: &str, has_images: bool) -> Option<&'a str> {
@@ -94,7 +95,8 @@ fn attached_name<'a>(rest: &'a str, typed: &str, has_images: bool) -> Option<&'a
         !name.is_empty()
             && (typed.contains(&format!("@{name}")) || typed.contains(&format!("@\"{name}\"")))
     };
-    if mentioned(line) {
+    let embedded = line.starts_with('/') || line.contains("://");
+    if mentioned(line) || (embedded && !line.contains(" (image/")) {
         return Some(line);
     }
     let image = line

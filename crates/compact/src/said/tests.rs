@@ -59,6 +59,12 @@ fn attachments_and_images_are_named_not_copied() {
         said_text(&content).unwrap(),
         "look at @src/a.rs and @\"my notes.md\"\n[attached: src/a.rs]\n[attached: my notes.md]\n[attached: shot.png]\n[image]"
     );
+    // An ACP client's embedded file is named by its path.
+    let acp = "explain this\n\nAttached: /buffer/unsaved.rs\nlet unsaved = 7;";
+    assert_eq!(
+        said_text(&Content::Text(acp.into())).unwrap(),
+        "explain this\n[attached: /buffer/unsaved.rs]"
+    );
     // A pasted "Attached:" line the user did not attach stays.
     let pasted = "the log says\n\nAttached: nothing here";
     assert_eq!(said_text(&Content::Text(pasted.into())).unwrap(), pasted);
