@@ -197,6 +197,11 @@ fn constraints_decisions_owners_and_that_rule_survive_three_compactions_verbatim
     assert!(ev.iter().all(|e| e["user_words"]["left_out"] == 0));
     // Between compactions the requests are append-only.
     assert!(assert_append_only(&server) > 30);
+    // Each summarizer was told which user messages eonyx keeps itself.
+    for r in server.chat_requests().iter().filter(|r| r.is_summarizer()) {
+        let asked = r.messages().last().unwrap()["content"].to_string();
+        assert!(asked.contains("verbatim after your summary"), "{asked}");
+    }
 }
 
 #[test]

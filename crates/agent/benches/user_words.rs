@@ -1,6 +1,6 @@
 //! What `## What the user said` costs a compaction
 //! (docs/compaction.md#what-the-user-said): `/compact` of a long session
-//! (300 user turns, a 20 KB file read every fifth turn, about 3 MB of
+//! (300 user turns, a 22 KB file read every fifth turn, about 1.5 MB of
 //! session file) against an in-process summarizer that answers at once,
 //! with the section at its default budget (20,000 tokens at this window,
 //! far less than the user said: head, tail and the line between) and with
