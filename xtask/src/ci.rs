@@ -21,7 +21,7 @@ pub const STEPS: &[(&str, &str)] = &[
     ),
     (
         "commands",
-        "tidy: frontends name no slash command and run no goal loop",
+        "tidy: frontends name no slash command, run no goal loop, hand on no goal",
     ),
     (
         "layers",

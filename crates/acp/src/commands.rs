@@ -137,15 +137,7 @@ pub async fn run(
             Outcome::Failed(e) => return Err(e),
             Outcome::Turns(end) => end,
         },
-        Prepared::Turn(input) => {
-            match commands::turn(agent, &mut fe, &input, TurnKind::User).await {
-                Ok(outcome) => commands::continue_goal(agent, &mut fe, Some(outcome)).await,
-                Err(e) => {
-                    commands::pause_after(agent, &mut fe, &e);
-                    GoalEnd::Failed(e)
-                }
-            }
-        }
+        Prepared::Turn(input) => commands::user_turn(agent, &mut fe, &input).await,
     };
     match end {
         GoalEnd::Stopped { last, .. } => Ok(last),
@@ -208,6 +200,11 @@ impl Frontend for Acp<'_> {
 
     fn interrupted_reason(&self) -> &'static str {
         "cancelled by the client (session/cancel)"
+    }
+
+    /// A blocked reply ends the prompt with the stop reason `refusal`.
+    fn blocked_reply_is_outcome(&self) -> bool {
+        true
     }
 
     /// No one to ask in an editor's prompt: the client shows the report.

@@ -9,10 +9,13 @@
 //!   to do, an unknown id, no goal) ends [`Outcome::Declined`]: a notice,
 //!   and a batch goes on. Only a failure of the machinery under it
 //!   ([`Outcome::Failed`]) stops a batch (docs/cli.md#batch-input).
-//! - The goal loop ([`continue_goal`], [`run_goal`]) writes each
-//!   continuation, runs its turn, counts the budget and stops on achieved,
-//!   blocked, budget or a cancel; frontends render its events and pass the
-//!   cancel through [`Frontend::interruptible`].
+//! - What the user sends is one call, [`user_turn`] (or [`turn`] then
+//!   [`after_turn`], for a frontend with idle work between): the turn, then
+//!   the goal loop, which writes each continuation, runs its turn, counts
+//!   the budget and stops on achieved, blocked, budget or a cancel, or
+//!   pauses the goal when a turn fails. Frontends render its events, pass
+//!   the cancel through [`Frontend::interruptible`] and show the
+//!   [`GoalEnd`]; none of them continues or pauses a goal.
 //!
 //! Adding a command: one row in [`table::COMMANDS`] (name, synopsis, help
 //! line, ACP hint, where it is offered, a new [`Kind`]) and one arm in
@@ -29,7 +32,7 @@ pub mod table;
 pub mod text;
 
 pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind, own_reason};
-pub use goal::{continue_goal, pause_after, run_goal, turn};
+pub use goal::{after_turn, turn, user_turn};
 pub use run::{fork_turns, rewind_options, run};
 pub use table::{
     ArgCompletion, COMMANDS, Command, Drafting, Invocation, Kind, Offer, Parsed, Surface, find,

@@ -3,7 +3,10 @@
 //! `crates/acp/src` hold no slash-command name as a string of its own
 //! (`"/status"`, or a bare `"status"` matched in a `match` arm) — which
 //! commands exist and what they do is `eonyx_agent::commands` — and no
-//! goal loop (`goal_continuation`, which only the layer's loop calls).
+//! goal loop or goal hand-off: `goal_continuation`, and continuing or
+//! pausing a goal after a turn (`continue_goal`, `pause_after`,
+//! `pause_goal`, `run_goal`); a frontend hands what the user sent to
+//! `commands::user_turn` (or `turn` then `after_turn`), which does both.
 //! The names come from the layer's table (`"/name"` strings in
 //! `crates/agent/src/commands/table.rs`).
 
@@ -46,12 +49,14 @@ fn without_tests(src: &str) -> String {
     out
 }
 
-/// Lines of a frontend's `src` that name a command of `names` or run a
-/// goal loop, with what was found. Comment lines and tests are skipped.
+/// Lines of a frontend's `src` that name a command of `names`, run a goal
+/// loop or hand a goal on after a turn, with what was found. Comment lines and tests are skipped.
 pub fn frontend_violations(src: &str, names: &BTreeSet<String>) -> Vec<(usize, String)> {
     static SLASHED_RE: LazyLock<Regex> = LazyLock::new(|| re(r#""/([a-z][a-z-]*)""#));
     static ARM_RE: LazyLock<Regex> = LazyLock::new(|| re(r#""([a-z][a-z-]*)"\s*(?:=>|\||if\b)"#));
     static LOOP_RE: LazyLock<Regex> = LazyLock::new(|| re(r"\bgoal_continuation\s*\("));
+    static HAND_OFF_RE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b(continue_goal|pause_after|pause_goal|run_goal)\s*\("));
     let mut out = Vec::new();
     for (i, line) in without_tests(src).lines().enumerate() {
         if line.trim_start().starts_with("//") {
@@ -70,11 +75,15 @@ pub fn frontend_violations(src: &str, names: &BTreeSet<String>) -> Vec<(usize, S
         if LOOP_RE.is_match(line) {
             out.push((i + 1, "a goal loop (`goal_continuation`)".to_owned()));
         }
+        for c in HAND_OFF_RE.captures_iter(line) {
+            out.push((i + 1, format!("a goal hand-off (`{}`)", &c[1])));
+        }
     }
     out
 }
 
-/// Every place a frontend names a command or runs a goal loop.
+/// Every place a frontend names a command, runs a goal loop or hands a
+/// goal on.
 pub fn check_frontends(root: &Path) -> Result<Vec<Problem>> {
     let names = command_names(&read(&root.join(TABLE))?);
     if names.is_empty() {
@@ -99,7 +108,7 @@ pub fn commands_step(root: &Path) -> Result<()> {
     report(
         "commands",
         check_frontends(root)?,
-        "frontends render only: ask eonyx_agent::commands (parse, offered, help, find) and render its Shown and Outcome; the goal loop is commands::continue_goal (ARCHITECTURE.md, \"The command layer\")",
+        "frontends render only: ask eonyx_agent::commands (parse, offered, help, find) and render its Shown and Outcome; what the user sends goes to commands::user_turn (or turn, then after_turn), which continues or pauses the goal (ARCHITECTURE.md, \"The command layer\")",
     )
 }
 
@@ -126,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frontend_matching_a_name_or_looping_a_goal_is_reported() {
+    fn a_frontend_matching_a_name_looping_or_handing_on_a_goal_is_reported() {
         let src = "\
 fn f(cmd: &str) {
     match cmd {
@@ -138,6 +147,8 @@ fn f(cmd: &str) {
     printer.info(\"type /status for more\");
     let json = v[\"status\"];
     while let Some(i) = agent.goal_continuation(&mut sink)? {}
+    Ok(()) => commands::continue_goal(agent, &mut fe, None).await,
+    Err(e) => commands::pause_after(agent, &mut fe, &e),
 }
 #[cfg(test)]
 mod tests { fn t() { complete(\"/status\"); } }
@@ -150,6 +161,8 @@ mod tests { fn t() { complete(\"/status\"); } }
                 (4, "a match on the command name \"exit\"".to_owned()),
                 (4, "a match on the command name \"quit\"".to_owned()),
                 (10, "a goal loop (`goal_continuation`)".to_owned()),
+                (11, "a goal hand-off (`continue_goal`)".to_owned()),
+                (12, "a goal hand-off (`pause_after`)".to_owned()),
             ]
         );
     }

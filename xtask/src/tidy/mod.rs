@@ -5,8 +5,9 @@
 //! - `deps` (`deps.rs`): no declared-but-unused dependencies (`cargo machete`).
 //! - `print` (`print.rs`): nothing prints outside the cli's `Printer`.
 //! - `cycles` (`cycles.rs`): no two modules of one crate import each other.
-//! - `commands` (`commands.rs`): the frontends name no slash command and
-//!   run no goal loop (the command layer in `eonyx_agent::commands` does).
+//! - `commands` (`commands.rs`): the frontends name no slash command, run
+//!   no goal loop and continue or pause no goal (the command layer in
+//!   `eonyx_agent::commands` does).
 //! - `cites` (`cites.rs`): every citation of a repository doc points at a
 //!   file and heading that exist, and nothing cites the out-of-tree SPEC.
 //! - `layers` (`layers.rs`): ARCHITECTURE.md draws exactly the crate arrows

@@ -74,6 +74,19 @@ pub trait Frontend: Send {
         false
     }
 
+    /// A reply the provider blocked on the user's turn is the turn's
+    /// outcome, not its failure (ACP reports it as the stop reason
+    /// `refusal`); elsewhere it fails the turn and pauses a goal.
+    fn blocked_reply_is_outcome(&self) -> bool {
+        false
+    }
+
+    /// A line whose `@path` could not be attached comes back to edit (the
+    /// REPL): nothing was sent, so an active goal does not pause.
+    fn edits_unsent_line(&self) -> bool {
+        false
+    }
+
     /// Why a goal paused when its turn was interrupted.
     fn interrupted_reason(&self) -> &'static str;
 

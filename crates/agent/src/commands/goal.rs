@@ -7,7 +7,7 @@ use super::frontend::{Frontend, GoalEnd, TurnKind};
 use crate::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 
 /// One turn through `fe`: shown as it starts, interruptible. Its end is
-/// not reported here (the caller does, or [`continue_goal`] does).
+/// not reported here ([`after_turn`] or [`continue_goal`] does).
 pub async fn turn(
     agent: &mut Agent,
     fe: &mut dyn Frontend,
@@ -39,7 +39,7 @@ pub async fn turn(
 /// continuations eonyx writes itself, each a visible, interruptible turn,
 /// until the goal is achieved, blocked or out of budget. A failed or
 /// interrupted turn pauses the goal.
-pub async fn continue_goal(
+pub(super) async fn continue_goal(
     agent: &mut Agent,
     fe: &mut dyn Frontend,
     mut last: Option<TurnOutcome>,
@@ -76,14 +76,59 @@ pub async fn continue_goal(
     }
 }
 
-/// Run `first` (the goal's first message) and continue the goal.
-pub async fn run_goal(agent: &mut Agent, fe: &mut dyn Frontend, first: &UserInput) -> GoalEnd {
+/// A user's turn and whatever the goal then needs: `input`'s turn (the
+/// goal's first message, a REPL or batch line, an ACP prompt), then
+/// [`after_turn`]. The one call a frontend makes for what the user sent.
+pub async fn user_turn(agent: &mut Agent, fe: &mut dyn Frontend, input: &UserInput) -> GoalEnd {
+    let result = turn(agent, fe, input, TurnKind::User).await;
+    after_turn(agent, fe, result).await
+}
+
+/// After the user's turn ([`turn`] with [`TurnKind::User`]) ended with
+/// `result`: its end shown, then an active goal continues, or pauses when
+/// the turn failed or was interrupted. A reply the provider blocked fails
+/// the turn unless the frontend reports it as the turn's outcome
+/// ([`Frontend::blocked_reply_is_outcome`]); a line whose `@path` could not
+/// be attached pauses nothing where the frontend gives the line back to
+/// edit ([`Frontend::edits_unsent_line`]): nothing was sent.
+pub async fn after_turn(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    result: Result<TurnOutcome, AgentError>,
+) -> GoalEnd {
+    let blocked_fails = !fe.blocked_reply_is_outcome();
+    goal_after(agent, fe, result, blocked_fails).await
+}
+
+/// Run `first` (the goal's first message, `/goal TEXT`) and continue the
+/// goal: a blocked reply fails it on every frontend.
+pub(super) async fn run_goal(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    first: &UserInput,
+) -> GoalEnd {
     let result = turn(agent, fe, first, TurnKind::User).await;
+    goal_after(agent, fe, result, true).await
+}
+
+async fn goal_after(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    result: Result<TurnOutcome, AgentError>,
+    blocked_fails: bool,
+) -> GoalEnd {
     fe.turn_ended(&result);
-    match result.and_then(unless_blocked(fe)) {
+    let result = if blocked_fails {
+        result.and_then(unless_blocked(fe))
+    } else {
+        result
+    };
+    match result {
         Ok(outcome) => continue_goal(agent, fe, Some(outcome)).await,
         Err(e) => {
-            pause_after(agent, fe, &e);
+            if !(matches!(e, AgentError::Attach(_)) && fe.edits_unsent_line()) {
+                pause_after(agent, fe, &e);
+            }
             GoalEnd::Failed(e)
         }
     }
@@ -106,7 +151,7 @@ fn unless_blocked(
 
 /// Pause an active goal after a turn that did not complete (nothing when
 /// none is active).
-pub fn pause_after(agent: &mut Agent, fe: &mut dyn Frontend, e: &AgentError) {
+fn pause_after(agent: &mut Agent, fe: &mut dyn Frontend, e: &AgentError) {
     let why = if e.is_interrupted() {
         fe.interrupted_reason().to_owned()
     } else {

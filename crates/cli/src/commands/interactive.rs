@@ -5,11 +5,10 @@
 use std::io::IsTerminal;
 
 use eonyx_agent::SessionChoice;
-use eonyx_agent::commands::{self, GoalEnd, Outcome, Parsed, Surface};
 
 use super::mining;
-use super::ui::frontend::Cli;
-use super::ui::{self, Drafts, TurnResult};
+use super::ui::dispatch::{Flow, Line, Parts, Style, dispatch};
+use super::ui::{self, Drafts};
 use crate::cli::{GlobalArgs, SessionArgs};
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -64,106 +63,20 @@ async fn batch_lines(s: &mut ui::Session<'_>) -> anyhow::Result<Status> {
             if input.is_empty() {
                 continue;
             }
-            match commands::parse(input, Surface::Batch) {
-                Parsed::Command(inv) => {
-                    drafts.before_command(&inv, &mut s.agent, &mut s.view).await;
-                    let (outcome, done) = drafts
-                        .alongside(ui::frontend::command(
-                            &mut s.agent,
-                            &mut s.view,
-                            &s.interrupts,
-                            Surface::Batch,
-                            &inv,
-                        ))
-                        .await;
-                    Drafts::finish(done, &mut s.agent, &mut s.view);
-                    if let Some(e) = s.view.last_error.take() {
-                        return Err(e.into());
-                    }
-                    match outcome {
-                        Outcome::Done | Outcome::Switched => continue,
-                        Outcome::Exit => break,
-                        Outcome::Turns(end) => {
-                            ui::frontend::goal_end(&mut s.view, end)?;
-                            continue;
-                        }
-                        // Its own reason (a bad argument, nothing to do, no
-                        // goal): said, and the batch goes on with its exit
-                        // status untouched.
-                        Outcome::Declined(why) => {
-                            ui::outcome::declined(&mut s.view, why);
-                            continue;
-                        }
-                        Outcome::Failed(e) => return Err(e.into()),
-                    }
-                }
-                Parsed::Unknown(name) => {
-                    s.view
-                        .printer
-                        .warn(&format!("unknown command {name}; type /help for the list"));
-                    continue;
-                }
-                Parsed::Text => {}
-            }
-            if let Some(command) = input.strip_prefix('!') {
-                // Runs no model request: a summary being written goes on.
-                let (result, done) = drafts
-                    .alongside(ui::user_command(
-                        &mut s.agent,
-                        &mut s.view,
-                        &s.interrupts,
-                        command,
-                    ))
-                    .await;
-                Drafts::finish(done, &mut s.agent, &mut s.view);
-                if let Err(e) = result {
-                    let status = e.status();
-                    s.view.printer.error(&e.into());
-                    return Ok(status);
-                }
-                if let Some(e) = s.view.last_error.take() {
-                    return Err(e.into());
-                }
-                continue;
-            }
-            drafts.input_arrived(&mut s.agent, &mut s.view);
-            let (result, done) = drafts
-                .alongside(ui::line_turn(
-                    &mut s.agent,
-                    &mut s.view,
-                    &s.interrupts,
-                    input,
-                ))
-                .await;
-            Drafts::finish(done, &mut s.agent, &mut s.view);
-            // Idle after this turn: the summary starts before the turn is
-            // reported, so a script that waits for `turn_completed` knows
-            // from the events before it whether one is being written.
-            if result.is_ok() && !lines.ready() {
-                drafts.start_if_due(&mut s.agent, &mut s.view);
-            }
-            match ui::report(&mut s.view, result) {
-                // An active goal goes on by itself (docs/goals.md, section "Goals").
-                TurnResult::Ok if s.agent.goal_active() => {
-                    let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
-                    let end = commands::continue_goal(&mut s.agent, &mut fe, None).await;
-                    if let GoalEnd::Failed(e) = end {
-                        let status = e.status();
-                        s.view.printer.error(&e.into());
-                        return Ok(status);
-                    }
-                }
-                TurnResult::Ok => {}
-                TurnResult::Failed(e) => {
-                    let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
-                    commands::pause_after(&mut s.agent, &mut fe, &e);
-                    let status = e.status();
-                    s.view.printer.error(&e.into());
-                    return Ok(status);
-                }
-            }
-            if let Some(e) = s.view.last_error.take() {
-                return Err(e.into());
+            let parts = Parts {
+                agent: &mut s.agent,
+                view: &mut s.view,
+                interrupts: &s.interrupts,
+                drafts: &mut drafts,
+            };
+            let line = Line {
+                text: input,
+                notice: false,
+            };
+            match dispatch(parts, Style::BATCH, line, &mut || !lines.ready()).await? {
+                Flow::Next | Flow::Unsent => {}
+                Flow::Exit => break,
+                Flow::Stop(status) => return Ok(status),
             }
         }
         ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;

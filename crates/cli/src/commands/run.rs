@@ -72,7 +72,7 @@ async fn turns(
         if goal_run {
             let end = {
                 let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
-                commands::run_goal(&mut s.agent, &mut fe, &input).await
+                commands::user_turn(&mut s.agent, &mut fe, &input).await
             };
             ui::end_jobs(&mut s.agent, &mut s.view).await;
             if let Some(e) = s.view.last_error.take() {

@@ -14,14 +14,13 @@ pub mod history;
 
 use std::sync::Arc;
 
-use eonyx_agent::commands::{self, Parsed, Surface};
-use eonyx_agent::{Agent, AgentError, AgentEvent, SessionChoice, UserInput};
+use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 
 use self::approve::TerminalApprover;
 use self::editor::{Asker, Input, LineEditor};
 use self::history::{HistoryFile, collapse};
-use super::ui::frontend::Cli;
-use super::ui::{self, Drafts, Interrupts, Mode, TurnResult};
+use super::ui::dispatch::{Flow, Line, Parts, Style, dispatch};
+use super::ui::{self, Drafts, Interrupts, Mode};
 use crate::cli::GlobalArgs;
 use crate::exit::Status;
 use crate::printer::Printer;
@@ -136,110 +135,26 @@ pub fn run(
                 history.add(input, &editor, view.printer);
             }
             let _quiet = ui::quiet::QuietTyping::start();
-            let parsed = if notice {
-                Parsed::Text
-            } else {
-                commands::parse(input, Surface::Repl)
+            let parts = Parts {
+                agent: &mut agent,
+                view: &mut view,
+                interrupts: &interrupts,
+                drafts: &mut drafts,
             };
-            match parsed {
-                Parsed::Command(inv) => {
-                    drafts.before_command(&inv, &mut agent, &mut view).await;
-                    let (outcome, done) = drafts
-                        .alongside(ui::frontend::command(
-                            &mut agent,
-                            &mut view,
-                            &interrupts,
-                            Surface::Repl,
-                            &inv,
-                        ))
-                        .await;
-                    Drafts::finish(done, &mut agent, &mut view);
-                    if ui::frontend::repl_outcome(&mut view, outcome) {
-                        break;
-                    }
-                    if let Some(e) = view.last_error.take() {
-                        return Err(e.into());
-                    }
-                    continue;
-                }
-                Parsed::Unknown(name) => {
-                    view.printer
-                        .warn(&format!("unknown command {name}; type /help for the list"));
-                    continue;
-                }
-                Parsed::Text => {}
-            }
-            if let Some(command) = input.strip_prefix('!') {
-                // Runs no model request: a summary being written goes on.
-                let (result, done) = drafts
-                    .alongside(ui::user_command(
-                        &mut agent,
-                        &mut view,
-                        &interrupts,
-                        command,
-                    ))
-                    .await;
-                Drafts::finish(done, &mut agent, &mut view);
-                if let Err(e) = result {
-                    view.printer.error(&e.into());
-                }
-                if let Some(e) = view.last_error.take() {
-                    return Err(e.into());
-                }
-                continue;
-            }
-            drafts.input_arrived(&mut agent, &mut view);
-            let (result, done) = if notice {
-                let input = UserInput::text(input);
-                drafts
-                    .alongside(ui::run_turn(&mut agent, &mut view, &interrupts, &input))
-                    .await
-            } else {
-                drafts
-                    .alongside(ui::send_line(&mut agent, &mut view, &interrupts, input))
-                    .await
+            let line = Line {
+                text: input,
+                notice,
             };
-            Drafts::finish(done, &mut agent, &mut view);
-            match result {
-                // An active goal goes on by itself, visibly; Ctrl-C pauses
-                // it (docs/goals.md, section "Goals").
-                TurnResult::Ok if agent.goal_active() => {
-                    let (end, done) = {
-                        let mut fe = Cli::new(&mut view, &interrupts, Surface::Repl);
-                        drafts
-                            .alongside(commands::continue_goal(&mut agent, &mut fe, None))
-                            .await
-                    };
-                    Drafts::finish(done, &mut agent, &mut view);
-                    if let Err(e) = ui::frontend::goal_end(&mut view, end) {
-                        view.printer.error(&e.into());
-                    }
-                }
-                TurnResult::Ok => {}
-                TurnResult::Failed(e @ AgentError::Attach(_)) => {
-                    view.printer.error(&e.into());
-                    unsent = input.to_owned();
-                }
-                TurnResult::Failed(e) => turn_failed(&mut agent, &mut view, &interrupts, e),
-            }
-            if let Some(e) = view.last_error.take() {
-                return Err(e.into());
+            match dispatch(parts, Style::REPL, line, &mut || false).await? {
+                Flow::Next => {}
+                Flow::Exit => break,
+                Flow::Stop(status) => return Ok(status),
+                Flow::Unsent => unsent = input.to_owned(),
             }
         }
         ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
         Ok(Status::Success)
     })
-}
-
-/// A turn failed or was interrupted: an active goal pauses, and it is said.
-fn turn_failed(agent: &mut Agent, view: &mut ui::View<'_>, interrupts: &Interrupts, e: AgentError) {
-    let mut fe = Cli::new(view, interrupts, Surface::Repl);
-    commands::pause_after(agent, &mut fe, &e);
-    if e.is_interrupted() {
-        view.printer.info("interrupted");
-    } else {
-        view.printer.error(&e.into());
-    }
 }
 
 /// The jobs' exits since the last look, one line each on stderr (not

@@ -236,22 +236,6 @@ fn render(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
     }
 }
 
-/// Show how a command ended in the REPL; `true` to leave.
-pub fn repl_outcome(view: &mut View<'_>, outcome: Outcome) -> bool {
-    match outcome {
-        Outcome::Done | Outcome::Switched => {}
-        Outcome::Exit => return true,
-        Outcome::Turns(end) => {
-            if let Err(e) = goal_end(view, end) {
-                view.printer.error(&e.into());
-            }
-        }
-        Outcome::Declined(why) => super::outcome::declined(view, why),
-        Outcome::Failed(e) => view.printer.error(&e.into()),
-    }
-    false
-}
-
 /// A goal loop's end after a command: interrupted is not a failure of the
 /// command (the goal is paused, the REPL or batch goes on).
 pub fn goal_end(view: &mut View<'_>, end: commands::GoalEnd) -> Result<(), AgentError> {

@@ -17,6 +17,7 @@ use crate::cli::{GlobalArgs, SessionArgs};
 use crate::printer::Printer;
 
 pub mod ahead;
+pub mod dispatch;
 pub mod frontend;
 pub mod goal;
 pub mod interrupts;
@@ -228,20 +229,9 @@ pub fn report(
     }
 }
 
-/// A REPL or batch line with its `@path` files read, then its turn. A
-/// file that cannot be attached fails before anything is sent (an
-/// [`AgentError::Attach`]).
-pub async fn send_line(
-    agent: &mut Agent,
-    view: &mut View<'_>,
-    interrupts: &Interrupts,
-    line: &str,
-) -> TurnResult {
-    let result = line_turn(agent, view, interrupts, line).await;
-    report(view, result)
-}
-
-/// [`send_line`] up to the turn's end, which [`report`] shows.
+/// A REPL or batch line with its `@path` files read, then its turn, up
+/// to its end (`commands::after_turn` shows it). A file that cannot be
+/// attached fails before anything is sent (an [`AgentError::Attach`]).
 pub async fn line_turn(
     agent: &mut Agent,
     view: &mut View<'_>,
