@@ -9,7 +9,8 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, UnstructuredCommandInput,
 };
 use eonyx_agent::commands::{
-    self, Answer, Frontend, GoalEnd, Invocation, Outcome, Parsed, Shown, Surface, TurnKind, text,
+    self, Answer, Frontend, GoalEnd, Invocation, Offered, Outcome, Prompt, Shown, Surface,
+    TurnKind, text,
 };
 use eonyx_agent::mining::review;
 use eonyx_agent::permission_rules;
@@ -19,35 +20,9 @@ use eonyx_core::provider::CancellationToken;
 
 use crate::updates::{Updates, acp_plan};
 
-/// One command as offered to the client.
-#[derive(Debug, Clone)]
-pub struct Offered {
-    pub name: String,
-    pub description: String,
-    pub hint: Option<String>,
-}
-
-/// The commands of the table ACP offers, then one per skill (a skill
-/// named like a command is reached through the model only).
+/// The commands of the table ACP offers, then one per skill.
 pub fn offered(agent: &Agent) -> Vec<Offered> {
-    let mut out: Vec<Offered> = commands::offered(Surface::Acp)
-        .map(|c| Offered {
-            name: c.bare().to_owned(),
-            description: c.help.to_owned(),
-            hint: c.hint.map(str::to_owned),
-        })
-        .collect();
-    for skill in &agent.skills().skills {
-        if out.iter().any(|o| o.name == skill.name) {
-            continue;
-        }
-        out.push(Offered {
-            name: skill.name.clone(),
-            description: format!("skill: {}", skill.description),
-            hint: Some("what to do".to_owned()),
-        });
-    }
-    out
+    commands::offered_with_skills(agent, Surface::Acp)
 }
 
 pub fn update(commands: &[Offered]) -> SessionUpdate {
@@ -88,30 +63,14 @@ pub fn prepare<'b>(
     commands: &[Offered],
     blocks: &'b [ContentBlock],
 ) -> Result<Prepared<'b>, AgentError> {
-    let first = first_text(blocks);
-    if let Some(Parsed::Command(inv)) = first.map(|t| commands::parse(t, Surface::Acp)) {
-        return Ok(Prepared::Command(inv));
-    }
-    let skill = first
-        .and_then(|t| t.trim_start().strip_prefix('/'))
-        .and_then(|line| {
-            let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-            let c = commands.iter().find(|c| c.name == name)?;
-            Some((c, rest.trim()))
-        });
-    let input = match skill {
-        Some((c, rest)) => {
-            let mut text = format!(
-                "Follow the skill `{}` (load it with the skill tool).",
-                c.name
-            );
-            if !rest.is_empty() {
-                text.push_str("\n\n");
-                text.push_str(rest);
-            }
+    let input = match first_text(blocks).map(|t| commands::parse_prompt(t, Surface::Acp, commands))
+    {
+        Some(Prompt::Command(inv)) => return Ok(Prepared::Command(inv)),
+        Some(Prompt::Skill { name, args }) => {
+            let text = commands::skill_request(name, args);
             crate::prompt::user_input(agent, &blocks[1..], Some(&text))?
         }
-        None => crate::prompt::user_input(agent, blocks, None)?,
+        Some(Prompt::Text) | None => crate::prompt::user_input(agent, blocks, None)?,
     };
     Ok(Prepared::Turn(input))
 }

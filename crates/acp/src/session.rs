@@ -42,7 +42,7 @@ pub struct Session {
     current: CurrentCall,
     shows: Shows,
     root: Utf8PathBuf,
-    commands: Vec<crate::commands::Offered>,
+    commands: Vec<eonyx_agent::commands::Offered>,
     files: Option<Arc<ClientFs>>,
 }
 
