@@ -508,3 +508,41 @@ fn the_repl_continues_visibly_draws_the_plan_and_ctrl_c_pauses_the_goal() {
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
     assert_eq!(goal_records(&fx).last().unwrap()["status"], "paused");
 }
+
+#[test]
+fn a_bare_goal_keyword_changes_the_goal_and_quoted_text_sets_one() {
+    // docs/repl.md#slash-commands: `/goal pause` is the keyword, `/goal
+    // "pause the deploy"` and `/goal "pause"` are goal texts. Each goal has
+    // one continuation, then its budget is used up.
+    let fx = goal_fx(1);
+    let o = fx.run(
+        &[],
+        "/goal \"pause the deploy\"\n/goal pause\n/goal \"pause\"\n/goal pause\n",
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let mut texts: Vec<String> = goal_records(&fx)
+        .iter()
+        .map(|r| r["text"].as_str().unwrap().to_owned())
+        .collect();
+    texts.dedup();
+    assert_eq!(texts, ["pause the deploy", "pause"]);
+    // Each `/goal pause` found the goal out of budget: nothing to pause.
+    assert_eq!(
+        stderr(&o).matches("nothing to pause").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+    let firsts: Vec<String> = fx
+        .agent_requests()
+        .iter()
+        .flat_map(|r| r.user_texts())
+        .filter(|t| !t.starts_with("[eonyx: goal continuation"))
+        .fold(Vec::new(), |mut seen, t| {
+            if !seen.contains(&t) {
+                seen.push(t);
+            }
+            seen
+        });
+    assert_eq!(firsts, ["pause the deploy", "pause"]);
+}

@@ -24,6 +24,7 @@
 //! frontend) and ends with an [`Outcome`]. Help, Tab completion and ACP's
 //! command list follow from the row; no frontend names the command.
 
+pub mod args;
 mod frontend;
 mod goal;
 mod pins;

@@ -6,6 +6,7 @@ use eonyx_core::SessionId;
 use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_export::{Format, Release};
 
+use super::args::{self, GoalArgs};
 use super::frontend::{Exported, Frontend, Outcome, Shown, own_reason};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
@@ -268,37 +269,32 @@ fn fork(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
 /// `/goal [TEXT | pause | resume | clear]`: a new goal runs its first turn
 /// (its text) and continues; `resume` continues.
 async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
-    let change = match arg {
-        "" => return show(fe, agent, Shown::Goal),
-        "pause" => Some(GoalChange::Pause),
-        "resume" => Some(GoalChange::Resume),
-        "clear" => Some(GoalChange::Clear),
-        _ => None,
-    };
+    let wanted = args::goal(arg);
     let changed = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        match change {
-            Some(c) => agent.change_goal(c, &mut sink),
-            None => agent.set_goal(arg, None, &mut sink),
+        match &wanted {
+            GoalArgs::Show => return show(fe, agent, Shown::Goal),
+            GoalArgs::Change(c) => agent.change_goal(*c, &mut sink),
+            GoalArgs::Set(text) => agent.set_goal(text, None, &mut sink),
         }
     };
     let goal = match changed {
         Ok(g) => g,
         Err(e) => return Outcome::of_error(e),
     };
-    match change {
+    match wanted {
         // A new goal: its text is the first message.
-        None => {
+        GoalArgs::Set(_) | GoalArgs::Show => {
             let input = match agent.prepare_input(&goal.text).await {
                 Ok(i) => i,
                 Err(e) => return Outcome::of_error(e),
             };
             Outcome::Turns(run_goal(agent, fe, &input).await)
         }
-        Some(GoalChange::Resume) => {
+        GoalArgs::Change(GoalChange::Resume) => {
             Outcome::Turns(continue_goal(agent, fe, Some(crate::TurnOutcome::default())).await)
         }
-        Some(_) => show(fe, agent, Shown::GoalChanged(goal)),
+        GoalArgs::Change(_) => show(fe, agent, Shown::GoalChanged(goal)),
     }
 }
 
