@@ -16,7 +16,7 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use camino::Utf8PathBuf;
 use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice};
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{FinishReason, SessionId};
+use eonyx_core::{Fault, FinishReason, SessionId};
 
 use crate::AcpOptions;
 use crate::approval::{Asker, CurrentCall, Mode, approvers};
@@ -66,12 +66,12 @@ pub fn error(code: ErrorCode, message: impl Into<String>) -> Error {
     Error::new(code, message)
 }
 
-/// An agent error as the client sees it: what the user must fix is
-/// invalid params, the rest internal.
+/// An agent error as the client sees it: what the user must fix (the
+/// request or the config) is invalid params, the rest internal.
 pub fn agent_error(e: &AgentError) -> Error {
-    let code = match e.class() {
-        "config" | "usage" | "not_found" | "session_in_use" => ErrorCode::INVALID_PARAMS,
-        _ => ErrorCode::INTERNAL_ERROR,
+    let code = match e.class().fault() {
+        Fault::User | Fault::Config => ErrorCode::INVALID_PARAMS,
+        Fault::Cancelled | Fault::Failure => ErrorCode::INTERNAL_ERROR,
     };
     error(code, e.to_string())
 }

@@ -33,7 +33,7 @@ mod skill;
 pub mod table;
 pub mod text;
 
-pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind, own_reason};
+pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind};
 pub use goal::{after_turn, turn, user_turn};
 pub use run::{fork_turns, rewind_options, run};
 pub use skill::{Offered, Prompt, offered_with_skills, parse_prompt, skill_request};

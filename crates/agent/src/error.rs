@@ -1,4 +1,4 @@
-use eonyx_core::ProviderError;
+use eonyx_core::{ErrorClass, ProviderError};
 use eonyx_store::StoreError;
 use eonyx_store::memory::MemoryError;
 
@@ -129,27 +129,35 @@ fn store_message(e: &eonyx_store::StoreError) -> String {
 }
 
 impl AgentError {
-    /// Stable class name for JSON `error` events ([`class_of`] for any
-    /// error; [`status_of`] turns it into the exit status).
-    pub fn class(&self) -> &'static str {
+    /// Its class: the name for JSON `error` events, whose fault, the exit
+    /// code ([`class_of`] for any error in a chain).
+    pub fn class(&self) -> ErrorClass {
         match self {
-            AgentError::Config(_) | AgentError::Hooks(_) => "config",
+            AgentError::Config(_) | AgentError::Hooks(_) => ErrorClass::Config,
             AgentError::Store(e) => store_class(e),
             AgentError::Provider(e) => e.class(),
-            AgentError::Compaction(_) | AgentError::NothingToCompact => "compaction",
-            AgentError::TooLarge { .. } => "context_overflow",
-            AgentError::Interrupted => "cancelled",
-            AgentError::Usage(_) | AgentError::Attach(_) => "usage",
+            AgentError::Compaction(_) => ErrorClass::Compaction,
+            AgentError::NothingToCompact => ErrorClass::NothingToCompact,
+            AgentError::TooLarge { .. } => ErrorClass::ContextOverflow,
+            AgentError::Interrupted => ErrorClass::Cancelled,
+            AgentError::Usage(_) | AgentError::Attach(_) => ErrorClass::Usage,
             AgentError::Memory(e) => memory_class(e),
-            AgentError::McpRequired { .. } => "mcp",
-            AgentError::HookBlocked { .. } => "hook",
-            AgentError::ReplyBlocked { .. } => "blocked",
+            AgentError::McpRequired { .. } => ErrorClass::Mcp,
+            AgentError::HookBlocked { .. } => ErrorClass::Hook,
+            AgentError::ReplyBlocked { .. } => ErrorClass::Blocked,
         }
     }
 
-    /// How a command ends on this error (the one table, [`status_of`]).
+    /// How a command ends on this error.
     pub fn status(&self) -> Status {
-        status_of(self.class())
+        Status::of(self.class())
+    }
+
+    /// Whether the user's to correct: a command declines rather than fails
+    /// ([`Fault::User`]: a bad argument, nothing to do, an unknown id, a
+    /// session in use).
+    pub fn is_users(&self) -> bool {
+        self.class().is_users()
     }
 
     pub fn is_interrupted(&self) -> bool {
@@ -182,22 +190,15 @@ impl Status {
             Status::Interrupted => 130,
         }
     }
-}
 
-/// The one table from an error's class to how the command ends; every
-/// class not listed is [`Status::Failed`].
-const STATUS_OF_CLASS: &[(&str, Status)] = &[
-    ("usage", Status::Usage),
-    ("config", Status::Usage),
-    ("cancelled", Status::Interrupted),
-];
-
-/// How a command ends on an error of `class` ([`class_of`]).
-pub fn status_of(class: &str) -> Status {
-    STATUS_OF_CLASS
-        .iter()
-        .find(|(c, _)| *c == class)
-        .map_or(Status::Failed, |(_, s)| *s)
+    /// How a command ends on an error of `class` (its exit code).
+    pub fn of(class: ErrorClass) -> Status {
+        match class.exit_code() {
+            2 => Status::Usage,
+            130 => Status::Interrupted,
+            _ => Status::Failed,
+        }
+    }
 }
 
 /// A request the frontend refuses as given (a malformed argument, a slash
@@ -209,10 +210,10 @@ pub struct InvalidRequest(pub String);
 
 /// The class of an error that ended a command, from the first cause in
 /// `chain` (an error and its sources, outermost first) that eonyx knows;
-/// `error` when none is.
+/// [`ErrorClass::Other`] when none is.
 pub fn class_of<'a>(
     chain: impl IntoIterator<Item = &'a (dyn std::error::Error + 'static)>,
-) -> &'static str {
+) -> ErrorClass {
     for cause in chain {
         if let Some(e) = cause.downcast_ref::<AgentError>() {
             return e.class();
@@ -221,10 +222,10 @@ pub fn class_of<'a>(
             || cause.is::<eonyx_core::SessionIdError>()
             || cause.is::<crate::attach::AttachError>()
         {
-            return "usage";
+            return ErrorClass::Usage;
         }
         if cause.is::<eonyx_config::ConfigError>() {
-            return "config";
+            return ErrorClass::Config;
         }
         if let Some(e) = cause.downcast_ref::<StoreError>() {
             return store_class(e);
@@ -236,30 +237,30 @@ pub fn class_of<'a>(
             return e.class();
         }
         if cause.is::<std::io::Error>() {
-            return "io";
+            return ErrorClass::Io;
         }
     }
-    "error"
+    ErrorClass::Other
 }
 
-fn store_class(e: &StoreError) -> &'static str {
+fn store_class(e: &StoreError) -> ErrorClass {
     if e.is_usage() {
-        "usage"
+        ErrorClass::Usage
     } else if e.is_in_use() {
-        "session_in_use"
+        ErrorClass::SessionInUse
     } else if e.is_not_found() {
-        "not_found"
+        ErrorClass::NotFound
     } else {
-        "store"
+        ErrorClass::Store
     }
 }
 
 /// A memory entry refused (empty, a secret, an unknown id) is the user's
 /// to fix; a file that cannot be read or written is not.
-fn memory_class(e: &MemoryError) -> &'static str {
+fn memory_class(e: &MemoryError) -> ErrorClass {
     match e {
-        MemoryError::Io { .. } => "memory",
-        _ => "usage",
+        MemoryError::Io { .. } => ErrorClass::Memory,
+        _ => ErrorClass::Usage,
     }
 }
 
@@ -280,10 +281,10 @@ mod tests {
             in_use.to_string(),
             "session 20260705T091500-1a2b3c4d is in use by process 42; close that eonyx first or continue in a new session"
         );
-        assert_eq!(in_use.class(), "session_in_use");
+        assert_eq!(in_use.class().name(), "session_in_use");
         let missing = AgentError::from(StoreError::NotFound { id });
         assert!(missing.to_string().starts_with("no session "), "{missing}");
-        assert_eq!(missing.class(), "not_found");
+        assert_eq!(missing.class().name(), "not_found");
         let io = AgentError::from(StoreError::Io(eonyx_store::IoFailure {
             action: "append to",
             path: "/d/s.jsonl".into(),
@@ -308,15 +309,15 @@ mod tests {
         let alone = bad_rewind();
         let wrapped = AgentError::from(bad_rewind());
         assert_eq!(
-            class_of([&alone as &(dyn std::error::Error + 'static)]),
+            class_of([&alone as &(dyn std::error::Error + 'static)]).name(),
             "usage"
         );
-        assert_eq!(wrapped.class(), "usage");
+        assert_eq!(wrapped.class().name(), "usage");
         assert_eq!(wrapped.status(), Status::Usage);
-        assert_eq!(status_of("usage").code(), 2);
-        assert_eq!(status_of("config").code(), 2);
-        assert_eq!(status_of("cancelled").code(), 130);
-        assert_eq!(status_of("store").code(), 1);
+        assert_eq!(Status::of(ErrorClass::Usage).code(), 2);
+        assert_eq!(Status::of(ErrorClass::Config).code(), 2);
+        assert_eq!(Status::of(ErrorClass::Cancelled).code(), 130);
+        assert_eq!(Status::of(ErrorClass::Store).code(), 1);
         assert_eq!(AgentError::Interrupted.status(), Status::Interrupted);
         assert_eq!(
             AgentError::from(MemoryError::Secret).status(),
@@ -324,10 +325,13 @@ mod tests {
         );
         let invalid = InvalidRequest("usage: /rename TITLE".into());
         assert_eq!(
-            class_of([&invalid as &(dyn std::error::Error + 'static)]),
+            class_of([&invalid as &(dyn std::error::Error + 'static)]).name(),
             "usage"
         );
         let io = std::io::Error::other("boom");
-        assert_eq!(class_of([&io as &(dyn std::error::Error + 'static)]), "io");
+        assert_eq!(
+            class_of([&io as &(dyn std::error::Error + 'static)]).name(),
+            "io"
+        );
     }
 }

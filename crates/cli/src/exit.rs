@@ -9,8 +9,8 @@ use crate::printer::Printer;
 /// checkout (set by build.rs).
 pub const VERSION: &str = env!("EONYX_VERSION");
 
-/// How a command finished; the exit code of an error comes from the
-/// agent's one table (`eonyx_agent::status_of`).
+/// How a command finished; the exit code of an error is its class's
+/// (`eonyx_core::ErrorClass::exit_code`).
 pub use eonyx_agent::Status;
 
 /// Build a usage error (exit 2): a request the CLI refuses as given.
@@ -37,11 +37,11 @@ pub fn run(f: impl FnOnce(&mut Printer) -> anyhow::Result<Status>) -> ExitCode {
             // event too, unless the view already reported it.
             let class = eonyx_agent::class_of(err.chain());
             if printer.json() && !printer.json_error_written() {
-                let _ = printer.json_error(class, &Printer::error_message(&err));
+                let _ = printer.json_error(class.name(), &Printer::error_message(&err));
                 let _ = printer.flush();
             }
             printer.error(&err);
-            ExitCode::from(eonyx_agent::status_of(class).code())
+            ExitCode::from(class.exit_code())
         }
     }
 }

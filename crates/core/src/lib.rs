@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod cost;
+pub mod error_class;
 pub mod fs;
 pub mod goal;
 pub mod hooks;
@@ -35,6 +36,7 @@ pub mod tokens;
 pub mod tool;
 
 pub use config::{CompactionConfig, McpConfig, McpServerConfig, ModelConfig};
+pub use error_class::{ErrorClass, Fault};
 pub use id::{SessionId, SessionIdError};
 pub use message::{Content, Message, Part, Reasoning, ReasoningApi, Role, ToolCall, Undo, Usage};
 pub use native::{NativeCompaction, NativeProvider};

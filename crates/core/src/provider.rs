@@ -242,26 +242,24 @@ fn retry_hint(after: Option<Duration>) -> String {
 }
 
 impl ProviderError {
-    /// Stable class name, used in JSON events.
-    pub fn class(&self) -> &'static str {
+    /// Its class (name in JSON events, exit code, retryable).
+    pub fn class(&self) -> crate::ErrorClass {
+        use crate::ErrorClass as C;
         match self {
-            ProviderError::ContextOverflow { .. } => "context_overflow",
-            ProviderError::Auth { .. } => "auth",
-            ProviderError::RateLimited { .. } => "rate_limited",
-            ProviderError::Transient { .. } => "transient",
-            ProviderError::BadResponse { .. } => "bad_response",
-            ProviderError::Rejected { .. } => "rejected",
-            ProviderError::Config { .. } => "config",
-            ProviderError::Cancelled => "cancelled",
+            ProviderError::ContextOverflow { .. } => C::ContextOverflow,
+            ProviderError::Auth { .. } => C::Auth,
+            ProviderError::RateLimited { .. } => C::RateLimited,
+            ProviderError::Transient { .. } => C::Transient,
+            ProviderError::BadResponse { .. } => C::BadResponse,
+            ProviderError::Rejected { .. } => C::Rejected,
+            ProviderError::Config { .. } => C::Config,
+            ProviderError::Cancelled => C::Cancelled,
         }
     }
 
     /// Whether retrying the same request may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            ProviderError::RateLimited { .. } | ProviderError::Transient { .. }
-        )
+        self.class().retryable()
     }
 }
 
@@ -457,7 +455,7 @@ mod tests {
             message: "bad key".into(),
         };
         assert!(e.to_string().contains("$OPENAI_API_KEY"));
-        assert_eq!(e.class(), "auth");
+        assert_eq!(e.class().name(), "auth");
         assert!(!e.is_retryable());
     }
 }

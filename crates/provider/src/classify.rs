@@ -375,19 +375,21 @@ mod tests {
         );
         // Plain 413 from a proxy.
         let e = classify_http(413, None, "<html>Request Entity Too Large</html>", None);
-        assert_eq!(e.class(), "context_overflow");
+        assert_eq!(e.class().name(), "context_overflow");
     }
 
     #[test]
     fn auth_errors_name_the_env_var_and_are_not_retried() {
         let body = r#"{"error":{"message":"Incorrect API key provided: sk-abc***xyz. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
         let e = classify_http(401, None, body, Some("OPENAI_API_KEY"));
-        assert_eq!(e.class(), "auth");
+        assert_eq!(e.class().name(), "auth");
         assert!(e.to_string().contains("$OPENAI_API_KEY"), "{e}");
         assert!(!e.is_retryable());
         let body = r#"{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}"#;
         assert_eq!(
-            classify_http(403, None, body, Some("ANTHROPIC_API_KEY")).class(),
+            classify_http(403, None, body, Some("ANTHROPIC_API_KEY"))
+                .class()
+                .name(),
             "auth"
         );
     }
@@ -402,14 +404,19 @@ mod tests {
         ));
         assert!(e.is_retryable());
         let quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
-        assert_eq!(classify_http(429, None, quota, None).class(), "rejected");
+        assert_eq!(
+            classify_http(429, None, quota, None).class().name(),
+            "rejected"
+        );
         let overloaded =
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         let e = classify_http(529, None, overloaded, None);
-        assert_eq!(e.class(), "transient");
+        assert_eq!(e.class().name(), "transient");
         assert!(e.to_string().contains("Overloaded"));
         assert_eq!(
-            classify_http(502, None, "<html>Bad Gateway</html>", None).class(),
+            classify_http(502, None, "<html>Bad Gateway</html>", None)
+                .class()
+                .name(),
             "transient"
         );
         let e = classify_http(
@@ -418,7 +425,7 @@ mod tests {
             r#"{"error":{"message":"The model `gpt-9` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#,
             None,
         );
-        assert_eq!(e.class(), "rejected");
+        assert_eq!(e.class().name(), "rejected");
         assert!(e.to_string().contains("gpt-9"));
         assert!(
             classify_http(500, None, "", None)
@@ -433,7 +440,7 @@ mod tests {
             r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
         )
         .unwrap();
-        assert_eq!(classify_stream_error(&v).class(), "transient");
+        assert_eq!(classify_stream_error(&v).class().name(), "transient");
         let v: Value = serde_json::from_str(
             r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 300 tokens > 200 maximum"}}"#,
         )
@@ -443,7 +450,7 @@ mod tests {
             r#"{"error":{"message":"Internal server error","type":"server_error","code":null}}"#,
         )
         .unwrap();
-        assert_eq!(classify_stream_error(&v).class(), "transient");
+        assert_eq!(classify_stream_error(&v).class().name(), "transient");
     }
 
     #[test]

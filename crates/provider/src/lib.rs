@@ -160,7 +160,7 @@ mod tests {
         let err = from_config(&model, &Env::from_pairs([("A", "b")]))
             .err()
             .unwrap();
-        assert_eq!(err.class(), "config");
+        assert_eq!(err.class().name(), "config");
         assert!(err.to_string().contains("models.x.base_url"));
     }
 }

@@ -219,23 +219,11 @@ pub enum GoalEnd {
     Failed(AgentError),
 }
 
-/// Whether `e` is a command's own reason not to act rather than a failure
-/// of what runs it: nothing to compact, a bad argument (usage, an
-/// attachment, a memory entry refused), a session that does not exist or
-/// is in use. Disk, provider and compaction failures are not.
-pub fn own_reason(e: &AgentError) -> bool {
-    match e {
-        AgentError::NothingToCompact | AgentError::Usage(_) | AgentError::Attach(_) => true,
-        AgentError::Memory(m) => !matches!(m, eonyx_store::memory::MemoryError::Io { .. }),
-        AgentError::Store(s) => s.is_usage() || s.is_not_found() || s.is_in_use(),
-        _ => false,
-    }
-}
-
 impl Outcome {
-    /// An agent error as a command's end (see [`own_reason`]).
+    /// An agent error as a command's end: the user's to correct
+    /// ([`AgentError::is_users`]) declines, the rest fails.
     pub fn of_error(e: AgentError) -> Outcome {
-        if own_reason(&e) {
+        if e.is_users() {
             Outcome::Declined(e.to_string())
         } else {
             Outcome::Failed(e)

@@ -7,7 +7,7 @@ use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_export::{Format, Release};
 
 use super::args::{self, GoalArgs};
-use super::frontend::{Exported, Frontend, Outcome, Shown, own_reason};
+use super::frontend::{Exported, Frontend, Outcome, Shown};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
 use crate::hooks::StartSource;
@@ -162,7 +162,7 @@ async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) 
     fe.settled();
     match result {
         Ok(_) => Outcome::Done,
-        Err(e) if own_reason(&e) => Outcome::Declined(e.to_string()),
+        Err(e) if e.is_users() => Outcome::Declined(e.to_string()),
         Err(e) => {
             fe.failed(&e);
             Outcome::Failed(e)

@@ -395,7 +395,7 @@ mod tests {
             "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
         );
         let e = parse_anthropic_sse_chunks(&[s.as_bytes()]).unwrap_err();
-        assert_eq!(e.class(), "transient");
+        assert_eq!(e.class().name(), "transient");
         assert!(e.to_string().contains("Overloaded"));
         let cut = &ANTHROPIC_STREAM[..ANTHROPIC_STREAM.find("event: message_delta").unwrap()];
         let e = parse_anthropic_sse_chunks(&[cut.as_bytes()]).unwrap_err();

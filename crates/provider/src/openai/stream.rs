@@ -300,7 +300,7 @@ mod tests {
     fn truncated_stream_is_an_error_not_a_short_answer() {
         let s = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an ans\"},\"finish_reason\":null}]}\n\n";
         let e = parse_openai_sse_chunks(&[s.as_bytes()]).unwrap_err();
-        assert_eq!(e.class(), "transient");
+        assert_eq!(e.class().name(), "transient");
         assert!(e.to_string().contains("ended before the model finished"));
         // A finish reason without [DONE] is a complete answer (some servers omit it).
         let s = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done\"},\"finish_reason\":\"stop\"}]}\n\n";
@@ -310,9 +310,9 @@ mod tests {
     #[test]
     fn malformed_streams_are_bad_responses() {
         let e = parse_openai_sse_chunks(&[b"data: {not json\n\n"]).unwrap_err();
-        assert_eq!(e.class(), "bad_response");
+        assert_eq!(e.class().name(), "bad_response");
         let e = parse_openai_sse_chunks(&[b"data: \xff\xfe\n\n"]).unwrap_err();
-        assert_eq!(e.class(), "bad_response");
+        assert_eq!(e.class().name(), "bad_response");
     }
 
     #[test]

@@ -447,7 +447,7 @@ mod tests {
                 "error": {"code": "context_length_exceeded", "message": "Your input exceeds the context window of this model."}}}),
         );
         let err = parse_responses_sse_chunks(&[failed.as_bytes()]).unwrap_err();
-        assert_eq!(err.class(), "context_overflow", "{err}");
+        assert_eq!(err.class().name(), "context_overflow", "{err}");
         let bad_json = "event: response.output_text.delta\ndata: {\"delta\": \"x\n\n";
         let err = parse_responses_sse_chunks(&[bad_json.as_bytes()]).unwrap_err();
         assert!(
@@ -468,6 +468,6 @@ mod tests {
             json!({"type": "response.output_text.delta", "output_index": 0, "delta": "hi"}),
         );
         let err = parse_responses_sse_chunks(&[ended.as_bytes()]).unwrap_err();
-        assert_eq!(err.class(), "transient");
+        assert_eq!(err.class().name(), "transient");
     }
 }

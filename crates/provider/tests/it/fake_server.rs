@@ -118,7 +118,7 @@ async fn wrong_key_is_an_auth_error_naming_the_variable() {
     )
     .unwrap();
     let e = p.send(&request("hi"), &mut |_| {}).await.unwrap_err();
-    assert_eq!(e.class(), "auth");
+    assert_eq!(e.class().name(), "auth");
     assert!(e.to_string().contains("$FAKE_KEY"), "{e}");
     assert_eq!(server.requests().len(), 1, "auth failures are not retried");
     let p = OpenAiProvider::new(

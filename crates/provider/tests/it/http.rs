@@ -87,7 +87,7 @@ async fn gives_up_after_configured_retries() {
     m.retries = 2;
     let p = OpenAiProvider::new(m, None).unwrap();
     let e = send(&p, &request()).await.0.unwrap_err();
-    assert_eq!(e.class(), "transient");
+    assert_eq!(e.class().name(), "transient");
     assert!(e.to_string().contains("upstream unavailable"), "{e}");
     assert_eq!(fake.requests().len(), 3);
 }
@@ -142,7 +142,7 @@ async fn auth_and_overflow_are_never_retried() {
     )
     .unwrap();
     let e = send(&p, &request()).await.0.unwrap_err();
-    assert_eq!(e.class(), "auth");
+    assert_eq!(e.class().name(), "auth");
     let msg = e.to_string();
     assert!(msg.contains("$TEST_KEY"), "{msg}");
     assert!(!msg.contains("sk-wrong-key-123"), "key leaked: {msg}");
@@ -165,7 +165,7 @@ async fn stream_breaking_after_output_is_an_error_and_not_retried() {
     let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
     let (r, events) = send(&p, &request()).await;
     let e = r.unwrap_err();
-    assert_eq!(e.class(), "transient");
+    assert_eq!(e.class().name(), "transient");
     assert!(e.to_string().contains("after output began"), "{e}");
     assert_eq!(events, vec![StreamEvent::TextDelta("Partial".into())]);
     assert_eq!(fake.requests().len(), 1);
@@ -406,7 +406,7 @@ async fn connection_refused_names_the_url() {
             ..RetryPolicy::default()
         });
     let e = send(&p, &request()).await.0.unwrap_err();
-    assert_eq!(e.class(), "transient");
+    assert_eq!(e.class().name(), "transient");
     assert!(e.to_string().contains(&addr.to_string()), "{e}");
     assert!(e.to_string().contains("is the server running"), "{e}");
 }
@@ -456,6 +456,6 @@ async fn a_refusal_that_changes_nothing_is_not_retried() {
     let p = OpenAiProvider::new(model(ProviderKind::Openai, format!("{url}/v1")), None).unwrap();
     // The request carries no temperature: dropping it cannot help.
     let e = send(&p, &request()).await.0.unwrap_err();
-    assert_eq!(e.class(), "rejected");
+    assert_eq!(e.class().name(), "rejected");
     assert_eq!(fake.requests().len(), 1);
 }

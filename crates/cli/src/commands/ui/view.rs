@@ -613,7 +613,9 @@ impl<'p> View<'p> {
         self.reasoning.close(self.printer);
         self.end_stream_line();
         if self.mode == Mode::Json {
-            let r = self.printer.json_error(err.class(), &err.to_string());
+            let r = self
+                .printer
+                .json_error(err.class().name(), &err.to_string());
             self.out(r);
         }
     }
