@@ -63,4 +63,5 @@ mod tasks_memory;
 mod tasks_sessions;
 mod util;
 mod web_fetch;
+mod web_fetch_proxy;
 mod web_fetch_repl;
