@@ -45,6 +45,7 @@ mod model_switch;
 mod permissions;
 mod permissions_repl;
 mod providers;
+mod reaping;
 mod reasoning;
 mod recall;
 mod release;

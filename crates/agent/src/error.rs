@@ -316,7 +316,10 @@ mod tests {
         assert_eq!(status_of("store").code(), 1);
         assert_eq!(AgentError::Interrupted.status(), Status::Interrupted);
         assert_eq!(
-            AgentError::from(MemoryError::Secret).status(),
+            AgentError::from(MemoryError::Secret {
+                kind: eonyx_store::secret::SecretKind::Jwt
+            })
+            .status(),
             Status::Usage
         );
         let invalid = InvalidRequest("usage: /rename TITLE".into());

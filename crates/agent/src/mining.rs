@@ -77,9 +77,9 @@ impl MineError {
             self,
             MineError::State(MiningError::UnknownIds { .. })
                 | MineError::State(MiningError::Memory(
-                    MemoryError::Secret | MemoryError::Empty
+                    MemoryError::Secret { .. } | MemoryError::Empty
                 ))
-                | MineError::Memory(MemoryError::Secret | MemoryError::Empty)
+                | MineError::Memory(MemoryError::Secret { .. } | MemoryError::Empty)
         )
     }
 }

@@ -80,6 +80,7 @@ mod read;
 mod recall;
 mod rows;
 mod search;
+pub mod secret;
 mod timeline;
 mod writer;
 
