@@ -41,6 +41,7 @@ mod mcp_calls;
 mod mcp_start;
 mod memory;
 mod mining;
+mod mining_secrets;
 mod model_switch;
 mod permissions;
 mod permissions_repl;

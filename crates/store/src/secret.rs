@@ -92,7 +92,8 @@ static RULES: LazyLock<Vec<(SecretKind, Regex)>> = LazyLock::new(|| {
     [
         (
             SecretKind::PrivateKey,
-            r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----",
+            // The whole block, to its END line (or the text's end).
+            r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\z)",
         ),
         (
             SecretKind::AwsAccessKey,

@@ -98,6 +98,13 @@ fn ordinary_memories_are_not_secrets() {
 }
 
 #[test]
+fn a_private_key_is_redacted_whole() {
+    let text =
+        "k -----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAK\n-----END RSA PRIVATE KEY----- after";
+    assert_eq!(redact(text), "k [redacted: private key] after");
+}
+
+#[test]
 fn redaction_keeps_the_text_around_each_secret() {
     let text = "a AKIAIOSFODNN7EXAMPLE b ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAB7C c é";
     assert_eq!(
