@@ -250,6 +250,8 @@ pub(crate) fn parse_responses(model: &str, body: &Value) -> Result<NativeOutcome
         native: NativeCompaction {
             provider: NativeProvider::Responses,
             model: model.to_owned(),
+            // The agent names the server it asked.
+            base_url: None,
             items,
         },
         usage,
@@ -324,6 +326,7 @@ pub(crate) fn parse_anthropic(model: &str, body: &Value) -> Result<NativeOutcome
         native: NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: model.to_owned(),
+            base_url: None,
             items: vec![block],
         },
         usage,
@@ -377,6 +380,7 @@ mod tests {
         let n = NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: "claude".into(),
+            base_url: None,
             items: vec![json!({"type": "compaction", "content": "c", "signature": "s"})],
         };
         let mut body =

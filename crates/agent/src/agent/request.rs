@@ -131,6 +131,7 @@ impl Agent {
                 n,
                 &self.config.model,
                 self.models.provider.quirks().responses_api,
+                self.inherit.model_flag.is_none(),
             )
         })
     }
@@ -159,6 +160,7 @@ impl Agent {
             self.view.native(),
             &self.config.model,
             self.models.provider.quirks().responses_api,
+            self.inherit.model_flag.is_none(),
         );
         req
     }
