@@ -5,7 +5,8 @@
 //! (`kill -9 $PPID`) leave nothing after `job_stop`, the session's end or
 //! `kill -9` of eonyx; a foreground command's `sleep … &` neither keeps
 //! `eonyx run` from exiting nor outlives the command. Leftovers are found in
-//! `/proc` by a marker no other process uses.
+//! `/proc` by a marker no other process uses. (And a job's start result,
+//! cut by the job's own cap, is not cut again by the generic one.)
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use std::process::{Command, Output, Stdio};
@@ -288,4 +289,31 @@ fn a_timed_out_gnu_timeout_is_killed_with_its_child_on_every_backend() {
         assert_eq!(result, ["timed out after 1s\n"], "{backend}");
         assert_all_gone(&marker, backend);
     }
+}
+
+#[test]
+fn a_job_start_over_the_cap_is_cut_once_keeping_the_newest_output_and_the_exit_line() {
+    let fx = project("output_cap_bytes = 2048\n");
+    fx.fake
+        .push(bg(
+            "head -c 20000 /dev/zero | tr '\\0' a; echo; echo NEWEST-LINE",
+        ))
+        .push(Reply::text("done"));
+    let out = run_bounded(fx.cmd(&["run", "--allow-shell", "start it"]), "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = fx.agent_requests().last().unwrap().tool_results()[0].clone();
+    assert!(result.starts_with("job 1 started: "), "{result}");
+    assert!(
+        result.contains("bytes left out (over tools.output_cap_bytes)"),
+        "{result}"
+    );
+    assert!(result.contains("NEWEST-LINE"), "{result}");
+    assert!(
+        result.ends_with("[job 1 exited 0 within its first second]\n"),
+        "{result}"
+    );
+    assert!(
+        !result.contains("[output cut"),
+        "cut a second time: {result}"
+    );
 }
