@@ -208,7 +208,9 @@ fn a_name_that_fails_then_resolves_to_loopback_never_connects_whatever_the_proxy
     let model = model();
     let env = env_with(&model, "");
     let url = format!("http://flip.test:{}/", web.port());
-    let cases: Vec<(&str, Vec<(&str, &str)>, &str)> = vec![
+    // (what, the proxy variables, what the result says)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case<'_>> = vec![
         ("no proxy", vec![], "could not resolve flip.test"),
         (
             "NO_PROXY names the host",

@@ -178,7 +178,8 @@ pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
 
 /// Run `sh -c command` in the project root, confined by `ctx.sandbox`,
 /// without the provider key variables, within `tools.shell_timeout_secs`,
-/// killed with its process group on cancel; `tee` also gets the output as
+/// killed with everything it started on cancel, and what it leaves running
+/// stopped when it ends (`crate::foreground`); `tee` also gets the output as
 /// it arrives. The result's first line is the [`ShellOutcome`]. Asks no
 /// one: the caller has approved the command. The one place a command is
 /// spawned.

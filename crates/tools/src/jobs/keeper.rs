@@ -176,6 +176,7 @@ mod imp {
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::{Pid, getppid, setsid};
     use std::ffi::CString;
+    use std::io::Write as _;
     use std::os::unix::ffi::OsStrExt as _;
 
     fn sys(e: nix::Error) -> KeeperError {
@@ -404,7 +405,9 @@ mod imp {
         let left = eonyx_sandbox::reaper::kill_descendants(None);
         let _ = killpg(group, Signal::SIGKILL);
         if flags.note && left > 0 && !stopped {
-            eprintln!(
+            // The keeper's stderr is the command's output: the model reads it.
+            let _ = writeln!(
+                std::io::stderr(),
                 "[eonyx: the command ended and {left} process{} it started {} still running; \
                  {} stopped. Run a server or watcher as a background job (\"background\": true)]",
                 if left == 1 { "" } else { "es" },
