@@ -400,10 +400,8 @@ impl Agent {
         let provider = self.models.provider.clone();
         let result = provider.compact(&req, &instructions).await;
         match result {
-            Ok(mut outcome) => {
+            Ok(outcome) => {
                 self.compaction.native.succeeded();
-                // Only this server is sent the items (SPEC 31, settled).
-                outcome.native.base_url = Some(self.config.model.base_url.clone());
                 let input = self.compact_input(plan, trigger, focus, None);
                 eonyx_compact::native_record(outcome, &input)
                     .map(Some)
