@@ -11,13 +11,14 @@
 
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::json;
 
 use crate::agent::*;
-use crate::util::stderr;
+use crate::jobs::{assert_all_gone, pids_with};
+use crate::util::{spawn_with_stdin, stderr};
 
 /// The backends, as `[tools]` TOML: each required, or the sandbox off.
 const BACKENDS: [(&str, &str); 3] = [
@@ -45,50 +46,17 @@ fn python() -> &'static str {
     }
 }
 
-/// The command lines of every process whose command line holds `marker`
-/// (a zombie's is empty: it is gone but for its entry).
-fn holding(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if e.file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-            .is_none()
-        {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) {
-            out.push(cmdline);
-        }
-    }
-    out
-}
-
 /// Whether a process of the command itself (not eonyx, a keeper or the
 /// shell) holds `marker`.
 fn leaf_running(marker: &str) -> bool {
-    holding(marker).iter().any(|c| {
-        let argv0 = c.split(' ').next().unwrap_or_default();
+    pids_with(marker).iter().any(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let argv0 = String::from_utf8_lossy(cmdline.split(|b| *b == 0).next().unwrap_or_default())
+            .into_owned();
         ["sleep", "python3", "timeout"]
             .iter()
             .any(|p| argv0.ends_with(p))
     })
-}
-
-fn assert_all_gone(marker: &str, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let left = holding(marker);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{what}: left running: {left:#?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// The five jobs that escape a process group, each with its marker.
@@ -120,15 +88,7 @@ fn bg(command: &str) -> Reply {
 /// Runs `cmd` with `input` on stdin to its end, failing (and killing it)
 /// if it has not ended within a minute.
 fn run_bounded(mut cmd: Command, input: &str) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
-    drop(stdin);
+    let child = spawn_with_stdin(&mut cmd, input);
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -158,7 +118,7 @@ fn jobs_that_leave_their_group_leave_nothing_after_job_stop_on_every_backend() {
         }
         fx.fake.push(Reply::text("stopped"));
         // When the last stop's result arrives, what is left is looked for.
-        let left: Arc<Mutex<Option<Vec<String>>>> = Arc::default();
+        let left: Arc<Mutex<Option<Vec<u32>>>> = Arc::default();
         let seen: Arc<Mutex<Vec<bool>>> = Arc::default();
         {
             let (left, seen, jobs) = (left.clone(), seen.clone(), jobs.clone());
@@ -169,7 +129,7 @@ fn jobs_that_leave_their_group_leave_nothing_after_job_stop_on_every_backend() {
                     *seen.lock().unwrap() = jobs.iter().map(|(m, _)| leaf_running(m)).collect();
                 }
                 if results.len() == 2 * jobs.len() {
-                    let found = jobs.iter().flat_map(|(m, _)| holding(m)).collect();
+                    let found = jobs.iter().flat_map(|(m, _)| pids_with(m)).collect();
                     *left.lock().unwrap() = Some(found);
                 }
                 None

@@ -13,11 +13,12 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, Reply, TestEnv, WebReply, WebServer};
-use serde_json::{Value, json};
+use eonyx_tests::{FakeConfig, FakeServer, RecordedRequest, TestEnv, WebReply, WebServer};
+use serde_json::json;
 
 use crate::compaction::BIN;
 use crate::util::{input_lines, spawn_with_stdin, stderr};
+use crate::web_fetch::model;
 
 /// Set in the copy of the test binary that runs inside the namespace.
 const INSIDE: &str = "EONYX_TEST_INSIDE_NETNS";
@@ -33,20 +34,6 @@ const PROXY_VARS: [&str; 9] = [
     "no_proxy",
     "REQUEST_METHOD",
 ];
-
-fn model() -> FakeServer {
-    let server = FakeServer::start();
-    server.set_responder(|r: &RecordedRequest| {
-        let last = r.messages().last().cloned().unwrap_or_default();
-        if last["role"] != "user" {
-            return None;
-        }
-        let text = last["content"].as_str().unwrap_or_default();
-        let args: Value = serde_json::from_str(text.strip_prefix("fetch ")?).ok()?;
-        Some(Reply::tool_call("web_fetch", args))
-    });
-    server
-}
 
 fn env_with(model: &FakeServer, tools: &str) -> TestEnv {
     let env = TestEnv::new().unwrap();

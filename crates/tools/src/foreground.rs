@@ -14,7 +14,7 @@ use std::process::ExitStatus;
 
 use tokio::sync::oneshot;
 
-use crate::jobs::{Leader, keeper_command, spawn_kept};
+use crate::jobs::{KeeperFlags, Leader, keeper_prepare, spawn_kept};
 
 /// A running foreground command.
 pub(crate) struct Running {
@@ -33,24 +33,13 @@ pub(crate) fn spawn(
     leader: Leader,
     output: std::io::PipeWriter,
 ) -> std::io::Result<Running> {
-    let (cmd, kept) = match keeper {
-        Some(k) if leader != Leader::PidNamespace => {
-            let flags = crate::jobs::KeeperFlags {
-                note: true,
-                ..Default::default()
-            };
-            (keeper_command(k, &cmd, leader, flags), true)
-        }
-        _ => {
-            let mut cmd = cmd;
-            #[cfg(unix)]
-            if leader != Leader::Session {
-                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-            }
-            (cmd, false)
-        }
+    // Under bubblewrap its PID namespace ends everything: no keeper.
+    let keeper = keeper.filter(|_| leader != Leader::PidNamespace);
+    let flags = KeeperFlags {
+        note: true,
+        ..Default::default()
     };
-    let mut cmd = cmd;
+    let (mut cmd, kept) = keeper_prepare(keeper, cmd, leader, flags);
     cmd.stdin(std::process::Stdio::null())
         .stdout(output.try_clone()?)
         .stderr(output);

@@ -38,7 +38,7 @@ use eonyx_core::{ToolDef, ToolName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-pub(crate) use keeper::{Flags as KeeperFlags, wrap as keeper_command};
+pub(crate) use keeper::{Flags as KeeperFlags, prepare as keeper_prepare};
 pub use keeper::{KEEPER_SUBCOMMAND, KeeperError, Leader, STOP_GRACE, run_keeper};
 pub(crate) use spawn::spawn as spawn_kept;
 
@@ -289,20 +289,12 @@ impl Jobs {
         };
         let log_path = self.config.dir.join(format!("{id}.log"));
         let file = create_log(&self.config.dir, &log_path)?;
-        let (mut cmd, kept) = match &self.config.keeper {
-            Some(keeper) => (
-                keeper::wrap(keeper, &cmd, leader, keeper::Flags::default()),
-                true,
-            ),
-            None => {
-                let mut cmd = cmd;
-                #[cfg(unix)]
-                if leader != Leader::Session {
-                    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-                }
-                (cmd, false)
-            }
-        };
+        let (mut cmd, kept) = keeper::prepare(
+            self.config.keeper.as_deref(),
+            cmd,
+            leader,
+            keeper::Flags::default(),
+        );
         let spawn_err = |e| ToolError::io("cannot start the job", command, e);
         let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
         cmd.stdin(Stdio::null())

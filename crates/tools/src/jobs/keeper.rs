@@ -141,6 +141,28 @@ pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
     imp::keep(program, rest, leader, flags)
 }
 
+/// `cmd` run under `keeper` ([`wrap`]) when there is one; else `cmd` in a
+/// process group of its own unless it makes its own session (`leader`).
+/// Whether it is kept.
+pub(crate) fn prepare(
+    keeper: Option<&std::path::Path>,
+    cmd: std::process::Command,
+    leader: Leader,
+    flags: Flags,
+) -> (std::process::Command, bool) {
+    match keeper {
+        Some(k) => (wrap(k, &cmd, leader, flags), true),
+        None => {
+            let mut cmd = cmd;
+            #[cfg(unix)]
+            if leader != Leader::Session {
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            }
+            (cmd, false)
+        }
+    }
+}
+
 /// `eonyx job-keeper [--session | --pid-namespace] [--note] -- PROGRAM
 /// ARGS…` with `cmd`'s environment and directory.
 pub(crate) fn wrap(
