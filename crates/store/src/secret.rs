@@ -183,18 +183,19 @@ pub fn redact(text: &str) -> String {
 }
 
 /// Whether `text` holds one of `known`, compared in lower case with all
-/// whitespace removed on both sides.
+/// whitespace removed on both sides (ASCII case and spaces: key values are
+/// ASCII; one byte pass, no per-char allocation).
 fn holds_known(text: &str, known: &[String]) -> bool {
-    let squash = |s: &str| -> String {
-        s.chars()
-            .filter(|c| !c.is_whitespace())
-            .flat_map(char::to_lowercase)
+    let squash = |s: &str| -> Vec<u8> {
+        s.bytes()
+            .filter(|b| !b.is_ascii_whitespace())
+            .map(|b| b.to_ascii_lowercase())
             .collect()
     };
-    let values: Vec<String> = known
+    let values: Vec<Vec<u8>> = known
         .iter()
         .map(|k| squash(k))
-        .filter(|k| k.chars().count() >= MIN_KNOWN_CHARS)
+        .filter(|k| k.len() >= MIN_KNOWN_CHARS)
         .collect();
     if values.is_empty() {
         return false;
@@ -202,7 +203,7 @@ fn holds_known(text: &str, known: &[String]) -> bool {
     let squashed = squash(text);
     values
         .iter()
-        .any(|v| memchr::memmem::find(squashed.as_bytes(), v.as_bytes()).is_some())
+        .any(|v| memchr::memmem::find(&squashed, v).is_some())
 }
 
 fn is_token_byte(b: u8) -> bool {
