@@ -19,7 +19,6 @@ pub const ROOTS: &[&str] = &["crates", "tests", "xtask", "fuzz"];
 /// Files over the limit when the check arrived, with their size then. Split
 /// them where their parts really are (issue "the house after five rooms").
 pub const DEBT: &[(&str, usize)] = &[
-    ("crates/web/src/convert/markdown.rs", 1039),
     ("crates/tools/src/jobs.rs", 944),
     ("crates/tools/src/shell_split.rs", 803),
     ("crates/core/src/config.rs", 682),
