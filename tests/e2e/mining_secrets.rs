@@ -1,7 +1,8 @@
 //! Secrets never enter memory, and mining stays in its project (issue 56,
 //! docs/memory.md#secrets): each of the 13 secret formats a mining model
 //! might repeat is dropped from its proposals (never stored, a one-line
-//! notice), refused by `memory add` naming its kind and not its value, and
+//! notice), refused by `memory add` and the `memory` tool naming its kind
+//! and not its value, and
 //! redacted from the transcript sent to the miner; `memory mine --session`
 //! of another project's session is refused naming that project.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
@@ -182,6 +183,30 @@ fn memory_add_refuses_every_secret_format_naming_its_kind_not_its_value() {
         assert!(!stdout(&list).contains(secret));
     }
     assert!(!stdout(&list).to_lowercase().contains("gemini-value"));
+}
+
+#[test]
+fn the_memory_tool_refuses_every_secret_format_and_the_model_hears_the_kind_only() {
+    let fx = Fx::new();
+    for (text, _) in SECRETS {
+        fx.fake.push(Reply::tool_call(
+            "memory",
+            json!({"action": "add", "text": text}),
+        ));
+    }
+    fx.fake.push(Reply::text("ok"));
+    let out = eonyx(&fx, &["run", "remember these"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = fx.agent_requests().last().unwrap().tool_results();
+    assert_eq!(results.len(), SECRETS.len());
+    for (r, (_, secret)) in results.iter().zip(SECRETS) {
+        assert!(r.contains("memory never stores secrets"), "{r}");
+        assert!(!r.contains(secret), "{r}");
+    }
+    let list = eonyx(&fx, &["memory"]);
+    for (_, secret) in SECRETS {
+        assert!(!stdout(&list).contains(secret));
+    }
 }
 
 #[test]

@@ -277,3 +277,41 @@ fn a_job_start_over_the_cap_is_cut_once_keeping_the_newest_output_and_the_exit_l
         "cut a second time: {result}"
     );
 }
+
+#[test]
+fn kill_9_of_eonyx_during_a_foreground_command_leaves_nothing_on_every_backend() {
+    for (i, (backend, tools)) in BACKENDS.iter().enumerate() {
+        let fx = project(tools);
+        let marker = format!("90{i}{}", std::process::id() % 1000);
+        fx.fake
+            .push(Reply::tool_call(
+                "shell",
+                json!({"command": format!("set -m; sleep {marker} & sleep {marker}")}),
+            ))
+            .push(Reply::text("done"));
+        let mut child = fx
+            .cmd(&["run", "--allow-shell", "wait"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(
+            &format!("{backend}: both sleeps"),
+            Duration::from_secs(30),
+            || {
+                pids_with(&marker)
+                    .iter()
+                    .filter(|pid| {
+                        std::fs::read(format!("/proc/{pid}/cmdline"))
+                            .is_ok_and(|c| c.starts_with(b"sleep\0"))
+                    })
+                    .count()
+                    == 2
+            },
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_all_gone(&marker, &format!("{backend}, after kill -9 of eonyx"));
+    }
+}
