@@ -17,7 +17,7 @@ use crate::util::{json_lines, stderr, stdout};
 const GOAL: &str = "Make CODEWORD-GOAL parse every fixture";
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Wire {
+pub(crate) enum Wire {
     Responses,
     Anthropic,
 }
@@ -25,7 +25,7 @@ enum Wire {
 /// A project on `wire` keeping one turn at a compaction, with `native`
 /// as `models.fake.compaction_native` (`None`: unset) and the fake
 /// serving native compaction as `serve`.
-fn fx(wire: Wire, native: Option<&str>, serve: NativeCompact) -> Fx {
+pub(crate) fn fx(wire: Wire, native: Option<&str>, serve: NativeCompact) -> Fx {
     fx_tuned(wire, native, serve, |c| c)
 }
 
@@ -58,14 +58,14 @@ fn base_of(c: &FakeConfig) -> String {
     line["base_url = ".len()..].trim_matches('"').to_owned()
 }
 
-fn compactions(fx: &Fx) -> Vec<Value> {
+pub(crate) fn compactions(fx: &Fx) -> Vec<Value> {
     records(&fx.session())
         .into_iter()
         .filter(|r| r["type"] == "compaction")
         .collect()
 }
 
-fn summarizer_requests(fx: &Fx) -> Vec<RecordedRequest> {
+pub(crate) fn summarizer_requests(fx: &Fx) -> Vec<RecordedRequest> {
     fx.chats()
         .into_iter()
         .filter(RecordedRequest::is_summarizer)
@@ -74,7 +74,7 @@ fn summarizer_requests(fx: &Fx) -> Vec<RecordedRequest> {
 
 /// The native items a request carries, in order: Responses `compaction`
 /// items, Anthropic `compaction` blocks.
-fn carried(r: &RecordedRequest) -> Vec<Value> {
+pub(crate) fn carried(r: &RecordedRequest) -> Vec<Value> {
     if !r.is_anthropic() {
         r.input()
             .into_iter()
@@ -90,7 +90,7 @@ fn carried(r: &RecordedRequest) -> Vec<Value> {
 }
 
 /// What the user was told: stderr, and the `warning` events of `--json`.
-fn said(o: &std::process::Output) -> String {
+pub(crate) fn said(o: &std::process::Output) -> String {
     let mut out = stderr(o);
     for e in json_lines(&o.stdout) {
         if e["type"] == "warning" {

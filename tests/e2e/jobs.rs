@@ -57,7 +57,7 @@ fn sleeps(marker: &str) -> Vec<u32> {
 
 /// Pids of the processes whose command line holds `marker` (the keeper,
 /// the shell and its grandchildren).
-fn pids_with(marker: &str) -> Vec<u32> {
+pub(crate) fn pids_with(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
@@ -76,7 +76,7 @@ fn pids_with(marker: &str) -> Vec<u32> {
 }
 
 /// Waits (bounded) until no process holds `marker`; fails naming them.
-fn assert_all_gone(marker: &str, what: &str) {
+pub(crate) fn assert_all_gone(marker: &str, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let left = pids_with(marker);

@@ -35,7 +35,7 @@ cargo build
 
 /// A fake model that answers a user line `fetch <args JSON>` with one
 /// `web_fetch` call carrying those arguments, and anything else with "ok".
-fn model() -> FakeServer {
+pub(crate) fn model() -> FakeServer {
     let server = FakeServer::start();
     server.set_responder(|r: &RecordedRequest| {
         let last = r.messages().last().cloned().unwrap_or_default();

@@ -148,6 +148,7 @@ pub fn effective_request(
         view.native(),
         &config.model,
         quirks.responses_api,
+        true,
     );
     let body = eonyx_provider::request_body_with(&config.model, &request, quirks);
     Ok(EffectiveRequest {

@@ -320,7 +320,10 @@ mod tests {
         assert_eq!(Status::of(ErrorClass::Store).code(), 1);
         assert_eq!(AgentError::Interrupted.status(), Status::Interrupted);
         assert_eq!(
-            AgentError::from(MemoryError::Secret).status(),
+            AgentError::from(MemoryError::Secret {
+                kind: eonyx_store::secret::SecretKind::Jwt
+            })
+            .status(),
             Status::Usage
         );
         let invalid = InvalidRequest("usage: /rename TITLE".into());

@@ -65,6 +65,10 @@ pub enum MineError {
     Child { id: SessionId },
     #[error("no session {id} in this data dir; `eonyx sessions` lists them")]
     NoSession { id: SessionId },
+    #[error(
+        "session {id} belongs to another project ({project}); mining stays in its project: run `eonyx memory mine --session {id}` in {project}"
+    )]
+    OtherProject { id: SessionId, project: String },
 }
 
 impl MineError {
@@ -77,9 +81,9 @@ impl MineError {
             self,
             MineError::State(MiningError::UnknownIds { .. })
                 | MineError::State(MiningError::Memory(
-                    MemoryError::Secret | MemoryError::Empty
+                    MemoryError::Secret { .. } | MemoryError::Empty
                 ))
-                | MineError::Memory(MemoryError::Secret | MemoryError::Empty)
+                | MineError::Memory(MemoryError::Secret { .. } | MemoryError::Empty)
         )
     }
 }
@@ -257,6 +261,12 @@ impl Miner {
             if s.parent.is_some() {
                 return Err(MineError::Child { id: id.clone() });
             }
+            if s.project != self.project {
+                return Err(MineError::OtherProject {
+                    id: id.clone(),
+                    project: s.project,
+                });
+            }
             if self.store.is_open(id) {
                 return Err(MineError::Open {
                     id: id.clone(),
@@ -353,7 +363,7 @@ impl Miner {
         };
         let auto = self.config.memory.mine == MineMode::Auto;
         let seqs = &t.seqs;
-        let (status, kept, accepted) = self.mining.update(|s| {
+        let (status, kept, accepted, secrets) = self.mining.update(|s| {
             s.record_cost(eonyx_store::mining::RequestCost {
                 session: id.to_string(),
                 at: eonyx_core::time::now_rfc3339(),
@@ -363,7 +373,9 @@ impl Miner {
             });
             let candidates = match &parsed {
                 Ok(c) => c.clone(),
-                Err(_) => return Ok((s.mark(id.as_str(), Err(())), Vec::new(), Vec::new())),
+                Err(_) => {
+                    return Ok((s.mark(id.as_str(), Err(())), Vec::new(), Vec::new(), 0));
+                }
             };
             let proposed = s.propose(&source, candidates, &entries, &self.secrets, |q| {
                 seqs.contains(&q)
@@ -389,8 +401,20 @@ impl Miner {
                 accepted = vec![None; proposed.kept.len()];
             }
             let n = proposed.kept.len() as u64;
-            Ok((s.mark(id.as_str(), Ok(n)), proposed.kept, accepted))
+            Ok((
+                s.mark(id.as_str(), Ok(n)),
+                proposed.kept,
+                accepted,
+                proposed.secrets,
+            ))
         })?;
+        if secrets > 0 {
+            sink(MiningEvent::Warning(format!(
+                "mining session {id} (\"{}\"): dropped {secrets} proposal{} holding a secret (never stored)",
+                session.title,
+                if secrets == 1 { "" } else { "s" }
+            )));
+        }
         if let Err(why) = &parsed {
             sink(MiningEvent::Warning(format!(
                 "mining session {} (\"{}\"): {why}; {}",

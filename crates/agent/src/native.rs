@@ -51,10 +51,18 @@ pub(crate) fn wire_of(model: &ModelConfig, responses_api: bool) -> Option<Native
 }
 
 /// Whether `native` may go to the session's model as it is now: the same
-/// wire and the same model id. After `/model` elsewhere it does not, and
-/// eonyx's own summary of that history replaces it.
-pub(crate) fn applies(native: &NativeCompaction, model: &ModelConfig, responses_api: bool) -> bool {
-    wire_of(model, responses_api).is_some_and(|w| native.is_for(w, &model.name))
+/// wire, model id and server (base URL). After `/model` elsewhere it does
+/// not, and eonyx's own summary of that history replaces it; a record
+/// without a base URL does not once the model was changed
+/// (`model_unchanged` false).
+pub(crate) fn applies(
+    native: &NativeCompaction,
+    model: &ModelConfig,
+    responses_api: bool,
+    model_unchanged: bool,
+) -> bool {
+    wire_of(model, responses_api)
+        .is_some_and(|w| native.is_for(w, &model.name, &model.base_url, model_unchanged))
 }
 
 /// Attach the view's native items to `req` when they apply.
@@ -63,8 +71,11 @@ pub(crate) fn attach(
     native: Option<&NativeCompaction>,
     model: &ModelConfig,
     responses_api: bool,
+    model_unchanged: bool,
 ) {
-    req.native = native.filter(|n| applies(n, model, responses_api)).cloned();
+    req.native = native
+        .filter(|n| applies(n, model, responses_api, model_unchanged))
+        .cloned();
 }
 
 /// What the room remembers between compactions of one session.

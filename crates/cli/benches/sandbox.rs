@@ -3,6 +3,10 @@
 //! Landlock + seccomp through `eonyx sandbox-exec`), against the same command
 //! unconfined, median of N runs each (default 50; `EONYX_BENCH_SCALE`
 //! multiplies it), in the same run. Goal: under 20 ms added per command.
+//! Then a foreground command's own time (a ~0.3 s shell loop) run directly
+//! and through the job keeper that reaps what it leaves (`eonyx job-keeper
+//! --note`, as the `shell` tool runs it without bubblewrap), median of 9
+//! each. Goal: within 1.05x.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
@@ -82,5 +86,26 @@ fn main() -> Result<()> {
             )
         );
     }
+    // A foreground command's own time, direct and under the keeper.
+    let busy = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done";
+    let direct = time(9, &|| {
+        let mut c = Command::new("sh");
+        c.args(["-c", busy]);
+        c
+    })?;
+    let kept = time(9, &|| {
+        let mut c = Command::new(&helper);
+        c.args(["job-keeper", "--note", "--", "sh", "-c", busy]);
+        c
+    })?;
+    println!(
+        "{}",
+        bench::Line::timed(
+            "sandbox: a foreground command's own time under the reaping keeper",
+            kept,
+            direct,
+            "<= 1.05x",
+        )
+    );
     Ok(())
 }

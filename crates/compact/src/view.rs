@@ -79,6 +79,8 @@ pub struct ContextView {
     size: RequestSize,
     /// Tool call id → (tool name, arguments for a stub).
     calls: HashMap<String, (String, String)>,
+    /// The calls whose results bound themselves (never cut again).
+    self_cut: std::collections::HashSet<String>,
     /// Indices (into `records`) of sent tool results, oldest first.
     tools: Vec<usize>,
     /// `tools[..collapsed]` are collapsed.
@@ -109,6 +111,7 @@ impl ContextView {
             slots: Vec::new(),
             size: RequestSize::default(),
             calls: HashMap::new(),
+            self_cut: Default::default(),
             tools: Vec::new(),
             collapsed: 0,
             counted: 0,
@@ -221,7 +224,10 @@ impl ContextView {
             None
         };
         let whole = tool.is_some_and(eonyx_core::ToolName::kept_whole);
-        let uncut = whole || tool.is_some_and(eonyx_core::ToolName::cuts_own_output);
+        let uncut = whole
+            || m.tool_call_id
+                .as_ref()
+                .is_some_and(|id| self.self_cut.contains(id));
         let slot = match m.role {
             Role::User => Slot {
                 over: None,
@@ -233,6 +239,9 @@ impl ContextView {
                     let args: String = c.arguments_json();
                     let args = eonyx_core::text::ellipsize(&args, STUB_ARGS_CHARS);
                     self.calls.insert(c.id.clone(), (c.name.clone(), args));
+                    if eonyx_core::ToolName::call_cuts_own_output(&c.name, &c.arguments) {
+                        self.self_cut.insert(c.id.clone());
+                    }
                 }
                 let over = m.usage.is_some().then(|| {
                     let mut o = m.clone();

@@ -54,6 +54,7 @@ use crate::paths::Env;
 
 pub mod file;
 pub mod hooks;
+pub mod host_port;
 pub mod load;
 mod options;
 pub mod parse;

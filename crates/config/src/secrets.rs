@@ -33,20 +33,14 @@ pub fn key_env_vars(config: &Config) -> Vec<String> {
 /// Keys shorter than this are not matched (too likely to occur by chance).
 const MIN_SECRET_LEN: usize = 8;
 
-/// The values of every configured API key: the `api_key_env` of each
-/// configured model and of the active one, plus the providers' well-known
-/// variables. Used to refuse memory entries that would store a key.
+/// The values of every key variable [`key_env_vars`] names: the
+/// providers' well-known variables (those `shell` strips) and each
+/// configured model's `api_key_env`. Memory refuses entries holding one
+/// (compared in any case with spaces removed: `eonyx_store::secret`).
 pub fn configured_key_values(config: &Config, env: &Env) -> Vec<String> {
-    let mut vars: Vec<&str> = vec!["OPENAI_API_KEY", "ANTHROPIC_API_KEY"];
-    vars.extend(config.model.api_key_env.as_deref());
-    vars.extend(
-        config
-            .models
-            .values()
-            .filter_map(|m| m.api_key_env.as_deref()),
-    );
+    let vars = key_env_vars(config);
     let mut values: Vec<String> = vars
-        .into_iter()
+        .iter()
         .filter_map(|v| env.get(v))
         .map(str::trim)
         .filter(|v| v.len() >= MIN_SECRET_LEN)
@@ -88,10 +82,18 @@ mod tests {
             ("MY_KEY", "sk-mine-0123456789"),
             ("ANTHROPIC_API_KEY", "sk-ant-0123456789"),
             ("OPENAI_API_KEY", "short"),
+            ("GEMINI_API_KEY", "AIza-gemini-0123"),
             ("OTHER", "not-a-key-at-all"),
         ]);
         let v = configured_key_values(&config, &env);
-        assert_eq!(v, vec!["sk-ant-0123456789", "sk-mine-0123456789"]);
+        assert_eq!(
+            v,
+            vec![
+                "AIza-gemini-0123",
+                "sk-ant-0123456789",
+                "sk-mine-0123456789"
+            ]
+        );
         assert!(eonyx_core::memory::contains_secret(
             "the key is sk-mine-0123456789!",
             &v

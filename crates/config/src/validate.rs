@@ -103,18 +103,13 @@ pub fn validate(file: &ConfigFile, path: &Utf8Path) -> Result<(), ConfigError> {
                 "must be at least 1",
             ));
         }
-        if let Some(bad) = t
+        if let Some(reason) = t
             .web_fetch_private_hosts
             .iter()
             .flatten()
-            .find(|h| !is_host_port(h))
+            .find_map(|h| crate::host_port::canonical(h).err())
         {
-            return Err(invalid(
-                "tools.web_fetch_private_hosts".into(),
-                &format!(
-                    "{bad:?} is not host:port; write each entry as the URL spells it, e.g. \"localhost:3000\" or \"127.0.0.1:8000\""
-                ),
-            ));
+            return Err(invalid("tools.web_fetch_private_hosts".into(), &reason));
         }
     }
     if let Some(m) = &file.memory
@@ -523,12 +518,6 @@ fn validate_compaction(
 }
 
 /// `host:port` with a non-empty host and a port number (`[::1]:8080` too).
-fn is_host_port(entry: &str) -> bool {
-    entry
-        .rsplit_once(':')
-        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
-}
-
 #[cfg(test)]
 mod tests {
     use crate::parse::parse_global;

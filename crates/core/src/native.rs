@@ -32,13 +32,18 @@ impl NativeProvider {
     }
 }
 
-/// The `native` field of a compaction record: `{provider, model, items}`.
+/// The `native` field of a compaction record: `{provider, model,
+/// base_url, items}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NativeCompaction {
     pub provider: NativeProvider,
     /// The model id the items were made by (`ModelConfig::name`); only
     /// that model, on that wire, is sent them.
     pub model: String,
+    /// The server that made them (`ModelConfig::base_url`); only it is
+    /// sent them. `None` in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
     /// The items (Responses) or the block (Anthropic), as returned.
     pub items: Vec<Value>,
 }
@@ -48,9 +53,22 @@ pub struct NativeCompaction {
 pub const ANTHROPIC_COMPACTION_BETA: &str = "compact-2026-09-04";
 
 impl NativeCompaction {
-    /// Whether these items may be sent to `provider` / `model`.
-    pub fn is_for(&self, provider: NativeProvider, model: &str) -> bool {
-        self.provider == provider && self.model == model
+    /// Whether these items may be sent to `provider` / `model` at
+    /// `base_url` (SPEC 31, settled: only to the server that made them). A
+    /// record without `base_url` counts as another server's once the model
+    /// was changed (`model_unchanged` false: `/model`, `--model`).
+    pub fn is_for(
+        &self,
+        provider: NativeProvider,
+        model: &str,
+        base_url: &str,
+        model_unchanged: bool,
+    ) -> bool {
+        let server = match &self.base_url {
+            Some(b) => b.trim_end_matches('/') == base_url.trim_end_matches('/'),
+            None => model_unchanged,
+        };
+        self.provider == provider && self.model == model && server
     }
 
     /// Bytes of the opaque payloads (`encrypted_content`, signatures).
@@ -138,6 +156,7 @@ mod tests {
         let a = NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: "claude".into(),
+            base_url: None,
             items: vec![
                 json!({"type": "compaction", "content": "We fixed the parser.", "signature": "sig"}),
             ],
@@ -146,6 +165,7 @@ mod tests {
         let o = NativeCompaction {
             provider: NativeProvider::Responses,
             model: "gpt".into(),
+            base_url: Some("https://api.openai.com/v1".into()),
             items: vec![
                 json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix it"}]}),
                 json!({"type": "compaction", "id": "cmp_1", "encrypted_content": "abcdef"}),
@@ -155,8 +175,25 @@ mod tests {
             o.display(),
             "[user] fix it\n\n[compacted by the provider: opaque, 6 bytes]"
         );
-        assert!(o.is_for(NativeProvider::Responses, "gpt"));
-        assert!(!o.is_for(NativeProvider::Anthropic, "gpt"));
+        let openai = "https://api.openai.com/v1";
+        assert!(o.is_for(NativeProvider::Responses, "gpt", openai, false));
+        assert!(o.is_for(
+            NativeProvider::Responses,
+            "gpt",
+            "https://api.openai.com/v1/",
+            false
+        ));
+        assert!(!o.is_for(NativeProvider::Anthropic, "gpt", openai, true));
+        assert!(!o.is_for(
+            NativeProvider::Responses,
+            "gpt",
+            "http://127.0.0.1:1/v1",
+            true
+        ));
+        // A record from before `base_url` was kept: only while the model
+        // is unchanged.
+        assert!(a.is_for(NativeProvider::Anthropic, "claude", "https://x", true));
+        assert!(!a.is_for(NativeProvider::Anthropic, "claude", "https://x", false));
         assert_eq!(o.opaque_bytes(), 6);
     }
 }

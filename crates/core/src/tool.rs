@@ -110,6 +110,21 @@ impl ToolName {
         matches!(self, ToolName::JobOutput | ToolName::JobStop)
     }
 
+    /// [`ToolName::cuts_own_output`] for one call: also a `shell` call
+    /// with `"background": true`, whose start result is the job's first
+    /// output cut as `job_output` cuts it (SPEC 27: cut once, keeping the
+    /// exit line).
+    pub fn call_cuts_own_output(name: &str, arguments: &serde_json::Value) -> bool {
+        match Self::parse(name) {
+            Some(ToolName::Shell) => arguments
+                .get("background")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+            Some(t) => t.cuts_own_output(),
+            None => false,
+        }
+    }
+
     /// Tools that change the file named by their `path` argument.
     pub fn writes_files(self) -> bool {
         matches!(self, ToolName::WriteFile | ToolName::EditFile)

@@ -204,7 +204,7 @@ impl Provider for AnthropicProvider {
                 &request.cancel,
             )
             .await?;
-            crate::native::parse_anthropic(&self.model.name, &answer)
+            crate::native::parse_anthropic(&self.model.name, &self.model.base_url, &answer)
         })
     }
 

@@ -213,7 +213,12 @@ async fn send_once(
 
 /// The native compaction in a `/responses/compact` answer: its `output`
 /// items, which must hold a `compaction` item with `encrypted_content`.
-pub(crate) fn parse_responses(model: &str, body: &Value) -> Result<NativeOutcome, NativeError> {
+/// `model` at `base_url` made them: both are named in the record.
+pub(crate) fn parse_responses(
+    model: &str,
+    base_url: &str,
+    body: &Value,
+) -> Result<NativeOutcome, NativeError> {
     let items: Vec<Value> = body
         .get("output")
         .and_then(Value::as_array)
@@ -250,6 +255,7 @@ pub(crate) fn parse_responses(model: &str, body: &Value) -> Result<NativeOutcome
         native: NativeCompaction {
             provider: NativeProvider::Responses,
             model: model.to_owned(),
+            base_url: Some(base_url.to_owned()),
             items,
         },
         usage,
@@ -271,7 +277,12 @@ pub(crate) fn anthropic_compact_body(mut full: Value, instructions: &str) -> Val
 
 /// The signed `compaction` block of an Anthropic answer; its usage is
 /// summed over `usage.iterations` when the server reports them.
-pub(crate) fn parse_anthropic(model: &str, body: &Value) -> Result<NativeOutcome, NativeError> {
+/// `model` at `base_url` made it: both are named in the record.
+pub(crate) fn parse_anthropic(
+    model: &str,
+    base_url: &str,
+    body: &Value,
+) -> Result<NativeOutcome, NativeError> {
     let block = body
         .get("content")
         .and_then(Value::as_array)
@@ -324,6 +335,7 @@ pub(crate) fn parse_anthropic(model: &str, body: &Value) -> Result<NativeOutcome
         native: NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: model.to_owned(),
+            base_url: Some(base_url.to_owned()),
             items: vec![block],
         },
         usage,
@@ -362,12 +374,12 @@ mod tests {
                 {"type": "message", "input_tokens": 30, "output_tokens": 2},
             ]},
         });
-        let out = parse_anthropic("claude", &body).unwrap();
+        let out = parse_anthropic("claude", "http://h", &body).unwrap();
         let u = out.usage.unwrap();
         assert_eq!((u.prompt_tokens, u.completion_tokens), (130, 22));
         let empty = json!({"content": [{"type": "compaction", "content": null}]});
         assert!(matches!(
-            parse_anthropic("claude", &empty),
+            parse_anthropic("claude", "http://h", &empty),
             Err(NativeError::Empty(_))
         ));
     }
@@ -377,6 +389,7 @@ mod tests {
         let n = NativeCompaction {
             provider: NativeProvider::Anthropic,
             model: "claude".into(),
+            base_url: None,
             items: vec![json!({"type": "compaction", "content": "c", "signature": "s"})],
         };
         let mut body =

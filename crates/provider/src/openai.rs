@@ -257,7 +257,7 @@ impl Provider for OpenAiProvider {
                 &request.cancel,
             )
             .await?;
-            crate::native::parse_responses(&self.model.name, &answer)
+            crate::native::parse_responses(&self.model.name, &self.model.base_url, &answer)
         })
     }
 }

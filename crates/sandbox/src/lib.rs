@@ -34,6 +34,7 @@ pub mod helper;
 pub mod netns;
 pub mod policy;
 mod probe;
+pub mod reaper;
 
 pub use helper::{HELPER_SUBCOMMAND, HelperError, run_helper};
 pub use netns::{NET_SUBCOMMAND, NetError, SessionNet};

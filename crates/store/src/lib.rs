@@ -81,6 +81,7 @@ mod recall;
 mod rows;
 mod said;
 mod search;
+pub mod secret;
 mod timeline;
 mod writer;
 

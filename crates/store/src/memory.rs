@@ -27,7 +27,9 @@ use std::fs::File;
 use std::io::{Read, Write};
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::memory::{MemoryEntry, MemoryScope, contains_secret};
+use eonyx_core::memory::{MemoryEntry, MemoryScope};
+
+use crate::secret::SecretKind;
 
 use crate::IoFailure;
 use crate::fsutil::{atomic_write, create_private_dir, private_options, sync_dir};
@@ -48,9 +50,10 @@ pub enum MemoryError {
     #[error("a memory entry needs some text")]
     Empty,
     #[error(
-        "refused: the entry contains the value of a configured API key, and memory never stores secrets"
+        "refused: the entry holds {}, and memory never stores secrets; nothing was saved. Write the fact without the secret (name the variable or file it lives in instead)",
+        .kind.describe()
     )]
-    Secret,
+    Secret { kind: SecretKind },
     #[error("no memory entry with id {}; run `eonyx memory` to list them", .ids.join(", "))]
     UnknownIds { ids: Vec<String> },
 }
@@ -124,7 +127,8 @@ impl MemoryStore {
 
     /// Add an entry to `scope`, saved by `session` (a session id or `cli`).
     /// Line breaks in `text` become spaces. Refused when empty or when it
-    /// contains one of `secrets`.
+    /// holds a secret ([`crate::secret::find`]; `secrets` are the key
+    /// values).
     pub fn add(
         &self,
         scope: MemoryScope,
@@ -136,8 +140,8 @@ impl MemoryStore {
         if text.is_empty() {
             return Err(MemoryError::Empty);
         }
-        if contains_secret(&text, secrets) {
-            return Err(MemoryError::Secret);
+        if let Some(kind) = crate::secret::find(&text, secrets) {
+            return Err(MemoryError::Secret { kind });
         }
         let session = session
             .chars()

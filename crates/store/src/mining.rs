@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 
 use camino::{Utf8Path, Utf8PathBuf};
-use eonyx_core::memory::{MemoryEntry, MemoryScope, contains_secret};
+use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use serde::{Deserialize, Serialize};
 
 use crate::IoFailure;
@@ -220,7 +220,7 @@ impl MiningState {
             if text.is_empty() {
                 continue;
             }
-            if contains_secret(&text, secrets) {
+            if crate::secret::find(&text, secrets).is_some() {
                 out.secrets += 1;
                 continue;
             }

@@ -25,7 +25,6 @@ mod log;
 mod spawn;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -39,7 +38,9 @@ use eonyx_core::{ToolDef, ToolName};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+pub(crate) use keeper::{Flags as KeeperFlags, prepare as keeper_prepare};
 pub use keeper::{KEEPER_SUBCOMMAND, KeeperError, Leader, STOP_GRACE, run_keeper};
+pub(crate) use spawn::spawn as spawn_kept;
 
 use super::{ToolError, ToolOutput, parse_args};
 
@@ -288,17 +289,12 @@ impl Jobs {
         };
         let log_path = self.config.dir.join(format!("{id}.log"));
         let file = create_log(&self.config.dir, &log_path)?;
-        let (mut cmd, kept) = match &self.config.keeper {
-            Some(keeper) => (wrap(keeper, &cmd, leader), true),
-            None => {
-                let mut cmd = cmd;
-                #[cfg(unix)]
-                if leader != Leader::Session {
-                    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-                }
-                (cmd, false)
-            }
-        };
+        let (mut cmd, kept) = keeper::prepare(
+            self.config.keeper.as_deref(),
+            cmd,
+            leader,
+            keeper::Flags::default(),
+        );
         let spawn_err = |e| ToolError::io("cannot start the job", command, e);
         let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
         cmd.stdin(Stdio::null())
@@ -707,31 +703,6 @@ fn create_log(dir: &camino::Utf8Path, path: &camino::Utf8Path) -> Result<std::fs
     std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
     o.open(path)
         .map_err(|e| ToolError::io("cannot create the job log", path.as_str(), e))
-}
-
-/// `eonyx job-keeper [--session | --pid-namespace] -- PROGRAM ARGS…` with
-/// `cmd`'s environment and directory.
-fn wrap(
-    keeper: &std::path::Path,
-    cmd: &std::process::Command,
-    leader: Leader,
-) -> std::process::Command {
-    let mut k = std::process::Command::new(keeper);
-    k.args(keeper::keeper_args(
-        leader,
-        cmd.get_program().to_owned(),
-        cmd.get_args().map(OsString::from).collect(),
-    ));
-    for (key, value) in cmd.get_envs() {
-        match value {
-            Some(v) => k.env(key, v),
-            None => k.env_remove(key),
-        };
-    }
-    if let Some(dir) = cmd.get_current_dir() {
-        k.current_dir(dir);
-    }
-    k
 }
 
 /// Reads the job's output into its log until every writer is gone.

@@ -39,6 +39,7 @@
 mod approval;
 mod args;
 mod definitions;
+mod foreground;
 mod grep;
 pub mod jobs;
 mod list_dir;

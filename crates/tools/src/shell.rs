@@ -11,7 +11,7 @@
 //! `tools.sandbox_required = true`.
 
 use std::io::Read;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -95,16 +95,27 @@ pub(super) async fn run(args: &Value, env: CallEnv<'_>) -> Result<ToolOutput, To
     };
     let (plan, warning) = prepare(env.ctx).await?;
     let cmd = command_for(&plan, &args.command, env.ctx);
-    let leader = match &plan {
-        Plan::Confined(Backend::Bwrap(_)) => Leader::PidNamespace,
-        p if p.starts_session() => Leader::Session,
-        _ => Leader::Group,
-    };
     let mut out = jobs
-        .start(&args.command, cmd, leader, args.notify, env.cancel)
+        .start(
+            &args.command,
+            cmd,
+            leader_of(&plan),
+            args.notify,
+            env.cancel,
+        )
         .await?;
     out.event = warning.map(ToolEvent::Warning);
     Ok(out)
+}
+
+/// How a command run as `plan` says takes signals: bwrap runs it in a PID
+/// namespace, the Landlock helper makes its own session.
+fn leader_of(plan: &Plan) -> Leader {
+    match plan {
+        Plan::Confined(Backend::Bwrap(_)) => Leader::PidNamespace,
+        p if p.starts_session() => Leader::Session,
+        _ => Leader::Group,
+    }
 }
 
 /// How the next command runs, and the warning to show once when it runs
@@ -167,7 +178,8 @@ pub type Tee = Box<dyn FnMut(&[u8]) + Send>;
 
 /// Run `sh -c command` in the project root, confined by `ctx.sandbox`,
 /// without the provider key variables, within `tools.shell_timeout_secs`,
-/// killed with its process group on cancel; `tee` also gets the output as
+/// killed with everything it started on cancel, and what it leaves running
+/// stopped when it ends (`crate::foreground`); `tee` also gets the output as
 /// it arrives. The result's first line is the [`ShellOutcome`]. Asks no
 /// one: the caller has approved the command. The one place a command is
 /// spawned.
@@ -182,25 +194,22 @@ pub async fn run_command(
     let spawn_err = |e| ToolError::io("cannot start `sh -c` in", ctx.project_root.as_str(), e);
     // One pipe for stdout and stderr keeps their interleaving.
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
-    let mut cmd = tokio::process::Command::from(command_for(&plan, command, ctx));
-    cmd.stdin(Stdio::null())
-        .stdout(writer.try_clone().map_err(spawn_err)?)
-        .stderr(writer)
-        .kill_on_drop(true);
-    // Its own process group, killed as one on a timeout; the Landlock
-    // helper makes itself a new session (and group) instead.
-    #[cfg(unix)]
-    if !plan.starts_session() {
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn().map_err(spawn_err)?;
-    // Our copies of the write end must go, or the reader never sees EOF.
-    drop(cmd);
-    let pid = child.id();
+    let cmd = command_for(&plan, command, ctx);
+    let mut child = crate::foreground::spawn(cmd, ctx.sandbox.helper(), leader_of(&plan), writer)
+        .map_err(spawn_err)?;
 
     let collected = Arc::new(Mutex::new(Collected::default()));
     let sink = Arc::clone(&collected);
-    let reader_task = tokio::task::spawn_blocking(move || drain(reader, &sink, tee));
+    // A thread of its own, not the blocking pool: a reader still blocked
+    // when eonyx exits never holds the exit up.
+    let (done_tx, reader_done) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name("eonyx command output".into())
+        .spawn(move || {
+            drain(reader, &sink, tee);
+            let _ = done_tx.send(());
+        })
+        .map_err(spawn_err)?;
 
     let end = tokio::select! {
         biased;
@@ -208,7 +217,7 @@ pub async fn run_command(
         waited = tokio::time::timeout(ctx.shell_timeout, child.wait()) => match waited {
             Ok(Ok(status)) => End::Exited(status),
             Ok(Err(e)) => {
-                kill_tree(pid, &mut child).await;
+                child.kill_and_wait().await;
                 return Err(ToolError::io("cannot wait for `sh -c` in", ctx.project_root.as_str(), e));
             }
             Err(_) => End::TimedOut,
@@ -217,14 +226,14 @@ pub async fn run_command(
     let mut still_open = false;
     match end {
         End::Exited(_) => {
-            still_open = tokio::time::timeout(DRAIN_GRACE, reader_task)
+            still_open = tokio::time::timeout(DRAIN_GRACE, reader_done)
                 .await
                 .is_err();
         }
         End::TimedOut | End::Cancelled => {
-            kill_tree(pid, &mut child).await;
-            // Killing the group closes the pipe; don't hang on escapees.
-            let _ = tokio::time::timeout(Duration::from_secs(2), reader_task).await;
+            child.kill_and_wait().await;
+            // Killing everything closes the pipe; don't hang on escapees.
+            let _ = tokio::time::timeout(Duration::from_secs(2), reader_done).await;
         }
     }
 
@@ -297,21 +306,6 @@ fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Collected>, mut tee: Opti
         c.dropped += (n - keep) as u64;
     }
     sink.lock().unwrap_or_else(PoisonError::into_inner).done = true;
-}
-
-/// Kills the shell and everything it started (its process group).
-async fn kill_tree(pid: Option<u32>, child: &mut tokio::process::Child) {
-    #[cfg(unix)]
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
-    let _ = child.start_kill();
-    let _ = child.wait().await;
 }
 
 /// The exit code, or 128 + the signal number as shells report it.

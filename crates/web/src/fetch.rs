@@ -12,6 +12,7 @@ use url::Host;
 
 use crate::address::refused_range;
 use crate::convert::html_to_markdown_at;
+use crate::proxy::ProxyEnv;
 use crate::{Body, CACHE_TTL, FetchOptions, MAX_REDIRECTS, Page, USER_AGENT, WebError, host_port};
 
 /// Fetches pages under one set of [`FetchOptions`], remembering each for
@@ -19,6 +20,7 @@ use crate::{Body, CACHE_TTL, FetchOptions, MAX_REDIRECTS, Page, USER_AGENT, WebE
 #[derive(Debug, Default)]
 pub struct Fetcher {
     options: FetchOptions,
+    proxies: ProxyEnv,
     cache: Mutex<HashMap<String, (Instant, Arc<Page>)>>,
 }
 
@@ -30,9 +32,15 @@ pub struct Fetched {
 }
 
 impl Fetcher {
+    /// A fetcher with the process's proxy variables ([`crate::proxy`]).
     pub fn new(options: FetchOptions) -> Self {
+        Self::with_proxies(options, ProxyEnv::from_process())
+    }
+
+    pub fn with_proxies(options: FetchOptions, proxies: ProxyEnv) -> Self {
         Self {
             options,
+            proxies,
             cache: Mutex::default(),
         }
     }
@@ -90,6 +98,9 @@ impl Fetcher {
                         url: url.to_string(),
                         location: location.clone(),
                     })?;
+                if !next.username().is_empty() || next.password().is_some() {
+                    return Err(WebError::Userinfo);
+                }
                 if host_port(&next) != host_port(&url) {
                     return Ok(Page {
                         url: url.to_string(),
@@ -114,8 +125,9 @@ impl Fetcher {
         }
     }
 
-    /// One request: the host's addresses checked (resolved here, then
-    /// pinned into a client made for this hop), then the GET.
+    /// One request: to the proxy eonyx chose for it ([`crate::proxy`]), or
+    /// directly to the host's addresses, resolved here, checked and pinned
+    /// into a client made for this hop (its resolver answers nothing else).
     async fn hop(&self, url: &Url) -> Result<reqwest::Response, WebError> {
         let hp = host_port(url);
         let listed = self.options.private_hosts.contains(&hp);
@@ -128,12 +140,22 @@ impl Fetcher {
             }),
             _ => Ok(()),
         };
+        let proxy = self.proxies.for_url(url)?;
         // reqwest is built without a default crypto provider.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        // Never reqwest's own reading of the proxy variables.
         let mut builder = reqwest::Client::builder()
             .user_agent(USER_AGENT)
             .redirect(reqwest::redirect::Policy::none())
-            .referer(false);
+            .referer(false)
+            .no_proxy();
+        let bad_client = |e: reqwest::Error| WebError::Request {
+            url: url.to_string(),
+            message: chain(&e),
+        };
+        if let Some(p) = &proxy {
+            builder = builder.proxy(reqwest::Proxy::all(p.as_str()).map_err(bad_client)?);
+        }
         match url.host() {
             Some(Host::Ipv4(ip)) => check(&ip.to_string(), IpAddr::V4(ip))?,
             Some(Host::Ipv6(ip)) => check(&format!("[{ip}]"), IpAddr::V6(ip))?,
@@ -151,11 +173,16 @@ impl Fetcher {
                         for a in &addrs {
                             check(name, a.ip())?;
                         }
-                        builder = builder.resolve_to_addrs(name, &addrs);
+                        if proxy.is_none() {
+                            builder = builder.dns_resolver(Arc::new(Pinned {
+                                name: name.to_ascii_lowercase(),
+                                addrs,
+                            }));
+                        }
                     }
-                    // Behind a proxy the name may resolve only there: the
-                    // proxy connects, not eonyx.
-                    Err(_) if proxy_configured(url.scheme()) => {}
+                    // Behind the proxy chosen for this URL the name may
+                    // resolve only there: the proxy connects, not eonyx.
+                    Err(_) if proxy.is_some() => {}
                     Err(e) => {
                         return Err(WebError::Resolve {
                             host: name.to_owned(),
@@ -171,10 +198,7 @@ impl Fetcher {
                 });
             }
         }
-        let client = builder.build().map_err(|e| WebError::Request {
-            url: url.to_string(),
-            message: chain(&e),
-        })?;
+        let client = builder.build().map_err(bad_client)?;
         client
             .get(url.clone())
             .header(
@@ -233,8 +257,7 @@ impl Fetcher {
         // is read.
         drop(response);
         let bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
-        let head = &body[..body.len().min(8192)];
-        if head.contains(&0) {
+        if body.contains(&0) {
             return Err(WebError::Binary {
                 url: url.to_string(),
                 content_type: content_type.unwrap_or_else(|| "no content type".into()),
@@ -297,15 +320,23 @@ fn kind_of(ct: &str) -> Option<Kind> {
     Some(kind)
 }
 
-/// Whether a proxy variable applies to URLs of `scheme`.
-fn proxy_configured(scheme: &str) -> bool {
-    let names: &[&str] = match scheme {
-        "https" => &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"],
-        _ => &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"],
-    };
-    names
-        .iter()
-        .any(|n| std::env::var(n).is_ok_and(|v| !v.trim().is_empty()))
+/// The resolver of a direct hop: the one name checked, to its checked
+/// addresses; any other name fails (nothing is resolved behind the check).
+struct Pinned {
+    name: String,
+    addrs: Vec<SocketAddr>,
+}
+
+impl reqwest::dns::Resolve for Pinned {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let answer: Result<reqwest::dns::Addrs, Box<dyn std::error::Error + Send + Sync>> =
+            if name.as_str().eq_ignore_ascii_case(&self.name) {
+                Ok(Box::new(self.addrs.clone().into_iter()))
+            } else {
+                Err(format!("{} was not checked by eonyx; not resolved", name.as_str()).into())
+            };
+        Box::pin(std::future::ready(answer))
+    }
 }
 
 fn request_error(url: &Url, e: &reqwest::Error) -> WebError {

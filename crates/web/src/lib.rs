@@ -16,8 +16,11 @@
 //!   followed.
 //! - Nothing of the user's is sent: a fresh client per hop with no cookie
 //!   store, no auth header, no netrc, no referer; the user agent is
-//!   `eonyx/<version>`. Proxies come from `HTTPS_PROXY`/`HTTP_PROXY`/
-//!   `ALL_PROXY` and `NO_PROXY`, as reqwest reads them.
+//!   `eonyx/<version>`. A URL with a user name or password is refused
+//!   (never sent, never shown).
+//! - Proxies are eonyx's choice ([`proxy`]): reqwest is given the one
+//!   proxy that applies, or none and a resolver that answers only the
+//!   checked addresses; it never reads the environment itself.
 //! - No more than `max_bytes` of a body is read; the whole fetch (every
 //!   hop, the body included) is bounded by `timeout`.
 //! - Every failure is a [`WebError`] whose text names the cause and, where
@@ -26,6 +29,7 @@
 pub mod address;
 pub mod convert;
 mod fetch;
+pub mod proxy;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -113,6 +117,14 @@ pub enum WebError {
         range: &'static str,
         host_port: String,
     },
+    #[error(
+        "URLs with a user name or password (`user:pass@`) are not fetched: web_fetch sends no credentials; give the address without them"
+    )]
+    Userinfo,
+    #[error(
+        "the proxy in {var} is not usable: {reason}; web_fetch does not connect directly instead. Fix {var} or unset it"
+    )]
+    Proxy { var: String, reason: String },
     #[error("could not resolve {host}: {message}")]
     Resolve { host: String, message: String },
     #[error("TLS error talking to {url}: {message}")]
@@ -142,6 +154,9 @@ pub fn parse_url(text: &str) -> Result<reqwest::Url, WebError> {
         reason,
     };
     let url = reqwest::Url::parse(text.trim()).map_err(|e| bad(e.to_string()))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(WebError::Userinfo);
+    }
     if !matches!(url.scheme(), "http" | "https") {
         return Err(WebError::Scheme {
             scheme: url.scheme().to_owned(),
@@ -252,9 +267,18 @@ mod tests {
             ("ftp://example.com/x", "`ftp:` URLs are not fetched"),
             ("not a url", "not a valid URL `not a url`"),
             ("http://", "not a valid URL"),
+            (
+                "https://user:hunter2@docs.rs/",
+                "URLs with a user name or password",
+            ),
+            (
+                "https://token@docs.rs/",
+                "URLs with a user name or password",
+            ),
         ] {
             let e = parse_url(text).unwrap_err().to_string();
             assert!(e.starts_with(starts), "{text}: {e}");
+            assert!(!e.contains("hunter2"), "{e}");
         }
     }
 

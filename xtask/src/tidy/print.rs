@@ -19,6 +19,10 @@ pub const PRINT_ALLOWED: &[(&str, &str)] = &[
         "crates/acp/src/diag.rs",
         "`eonyx acp`'s diagnostics on stderr: its stdout is the protocol's, written by the connection",
     ),
+    (
+        "crates/tools/src/jobs/keeper.rs",
+        "the job keeper's one note in the command's own output: its stderr is the command's pipe, read by eonyx, never the terminal",
+    ),
 ];
 
 /// Lines of `src` that print or take stdout/stderr directly, with what was

@@ -135,6 +135,7 @@ impl Agent {
                 n,
                 &self.config.model,
                 self.models.provider.quirks().responses_api,
+                self.inherit.model_flag.is_none(),
             )
         })
     }
@@ -163,6 +164,7 @@ impl Agent {
             self.view.native(),
             &self.config.model,
             self.models.provider.quirks().responses_api,
+            self.inherit.model_flag.is_none(),
         );
         req
     }

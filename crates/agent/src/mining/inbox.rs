@@ -60,12 +60,23 @@ impl Inbox {
         }
     }
 
-    /// The proposals waiting, oldest first.
+    /// The proposals waiting, oldest first. One holding a secret (filed
+    /// before the detector knew its kind) is dropped here, never shown.
     pub fn pending(&self) -> Result<Vec<Proposal>, MineError> {
-        Ok(self
-            .mining
-            .read()?
+        let held = |p: &Proposal| eonyx_store::secret::find(&p.text, &self.secrets).is_some();
+        let state = self.mining.read()?;
+        let bad: Vec<String> = state
             .proposals_of(&self.project)
+            .filter(|p| held(p))
+            .map(|p| p.id.clone())
+            .collect();
+        if !bad.is_empty() {
+            let ids: Vec<&str> = bad.iter().map(String::as_str).collect();
+            self.mining.update(|s| s.take(&ids).map(|_| ()))?;
+        }
+        Ok(state
+            .proposals_of(&self.project)
+            .filter(|p| !held(p))
             .cloned()
             .collect())
     }

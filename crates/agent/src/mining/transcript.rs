@@ -35,6 +35,12 @@ pub struct Transcript {
 impl Transcript {
     /// An empty transcript of at most `budget_chars`. A fork's header
     /// makes it skip the records the fork copied.
+    /// `text` with the key values named and every other secret the
+    /// detector finds redacted (docs/memory.md#secrets).
+    fn clean(&self, text: String) -> String {
+        eonyx_store::secret::redact(&self.redactor.scrub(text))
+    }
+
     pub fn new(budget_chars: usize, redactor: Redactor) -> Self {
         Self {
             head: Vec::new(),
@@ -79,17 +85,17 @@ impl Transcript {
                     return;
                 }
                 self.user_messages += 1;
-                let text = self.redactor.scrub(text);
+                let text = self.clean(text);
                 self.line(format!("#{seq} user: {}", cut(text.trim(), cap)));
             }
             Role::Assistant => {
                 let text = msg.content.text();
                 if !text.trim().is_empty() {
-                    let text = self.redactor.scrub(text);
+                    let text = self.clean(text);
                     self.line(format!("#{seq} assistant: {}", cut(text.trim(), cap)));
                 }
                 for call in &msg.tool_calls {
-                    let args = self.redactor.scrub(call.arguments_json());
+                    let args = self.clean(call.arguments_json());
                     self.line(format!(
                         "#{seq} tool call {}: {}",
                         call.name,
@@ -98,7 +104,7 @@ impl Transcript {
                 }
             }
             Role::Tool => {
-                let text = self.redactor.scrub(msg.content.text());
+                let text = self.clean(msg.content.text());
                 let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
                 self.line(format!(
                     "#{seq} tool result: {}",

@@ -492,7 +492,11 @@ fn apply_tables(cfg: &mut Config, layers: &[Layer]) {
                 set("tools.web_fetch_domains");
             }
             if let Some(v) = &t.web_fetch_private_hosts {
-                web.private_hosts = v.clone();
+                // Validated already: every entry has a canonical form.
+                web.private_hosts = v
+                    .iter()
+                    .filter_map(|h| crate::host_port::canonical(h).ok())
+                    .collect();
                 set("tools.web_fetch_private_hosts");
             }
         }

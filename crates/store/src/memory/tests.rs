@@ -83,7 +83,15 @@ fn secrets_and_empty_text_are_refused() {
             &secrets,
         )
         .unwrap_err();
-    assert!(matches!(err, MemoryError::Secret), "{err}");
+    assert!(matches!(err, MemoryError::Secret { .. }), "{err}");
+    for (text, kind) in crate::secret::tests::FORMATS {
+        let err = m.add(MemoryScope::Project, text, "cli", &[]).unwrap_err();
+        assert!(
+            matches!(err, MemoryError::Secret { kind: k } if k == kind),
+            "{text}: {err}"
+        );
+        assert!(err.to_string().contains(kind.describe()), "{err}");
+    }
     assert!(matches!(
         m.add(MemoryScope::Global, " \n ", "cli", &[]).unwrap_err(),
         MemoryError::Empty

@@ -16,7 +16,21 @@
 //!    sends SIGTERM to that group and SIGKILL 2 s later; when the command
 //!    exits by itself it SIGKILLs what is left of the group;
 //! 4. it exits as the command did (the same code, or the same signal), so
-//!    eonyx reads the job's state from the keeper's status.
+//!    eonyx reads the job's state from the keeper's status;
+//! 5. it is a child subreaper (`eonyx_sandbox::reaper`): whatever the
+//!    command does to its group or session (`setpgid`, `setsid`, GNU
+//!    `timeout`, `set -m`), its processes stay below the keeper, and a stop,
+//!    the command's end, `kill -9` of eonyx (through the parent-death
+//!    signal) or a `SIGUSR1` ("kill now": a foreground command's timeout
+//!    or cancel) kills every one of them, found by walking `/proc`, not by
+//!    process group. Without a PID namespace the command runs below a
+//!    second keeper (`--guard`), so a command that kills its parent
+//!    (`kill -9 $PPID`) kills the guard, and this keeper, the subreaper
+//!    above it, still kills what the command left.
+//!
+//! `--note` (foreground commands): when the command exits and left
+//! processes running, the keeper says on its stderr (the command's
+//! output) that they were stopped.
 //!
 //! Under bubblewrap (`--pid-namespace`) the group is bwrap itself, which
 //! runs the program in a PID namespace (`--unshare-pid`,
@@ -63,12 +77,32 @@ pub enum Leader {
     PidNamespace,
 }
 
-pub(crate) fn keeper_args(leader: Leader, program: OsString, args: Vec<OsString>) -> Vec<OsString> {
+/// What else a keeper is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags {
+    /// It is the inner keeper of another (no further guard).
+    pub guard: bool,
+    /// Say on stderr when the command's end left processes to stop.
+    pub note: bool,
+}
+
+pub(crate) fn keeper_args(
+    leader: Leader,
+    flags: Flags,
+    program: OsString,
+    args: Vec<OsString>,
+) -> Vec<OsString> {
     let mut a: Vec<OsString> = vec![KEEPER_SUBCOMMAND.into()];
     match leader {
         Leader::Group => {}
         Leader::Session => a.push("--session".into()),
         Leader::PidNamespace => a.push("--pid-namespace".into()),
+    }
+    if flags.guard {
+        a.push("--guard".into());
+    }
+    if flags.note {
+        a.push("--note".into());
     }
     a.push("--".into());
     a.push(program);
@@ -82,10 +116,13 @@ pub(crate) fn keeper_args(leader: Leader, program: OsString, args: Vec<OsString>
 pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
     let mut it = args.into_iter();
     let mut leader = Leader::Group;
+    let mut flags = Flags::default();
     let program = loop {
         match it.next() {
             Some(a) if a == "--session" => leader = Leader::Session,
             Some(a) if a == "--pid-namespace" => leader = Leader::PidNamespace,
+            Some(a) if a == "--guard" => flags.guard = true,
+            Some(a) if a == "--note" => flags.note = true,
             Some(a) if a == "--" => {
                 break it
                     .next()
@@ -101,7 +138,56 @@ pub fn run_keeper(args: Vec<OsString>) -> Result<u8, KeeperError> {
         }
     };
     let rest: Vec<OsString> = it.collect();
-    imp::keep(program, rest, leader)
+    imp::keep(program, rest, leader, flags)
+}
+
+/// `cmd` run under `keeper` ([`wrap`]) when there is one; else `cmd` in a
+/// process group of its own unless it makes its own session (`leader`).
+/// Whether it is kept.
+pub(crate) fn prepare(
+    keeper: Option<&std::path::Path>,
+    cmd: std::process::Command,
+    leader: Leader,
+    flags: Flags,
+) -> (std::process::Command, bool) {
+    match keeper {
+        Some(k) => (wrap(k, &cmd, leader, flags), true),
+        None => {
+            let mut cmd = cmd;
+            #[cfg(unix)]
+            if leader != Leader::Session {
+                std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+            }
+            (cmd, false)
+        }
+    }
+}
+
+/// `eonyx job-keeper [--session | --pid-namespace] [--note] -- PROGRAM
+/// ARGS…` with `cmd`'s environment and directory.
+pub(crate) fn wrap(
+    keeper: &std::path::Path,
+    cmd: &std::process::Command,
+    leader: Leader,
+    flags: Flags,
+) -> std::process::Command {
+    let mut k = std::process::Command::new(keeper);
+    k.args(keeper_args(
+        leader,
+        flags,
+        cmd.get_program().to_owned(),
+        cmd.get_args().map(OsString::from).collect(),
+    ));
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => k.env(key, v),
+            None => k.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        k.current_dir(dir);
+    }
+    k
 }
 
 #[cfg(unix)]
@@ -112,6 +198,7 @@ mod imp {
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::{Pid, getppid, setsid};
     use std::ffi::CString;
+    use std::io::Write as _;
     use std::os::unix::ffi::OsStrExt as _;
 
     fn sys(e: nix::Error) -> KeeperError {
@@ -135,6 +222,7 @@ mod imp {
             Signal::SIGHUP,
             Signal::SIGQUIT,
             Signal::SIGCHLD,
+            Signal::SIGUSR1,
         ] {
             set.add(s);
         }
@@ -208,51 +296,19 @@ mod imp {
     /// program's session, and any group made under it); read from
     /// `/proc`, so empty where there is none.
     fn inner_groups(pid: Pid) -> Vec<Pid> {
-        // pid → (parent, group, session) of every process.
-        let mut procs = Vec::new();
-        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-                continue;
-            };
-            // `pid (comm) state ppid pgrp …`; comm may hold anything.
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                continue;
-            };
-            let f: Vec<i32> = rest
-                .split_whitespace()
-                .skip(1)
-                .take(2)
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if let [ppid, pgrp] = f[..] {
-                procs.push((p, ppid, pgrp));
-            }
-        }
-        let mut below = vec![pid.as_raw()];
-        let mut i = 0;
-        while i < below.len() {
-            let parent = below[i];
-            below.extend(procs.iter().filter(|p| p.1 == parent).map(|p| p.0));
-            i += 1;
-        }
-        let mut groups: Vec<Pid> = procs
+        let mut groups: Vec<Pid> = eonyx_sandbox::reaper::descendants(pid.as_raw())
             .iter()
-            .filter(|p| below.contains(&p.0) && p.2 != pid.as_raw())
-            .map(|p| Pid::from_raw(p.2))
+            .filter(|p| p.pgrp != pid.as_raw())
+            .map(|p| Pid::from_raw(p.pgrp))
             .collect();
         groups.sort_unstable();
         groups.dedup();
         groups
     }
 
-    /// SIGTERM for a stop: to the command's group, or under bubblewrap to
-    /// the sessions inside it (bwrap itself only when it has started
-    /// none yet). A Landlock helper that has not made its session yet
-    /// leads no group: the signal then goes to it alone (it has started
-    /// nothing), instead of to no one until the SIGKILL.
+    /// SIGTERM for a stop: to every process below the keeper (whatever
+    /// group it made), or under bubblewrap to the sessions inside it
+    /// (bwrap itself only when it has started none yet).
     fn terminate(group: Pid, leader: Leader) {
         if leader == Leader::PidNamespace {
             let inner = inner_groups(group);
@@ -263,8 +319,21 @@ mod imp {
                 return;
             }
         }
-        if killpg(group, Signal::SIGTERM).is_err() {
+        if eonyx_sandbox::reaper::signal_descendants(Signal::SIGTERM as i32) == 0
+            && killpg(group, Signal::SIGTERM).is_err()
+        {
             let _ = nix::sys::signal::kill(group, Signal::SIGTERM);
+        }
+    }
+
+    /// Reap the orphans re-parented to the keeper that have exited (not
+    /// the command: its status is the keeper's to read).
+    fn reap_orphans(command: Pid) {
+        let me = nix::unistd::getpid().as_raw();
+        for p in eonyx_sandbox::reaper::descendants(me) {
+            if p.zombie && p.ppid == me && p.pid != command.as_raw() {
+                let _ = waitpid(Pid::from_raw(p.pid), Some(WaitPidFlag::WNOHANG));
+            }
         }
     }
 
@@ -272,6 +341,7 @@ mod imp {
         program: OsString,
         args: Vec<OsString>,
         leader: Leader,
+        flags: Flags,
     ) -> Result<u8, KeeperError> {
         let parent = getppid();
         // No controlling terminal for the job (it may not read or steal
@@ -285,7 +355,24 @@ mod imp {
             // eonyx died before the signal was asked for.
             return Ok(143);
         }
-        let group = spawn(&program, &args, leader == Leader::Session)?;
+        eonyx_sandbox::reaper::become_subreaper()
+            .map_err(|e| KeeperError::Sys(format!("cannot become a child subreaper: {e}")))?;
+        // Without a PID namespace, a guard keeper between this one and
+        // the command (see the module's point 5).
+        let guarded = leader != Leader::PidNamespace && !flags.guard;
+        let group = if guarded {
+            let exe = std::env::current_exe()
+                .map_err(|e| KeeperError::Sys(format!("cannot find the eonyx executable: {e}")))?;
+            let inner = Flags {
+                guard: true,
+                ..flags
+            };
+            let argv = keeper_args(leader, inner, program, args);
+            spawn(&exe.into_os_string(), &argv, false)?
+        } else {
+            spawn(&program, &args, leader == Leader::Session)?
+        };
+        let leader = if guarded { Leader::Group } else { leader };
         let mut stopped = false;
         let ended = loop {
             let sig = mask.wait().map_err(sys)?;
@@ -293,10 +380,19 @@ mod imp {
                 if let Some(ended) = reap(group, false)? {
                     break ended;
                 }
+                reap_orphans(group);
                 continue;
             }
-            // Stop: SIGTERM, SIGKILL to the group after the grace time.
             stopped = true;
+            if sig == Signal::SIGUSR1 {
+                // Kill now: a foreground command's timeout or cancel.
+                eonyx_sandbox::reaper::kill_descendants(Some(group.as_raw()));
+                if let Some(ended) = reap(group, true)? {
+                    break ended;
+                }
+                continue;
+            }
+            // Stop: SIGTERM, SIGKILL to all after the grace time.
             terminate(group, leader);
             let deadline = Instant::now() + STOP_GRACE;
             let exited = loop {
@@ -311,6 +407,7 @@ mod imp {
             match exited {
                 Some(ended) => break ended,
                 None => {
+                    eonyx_sandbox::reaper::kill_descendants(Some(group.as_raw()));
                     if killpg(group, Signal::SIGKILL).is_err() {
                         let _ = nix::sys::signal::kill(group, Signal::SIGKILL);
                     }
@@ -325,8 +422,21 @@ mod imp {
                 }
             }
         };
-        // What the command left running goes with it.
+        // What the command left running goes with it (counted before the
+        // group's SIGKILL, which would race the count).
+        let left = eonyx_sandbox::reaper::kill_descendants(None);
         let _ = killpg(group, Signal::SIGKILL);
+        if flags.note && left > 0 && !stopped {
+            // The keeper's stderr is the command's output: the model reads it.
+            let _ = writeln!(
+                std::io::stderr(),
+                "[eonyx: the command ended and {left} process{} it started {} still running; \
+                 {} stopped. Run a server or watcher as a background job (\"background\": true)]",
+                if left == 1 { "" } else { "es" },
+                if left == 1 { "was" } else { "were" },
+                if left == 1 { "it was" } else { "they were" },
+            );
+        }
         let sig = match ended {
             // bwrap's report of a program killed by the stop's signal.
             Ended::Code(code)
@@ -358,6 +468,7 @@ mod imp {
         _program: OsString,
         _args: Vec<OsString>,
         _leader: Leader,
+        _flags: Flags,
     ) -> Result<u8, KeeperError> {
         Err(KeeperError::Usage(
             "background jobs need a Unix system".into(),

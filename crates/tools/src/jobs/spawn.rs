@@ -12,7 +12,7 @@ type Request = (Command, Sender<std::io::Result<Child>>);
 static SPAWNER: OnceLock<Mutex<Sender<Request>>> = OnceLock::new();
 
 /// Spawn `cmd` on the spawner thread (started on first use).
-pub(super) fn spawn(cmd: Command) -> std::io::Result<Child> {
+pub(crate) fn spawn(cmd: Command) -> std::io::Result<Child> {
     let sender = SPAWNER.get_or_init(|| {
         let (tx, rx) = channel::<Request>();
         let started = std::thread::Builder::new()
