@@ -243,7 +243,7 @@ pub fn class_of<'a>(
     ErrorClass::Other
 }
 
-fn store_class(e: &StoreError) -> ErrorClass {
+pub(crate) fn store_class(e: &StoreError) -> ErrorClass {
     if e.is_usage() {
         ErrorClass::Usage
     } else if e.is_in_use() {
@@ -257,7 +257,7 @@ fn store_class(e: &StoreError) -> ErrorClass {
 
 /// A memory entry refused (empty, a secret, an unknown id) is the user's
 /// to fix; a file that cannot be read or written is not.
-fn memory_class(e: &MemoryError) -> ErrorClass {
+pub(crate) fn memory_class(e: &MemoryError) -> ErrorClass {
     match e {
         MemoryError::Io { .. } => ErrorClass::Memory,
         _ => ErrorClass::Usage,
@@ -336,5 +336,42 @@ mod tests {
             class_of([&io as &(dyn std::error::Error + 'static)]).name(),
             "io"
         );
+    }
+
+    #[test]
+    fn one_predicate_says_whose_fault_for_agent_and_mining_errors_alike() {
+        use crate::mining::MineError;
+        use eonyx_store::mining::MiningError;
+        let secret = || MemoryError::Secret {
+            kind: eonyx_store::secret::SecretKind::GitHubToken,
+        };
+        let io = || {
+            MemoryError::Io(eonyx_store::IoFailure {
+                action: "write",
+                path: "/m/memory.md".into(),
+                source: std::io::Error::other("disk full"),
+            })
+        };
+        assert!(AgentError::from(secret()).is_users());
+        assert!(MineError::Memory(secret()).class().is_users());
+        assert!(
+            MineError::State(MiningError::Memory(MemoryError::Empty))
+                .class()
+                .is_users()
+        );
+        assert!(
+            MineError::State(MiningError::UnknownIds {
+                ids: vec!["x".into()]
+            })
+            .class()
+            .is_users()
+        );
+        assert!(!AgentError::from(io()).is_users());
+        assert!(!MineError::Memory(io()).class().is_users());
+        assert_eq!(MineError::Memory(io()).class().name(), "memory");
+        assert!(!AgentError::Compaction("boom".into()).is_users());
+        assert!(AgentError::NothingToCompact.is_users());
+        assert_eq!(AgentError::NothingToCompact.class().name(), "compaction");
+        assert_eq!(AgentError::NothingToCompact.status(), Status::Failed);
     }
 }

@@ -31,7 +31,7 @@ use camino::Utf8PathBuf;
 use eonyx_config::{Config, LoadOptions, MineMode};
 use eonyx_core::paths::Env;
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::{ChatRequest, ModelConfig, Provider, SessionId, SystemPrompt, Usage};
+use eonyx_core::{ChatRequest, ErrorClass, ModelConfig, Provider, SessionId, SystemPrompt, Usage};
 use eonyx_store::memory::MemoryStore;
 use eonyx_store::mining::{Learned, MinedStatus, MiningStore, Proposal, ProposalSource};
 use eonyx_store::{SessionSummary, Store, StoreError};
@@ -72,19 +72,24 @@ pub enum MineError {
 }
 
 impl MineError {
-    /// Whether it is the user's to correct (an unknown proposal id, an
-    /// entry refused as empty or holding a secret), not a failure.
-    pub fn is_usage(&self) -> bool {
-        use eonyx_store::memory::MemoryError;
+    /// Its class: the user's to correct (an unknown proposal id, an entry
+    /// refused as empty or holding a secret, a session that is another
+    /// project's, a task's or in use) or a failure of what mining runs on.
+    pub fn class(&self) -> ErrorClass {
         use eonyx_store::mining::MiningError;
-        matches!(
-            self,
-            MineError::State(MiningError::UnknownIds { .. })
-                | MineError::State(MiningError::Memory(
-                    MemoryError::Secret { .. } | MemoryError::Empty
-                ))
-                | MineError::Memory(MemoryError::Secret { .. } | MemoryError::Empty)
-        )
+        match self {
+            MineError::Config(_) | MineError::UnknownModel { .. } => ErrorClass::Config,
+            MineError::Store(e) => crate::error::store_class(e),
+            MineError::State(MiningError::UnknownIds { .. }) => ErrorClass::Usage,
+            MineError::State(MiningError::Memory(e)) | MineError::Memory(e) => {
+                crate::error::memory_class(e)
+            }
+            MineError::State(MiningError::Io(_) | MiningError::Damaged { .. }) => ErrorClass::Store,
+            MineError::Provider(e) => e.class(),
+            MineError::Open { .. } => ErrorClass::SessionInUse,
+            MineError::NoSession { .. } => ErrorClass::NotFound,
+            MineError::Child { .. } | MineError::OtherProject { .. } => ErrorClass::Usage,
+        }
     }
 }
 

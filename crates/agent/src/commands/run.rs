@@ -367,7 +367,7 @@ async fn review(agent: &Agent, fe: &mut dyn Frontend, words: &[&str]) -> Outcome
                     break;
                 }
                 // An edit refused (empty, a secret): asked again.
-                Err(e) if e.is_usage() => {
+                Err(e) if e.class().is_users() => {
                     fe.show(agent, Shown::Note(format!("{e}; answer again")));
                 }
                 Err(e) => return mine_error(e),
@@ -391,7 +391,7 @@ fn left_out(agent: &Agent, fe: &mut dyn Frontend, inbox: &Inbox) {
 
 fn mine_error(e: MineError) -> Outcome {
     match e {
-        e if e.is_usage() => Outcome::Declined(e.to_string()),
+        e if e.class().is_users() => Outcome::Declined(e.to_string()),
         MineError::Memory(m) => Outcome::of_error(m.into()),
         MineError::Store(s) => Outcome::of_error(s.into()),
         MineError::Config(c) => Outcome::Failed(c.into()),

@@ -335,7 +335,7 @@ fn ids(v: &[String]) -> Vec<String> {
 }
 
 fn user_error(e: eonyx_agent::mining::MineError) -> anyhow::Error {
-    if e.is_usage() {
+    if e.class() == eonyx_core::ErrorClass::Usage {
         usage(e.to_string())
     } else {
         anyhow::Error::new(e)
@@ -468,7 +468,7 @@ pub async fn review_each(
                     reviewed(printer, &r)?;
                     break;
                 }
-                Err(e) if e.is_usage() => printer.warn(&format!("{e}; answer again")),
+                Err(e) if e.class().is_users() => printer.warn(&format!("{e}; answer again")),
                 Err(e) => return Err(e.into()),
             }
         }
