@@ -22,7 +22,6 @@ pub const DEBT: &[(&str, usize)] = &[
     ("crates/tools/src/jobs.rs", 944),
     ("crates/tools/src/shell_split.rs", 803),
     ("crates/tools/src/approval.rs", 672),
-    ("crates/cli/src/commands/ui/view.rs", 654),
     ("crates/tools/src/approval_tests.rs", 626),
     ("crates/tools/src/shell.rs", 610),
     ("tests/e2e/mining.rs", 997),
