@@ -184,7 +184,7 @@ fn render(agent: &Agent, shown: Shown) -> String {
                 })
                 .collect(),
         ),
-        Shown::Note(s) => s,
+        Shown::Note(s) | Shown::Warning(s) => s,
         Shown::Renamed(title) => format!("renamed to {title}"),
         Shown::Sessions(list) => lines(
             list.iter()

@@ -23,6 +23,7 @@ mod background;
 mod inbox;
 mod reply;
 pub mod review;
+pub mod review_loop;
 mod transcript;
 
 use std::sync::Arc;

@@ -13,7 +13,7 @@ use eonyx_store::mining::{CostTotals, Proposal};
 use eonyx_store::{Forked, SessionSummary};
 
 use super::table::Surface;
-use crate::mining::review::{ReviewAnswer, Reviewed};
+use crate::mining::review::Reviewed;
 use crate::rewind::{RewindPlan, RewindReport};
 use crate::{Agent, AgentError, AgentEvent, AgentStatus, ModelInfo, TurnOutcome, UserInput};
 
@@ -90,16 +90,16 @@ pub trait Frontend: Send {
     /// Why a goal paused when its turn was interrupted.
     fn interrupted_reason(&self) -> &'static str;
 
-    /// Whether [`Frontend::review_proposal`] can ask someone (the REPL);
-    /// where not, `/memory review` lists the proposals with the flags
-    /// that answer them.
-    fn can_review(&self) -> bool {
+    /// Whether [`Frontend::ask`] can ask someone (the REPL); where not,
+    /// `/memory review` lists the proposals with the flags that answer
+    /// them.
+    fn can_ask(&self) -> bool {
         false
     }
 
-    /// Show proposal `p` of `/memory review` and ask what to do with it;
-    /// `None`: stop here (the rest wait).
-    fn review_proposal<'a>(&'a mut self, _p: &'a Proposal) -> Answer<'a, Option<ReviewAnswer>> {
+    /// Ask the user `question` (one line, as `/memory review` asks about
+    /// each proposal); `None`: no answer (Ctrl-C, Ctrl-D, nobody to ask).
+    fn ask<'a>(&'a mut self, _question: &'a str) -> Answer<'a, Option<String>> {
         Box::pin(async { None })
     }
 
@@ -138,6 +138,9 @@ pub enum Shown {
     Exported(Exported),
     /// A line of information (`/export` before the first message).
     Note(String),
+    /// Something to correct (an answer of `/memory review` that does not
+    /// read).
+    Warning(String),
     /// `/context`: read from the agent.
     Context,
     Memory(Vec<MemoryEntry>),

@@ -11,10 +11,12 @@ use super::frontend::{Exported, Frontend, Outcome, Shown};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
 use crate::hooks::StartSource;
-use crate::mining::review::{self, ReviewFlags, Reviewed};
+use crate::mining::review::{ReviewFlags, Reviewed};
+use crate::mining::review_loop::{Reviewer, review_each};
 use crate::mining::{Inbox, MineError};
 use crate::permission_rules;
 use crate::{Agent, AgentError, AgentEvent, GoalChange, RewindOptions};
+use eonyx_core::provider::BoxFuture;
 
 pub const RESUME_USAGE: &str = "usage: /resume ID (see /sessions)";
 pub const RENAME_USAGE: &str = "usage: /rename TITLE";
@@ -346,38 +348,47 @@ async fn review(agent: &Agent, fe: &mut dyn Frontend, words: &[&str]) -> Outcome
         (Ok(p), Ok(c)) => (p, c),
         (Err(e), _) | (_, Err(e)) => return mine_error(e),
     };
-    if pending.is_empty() || !fe.can_review() {
+    if pending.is_empty() || !fe.can_ask() {
         return show(fe, agent, Shown::Proposals { pending, costs });
     }
-    fe.show(agent, Shown::Note(review::header(pending.len(), &costs)));
-    let mut accepted = false;
-    'proposals: for p in &pending {
-        loop {
-            let Some(answer) = fe.review_proposal(p).await else {
-                fe.show(
-                    agent,
-                    Shown::Note("the rest wait for a later review".to_owned()),
-                );
-                break 'proposals;
-            };
-            match inbox.answer(p, &answer) {
-                Ok(r) => {
-                    accepted |= matches!(r, Reviewed::Accepted { .. });
-                    fe.show(agent, Shown::Reviewed(r));
-                    break;
-                }
-                // An edit refused (empty, a secret): asked again.
-                Err(e) if e.class().is_users() => {
-                    fe.show(agent, Shown::Note(format!("{e}; answer again")));
-                }
-                Err(e) => return mine_error(e),
-            }
+    let accepted = {
+        let mut r = Asked {
+            agent,
+            fe: &mut *fe,
+        };
+        match review_each(&inbox, &pending, &mut r).await {
+            Ok(accepted) => accepted,
+            Err(e) => return mine_error(e),
         }
-    }
+    };
     if accepted {
         left_out(agent, fe, &inbox);
     }
     Outcome::Done
+}
+
+/// The review loop asking through a frontend that can ask (the REPL).
+struct Asked<'a> {
+    agent: &'a Agent,
+    fe: &'a mut dyn Frontend,
+}
+
+impl Reviewer for Asked<'_> {
+    fn info(&mut self, line: String) {
+        self.fe.show(self.agent, Shown::Note(line));
+    }
+
+    fn warn(&mut self, line: String) {
+        self.fe.show(self.agent, Shown::Warning(line));
+    }
+
+    fn reviewed(&mut self, r: Reviewed) {
+        self.fe.show(self.agent, Shown::Reviewed(r));
+    }
+
+    fn ask<'q>(&'q mut self, question: &'q str) -> BoxFuture<'q, Option<String>> {
+        self.fe.ask(question)
+    }
 }
 
 /// Say what `memory.max_bytes` now leaves out of the `# Memory` section.

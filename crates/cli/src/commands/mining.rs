@@ -4,9 +4,8 @@
 //! waiting) and the events of a background pass. The work is
 //! `eonyx_agent::mining`'s; this module parses, asks and prints.
 
-use std::io::BufRead;
-
-use eonyx_agent::mining::review::{self, ReviewAnswer, ReviewFlags, Reviewed};
+use eonyx_agent::mining::review::{self, ReviewFlags, Reviewed};
+use eonyx_agent::mining::review_loop::{Reviewer, review_each};
 use eonyx_agent::mining::{
     Inbox, MineOptions, Miner, MiningEvent, MiningHandle, Pick, StartupNotes,
 };
@@ -393,88 +392,62 @@ fn cap_note(printer: &mut Printer, inbox: &Inbox) {
     }
 }
 
-/// Where the review's answers come from: stdin (a terminal or not, one
-/// answer a line) or the REPL's line editor.
-pub trait Answers {
-    /// The next answer to `question`; `None` at the end of input.
-    fn next<'a>(
-        &'a mut self,
-        printer: &'a Printer,
-        question: &'a str,
-    ) -> BoxFuture<'a, Option<String>>;
-}
-
-/// Answers read a line at a time from stdin, the question on stderr.
-struct StdinAnswers(std::io::Lines<std::io::StdinLock<'static>>);
-
-impl Answers for StdinAnswers {
-    fn next<'a>(
-        &'a mut self,
-        printer: &'a Printer,
-        question: &'a str,
-    ) -> BoxFuture<'a, Option<String>> {
-        printer.err_raw(question);
-        let line = self.0.next().and_then(Result::ok);
-        Box::pin(async move { line })
-    }
-}
-
 /// One proposal at a time: accept / reject / edit / skip, an answer a
-/// line on stdin (a terminal or not).
+/// line on stdin (a terminal or not), the question on stderr.
 fn interactive(
     printer: &mut Printer,
     inbox: &Inbox,
     pending: Vec<Proposal>,
 ) -> anyhow::Result<Status> {
-    let mut answers = StdinAnswers(std::io::stdin().lock().lines());
-    super::runtime()?.block_on(review_each(printer, inbox, pending, &mut answers))?;
+    let mut r = StdinReviewer {
+        printer: &mut *printer,
+        stdin: std::io::stdin(),
+        failed: None,
+    };
+    let accepted = super::runtime()?.block_on(review_each(inbox, &pending, &mut r));
+    if let Some(e) = r.failed {
+        return Err(e);
+    }
+    if accepted? {
+        cap_note(printer, inbox);
+    }
     Ok(Status::Success)
 }
 
-/// Ask about each proposal in turn; accepted ones then say what the cap
-/// leaves out.
-pub async fn review_each(
-    printer: &mut Printer,
-    inbox: &Inbox,
-    pending: Vec<Proposal>,
-    answers: &mut dyn Answers,
-) -> anyhow::Result<()> {
-    let costs = inbox.costs()?;
-    printer.info(&review::header(pending.len(), &costs));
-    let mut accepted = false;
-    'proposals: for p in &pending {
-        printer.info(&review::proposal(p));
-        loop {
-            let Some(line) = answers.next(printer, review::QUESTION).await else {
-                printer.info("end of input: the rest wait for a later review");
-                break 'proposals;
-            };
-            let answer = match ReviewAnswer::parse(&line) {
-                Ok(ReviewAnswer::Edit(text)) if text.is_empty() => ReviewAnswer::Edit(
-                    answers
-                        .next(printer, "new text: ")
-                        .await
-                        .unwrap_or_default(),
-                ),
-                Ok(a) => a,
-                Err(why) => {
-                    printer.warn(&why);
-                    continue;
-                }
-            };
-            match inbox.answer(p, &answer) {
-                Ok(r) => {
-                    accepted |= matches!(r, Reviewed::Accepted { .. });
-                    reviewed(printer, &r)?;
-                    break;
-                }
-                Err(e) if e.class().is_users() => printer.warn(&format!("{e}; answer again")),
-                Err(e) => return Err(e.into()),
-            }
+/// The review loop on stdin and the printer.
+struct StdinReviewer<'p> {
+    printer: &'p mut Printer,
+    stdin: std::io::Stdin,
+    /// Output that could not be written (the first failure).
+    failed: Option<anyhow::Error>,
+}
+
+impl Reviewer for StdinReviewer<'_> {
+    fn info(&mut self, line: String) {
+        self.printer.info(&line);
+    }
+
+    fn warn(&mut self, line: String) {
+        self.printer.warn(&line);
+    }
+
+    fn reviewed(&mut self, r: Reviewed) {
+        if let Err(e) = reviewed(self.printer, &r) {
+            self.failed.get_or_insert(e);
         }
     }
-    if accepted {
-        cap_note(printer, inbox);
+
+    fn ask<'a>(&'a mut self, question: &'a str) -> BoxFuture<'a, Option<String>> {
+        self.printer.err_raw(question);
+        let mut line = String::new();
+        let line = match self.stdin.read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            // As `BufRead::lines` reads it: without its line ending.
+            Ok(_) => {
+                let end = line.strip_suffix('\n').unwrap_or(&line);
+                Some(end.strip_suffix('\r').unwrap_or(end).to_owned())
+            }
+        };
+        Box::pin(async move { line })
     }
-    Ok(())
 }

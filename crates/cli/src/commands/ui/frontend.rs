@@ -6,12 +6,11 @@
 use eonyx_agent::commands::{
     self, Answer, Frontend, Invocation, Outcome, Shown, Surface, TurnKind,
 };
-use eonyx_agent::mining::review::{self, ReviewAnswer};
+use eonyx_agent::mining::review;
 use eonyx_agent::permission_rules;
 use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
-use eonyx_store::mining::Proposal;
 
 use super::view::Mode;
 use super::{Interrupts, View};
@@ -91,26 +90,13 @@ impl Frontend for Cli<'_, '_> {
         "interrupted (Ctrl-C)"
     }
 
-    fn can_review(&self) -> bool {
+    fn can_ask(&self) -> bool {
         self.view.asker.is_some()
     }
 
-    /// The REPL shows each proposal and reads `a`, `r`, `e TEXT` or `s`
-    /// (`e` alone asks for the text); Ctrl-C or Ctrl-D stops the review.
-    fn review_proposal<'a>(&'a mut self, p: &'a Proposal) -> Answer<'a, Option<ReviewAnswer>> {
-        Box::pin(async move {
-            let asker = self.view.asker.as_ref()?;
-            self.view.printer.info(&review::proposal(p));
-            loop {
-                match ReviewAnswer::parse(&asker.ask(review::QUESTION).await?) {
-                    Ok(ReviewAnswer::Edit(text)) if text.is_empty() => {
-                        return Some(ReviewAnswer::Edit(asker.ask("new text: ").await?));
-                    }
-                    Ok(answer) => return Some(answer),
-                    Err(why) => self.view.printer.warn(&why),
-                }
-            }
-        })
+    /// The REPL asks in its line editor; Ctrl-C or Ctrl-D is no answer.
+    fn ask<'a>(&'a mut self, question: &'a str) -> Answer<'a, Option<String>> {
+        Box::pin(async move { self.view.asker.as_ref()?.ask(question).await })
     }
 
     /// The REPL shows what a rewind will do and asks; batch runs just do it.
@@ -147,6 +133,7 @@ fn render(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
     match shown {
         Shown::Help => view.printer.info(&commands::help(surface)),
         Shown::Note(s) => view.printer.info(&s),
+        Shown::Warning(s) => view.printer.warn(&s),
         Shown::Renamed(title) => view.printer.info(&format!("renamed to {title}")),
         Shown::Sessions(list) => {
             for s in &list {
