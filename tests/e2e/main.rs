@@ -20,6 +20,7 @@ mod compaction_ahead;
 mod compaction_collapse;
 mod compaction_failures;
 mod compaction_native;
+mod compaction_native_fallback;
 mod compaction_native_server;
 mod compaction_shared_prefix;
 mod compaction_window;
