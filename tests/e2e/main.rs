@@ -43,6 +43,8 @@ mod mcp_calls;
 mod mcp_start;
 mod memory;
 mod mining;
+mod mining_fixture;
+mod mining_review;
 mod mining_secrets;
 mod model_switch;
 mod permissions;

@@ -24,7 +24,6 @@ pub const DEBT: &[(&str, usize)] = &[
     ("crates/tools/src/approval.rs", 672),
     ("crates/tools/src/approval_tests.rs", 626),
     ("crates/tools/src/shell.rs", 610),
-    ("tests/e2e/mining.rs", 997),
     ("tests/e2e/sandbox.rs", 637),
 ];
 
