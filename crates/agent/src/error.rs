@@ -154,7 +154,7 @@ impl AgentError {
     }
 
     /// Whether the user's to correct: a command declines rather than fails
-    /// ([`Fault::User`]: a bad argument, nothing to do, an unknown id, a
+    /// ([`eonyx_core::Fault::User`]: a bad argument, nothing to do, an unknown id, a
     /// session in use).
     pub fn is_users(&self) -> bool {
         self.class().is_users()

@@ -7,7 +7,7 @@ use super::frontend::{Frontend, GoalEnd, TurnKind};
 use crate::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 
 /// One turn through `fe`: shown as it starts, interruptible. Its end is
-/// not reported here ([`after_turn`] or [`continue_goal`] does).
+/// not reported here ([`after_turn`] or the goal loop does).
 pub async fn turn(
     agent: &mut Agent,
     fe: &mut dyn Frontend,
