@@ -65,9 +65,18 @@ pub fn run(
             let opts = mining::options(global, cwd, env);
             mining::mine(printer, config, opts, session.as_deref(), *all)
         }
-        Some(MemoryCommand::Review { flags }) => {
+        Some(MemoryCommand::Review {
+            accept,
+            reject,
+            accept_all,
+        }) => {
             let opts = mining::options(global, cwd, env);
-            mining::review(printer, &config, &opts, flags)
+            let args = mining::ReviewArgs {
+                accept,
+                reject,
+                accept_all: *accept_all,
+            };
+            mining::review(printer, &config, &opts, &args)
         }
         Some(MemoryCommand::Path) => {
             let (g, p) = (
