@@ -398,12 +398,13 @@ async fn reads_inside_the_project_are_stopped_only_by_rules() {
             .unwrap()
             .contains("read(secret/**)")
     );
-    // No one to ask: denied. An approver without rules allows every read.
+    // No one to ask: denied. An approver that denies everything denies
+    // reads too (no method defaults to allow).
     let batch = PolicyApprover::new(&tools, Permissions::ALL, McpPolicy::default(), None);
     assert_eq!(batch.decide_read(&read("/p/notes/a")).await, Decision::Deny);
     assert_eq!(
         DenyAll.decide_read(&read("/p/secret/k")).await,
-        Decision::Allow
+        Decision::Deny
     );
     assert!(batch.read_rules().is_some());
 }
@@ -572,6 +573,15 @@ mod web_fetch {
         fn decide_asked<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
             self.0.lock().unwrap().push("rule");
             Box::pin(async { Decision::Allow })
+        }
+        fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+            None
+        }
+        fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+            self.decide_asked(kind)
+        }
+        fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
+            None
         }
     }
 

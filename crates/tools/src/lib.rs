@@ -38,6 +38,7 @@
 
 mod approval;
 mod args;
+pub mod cmdline;
 mod definitions;
 mod grep;
 pub mod jobs;
@@ -49,7 +50,6 @@ mod plan;
 mod read_file;
 mod recall;
 mod shell;
-pub mod shell_split;
 pub mod skill;
 pub mod task;
 mod web_fetch;

@@ -241,4 +241,18 @@ impl Approver for TerminalApprover {
             }
         })
     }
+
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    /// Reads reach the user only when a rule asks them: asked as a
+    /// rule's question.
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide_asked(kind)
+    }
+
+    fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
+        None
+    }
 }
