@@ -93,10 +93,17 @@ impl ApprovalKind {
         }
     }
 
-    /// One line for an approval prompt, e.g. `run shell command: ls -la`.
+    /// One line for an approval prompt, e.g. `run shell command: ls -la`:
+    /// the whole command, every hidden character escaped
+    /// ([`eonyx_core::text::escape_controls`]; newlines kept), so what is
+    /// shown for a yes is what runs.
     pub fn describe(&self) -> String {
+        eonyx_core::text::escape_controls(&self.describe_raw(), false).into_owned()
+    }
+
+    fn describe_raw(&self) -> String {
         match self {
-            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe()),
+            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe_raw()),
             ApprovalKind::Shell { command } => format!("run shell command: {command}"),
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
