@@ -38,6 +38,7 @@
 
 mod approval;
 mod args;
+pub mod check;
 pub mod cmdline;
 mod definitions;
 mod grep;

@@ -235,12 +235,18 @@ impl RuleMatcher {
     }
 
     fn allows_line(&self, parsed: &Split) -> bool {
+        !self.allowing_rules(parsed).is_empty()
+    }
+
+    /// The allow rules that cover the line (one per command, or the one
+    /// bare or exact rule that covers it whole); empty when they do not.
+    pub fn allowing_rules(&self, parsed: &Split) -> Vec<RuleRef> {
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
-        if allow().any(|r| matches!(r.matcher, Matcher::ShellAny)) {
-            return true;
+        if let Some(r) = allow().find(|r| matches!(r.matcher, Matcher::ShellAny)) {
+            return vec![r.rule_ref()];
         }
         if !parsed.parsed || parsed.commands.is_empty() {
-            return false;
+            return Vec::new();
         }
         let whole: Vec<Vec<String>> = parsed
             .commands
@@ -248,34 +254,46 @@ impl RuleMatcher {
             .chain(&parsed.nested)
             .map(canon)
             .collect();
-        if allow().any(|r| matches!(&r.matcher, Matcher::ShellExact(Some(e), _) if *e == whole)) {
-            return true;
+        if let Some(r) =
+            allow().find(|r| matches!(&r.matcher, Matcher::ShellExact(Some(e), _) if *e == whole))
+        {
+            return vec![r.rule_ref()];
         }
-        parsed.commands.iter().all(|c| self.covers(c))
+        let mut out: Vec<RuleRef> = Vec::new();
+        for c in &parsed.commands {
+            let Some(r) = self.covering(c) else {
+                return Vec::new();
+            };
+            let r = r.rule_ref();
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out
     }
 
-    /// Whether allow rules cover one simple command.
-    fn covers(&self, c: &Command) -> bool {
+    /// The allow rule that covers one simple command.
+    fn covering(&self, c: &Command) -> Option<&Compiled> {
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
         let one = canon(c);
-        if allow().any(|r| {
+        if let Some(r) = allow().find(|r| {
             matches!(&r.matcher, Matcher::ShellExact(Some(e), _) if e.len() == 1 && e[0] == one)
         }) {
-            return true;
+            return Some(r);
         }
         if c.opaque || c.words.is_empty() || cmdline::dangerous_option(&c.words).is_some() {
-            return false;
+            return None;
         }
         match cmdline::wrapped(&c.words) {
-            Some(None) => false,
-            Some(Some(at)) => self.covers(&Command {
+            Some(None) => None,
+            Some(Some(at)) => self.covering(&Command {
                 words: c.words[at..].to_vec(),
                 literal: c.literal[at.min(c.literal.len())..].to_vec(),
                 redirects: c.redirects.clone(),
                 text: c.text.clone(),
                 opaque: c.opaque,
             }),
-            None => allow().any(|r| match &r.matcher {
+            None => allow().find(|r| match &r.matcher {
                 Matcher::ShellPrefix(p) => starts_with(c, p),
                 _ => false,
             }),
