@@ -43,6 +43,7 @@ mod memory;
 mod mining;
 mod model_switch;
 mod permissions;
+mod permissions_attacks;
 mod permissions_repl;
 mod providers;
 mod reasoning;
