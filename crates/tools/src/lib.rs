@@ -41,6 +41,7 @@ mod args;
 pub mod check;
 pub mod cmdline;
 mod definitions;
+pub mod differential;
 mod grep;
 pub mod jobs;
 mod list_dir;
