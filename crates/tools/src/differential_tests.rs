@@ -15,12 +15,12 @@ const PIECES: &[&str] = &[
 /// A line of `len` pieces, mostly starting with `ok ` so many are allowed.
 fn line(next: &mut impl FnMut() -> u64, len: usize) -> String {
     let mut s = String::new();
-    if next() % 4 != 0 {
+    if !next().is_multiple_of(4) {
         s.push_str("ok ");
     }
     for _ in 0..len {
         s.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
-        if next() % 3 != 0 {
+        if !next().is_multiple_of(3) {
             s.push(' ');
         }
     }
