@@ -25,7 +25,9 @@ pub const STUBS: &[&str] = &[
 
 /// What may run under `shell(ok:*)`: `ok`, and the wrappers allow rules
 /// see through (their stubs run nothing after them).
-const MAY_RUN: &[&str] = &["ok", "env", "timeout", "nice", "nohup", "stdbuf", "setsid", "time"];
+const MAY_RUN: &[&str] = &[
+    "ok", "env", "timeout", "nice", "nohup", "stdbuf", "setsid", "time",
+];
 
 /// Whether the rules `allow = ["shell(ok:*)"]` allow `line` as `dialect`
 /// reads it.
@@ -109,7 +111,9 @@ impl Stubs {
         loop {
             match child.try_wait() {
                 Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();

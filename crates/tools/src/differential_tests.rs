@@ -3,13 +3,96 @@ use super::*;
 /// Pieces of the shell language the generator strings together: words,
 /// quotes, operators, substitutions, redirections, control characters.
 const PIECES: &[&str] = &[
-    "ok", "ok", "ok", "ok", " ", " ", " ", "x", "touch", "evil", "'ok'", "\"ok\"", "o\\k", "'x y'",
-    "\"$x\"", "$x", "${x}", "${x:-touch}", "~", "-c", "sh", "bash", "eval", "env", "timeout 1",
-    "nice", "command", "exec", "xargs", "git", ";", "&&", "||", "|", "|&", "&", "\n", "(", ")",
-    "{", "}", "{ ", " }", "$(", "`", "'", "\"", "\\", "<", ">", ">>", "&>", "&>>", "2>&1",
-    ">&2", "/dev/null", "<<<", "<<EOF", "EOF", "{x}", "{$(touch y)}", "\r", "\t", "#", "=", "x=1",
-    "$((1))", "<(", ">(", "$'\\x74ouch'", "*", "?", "[a]", "!", "if", "then", "fi", "for", "in",
-    "do", "done", "case", "esac", "\u{1b}", "\u{a0}", "t${x}ouch", "-e", "--", "f()", "\\\n",
+    "ok",
+    "ok",
+    "ok",
+    "ok",
+    " ",
+    " ",
+    " ",
+    "x",
+    "touch",
+    "evil",
+    "'ok'",
+    "\"ok\"",
+    "o\\k",
+    "'x y'",
+    "\"$x\"",
+    "$x",
+    "${x}",
+    "${x:-touch}",
+    "~",
+    "-c",
+    "sh",
+    "bash",
+    "eval",
+    "env",
+    "timeout 1",
+    "nice",
+    "command",
+    "exec",
+    "xargs",
+    "git",
+    ";",
+    "&&",
+    "||",
+    "|",
+    "|&",
+    "&",
+    "\n",
+    "(",
+    ")",
+    "{",
+    "}",
+    "{ ",
+    " }",
+    "$(",
+    "`",
+    "'",
+    "\"",
+    "\\",
+    "<",
+    ">",
+    ">>",
+    "&>",
+    "&>>",
+    "2>&1",
+    ">&2",
+    "/dev/null",
+    "<<<",
+    "<<EOF",
+    "EOF",
+    "{x}",
+    "{$(touch y)}",
+    "\r",
+    "\t",
+    "#",
+    "=",
+    "x=1",
+    "$((1))",
+    "<(",
+    ">(",
+    "$'\\x74ouch'",
+    "*",
+    "?",
+    "[a]",
+    "!",
+    "if",
+    "then",
+    "fi",
+    "for",
+    "in",
+    "do",
+    "done",
+    "case",
+    "esac",
+    "\u{1b}",
+    "\u{a0}",
+    "t${x}ouch",
+    "-e",
+    "--",
+    "f()",
+    "\\\n",
 ];
 
 /// A line of `len` pieces, mostly starting with `ok ` so many are allowed.
@@ -71,6 +154,16 @@ fn the_stubs_see_what_slips_through() {
     let stubs = Stubs::new().unwrap();
     let sh = find_shell("sh").unwrap();
     assert_eq!(stubs.disagreement(&sh, "ok a b"), None);
-    assert!(stubs.disagreement(&sh, "ok; touch y").unwrap().contains("touch"));
-    assert!(stubs.disagreement(&sh, "ok > made").unwrap().contains("made"));
+    assert!(
+        stubs
+            .disagreement(&sh, "ok; touch y")
+            .unwrap()
+            .contains("touch")
+    );
+    assert!(
+        stubs
+            .disagreement(&sh, "ok > made")
+            .unwrap()
+            .contains("made")
+    );
 }

@@ -67,6 +67,14 @@ pub(super) fn split(line: &str, dialect: Dialect, depth: usize) -> Split {
         w.out.loose.push(line.to_owned());
         return w.out;
     }
+    if line.contains("<<") && line.contains("$(") {
+        // brush-parser 0.4's tokenizer runs out of memory on a
+        // here-document whose delimiter opens a substitution (`<<E$( <x`):
+        // such lines are not parsed at all.
+        w.unclear("a here-document with a command substitution");
+        w.out.loose.push(line.to_owned());
+        return w.out;
+    }
     if let Some(c) = line.chars().find(|c| eonyx_core::text::is_hidden_char(*c)) {
         w.unclear(format!(
             "the control character {}",

@@ -153,6 +153,26 @@ fn deep_nesting_neither_panics_nor_is_understood() {
     }
 }
 
+/// Lines on which brush-parser 0.4 runs out of memory (found by the
+/// differential test): not parsed, not understood, at once.
+#[test]
+fn lines_the_parser_cannot_survive_are_not_parsed() {
+    for d in BOTH {
+        for line in [
+            "ok <<EOF$( <<EOF ",
+            "ok <<E$( <x ",
+            "ok <<-E$( <x ",
+            "ok <<E\"$( <x ",
+            "ok <<E$(( <x ",
+        ] {
+            let s = split_as(line, d);
+            assert!(!s.parsed && s.blind, "{line:?}");
+        }
+    }
+    // Deny rules still see its words.
+    assert!(split_as("touch x <<E$( <x", Dialect::Bash).loose[0].contains("touch"));
+}
+
 #[test]
 fn comments_and_continuations() {
     for d in BOTH {
