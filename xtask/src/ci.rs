@@ -24,6 +24,11 @@ pub const STEPS: &[(&str, &str)] = &[
         "tidy: frontends name no slash command and run no goal loop",
     ),
     (
+        "layers",
+        "tidy: ARCHITECTURE.md draws exactly the crate arrows of the Cargo.toml files",
+    ),
+    ("sizes", "tidy: no source file over 600 lines"),
+    (
         "clippy",
         "cargo clippy --workspace --all-targets -- -D warnings",
     ),
@@ -89,6 +94,8 @@ fn step(name: &str) -> Result<()> {
         "deps" => crate::tidy::deps_step(&util::workspace_root()),
         "cycles" => crate::tidy::cycles_step(&util::workspace_root()),
         "commands" => crate::tidy::commands_step(&util::workspace_root()),
+        "layers" => crate::tidy::layers_step(&util::workspace_root()),
+        "sizes" => crate::tidy::sizes_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([
             "clippy",
             "--workspace",

@@ -33,7 +33,9 @@
 //!   outcome applied (docs/hooks.md);
 //! - `input`: `@path` files, `--image` files and the user's `!command`;
 //! - `status`: the `/status` figures, and the turn's running cost shared
-//!   down the tree of tasks.
+//!   down the tree of tasks;
+//! - `jobs`: the agent's side of background jobs (`tools::jobs::Jobs`):
+//!   exit notices, `/jobs`, the jobs pinned at a compaction.
 //!
 //! Also kept here:
 //! - Skills are discovered once when the agent opens, so the `# Skills`

@@ -9,12 +9,18 @@
 //!   run no goal loop (the command layer in `eonyx_agent::commands` does).
 //! - `cites` (`cites.rs`): every citation of a repository doc points at a
 //!   file and heading that exist, and nothing cites the out-of-tree SPEC.
+//! - `layers` (`layers.rs`): ARCHITECTURE.md draws exactly the crate arrows
+//!   the Cargo.toml files declare.
+//! - `sizes` (`sizes.rs`): no source file over 600 lines (the old ones listed
+//!   may only shrink).
 
 mod cites;
 mod commands;
 mod cycles;
 mod deps;
+mod layers;
 mod print;
+mod sizes;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,9 @@ pub use cites::cites_step;
 pub use commands::commands_step;
 pub use cycles::cycles_step;
 pub use deps::deps_step;
+pub use layers::layers_step;
 pub use print::print_step;
+pub use sizes::sizes_step;
 
 /// One finding, printed as `file:line: message`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
