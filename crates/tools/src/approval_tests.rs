@@ -236,40 +236,6 @@ async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
 }
 
 #[tokio::test]
-async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
-    use std::sync::Arc;
-    let rec = Arc::new(Recorder::new(Decision::Allow));
-    let child = PolicyApprover {
-        shell: ShellPolicy::Ask,
-        write: ShellPolicy::Deny,
-        allowed: Permissions::NONE,
-        mcp: McpPolicy::default(),
-        web: Default::default(),
-        ask: Some(Arc::new(TaskLabel {
-            task: "explore".into(),
-            inner: rec.clone(),
-        })),
-        rules: Arc::default(),
-    };
-    let shell = ApprovalKind::Shell {
-        command: "ls".into(),
-    };
-    assert_eq!(child.decide(&shell).await, Decision::Allow);
-    let write = ApprovalKind::Write {
-        tool: ToolName::WriteFile,
-        path: "/p/a".into(),
-        shown: "a".into(),
-        diff: String::new(),
-        outside: false,
-        protected: false,
-    };
-    assert_eq!(child.decide(&write).await, Decision::Deny, "never asked");
-    let asked = rec.asked();
-    assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
-}
-
-#[tokio::test]
 async fn rules_go_before_flags_and_settings() {
     use eonyx_core::permissions::{
         PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule,

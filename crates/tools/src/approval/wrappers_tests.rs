@@ -117,3 +117,36 @@ async fn leaf_approvers_answer_every_method_alike() {
         assert_eq!(AllowAll.decide_read(&kind).await, Decision::Allow);
     }
 }
+
+#[tokio::test]
+async fn a_task_label_reaches_the_user_and_the_policy_still_decides_first() {
+    let rec = Arc::new(crate::test_support::Recorder::new(Decision::Allow));
+    let child = super::super::PolicyApprover {
+        shell: eonyx_core::config::ShellPolicy::Ask,
+        write: eonyx_core::config::ShellPolicy::Deny,
+        allowed: super::super::Permissions::NONE,
+        mcp: super::super::McpPolicy::default(),
+        web: Default::default(),
+        ask: Some(Arc::new(TaskLabel {
+            task: "explore".into(),
+            inner: rec.clone(),
+        })),
+        rules: Arc::default(),
+    };
+    let shell = ApprovalKind::Shell {
+        command: "ls".into(),
+    };
+    assert_eq!(child.decide(&shell).await, Decision::Allow);
+    let write = ApprovalKind::Write {
+        tool: ToolName::WriteFile,
+        path: "/p/a".into(),
+        shown: "a".into(),
+        diff: String::new(),
+        outside: false,
+        protected: false,
+    };
+    assert_eq!(child.decide(&write).await, Decision::Deny, "never asked");
+    let asked = rec.asked();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].describe(), "[task: explore] run shell command: ls");
+}
