@@ -9,34 +9,14 @@ use eonyx_tests::Reply;
 use serde_json::{Value, json};
 
 use crate::agent::*;
+use crate::permissions::{self, with_rules};
 use crate::tasks::{child_requests, task};
 use crate::util::{stderr, stdout};
 
-fn with_rules(permissions_toml: &str) -> Fx {
-    let toml = permissions_toml.to_owned();
-    Fx::with(move |c| c.merge_top_toml(&toml).unwrap())
-}
-
-/// One batch turn in which the model calls `shell` once per command;
-/// each call's result text.
+/// [`permissions::shell_calls`] for owned lines.
 fn shell_calls(fx: &Fx, flags: &[&str], commands: &[String]) -> Vec<String> {
-    fx.fake
-        .push(Reply::tool_calls(
-            commands.iter().map(|c| ("shell", json!({ "command": c }))),
-        ))
-        .push(Reply::text("done"));
-    let mut args = flags.to_vec();
-    args.extend(["run", "go"]);
-    let o = fx.run(&args, "");
-    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
-    let chats = fx.chats();
-    let msgs = chats.last().unwrap().messages();
-    let tools: Vec<String> = msgs
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(content)
-        .collect();
-    tools[tools.len() - commands.len()..].to_vec()
+    let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+    permissions::shell_calls(fx, flags, &commands)
 }
 
 /// The repros, each with its own payload file `pN`.
