@@ -1,6 +1,6 @@
 //! A shell command line as the permission rules see it
 //! (docs/tools.md#permission-rules): parsed with a real shell grammar
-//! (brush's parser, [`parse`]) in the dialect of the shell commands run
+//! (brush's parser, `parse`) in the dialect of the shell commands run
 //! with ([`Dialect::running`]: bash when present, else POSIX `sh`), and
 //! walked into the simple commands it runs.
 //!
