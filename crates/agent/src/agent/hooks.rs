@@ -574,3 +574,7 @@ impl Approver for Notify {
         self.inner.read_rules()
     }
 }
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;
