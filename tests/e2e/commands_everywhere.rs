@@ -72,6 +72,11 @@ fn cases(seed: &str) -> Vec<Case> {
         good("/permissions"),
         bad("/permissions please", "usage: /permissions [forget N]"),
         bad("/permissions forget 3", "there is no permission rule 3"),
+        good("/pin keep the vendored copy"),
+        bad("/pin", "usage: /pin TEXT"),
+        bad("/unpin 9", "there is no pin 9"),
+        bad("/unpin x", "usage: /unpin N"),
+        good("/unpin 1"),
     ];
     v.extend([
         good("/memory"),
@@ -89,6 +94,7 @@ fn cases(seed: &str) -> Vec<Case> {
         "/hooks",
         "/status",
         "/plan",
+        "/pins",
         "/help",
     ] {
         v.push(good(name));

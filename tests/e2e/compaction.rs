@@ -335,14 +335,19 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
     ))
     .unwrap();
     // It is the request body: the system prompt ends with the summary
-    // section, whose last line is the recall hint.
-    let summary = comps.last().unwrap()["summary"].as_str().unwrap();
+    // section: the summary, what the user said, and as the last line the
+    // recall hint.
+    let last = comps.last().unwrap();
+    let summary = last["summary"].as_str().unwrap();
+    let said = last["user_words"]["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("## What the user said\n\n[#1] turn 01: "),
+        "{said}"
+    );
+    let section_end = format!("{summary}\n\n{said}\n\n{}", eonyx_prompt::RECALL_HINT);
     let shown_system = eff["messages"][0]["content"].as_str().unwrap();
     assert_eq!(eff["messages"][0]["role"], "system");
-    assert!(
-        shown_system.ends_with(&format!("{summary}\n\n{}", eonyx_prompt::RECALL_HINT)),
-        "{shown_system}"
-    );
+    assert!(shown_system.ends_with(&section_end), "{shown_system}");
     server.clear_requests();
     let next = batch(
         &env,
@@ -354,8 +359,7 @@ fn long_session_compacts_at_the_threshold_keeps_facts_and_never_overflows() {
     let req = &server.chat_requests()[0];
     // The summary section ends with the one-line recall hint.
     assert!(
-        req.system_text()
-            .ends_with(&format!("{summary}\n\n{}", eonyx_prompt::RECALL_HINT)),
+        req.system_text().ends_with(&section_end),
         "{}",
         req.system_text()
     );

@@ -153,12 +153,17 @@ fn compaction_json_events_carry_the_figures_or_the_record() {
             "tokens_after",
             "tokens_before",
             "trigger",
-            "type"
+            "type",
+            "user_words"
         ],
         "{line}"
     );
     assert!(line.starts_with(r#"{"first_kept_seq":"#), "{line}");
     assert_eq!(ev["trigger"], "manual");
+    // The first line, before the boundary, is kept verbatim
+    // (docs/compaction.md#what-the-user-said).
+    assert_eq!(ev["user_words"]["kept"], 1, "{line}");
+    assert_eq!(ev["user_words"]["left_out"], 0, "{line}");
 
     // `eonyx compact --json`: the figures as in a run, then the record.
     let out = run_ok(&env, &["compact", "-s", &id, "--json"], &[]);

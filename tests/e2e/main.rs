@@ -62,6 +62,7 @@ mod tasks_limits;
 mod tasks_mcp;
 mod tasks_memory;
 mod tasks_sessions;
+mod user_words;
 mod util;
 mod web_fetch;
 mod web_fetch_repl;

@@ -91,9 +91,11 @@ fn paragraph(n: usize) -> String {
 fn recall_after_two_compactions_returns_the_early_line_verbatim_with_its_seq() {
     let server = FakeServer::start();
     scripted(&server, json!({"query": "zebra-7731 staging"}));
+    // Without `## What the user said`, so that the line is gone from the
+    // request (docs/compaction.md#what-the-user-said keeps it otherwise).
     let env = env_for(
         &server,
-        "context_window = 4096\ncompaction.threshold_percent = 50\ncompaction.keep_turns = 1",
+        "context_window = 4096\ncompaction.threshold_percent = 50\ncompaction.keep_turns = 1\ncompaction.user_words_tokens = 0",
     );
     let early = "remember: ZEBRA-7731 is the staging port, not 8443".to_owned();
     let mut lines = vec![paragraph(0), early.clone()];

@@ -23,7 +23,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use common::Dirs;
 use eonyx_agent::{Agent, AgentEvent, SessionChoice};
 use eonyx_core::provider::CancellationToken;
-use eonyx_core::record::{FORMAT_VERSION, MessageRecord, Record, SessionHeader};
+use eonyx_core::record::{MessageRecord, Record};
 use eonyx_core::{Message, SessionId, Usage};
 use eonyx_tests::bench::{self, Samples};
 use eonyx_tests::{ScriptedProvider, Step};
@@ -79,21 +79,7 @@ fn write_session(data: &Utf8Path, project: &Utf8Path) -> SessionId {
     let id = SessionId::generate();
     let sessions = data.join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
-    let header = Record::Session(SessionHeader {
-        version: FORMAT_VERSION,
-        id: id.clone(),
-        title: "1".into(),
-        created: eonyx_core::time::now_rfc3339(),
-        cwd: project.to_string(),
-        project: project.to_string(),
-        model: Some("bench".into()),
-        forked_from: None,
-        parent: None,
-        parent_call: None,
-        profile: None,
-    });
-    let mut out = header.to_line();
-    out.push('\n');
+    let mut out = common::header_line(&id, project.as_str());
     let per_message = 1000;
     let messages = CONTEXT_TOKENS * CHARS_PER_TOKEN / per_message;
     for seq in 1..=messages {

@@ -6,7 +6,8 @@
 //! - `step`: one provider step, with overflow and silent-truncation recovery
 //!   (compact against the learned window, retry once);
 //! - `compaction`: when to compact, planning, applying a summary written
-//!   ahead, and the call into eonyx-compact;
+//!   ahead, and the call into eonyx-compact; `compaction_native`: asking
+//!   the provider to compact, and replacing another model's result;
 //! - `ahead`: summaries written ahead of time, in the background, while the
 //!   frontend waits for the user;
 //! - `request`: the system prompt (assembled by [`crate::prompt`]) and the
@@ -32,6 +33,9 @@
 //! - `hooks`: each hook event's input built from the session and its
 //!   outcome applied (docs/hooks.md);
 //! - `input`: `@path` files, `--image` files and the user's `!command`;
+//! - `kept`: what every compaction keeps verbatim for the user: the pins
+//!   (the room is `crate::pins`) and `## What the user said`, rebuilt from
+//!   the session file (docs/compaction.md#what-the-user-said);
 //! - `status`: the `/status` figures, and the turn's running cost shared
 //!   down the tree of tasks;
 //! - `jobs`: the agent's side of background jobs (`tools::jobs::Jobs`):
@@ -73,10 +77,12 @@ use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
 mod ahead;
 mod compaction;
+mod compaction_native;
 mod goal;
 mod hooks;
 mod input;
 mod jobs;
+mod kept;
 mod mcp;
 mod memory;
 mod model;
@@ -253,6 +259,8 @@ pub struct Agent {
     /// The agent's side of the session's background jobs (the room
     /// itself is `tools.ctx.jobs`).
     jobs: jobs::JobsState,
+    /// The user's pins (docs/compaction.md#pins).
+    pins: crate::pins::Pins,
 }
 
 impl Agent {

@@ -23,6 +23,7 @@
 
 mod frontend;
 mod goal;
+mod pins;
 mod run;
 pub mod table;
 pub mod text;

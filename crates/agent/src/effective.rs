@@ -120,6 +120,7 @@ pub fn effective_request(
             .map(|text| crate::prompt::Summary {
                 pinned: view.pinned(),
                 text,
+                said: view.said(),
             }),
         &memory,
         Sections {

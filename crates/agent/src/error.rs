@@ -113,6 +113,9 @@ pub enum UsageError {
         "the goal is {status}; only a paused, blocked or budget-limited goal resumes (set a new one with /goal TEXT)"
     )]
     GoalNotResumable { status: &'static str },
+    /// `/pin`, `/unpin` (docs/compaction.md#pins).
+    #[error(transparent)]
+    Pin(crate::pins::PinError),
 }
 
 fn store_message(e: &eonyx_store::StoreError) -> String {

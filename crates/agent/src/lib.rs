@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod mining;
 mod native;
 pub mod permission_rules;
+pub mod pins;
 pub mod prompt;
 pub mod rewind;
 pub mod secrets;

@@ -132,6 +132,8 @@ pub(crate) struct Sections<'a> {
 pub(crate) struct Summary<'a> {
     pub pinned: &'a str,
     pub text: &'a str,
+    /// `## What the user said` (docs/compaction.md#what-the-user-said).
+    pub said: &'a str,
 }
 
 /// The system prompt: base instructions and context files, the `# Memory`
@@ -147,8 +149,8 @@ pub(crate) fn system_prompt(
     sections: Sections<'_>,
     date: &str,
 ) -> SystemPrompt {
-    let summary =
-        summary.map(|s| eonyx_prompt::summary_for_prompt(s.pinned, s.text, config.tools.recall));
+    let summary = summary
+        .map(|s| eonyx_prompt::summary_for_prompt(s.pinned, s.text, s.said, config.tools.recall));
     let mut prompt = eonyx_prompt::system_prompt(loaded, date, summary.as_deref());
     memory.append_to(&mut prompt);
     eonyx_prompt::skills::add_to_prompt(&mut prompt, sections.skills, sections.skills_in_use);
@@ -228,6 +230,12 @@ pub struct PromptReport {
     pub memory_warning: Option<String>,
     /// Context-file and skill warnings.
     pub warnings: Vec<String>,
+    /// `## What the user said` of the compaction in force
+    /// (docs/compaction.md#what-the-user-said), and its size.
+    pub user_words: Option<eonyx_core::said::UserWords>,
+    pub user_words_tokens: u64,
+    /// The user's pins in force (docs/compaction.md#pins).
+    pub pins: Vec<eonyx_core::pin::Pin>,
 }
 
 /// The tool definitions of every request: the built-in ones and the MCP
@@ -291,19 +299,30 @@ pub async fn context_report(
     session: Option<&SessionId>,
 ) -> Result<PromptReport, AgentError> {
     let data_dir = eonyx_config::paths::data_dir(env);
-    let compaction = match session {
+    let (compaction, pins) = match session {
         Some(id) => {
             let dir = eonyx_config::paths::data_dir(env)
                 .map_err(|e| AgentError::Config(eonyx_config::ConfigError::Path(e)))?;
-            eonyx_store::Store::open(&dir)?
-                .load_effective(id)?
-                .compaction
+            let effective = eonyx_store::Store::open(&dir)?.load_effective(id)?;
+            let pins = crate::pins::Pins::from_file(
+                effective
+                    .compaction
+                    .as_ref()
+                    .map(|c| c.pins.as_slice())
+                    .unwrap_or_default(),
+                &effective.pins,
+            );
+            (effective.compaction, pins.list().to_vec())
         }
-        None => None,
+        None => (None, Vec::new()),
     };
+    let user_words = compaction
+        .as_ref()
+        .and_then(|c| c.user_words.as_deref().cloned());
     let (summary, in_use_names) = compaction
         .map(|c| (Some((c.pinned_section(), c.summary)), c.skills))
         .unwrap_or_default();
+    let said = user_words.as_ref().map_or("", |u| u.text.as_str());
     let project = eonyx_config::paths::find_project(cwd);
     let sources = PromptSources::read(cwd, &project, config, env);
     let (memory, memory_warning) = match &data_dir {
@@ -335,7 +354,7 @@ pub async fn context_report(
         &sources.loaded,
         summary
             .as_ref()
-            .map(|(pinned, text)| Summary { pinned, text }),
+            .map(|(pinned, text)| Summary { pinned, text, said }),
         &memory,
         Sections {
             skills: &sources.skills.section,
@@ -377,5 +396,8 @@ pub async fn context_report(
         mcp,
         memory_warning,
         warnings,
+        user_words_tokens: tokens(&estimator, said.chars().count()),
+        user_words,
+        pins,
     })
 }

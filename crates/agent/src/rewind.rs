@@ -19,7 +19,7 @@ use eonyx_store::{FileHistory, sha256_hex};
 
 /// Opens the message a `!command` puts in the conversation (the agent
 /// writes it; a rewind lists such commands as not undone).
-pub const COMMAND_HEADER: &str = "The user ran a shell command and saw its output:";
+pub const COMMAND_HEADER: &str = eonyx_core::said::COMMAND_HEADER;
 
 /// A rewound user turn, as listed before asking.
 #[derive(Debug, Clone, PartialEq, Eq)]

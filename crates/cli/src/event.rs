@@ -104,6 +104,8 @@ pub enum Event<'a> {
         /// (docs/compaction.md#native-compaction); absent otherwise.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         native: bool,
+        /// What `## What the user said` holds (docs/compaction.md#what-the-user-said).
+        user_words: UserWordsCount,
     },
     /// A summary is being written ahead, in the background (batch runs:
     /// written before the `turn_completed` of the turn after which it
@@ -331,6 +333,8 @@ pub struct StatusEvent<'a> {
     pub goal: Option<StatusGoal<'a>>,
     /// The plan's progress (`null`: no plan).
     pub plan: Option<StatusPlan<'a>>,
+    /// The user's pins in force (docs/compaction.md#pins).
+    pub pins: &'a [eonyx_core::pin::Pin],
 }
 
 /// The goal in a `status` event.
@@ -391,6 +395,10 @@ impl<'a> StatusEvent<'a> {
                 trigger: c.trigger,
                 mode: c.mode,
                 native: c.native,
+                user_words: UserWordsCount {
+                    kept: c.user_words.0,
+                    left_out: c.user_words.1,
+                },
             }),
             memory_entries: s.memory_entries,
             mining: s.mining,
@@ -424,6 +432,7 @@ impl<'a> StatusEvent<'a> {
                 steps: p.steps.len(),
                 in_progress: p.in_progress().map(|s| s.step.as_str()),
             }),
+            pins: &s.pins,
         }
     }
 }
@@ -442,6 +451,43 @@ pub struct StatusUsage {
     pub cache_hit_percent: Option<f64>,
 }
 
+impl Event<'_> {
+    /// The `compaction` event of a compaction record.
+    pub fn compaction(rec: &CompactionRecord) -> Event<'static> {
+        Event::Compaction {
+            trigger: rec.trigger,
+            tokens_before: rec.tokens_before,
+            tokens_after: rec.tokens_after,
+            first_kept_seq: rec.first_kept_seq,
+            mid_turn: rec.mid_turn,
+            mode: rec.mode,
+            draft_seq: rec.draft_seq,
+            native: rec.native.is_some(),
+            user_words: UserWordsCount::of(rec),
+        }
+    }
+}
+
+/// How many user messages a compaction kept verbatim and left out (for
+/// `recall`).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct UserWordsCount {
+    pub kept: u64,
+    pub left_out: u64,
+}
+
+impl UserWordsCount {
+    pub fn of(record: &eonyx_core::CompactionRecord) -> Self {
+        record
+            .user_words
+            .as_ref()
+            .map_or_else(Self::default, |u| Self {
+                kept: u.kept,
+                left_out: u.left_out,
+            })
+    }
+}
+
 /// The last compaction in a `status` event.
 #[derive(Debug, Serialize)]
 pub struct StatusCompaction {
@@ -450,6 +496,8 @@ pub struct StatusCompaction {
     /// The provider wrote it (docs/compaction.md#native-compaction).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub native: bool,
+    /// What its `## What the user said` holds.
+    pub user_words: UserWordsCount,
 }
 
 /// The `usage` of a `turn_completed` event.

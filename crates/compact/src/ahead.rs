@@ -47,6 +47,8 @@ pub struct DraftInput {
     pub base_seq: Option<u64>,
     /// Whether the agent pins a goal or plan (the summarizer is told).
     pub pinned: crate::Pinned,
+    /// Which user messages eonyx keeps verbatim (the summarizer is told).
+    pub said_note: Option<String>,
 }
 
 impl DraftInput {
@@ -63,6 +65,7 @@ impl DraftInput {
             system_chars: self.system_chars,
             next: self.next.as_ref(),
             pinned: self.pinned,
+            said_note: self.said_note.as_deref(),
         }
     }
 }

@@ -34,6 +34,7 @@ mod facts;
 mod guard;
 mod native;
 mod plan;
+mod said;
 mod shared;
 mod summary;
 mod trigger;
@@ -56,6 +57,9 @@ pub use facts::{CommandFact, FACTS_HEADING, Facts, SearchFact, strip_facts};
 pub use guard::AutoGuard;
 pub use native::{NATIVE_INSTRUCTIONS, native_instructions, native_record, native_request};
 pub use plan::{Plan, PlanError, plan};
+pub use said::{
+    Said, USER_WORDS_MAX_TOKENS, USER_WORDS_WINDOW_SHARE, said_text, user_words, user_words_budget,
+};
 pub use shared::{SharedCut, instruction as shared_prefix_instruction, shared_prefix_request};
 pub use summary::{SECTIONS, SUMMARY_TEMPERATURE, summary_request};
 pub use trigger::{
@@ -113,6 +117,10 @@ pub struct CompactInput<'a> {
     /// What eonyx pins at the top of the summary section itself: the
     /// summarizer is told so (docs/compaction.md#what-is-pinned).
     pub pinned: Pinned,
+    /// Which user messages eonyx keeps verbatim itself after the summary
+    /// ([`Said::note`]; docs/compaction.md#what-the-user-said): the
+    /// summarizer is told, so it spends its words on the rest.
+    pub said_note: Option<&'a str>,
 }
 
 /// Whether the agent pins a goal or a plan above the summary
@@ -126,10 +134,24 @@ pub enum Pinned {
     GoalOrPlan,
 }
 
-/// Append [`eonyx_core::goal::PINNED_NOTE`] to the instruction (the last
-/// message) of a summarizer request when something is pinned.
-fn note_pinned(req: &mut ChatRequest, pinned: Pinned) {
-    if pinned == Pinned::Nothing {
+/// What the summarizer is told eonyx keeps itself: [`eonyx_core::goal::PINNED_NOTE`]
+/// when something is pinned, and which user messages it keeps verbatim
+/// (empty when neither).
+fn kept_notes(input: &CompactInput<'_>) -> String {
+    let mut notes = Vec::new();
+    if input.pinned != Pinned::Nothing {
+        notes.push(eonyx_core::goal::PINNED_NOTE);
+    }
+    if let Some(n) = input.said_note {
+        notes.push(n);
+    }
+    notes.join("\n")
+}
+
+/// Append `notes` to the instruction (the last message) of a summarizer
+/// request.
+fn add_notes(req: &mut ChatRequest, notes: &str) {
+    if notes.is_empty() {
         return;
     }
     if let Some(eonyx_core::Message {
@@ -138,19 +160,17 @@ fn note_pinned(req: &mut ChatRequest, pinned: Pinned) {
     }) = req.messages.last_mut()
     {
         t.push('\n');
-        t.push_str(eonyx_core::goal::PINNED_NOTE);
+        t.push_str(notes);
     }
 }
 
-/// Send the summarizer request `req`, with the pinned note, cancelled with
-/// `cancel` (`None`: cancelled before it finished).
+/// Send the summarizer request `req` (its notes already in it), cancelled
+/// with `cancel` (`None`: cancelled before it finished).
 async fn ask_summarizer(
     provider: &dyn Provider,
     req: &mut ChatRequest,
-    pinned: Pinned,
     cancel: &CancellationToken,
 ) -> Option<Result<ChatResponse, ProviderError>> {
-    note_pinned(req, pinned);
     req.cancel = cancel.child_token();
     cut::send(provider, req, cancel).await
 }
@@ -217,11 +237,12 @@ async fn summarize_shared(
             0
         },
     };
-    let Some(mut req) = shared_prefix_request(
+    let Some(mut req) = shared::shared_prefix_request_noted(
         next,
         cut,
         input.view.summary().is_some(),
         input.focus,
+        &kept_notes(input),
         input.cfg,
         input.window,
         input.estimator,
@@ -234,7 +255,7 @@ async fn summarize_shared(
     };
     // A summary cut at the output cap is kept with its note, never asked
     // for again: one summarizer request per compaction.
-    let sent = ask_summarizer(provider, &mut req, input.pinned, cancel)
+    let sent = ask_summarizer(provider, &mut req, cancel)
         .await
         .map(|r| r.map(cut::mark_if_cut));
     let why = match sent {
@@ -273,7 +294,8 @@ async fn summarize_transcript(
         input.window,
         input.estimator,
     );
-    let resp = match ask_summarizer(provider, &mut req, input.pinned, cancel).await {
+    add_notes(&mut req, &kept_notes(input));
+    let resp = match ask_summarizer(provider, &mut req, cancel).await {
         None | Some(Err(ProviderError::Cancelled)) => return Err(CompactError::Cancelled),
         Some(Err(e)) => return Err(CompactError::Summarizer(e)),
         Some(Ok(r)) => r,
@@ -329,7 +351,7 @@ pub(crate) fn finish_record(
     let before = estimator.estimate(&(RequestSize::new(system_chars, 0) + view.size()));
     let old_summary = view
         .summary()
-        .map(|s| s.chars().count() + SUMMARY_HEADING_CHARS)
+        .map(|s| s.chars().count() + SUMMARY_HEADING_CHARS + view.said().chars().count())
         .unwrap_or(0);
     let mut tail = RequestSize::default();
     for i in plan.compacted_len..view.records().len() {
@@ -363,5 +385,7 @@ pub(crate) fn finish_record(
         jobs: Vec::new(),
         native: None,
         usage: None,
+        pins: Vec::new(),
+        user_words: None,
     })
 }

@@ -12,7 +12,7 @@ use crate::{CompactError, CompactInput, PlanError, finish_record};
 
 /// What eonyx asks the provider to keep (Anthropic's `instructions`; the
 /// Responses endpoint takes none beyond the request's own).
-pub const NATIVE_INSTRUCTIONS: &str = "Compact the conversation so far so that you can continue the work from it. Keep: what the user asked for and every constraint and preference they stated; decisions and why they were made; the exact paths of files read or changed and the exact commands run, with their outcome; errors seen and how they were handled; open tasks and the next step. eonyx adds the current goal, plan and running jobs after the compacted part itself: do not repeat them.";
+pub const NATIVE_INSTRUCTIONS: &str = "Compact the conversation so far so that you can continue the work from it. Keep: what the user asked for and every constraint and preference they stated; decisions and why they were made; the exact paths of files read or changed and the exact commands run, with their outcome; errors seen and how they were handled; open tasks and the next step. eonyx adds the current goal, plan and running jobs after the compacted part itself, and the user's pins and own messages verbatim as far as they fit: do not repeat them.";
 
 /// The request whose messages are the part to compact: `next` (the
 /// request the conversation would send now, carrying any earlier native

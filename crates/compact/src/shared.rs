@@ -153,6 +153,31 @@ pub fn shared_prefix_request(
     window: u64,
     estimator: &Estimator,
 ) -> Option<ChatRequest> {
+    shared_prefix_request_noted(next, cut, has_summary, focus, "", cfg, window, estimator)
+}
+
+/// [`shared_prefix_request`] with `notes` (what eonyx keeps itself, see
+/// [`crate::CompactInput`]) at the end of the instruction, counted in the
+/// room it needs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn shared_prefix_request_noted(
+    next: &ChatRequest,
+    cut: SharedCut<'_>,
+    has_summary: bool,
+    focus: Option<&str>,
+    notes: &str,
+    cfg: &CompactionConfig,
+    window: u64,
+    estimator: &Estimator,
+) -> Option<ChatRequest> {
+    let noted = |first_kept, budget| {
+        let mut text = instruction(first_kept, has_summary, focus, budget);
+        if !notes.is_empty() {
+            text.push_str(notes);
+            text.push('\n');
+        }
+        text
+    };
     let max_out = summary_max_tokens(cfg, window);
     let floor = min_shared_budget(cfg, window);
     let all = next.messages.len();
@@ -178,7 +203,7 @@ pub fn shared_prefix_request(
     } else {
         (all, cut.first_kept)
     };
-    let text = instruction(first_kept, has_summary, focus, max_out);
+    let text = noted(first_kept, max_out);
     let size = request_size(&next.system, &next.messages[..sent], &next.tools);
     // The instruction is counted as the trigger's reserve counts it (no
     // cache or usage report has seen it yet).
@@ -194,7 +219,7 @@ pub fn shared_prefix_request(
         return None;
     }
     let budget = room.min(max_out);
-    let text = instruction(first_kept, has_summary, focus, budget);
+    let text = noted(first_kept, budget);
 
     let mut req = next.clone();
     req.messages.truncate(sent);

@@ -14,8 +14,7 @@ use crate::facts::Facts;
 
 /// The first line of the message eonyx adds after a native compaction's
 /// items: what it pins (docs/compaction.md#native-compaction).
-pub const NATIVE_PINNED_HEADING: &str =
-    "[Kept by eonyx after the compacted part: the current goal and plan, verbatim.]";
+pub const NATIVE_PINNED_HEADING: &str = "[Kept by eonyx after the compacted part: the current goal, plan, running jobs and pins, and what the user said, verbatim.]";
 
 /// Tool arguments longer than this are shortened in collapse stubs.
 const STUB_ARGS_CHARS: usize = 300;
@@ -70,6 +69,9 @@ pub struct ContextView {
     pinned: String,
     /// The plan the last compaction pinned.
     pinned_plan: Option<WorkPlan>,
+    /// The `## What the user said` section of the last compaction (empty
+    /// when none; docs/compaction.md#what-the-user-said).
+    said: Option<eonyx_core::said::UserWords>,
     first_kept_seq: u64,
     lead: Option<Message>,
     records: Vec<MessageRecord>,
@@ -100,6 +102,7 @@ impl ContextView {
             facts: None,
             pinned: String::new(),
             pinned_plan: None,
+            said: None,
             first_kept_seq: 0,
             lead: None,
             records: Vec::new(),
@@ -144,6 +147,7 @@ impl ContextView {
         self.facts = rec.facts.clone();
         self.pinned = rec.pinned_section();
         self.pinned_plan = rec.plan.clone();
+        self.said = rec.user_words.as_deref().cloned();
         self.first_kept_seq = rec.first_kept_seq;
         self.lead = rec.mid_turn.then(|| {
             let facts = Facts::from_value(rec.facts.as_ref());
@@ -164,23 +168,24 @@ impl ContextView {
 
     /// A native compaction: its items go first (counted by their bytes
     /// until the next usage report), then eonyx's pinned section (goal,
-    /// plan and whatever else a compaction pins) as its own user message,
-    /// with the mid-turn note when the boundary lies inside a turn.
+    /// plan and whatever else a compaction pins) and what the user said as
+    /// its own user message, with the mid-turn note when the boundary lies
+    /// inside a turn.
     fn set_native(&mut self, rec: &CompactionRecord, native: &NativeCompaction) {
         self.summary = Some(rec.summary.clone());
         self.native = Some(native.clone());
         self.facts = rec.facts.clone();
         self.pinned = rec.pinned_section();
         self.pinned_plan = rec.plan.clone();
+        self.said = rec.user_words.as_deref().cloned();
         self.first_kept_seq = rec.first_kept_seq;
         let mut lead = Vec::new();
-        if !self.pinned.is_empty() {
-            lead.push(format!(
-                "{NATIVE_PINNED_HEADING}
-
-{}",
-                self.pinned
-            ));
+        let kept: Vec<&str> = [self.pinned.as_str(), self.said()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !kept.is_empty() {
+            lead.push(format!("{NATIVE_PINNED_HEADING}\n\n{}", kept.join("\n\n")));
         }
         if rec.mid_turn {
             let facts = Facts::from_value(rec.facts.as_ref());
@@ -399,6 +404,17 @@ impl ContextView {
     /// section starts with them (empty when none).
     pub fn pinned(&self) -> &str {
         &self.pinned
+    }
+
+    /// The `## What the user said` section of the last compaction, as the
+    /// summary section ends with it (empty when none).
+    pub fn said(&self) -> &str {
+        self.said.as_ref().map_or("", |u| u.text.as_str())
+    }
+
+    /// The last compaction's `## What the user said` with its counts.
+    pub fn user_words(&self) -> Option<&eonyx_core::said::UserWords> {
+        self.said.as_ref()
     }
 
     /// The current plan: the last successful `plan` call among the

@@ -40,6 +40,10 @@ pub struct CompactionFile {
     /// `"off"` | `"auto"`: whether the provider may compact itself
     /// (docs/compaction.md#native-compaction).
     pub native: Option<NativeMode>,
+    /// The budget of `## What the user said` (docs/compaction.md#what-the-user-said);
+    /// unset = a fifth of the window, at most 20,000; 0 = off. Safe for an
+    /// untrusted project: it only sizes the prompt.
+    pub user_words_tokens: Option<u64>,
 }
 
 /// `[context]` as written in a file.

@@ -102,6 +102,8 @@ pub const UNTRUSTED_MAY_SET: &[MaySet] = &[
     any("compaction.tool_result_budget_chars"),
     any("compaction.keep_recent_results"),
     any("compaction.max_consecutive"),
+    // Only sizes the prompt (docs/compaction.md#what-the-user-said).
+    any("compaction.user_words_tokens"),
     // Only the summary's style (issue 12).
     any("compaction.temperature"),
     // Native compaction may only be turned off (docs/compaction.md#native-compaction).

@@ -434,6 +434,9 @@ fn validate_mcp_server(
     Ok(())
 }
 
+/// The largest `compaction.user_words_tokens` accepted.
+const USER_WORDS_TOKENS_MAX: u64 = 1_000_000;
+
 fn validate_compaction(
     c: &CompactionFile,
     prefix: &str,
@@ -483,6 +486,16 @@ fn validate_compaction(
     }
     if c.summary_max_tokens == Some(0) {
         return Err(invalid("summary_max_tokens", "must be at least 1"));
+    }
+    if let Some(t) = c.user_words_tokens
+        && t > USER_WORDS_TOKENS_MAX
+    {
+        return Err(invalid(
+            "user_words_tokens",
+            &format!(
+                "{t} is out of range; use a number of tokens from 0 (off) to {USER_WORDS_TOKENS_MAX} (it is never more than half the context window), or leave it unset for a fifth of the window, at most 20000"
+            ),
+        ));
     }
     if c.keep_turns == Some(0) {
         return Err(invalid(
@@ -549,6 +562,14 @@ mod tests {
             err.to_string().contains(
                 "`models.m.compaction.ahead_percent`: 60 is not below threshold_percent (60)"
             ),
+            "{err}"
+        );
+        assert!(parse_global("[compaction]\nuser_words_tokens = 0\n", p).is_ok());
+        assert!(parse_global("[compaction]\nuser_words_tokens = 8000\n", p).is_ok());
+        let err = parse_global("[compaction]\nuser_words_tokens = 2000000\n", p).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`compaction.user_words_tokens`: 2000000 is out of range"),
             "{err}"
         );
         let err = parse_global("[compaction]\nchars_per_token = 0\n", p).unwrap_err();

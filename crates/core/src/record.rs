@@ -230,21 +230,41 @@ pub struct CompactionRecord {
     /// the session's tokens and cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<crate::message::Usage>,
+    /// The user's pins in force when the compaction was made, pinned
+    /// likewise (docs/compaction.md#pins); with the `pin` records after it,
+    /// the pins in force.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<crate::pin::Pin>,
+    /// What the user said before `first_kept_seq`, rebuilt from the
+    /// session file at this compaction (docs/compaction.md#what-the-user-said):
+    /// sent after the summary and the exact facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_words: Option<Box<crate::said::UserWords>>,
 }
 
 impl CompactionRecord {
-    /// What the summary section starts with: the pinned goal, plan and
-    /// running jobs (empty when there is none of them).
+    /// What the summary section starts with: the pinned goal, plan,
+    /// running jobs and the user's pins (empty when there is none of them).
     pub fn pinned_section(&self) -> String {
         let mut s = crate::goal::pinned_section(self.goal.as_ref(), self.plan.as_ref());
-        let jobs = crate::job::pinned_jobs(&self.jobs);
-        if !jobs.is_empty() {
+        for part in [
+            crate::job::pinned_jobs(&self.jobs),
+            crate::pin::pinned_pins(&self.pins),
+        ] {
+            if part.is_empty() {
+                continue;
+            }
             if !s.is_empty() {
                 s.push_str("\n\n");
             }
-            s.push_str(&jobs);
+            s.push_str(&part);
         }
         s
+    }
+
+    /// The `## What the user said` section (empty when there is none).
+    pub fn user_words_text(&self) -> &str {
+        self.user_words.as_ref().map_or("", |u| u.text.as_str())
     }
 }
 
@@ -372,6 +392,7 @@ pub enum Record {
     Rewind(RewindRecord),
     Goal(GoalRecord),
     Job(crate::job::JobRecord),
+    Pin(crate::pin::PinRecord),
 }
 
 impl Record {
@@ -385,6 +406,7 @@ impl Record {
             Record::SummaryDraft(d) => Some(d.seq),
             Record::Goal(g) => Some(g.seq),
             Record::Job(j) => Some(j.seq),
+            Record::Pin(p) => Some(p.seq),
             Record::Session(_) | Record::Title(_) | Record::Model(_) => None,
         }
     }
@@ -419,7 +441,7 @@ impl Record {
                 match v.get("type").and_then(Value::as_str) {
                     Some(
                         t @ ("session" | "message" | "title" | "model" | "compaction" | "rewind"
-                        | "summary_draft" | "goal" | "job"),
+                        | "summary_draft" | "goal" | "job" | "pin"),
                     ) => Err(RecordError(format!("malformed {t} record: {e}"))),
                     Some(t) => Ok(ParsedLine::Unknown(t.to_owned())),
                     None => Err(RecordError("missing \"type\"".to_owned())),
@@ -452,6 +474,7 @@ impl Record {
             b"rewind" => typed(line).map(Record::Rewind),
             b"goal" => typed(line).map(Record::Goal),
             b"job" => typed(line).map(Record::Job),
+            b"pin" => typed(line).map(Record::Pin),
             _ => None,
         }
     }

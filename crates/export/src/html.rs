@@ -5,7 +5,6 @@
 
 use std::fmt::Write as _;
 
-use eonyx_core::goal::GoalRecord;
 use eonyx_core::{
     CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
 };
@@ -131,11 +130,11 @@ impl Transcript for Html {
         out.push_str("</div>\n");
     }
 
-    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str) {
-        let _ = write!(out, "<div class=\"goal\" id=\"g-{}\">", g.seq);
+    fn note(&self, out: &mut Out<'_>, seq: u64, ts: &str, line: &str) {
+        let _ = write!(out, "<div class=\"goal\" id=\"g-{seq}\">");
         escape(out, line);
-        let _ = write!(out, " · #{} · ", g.seq);
-        date::push_date(out, &g.ts);
+        let _ = write!(out, " · #{seq} · ");
+        date::push_date(out, ts);
         out.push_str("</div>\n");
     }
 
@@ -300,5 +299,21 @@ fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     }
     out.push_str("</p>\n<details open><summary>Summary</summary><div class=\"text\">");
     escape(out, &c.summary);
-    out.push_str("</div></details>\n</section>\n");
+    out.push_str("</div></details>\n");
+    // What eonyx kept verbatim besides (docs/compaction.md#what-the-user-said).
+    if !c.pins.is_empty() {
+        out.push_str("<details open><summary>Pinned by the user</summary><div class=\"text\">");
+        escape(out, &eonyx_core::pin::pinned_pins(&c.pins));
+        out.push_str("</div></details>\n");
+    }
+    if let Some(u) = &c.user_words {
+        let _ = write!(
+            out,
+            "<details><summary>What the user said ({} kept, {} left out)</summary><div class=\"text\">",
+            u.kept, u.left_out
+        );
+        escape(out, &u.text);
+        out.push_str("</div></details>\n");
+    }
+    out.push_str("</section>\n");
 }

@@ -6,7 +6,6 @@
 
 use std::fmt::Write as _;
 
-use eonyx_core::goal::GoalRecord;
 use eonyx_core::{
     CompactionRecord, ForkedFrom, MessageRecord, ModelRecord, RewindRecord, Role, TitleRecord,
 };
@@ -59,9 +58,9 @@ impl Transcript for Markdown {
         out.push_str("*\n\n");
     }
 
-    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str) {
-        let _ = write!(out, "*{} · #{} · ", inline(line), g.seq);
-        date::push_date(out, &g.ts);
+    fn note(&self, out: &mut Out<'_>, seq: u64, ts: &str, line: &str) {
+        let _ = write!(out, "*{} · #{} · ", inline(line), seq);
+        date::push_date(out, ts);
         out.push_str("*\n\n");
     }
 
@@ -175,6 +174,15 @@ fn compaction(out: &mut Out<'_>, s: &Session, c: &CompactionRecord) {
     }
     out.push_str("\n\n");
     quote(out, &c.summary);
+    // What eonyx kept verbatim besides (docs/compaction.md#what-the-user-said).
+    for kept in [
+        eonyx_core::pin::pinned_pins(&c.pins),
+        c.user_words_text().to_owned(),
+    ] {
+        if !kept.is_empty() {
+            quote(out, &kept);
+        }
+    }
 }
 
 /// A message's own Markdown, kept as it is except that `<` outside code is

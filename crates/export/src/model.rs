@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use eonyx_core::goal::GoalRecord;
 use eonyx_core::record::{
     ForkedFrom, ParsedLine, Record, RewindRecord, SessionHeader, TitleRecord,
 };
@@ -177,6 +176,7 @@ impl Session {
                 self.totals.rewinds += u64::from(w.is_effective());
             }
             Record::Goal(g) => set(&mut self.last_activity, &g.ts),
+            Record::Pin(p) => set(&mut self.last_activity, &p.ts),
             Record::Session(_) | Record::SummaryDraft(_) | Record::Model(_) | Record::Job(_) => {}
         }
     }
@@ -269,8 +269,9 @@ pub(crate) trait Transcript {
     fn rewind(&self, out: &mut Out<'_>, w: &RewindRecord);
     fn rename(&self, out: &mut Out<'_>, t: &TitleRecord);
     fn model_switch(&self, out: &mut Out<'_>, m: &ModelRecord);
-    /// A goal record with what it says ([`goal_line`]).
-    fn goal(&self, out: &mut Out<'_>, g: &GoalRecord, line: &str);
+    /// A goal or pin record (`seq`, `ts`) with what it says
+    /// ([`goal_line`], [`pin_line`]).
+    fn note(&self, out: &mut Out<'_>, seq: u64, ts: &str, line: &str);
     /// Where a fork's own records start: right after the record copied last.
     fn fork(&self, out: &mut Out<'_>, f: &ForkedFrom);
 }
@@ -286,9 +287,10 @@ pub(crate) fn entry(s: &Session, out: &mut Out<'_>, t: &impl Transcript, r: &Rec
         Record::Model(m) => t.model_switch(out, m),
         Record::Goal(g) => {
             if let Some(line) = goal_line(g) {
-                t.goal(out, g, &line);
+                t.note(out, g.seq, &g.ts, &line);
             }
         }
+        Record::Pin(p) => t.note(out, p.seq, &p.ts, &pin_line(p)),
         Record::Session(_) | Record::SummaryDraft(_) | Record::Rewind(_) | Record::Job(_) => {}
     }
     if let Some(f) = &s.header.forked_from
@@ -494,6 +496,14 @@ pub(crate) fn model_line(m: &eonyx_core::ModelRecord) -> String {
 /// What a goal record says to a reader: the goal set, or its new status
 /// with the evidence or reason; `None` for a continuation (the same goal,
 /// still active, one more turn used), which would only repeat it.
+/// What a pin record says (docs/compaction.md#pins).
+pub(crate) fn pin_line(p: &eonyx_core::pin::PinRecord) -> String {
+    match p.event {
+        eonyx_core::pin::PinEvent::Added => format!("Pinned {}: {}", p.id, p.text),
+        eonyx_core::pin::PinEvent::Removed => format!("Unpinned {}: {}", p.id, p.text),
+    }
+}
+
 pub(crate) fn goal_line(g: &eonyx_core::goal::GoalRecord) -> Option<String> {
     use eonyx_core::goal::GoalStatus;
     if g.status == GoalStatus::Active && g.turns_used > 0 {

@@ -72,16 +72,22 @@ pub const RECALL_HINT: &str = "Exact earlier messages, including those summarize
 
 /// The summary section's text: `pinned` (the goal and plan the compaction
 /// record pins, docs/compaction.md#what-is-pinned) first, exactly as
-/// given, then `summary`, then [`RECALL_HINT`] as the last line when
-/// `recall` is on; the pinned part and the hint are part of the prompt
-/// only, never of the stored summary.
-pub fn summary_for_prompt(pinned: &str, summary: &str, recall: bool) -> String {
+/// given, then `summary` (with its exact facts), then `said` (the
+/// compaction's `## What the user said`, docs/compaction.md#what-the-user-said),
+/// then [`RECALL_HINT`] as the last line when `recall` is on; the pinned
+/// part, what the user said and the hint are part of the prompt only,
+/// never of the stored summary.
+pub fn summary_for_prompt(pinned: &str, summary: &str, said: &str, recall: bool) -> String {
     let mut out = String::new();
     if !pinned.trim().is_empty() {
         out.push_str(pinned.trim_end());
         out.push_str("\n\n");
     }
     out.push_str(summary.trim_end());
+    if !said.trim().is_empty() {
+        out.push_str("\n\n");
+        out.push_str(said.trim_end());
+    }
     if recall && !out.trim().is_empty() {
         out.push_str("\n\n");
         out.push_str(RECALL_HINT);

@@ -94,6 +94,10 @@ impl Entry {
                 // A job's start or exit takes a seq; its exit may come
                 // while the session sits idle, so it is no activity.
                 Record::Job(j) => self.last_seq = self.last_seq.max(j.seq),
+                Record::Pin(p) => {
+                    self.last_seq = self.last_seq.max(p.seq);
+                    self.set_activity(p.ts);
+                }
                 // A draft takes a seq but is no activity of the user's: it
                 // is written while the session sits idle.
                 Record::SummaryDraft(d) => self.last_seq = self.last_seq.max(d.seq),

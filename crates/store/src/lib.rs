@@ -79,6 +79,7 @@ pub mod mining;
 mod read;
 mod recall;
 mod rows;
+mod said;
 mod search;
 mod timeline;
 mod writer;

@@ -32,6 +32,9 @@ pub struct Effective {
     /// The `job` records after the compaction in force, oldest first (the
     /// jobs running at it are pinned by it: `compaction.jobs`).
     pub jobs: Vec<eonyx_core::job::JobRecord>,
+    /// The `pin` records after the compaction in force, oldest first (the
+    /// pins in force at it are kept by it: `compaction.pins`).
+    pub pins: Vec<eonyx_core::pin::PinRecord>,
     /// The timeline's messages with seq >= the compaction's
     /// `first_kept_seq` (all of them when there is none), oldest first;
     /// nothing a rewind left out.
@@ -182,11 +185,18 @@ impl Store {
         let mut draft: Option<SummaryDraftRecord> = None;
         let mut goal: Option<GoalRecord> = None;
         let mut jobs = Vec::new();
+        let mut pins = Vec::new();
         let mut messages = Vec::new();
         timeline::walk_back(&mut file, entry.len, |item| match item {
             Item::Job(j) => {
                 if compaction.is_none() {
                     jobs.push(j);
+                }
+                true
+            }
+            Item::Pin(p) => {
+                if compaction.is_none() {
+                    pins.push(p);
                 }
                 true
             }
@@ -226,6 +236,7 @@ impl Store {
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         messages.reverse();
         jobs.reverse();
+        pins.reverse();
         Ok(Effective {
             header,
             title: entry.title.clone(),
@@ -233,6 +244,7 @@ impl Store {
             draft,
             goal,
             jobs,
+            pins,
             messages,
             next_seq: entry.last_seq + 1,
             message_count: entry.message_count,
@@ -297,6 +309,7 @@ impl Store {
             Item::Draft(d) => d.seq > seq,
             Item::Goal(g) => g.seq > seq,
             Item::Job(j) => j.seq > seq,
+            Item::Pin(p) => p.seq > seq,
         })
         .map_err(StoreError::io("read session file", self.session_path(id)))?;
         out.reverse();

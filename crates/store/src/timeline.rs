@@ -30,6 +30,8 @@ pub(crate) enum Item {
     Goal(GoalRecord),
     /// A background job's start or end (docs/session-format.md#job-records).
     Job(eonyx_core::job::JobRecord),
+    /// A pin added or removed (docs/session-format.md#pin-records).
+    Pin(eonyx_core::pin::PinRecord),
 }
 
 /// Below this many bytes the binary search becomes a forward scan.
@@ -59,6 +61,7 @@ pub(crate) fn walk_back(
                     Record::SummaryDraft(d) => f(Item::Draft(d)),
                     Record::Goal(g) => f(Item::Goal(g)),
                     Record::Job(j) => f(Item::Job(j)),
+                    Record::Pin(p) => f(Item::Pin(p)),
                     Record::Rewind(r) if r.is_effective() => {
                         jump = Some((off, r.to_seq));
                         break;

@@ -228,6 +228,19 @@ impl SessionWriter {
         Ok(record)
     }
 
+    /// Append a `pin` record (docs/session-format.md#pin-records); the
+    /// writer assigns `seq` and `ts`.
+    pub fn append_pin(
+        &mut self,
+        mut record: eonyx_core::pin::PinRecord,
+    ) -> Result<eonyx_core::pin::PinRecord, StoreError> {
+        record.seq = self.next_seq;
+        record.ts = eonyx_core::time::now_rfc3339_nanos();
+        self.append_line(Record::Pin(record.clone()).to_line())?;
+        self.next_seq += 1;
+        Ok(record)
+    }
+
     /// Append a rewind record to `to_seq` (below the next seq); the writer
     /// assigns `seq` and `ts`. From it on the session's view is the view
     /// as of `to_seq` (docs/session-format.md#rewind-records).

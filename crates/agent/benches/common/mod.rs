@@ -66,3 +66,25 @@ impl Dirs {
         }
     }
 }
+
+/// The header line (with its newline) of a bench session `id` in `project`.
+#[allow(dead_code)] // not every bench writes its own session
+pub fn header_line(id: &eonyx_core::SessionId, project: &str) -> String {
+    use eonyx_core::record::{FORMAT_VERSION, Record, SessionHeader};
+    let header = Record::Session(SessionHeader {
+        version: FORMAT_VERSION,
+        id: id.clone(),
+        title: "1".into(),
+        created: eonyx_core::time::now_rfc3339(),
+        cwd: project.to_owned(),
+        project: project.to_owned(),
+        model: Some("bench".into()),
+        forked_from: None,
+        parent: None,
+        parent_call: None,
+        profile: None,
+    });
+    let mut out = header.to_line();
+    out.push('\n');
+    out
+}

@@ -137,6 +137,9 @@ impl Agent {
                 r.cancel = cancel.clone();
                 r
             });
+        // Which user messages the compaction keeps verbatim (the summarizer
+        // is told); a file that cannot be read now drafts nothing.
+        let said_note = self.said_at(plan.first_kept_seq).ok()?.said.map(|s| s.note);
         // What a compaction now would work on, owned by the job.
         let now = self.compact_input(&plan, CompactionTrigger::Auto, None, None);
         let input = DraftInput {
@@ -150,6 +153,7 @@ impl Agent {
             next,
             base_seq: self.compaction.base_seq,
             pinned: self.pinned(),
+            said_note,
         };
         let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();

@@ -248,6 +248,7 @@ impl Agent {
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = opened.draft;
         self.goal = if self.depth > 0 { None } else { opened.goal };
+        self.pins = opened.pins;
         self.sync_goal_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
@@ -291,10 +292,11 @@ impl Agent {
         let compaction_seq = loaded.compaction_seq;
         self.compaction.base_seq = (compaction_seq > 0).then_some(compaction_seq);
         self.compaction.draft = loaded.draft;
-        // The goal as of the rewind target.
+        // The goal and the pins as of the rewind target.
         if self.depth == 0 {
             self.goal = loaded.goal;
         }
+        self.pins = loaded.pins;
         self.sync_goal_tool();
         let notes = self.reattach_skills(loaded.skills_in_use);
         self.startup_notices.extend(notes);

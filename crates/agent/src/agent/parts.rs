@@ -230,6 +230,7 @@ impl Agent {
             // A task's child has its own plan and no goal.
             goal: if p.depth > 0 { None } else { opened.goal },
             jobs: Default::default(),
+            pins: opened.pins,
         };
         agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());

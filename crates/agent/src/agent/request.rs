@@ -25,6 +25,7 @@ impl Agent {
                 .map(|text| Summary {
                     pinned: self.view.pinned(),
                     text,
+                    said: self.view.said(),
                 }),
             &self.prompt.memory_section,
             self.sections(),
@@ -86,6 +87,9 @@ impl Agent {
             mcp: None,
             memory_warning: None,
             warnings: Vec::new(),
+            user_words: self.view.user_words().cloned(),
+            user_words_tokens: tokens(&self.compaction.estimator, self.view.said().chars().count()),
+            pins: self.pins().to_vec(),
         }
     }
 

@@ -46,6 +46,8 @@ pub(super) struct Opened {
     pub notices: Vec<String>,
     /// Jobs the file says were running when its last process ended.
     pub jobs_ended: Vec<(u32, String)>,
+    /// The pins in force (docs/compaction.md#pins).
+    pub pins: crate::pins::Pins,
 }
 
 impl Opened {
@@ -62,6 +64,7 @@ impl Opened {
             goal: None,
             notices: Vec::new(),
             jobs_ended: Vec::new(),
+            pins: Default::default(),
         }
     }
 }
@@ -123,6 +126,7 @@ pub(super) fn open_session(
                 draft: loaded.draft,
                 notices,
                 jobs_ended: loaded.jobs_ended,
+                pins: loaded.pins,
             })
         }
     }
@@ -146,6 +150,8 @@ pub(super) struct Loaded {
     /// Jobs the file says are running: they ended with the process that
     /// wrote it.
     pub jobs_ended: Vec<(u32, String)>,
+    /// The pins in force.
+    pub pins: crate::pins::Pins,
 }
 
 /// Read session `id`'s effective history (what a resume sends) into a
@@ -163,6 +169,10 @@ pub(super) fn load(
             &effective.jobs,
         ),
         unanswered: unanswered_calls(&effective.messages),
+        pins: crate::pins::Pins::from_file(
+            compaction.map(|c| c.pins.as_slice()).unwrap_or_default(),
+            &effective.pins,
+        ),
         compaction_seq: compaction.map_or(0, |c| c.seq),
         skills_in_use: compaction.map(|c| c.skills.clone()).unwrap_or_default(),
         goal: super::goal_in_force(compaction, effective.goal),

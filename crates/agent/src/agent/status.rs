@@ -36,6 +36,9 @@ pub struct LastCompaction {
     pub mode: Option<CompactionMode>,
     /// The provider wrote it (docs/compaction.md#native-compaction).
     pub native: bool,
+    /// User messages its `## What the user said` kept verbatim and left
+    /// out (docs/compaction.md#what-the-user-said).
+    pub user_words: (u64, u64),
 }
 
 /// Everything `/status` shows.
@@ -86,6 +89,8 @@ pub struct AgentStatus {
     pub goal: Option<eonyx_core::goal::GoalRecord>,
     /// The current plan.
     pub plan: Option<eonyx_core::plan::WorkPlan>,
+    /// The user's pins in force (docs/compaction.md#pins).
+    pub pins: Vec<eonyx_core::pin::Pin>,
     /// Memory mining (docs/memory.md#mining): every request's tokens and
     /// cost so far, and this project's proposals waiting for review.
     pub mining: eonyx_store::mining::CostTotals,
@@ -122,6 +127,10 @@ impl Agent {
                                 trigger: c.trigger,
                                 mode: c.mode,
                                 native: c.native.is_some(),
+                                user_words: c
+                                    .user_words
+                                    .as_ref()
+                                    .map_or((0, 0), |u| (u.kept, u.left_out)),
                             });
                             // The native call's own usage counts too.
                             if let Some(u) = c.usage {
@@ -209,6 +218,7 @@ impl Agent {
             mcp_deferred: self.mcp_catalog().deferred(),
             goal: self.goal.clone(),
             plan: self.plan(),
+            pins: self.pins().to_vec(),
             mining: mining.totals(),
             mining_waiting: mining.proposals_of(self.project.root.as_str()).count(),
         })

@@ -43,6 +43,9 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
         Kind::Fork => fork(agent, fe, inv.args),
         Kind::Goal => goal(agent, fe, inv.args).await,
         Kind::Plan => show(fe, agent, Shown::Plan),
+        Kind::Pin => super::pins::pin(agent, fe, arg),
+        Kind::Pins => super::pins::list(agent, fe),
+        Kind::Unpin => super::pins::unpin(agent, fe, arg),
         Kind::Jobs => jobs(agent, fe, arg).await,
         Kind::Export => export(agent, fe, arg),
         Kind::New => {

@@ -43,6 +43,9 @@ pub enum Kind {
     Fork,
     Goal,
     Plan,
+    Pin,
+    Pins,
+    Unpin,
     Jobs,
     Export,
     Context,
@@ -179,6 +182,23 @@ pub const COMMANDS: &[Command] = &[
         K::Goal,
     ),
     cmd("/plan", "", "show the current plan", None, ALL, K::Plan),
+    cmd(
+        "/pin",
+        "TEXT",
+        "pin a note eonyx keeps verbatim through every compaction",
+        Some("note to pin"),
+        ALL,
+        K::Pin,
+    ),
+    cmd("/pins", "", "list the pins, numbered", None, ALL, K::Pins),
+    cmd(
+        "/unpin",
+        "N",
+        "remove pin N (it leaves at the next compaction)",
+        Some("N"),
+        ALL,
+        K::Unpin,
+    ),
     cmd(
         "/jobs",
         "[stop N]",
@@ -379,6 +399,9 @@ mod tests {
 /fork [N]                        continue in a copy of this session (before the last N turns)
 /goal [TEXT|pause|resume|clear]  set the goal eonyx works on until it is achieved; alone: its status and budget
 /plan                            show the current plan
+/pin TEXT                        pin a note eonyx keeps verbatim through every compaction
+/pins                            list the pins, numbered
+/unpin N                         remove pin N (it leaves at the next compaction)
 /jobs [stop N]                   list the background jobs (id, state, runtime, command, log), or stop job N
 /export [FILE]                   write this session as Markdown (HTML for a .html FILE; default <id>.md here)
 /context                         show the context files and the {ctx} estimate
@@ -408,6 +431,9 @@ mod tests {
                 "/fork",
                 "/goal",
                 "/plan",
+                "/pin",
+                "/pins",
+                "/unpin",
                 "/export",
                 "/context",
                 "/memory",

@@ -15,14 +15,6 @@ use crate::secrets::Redactor;
 /// A tool result is cut to this many characters.
 pub const RESULT_CHARS: usize = 300;
 
-/// User messages eonyx wrote itself, not the user: left out.
-const INJECTED_PREFIXES: &[&str] = &[
-    "[context from the ",
-    "[eonyx: goal continuation",
-    "[eonyx compaction]",
-    "The user ran a shell command and saw its output:",
-];
-
 /// A session read for mining: the head and the tail of its lines within
 /// the budget, the user messages counted, the seqs that exist.
 pub struct Transcript {
@@ -82,8 +74,8 @@ impl Transcript {
         match msg.role {
             Role::User => {
                 let text = msg.content.text();
-                let trimmed = text.trim_start();
-                if INJECTED_PREFIXES.iter().any(|p| trimmed.starts_with(p)) {
+                // User messages eonyx wrote itself, not the user: left out.
+                if eonyx_core::said::is_eonyx_notice(&text) {
                     return;
                 }
                 self.user_messages += 1;

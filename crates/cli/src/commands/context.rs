@@ -48,6 +48,7 @@ pub fn run(
             printer.info(&super::skills::section_line(&report.skills));
         }
         print_memory_line(printer, &report);
+        print_kept_lines(printer, &report);
         printer.info(&tools_line(&report));
     }
     for w in report.mcp.iter().flat_map(|r| &r.warnings) {
@@ -111,6 +112,26 @@ pub(crate) fn print_memory_line(printer: &Printer, report: &PromptReport) {
     printer.info(&line);
 }
 
+/// What the compaction in force keeps verbatim for the user
+/// (docs/compaction.md#what-the-user-said), and the pins in force, on
+/// stderr; nothing when there is neither.
+fn print_kept_lines(printer: &Printer, report: &PromptReport) {
+    if let Some(u) = &report.user_words {
+        printer.info(&format!(
+            "what the user said: {} message(s) kept verbatim after the summary, {} left out (`recall` returns them), ~{} tokens",
+            u.kept, u.left_out, report.user_words_tokens
+        ));
+    }
+    if !report.pins.is_empty() {
+        let pins: Vec<String> = report
+            .pins
+            .iter()
+            .map(|p| format!("{}. {}", p.id, eonyx_core::text::ellipsize(&p.text, 60)))
+            .collect();
+        printer.info(&format!("pins: {}", pins.join(" · ")));
+    }
+}
+
 fn json_report(report: &PromptReport) -> serde_json::Value {
     let files: Vec<serde_json::Value> = report
         .files
@@ -145,6 +166,12 @@ fn json_report(report: &PromptReport) -> serde_json::Value {
             "mcp_deferred": tools.mcp_deferred,
         },
         "fixed_tokens": report.fixed_tokens(),
+        "user_words": report.user_words.as_ref().map(|u| serde_json::json!({
+            "kept": u.kept,
+            "left_out": u.left_out,
+            "tokens": report.user_words_tokens,
+        })),
+        "pins": report.pins,
     })
 }
 
@@ -202,6 +229,7 @@ pub fn print_for_repl(printer: &Printer, agent: &eonyx_agent::Agent) {
         printer.info(&super::skills::section_line(&report.skills));
     }
     print_memory_line(printer, &report);
+    print_kept_lines(printer, &report);
     if !agent.mcp_catalog().is_empty() {
         printer.info(&super::mcp::catalog_line(agent.mcp_catalog()));
     }

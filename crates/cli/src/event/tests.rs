@@ -36,9 +36,13 @@ fn events_render_with_their_type_and_sorted_keys() {
             mid_turn: false,
             mode: None,
             draft_seq: None,
-            native: false
+            native: false,
+            user_words: UserWordsCount {
+                kept: 3,
+                left_out: 0
+            }
         }),
-        r#"{"first_kept_seq":7,"mid_turn":false,"mode":null,"tokens_after":120,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
+        r#"{"first_kept_seq":7,"mid_turn":false,"mode":null,"tokens_after":120,"tokens_before":900,"trigger":"auto","type":"compaction","user_words":{"kept":3,"left_out":0}}"#
     );
     assert_eq!(
         line(Event::Compaction {
@@ -49,9 +53,13 @@ fn events_render_with_their_type_and_sorted_keys() {
             mid_turn: false,
             mode: Some(CompactionMode::Ahead),
             draft_seq: Some(12),
-            native: false
+            native: false,
+            user_words: UserWordsCount {
+                kept: 40,
+                left_out: 110
+            }
         }),
-        r#"{"draft_seq":12,"first_kept_seq":5,"mid_turn":false,"mode":"ahead","tokens_after":150,"tokens_before":900,"trigger":"auto","type":"compaction"}"#
+        r#"{"draft_seq":12,"first_kept_seq":5,"mid_turn":false,"mode":"ahead","tokens_after":150,"tokens_before":900,"trigger":"auto","type":"compaction","user_words":{"kept":40,"left_out":110}}"#
     );
     assert_eq!(
         line(Event::SummaryDraftStarted { first_kept_seq: 5 }),

@@ -22,6 +22,7 @@ fn input<'a>(
         system_chars: 1000,
         next: None,
         pinned: crate::Pinned::Nothing,
+        said_note: None,
     }
 }
 
@@ -81,6 +82,7 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
             next: None,
             base_seq: None,
             pinned: crate::Pinned::Nothing,
+            said_note: None,
         },
         CancellationToken::new(),
     );
@@ -196,6 +198,7 @@ async fn a_cancelled_or_failed_draft_gives_no_record() {
         next: None,
         base_seq: None,
         pinned: crate::Pinned::Nothing,
+        said_note: None,
     };
     let cancel = CancellationToken::new();
     cancel.cancel();

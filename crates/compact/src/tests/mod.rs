@@ -124,6 +124,7 @@ async fn run_compact(
         system_chars: 1000,
         next: None,
         pinned: crate::Pinned::Nothing,
+        said_note: None,
     };
     compact(p, input, &mut |_| {}, cancel).await
 }

@@ -78,6 +78,7 @@ async fn compact_at(
         system_chars: 100,
         next: Some(&next),
         pinned: crate::Pinned::Nothing,
+        said_note: None,
     };
     compact(p, input, &mut log, CancellationToken::new())
         .await

@@ -50,6 +50,7 @@ async fn run_shared(
         system_chars: 1000,
         next: Some(&next),
         pinned: crate::Pinned::Nothing,
+        said_note: None,
     };
     compact(p, input, &mut log, CancellationToken::new()).await
 }

@@ -127,6 +127,7 @@ async fn sixty_turns_stay_inside_the_window_and_trigger_at_the_threshold() {
                     system_chars: sys.chars(),
                     next: None,
                     pinned: crate::Pinned::Nothing,
+                    said_note: None,
                 };
                 let mut rec = compact(&model, input, &mut |_| {}, CancellationToken::new())
                     .await

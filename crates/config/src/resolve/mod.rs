@@ -330,6 +330,10 @@ fn apply_compaction(cfg: &mut Config, f: &CompactionFile, src: &Source) {
         c.native = n;
         set.push("native");
     }
+    if let Some(t) = f.user_words_tokens {
+        c.user_words_tokens = Some(t);
+        set.push("user_words_tokens");
+    }
     for field in set {
         cfg.sources
             .insert(format!("compaction.{field}"), src.clone());

@@ -79,6 +79,8 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
         jobs: Vec::new(),
         native: None,
         usage: None,
+        pins: Vec::new(),
+        user_words: None,
     });
     assert_eq!(
         c.to_line(),

@@ -59,6 +59,8 @@ fn compaction(first_kept_seq: u64) -> CompactionRecord {
         jobs: Vec::new(),
         native: None,
         usage: None,
+        pins: Vec::new(),
+        user_words: None,
     }
 }
 

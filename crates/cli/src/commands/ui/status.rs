@@ -90,8 +90,27 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             ),
         ));
     }
+    rows.push(("compactions", compactions));
+    if let Some(c) = st.last_compaction.filter(|c| c.user_words != (0, 0)) {
+        rows.push((
+            "user said",
+            format!(
+                "{} message(s) kept verbatim by the last compaction, {} left out (`recall` returns them)",
+                c.user_words.0, c.user_words.1
+            ),
+        ));
+    }
+    if !st.pins.is_empty() {
+        rows.push((
+            "pins",
+            st.pins
+                .iter()
+                .map(|p| format!("{}. {}", p.id, eonyx_core::text::ellipsize(&p.text, 60)))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        ));
+    }
     rows.extend([
-        ("compactions", compactions),
         (
             "memory",
             st.memory_entries
@@ -210,6 +229,7 @@ mod tests {
                 trigger: CompactionTrigger::Auto,
                 mode: Some(CompactionMode::SharedPrefix),
                 native: false,
+                user_words: (12, 3),
             }),
             memory_entries: Some(4),
             skills: vec!["deploy".into()],
@@ -250,6 +270,10 @@ mod tests {
                 {"step": "run the suite", "status": "pending"}
             ]}))
             .ok(),
+            pins: vec![eonyx_core::pin::Pin {
+                id: 2,
+                text: "never touch migrations/".into(),
+            }],
             mining: eonyx_store::mining::CostTotals {
                 requests: 2,
                 prompt_tokens: 3000,
@@ -265,6 +289,8 @@ mod tests {
         tokens:      prompt 4000 · completion 120 (reasoning 80) · cached 3000 (75% cache hits) over 3 requests
         cost:        $0.0123 (reported usage × configured prices, tasks included)
         compactions: 2 (last: auto, shared-prefix)
+        user said:   12 message(s) kept verbatim by the last compaction, 3 left out (`recall` returns them)
+        pins:        2. never touch migrations/
         memory:      4 entries
         mining:      1 proposed (`eonyx memory review`) · 2 requests, 3040 tokens (3000 in, 40 out), $0.0020
         skills:      1 (deploy)

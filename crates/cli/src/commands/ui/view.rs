@@ -207,16 +207,7 @@ impl<'p> View<'p> {
             AgentEvent::Compacted(rec) => {
                 self.stop_spinner();
                 if self.mode == Mode::Json {
-                    self.json(&Event::Compaction {
-                        trigger: rec.trigger,
-                        tokens_before: rec.tokens_before,
-                        tokens_after: rec.tokens_after,
-                        first_kept_seq: rec.first_kept_seq,
-                        mid_turn: rec.mid_turn,
-                        mode: rec.mode,
-                        draft_seq: rec.draft_seq,
-                        native: rec.native.is_some(),
-                    });
+                    self.json(&Event::compaction(&rec));
                 } else {
                     let ahead = if rec.mode == Some(eonyx_core::CompactionMode::Ahead) {
                         ", with the summary written ahead"
