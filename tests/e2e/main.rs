@@ -45,6 +45,7 @@ mod mining;
 mod mining_secrets;
 mod model_switch;
 mod permissions;
+mod permissions_attacks;
 mod permissions_repl;
 mod providers;
 mod reaping;

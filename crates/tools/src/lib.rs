@@ -38,8 +38,11 @@
 
 mod approval;
 mod args;
+pub mod check;
+pub mod cmdline;
 mod definitions;
 mod foreground;
+pub mod differential;
 mod grep;
 pub mod jobs;
 mod list_dir;
@@ -50,7 +53,6 @@ mod plan;
 mod read_file;
 mod recall;
 mod shell;
-pub mod shell_split;
 pub mod skill;
 pub mod task;
 mod web_fetch;
