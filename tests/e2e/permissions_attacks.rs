@@ -59,6 +59,27 @@ fn hidden_characters_fd_words_and_and_redirections_run_nothing_under_allow_rules
     }
 }
 
+/// SPEC 30: what the matcher does not fully understand is covered by no
+/// allow rule, bare `shell` included; in batch it is denied, and a line
+/// it understands still runs.
+#[test]
+fn bare_shell_does_not_cover_a_line_that_is_not_understood() {
+    let fx = with_rules("[permissions]\nallow = [\"shell\"]\n");
+    let mut lines = repros();
+    lines.retain(|l| !l.contains("&>"));
+    lines.push("touch plain".to_owned());
+    let results = shell_calls(&fx, &[], &lines);
+    let (plain, hidden) = results.split_last().expect("one result per line");
+    for (i, (line, result)) in lines.iter().zip(hidden).enumerate() {
+        assert!(result.starts_with("denied"), "{line:?}: {result}");
+        assert!(
+            !fx.sb.work.join(format!("p{i}")).exists(),
+            "{line:?} ran its payload: {result}"
+        );
+    }
+    assert!(fx.sb.work.join("plain").exists(), "touch plain: {plain}");
+}
+
 #[test]
 fn a_deny_rule_names_what_hides_behind_characters_wrappers_and_scripts() {
     let fx = with_rules("[permissions]\nallow = [\"shell\"]\ndeny = [\"shell(touch:*)\"]\n");

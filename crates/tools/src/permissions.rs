@@ -242,10 +242,15 @@ impl RuleMatcher {
     /// bare or exact rule that covers it whole); empty when they do not.
     pub fn allowing_rules(&self, parsed: &Split) -> Vec<RuleRef> {
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
+        // What is not understood is covered by no allow rule, bare `shell`
+        // included (SPEC 30, settled): it is asked or denied.
+        if !parsed.parsed {
+            return Vec::new();
+        }
         if let Some(r) = allow().find(|r| matches!(r.matcher, Matcher::ShellAny)) {
             return vec![r.rule_ref()];
         }
-        if !parsed.parsed || parsed.commands.is_empty() {
+        if parsed.commands.is_empty() {
             return Vec::new();
         }
         let whole: Vec<Vec<String>> = parsed

@@ -82,6 +82,20 @@ fn exact_rules_match_exactly_and_may_cover_what_a_prefix_cannot() {
 }
 
 #[test]
+fn bare_shell_covers_every_line_it_understands_and_none_it_does_not() {
+    let m = matcher(vec![shell(Allow, "shell")]);
+    assert_eq!(m.shell("ls && rm -rf x"), Verdict::Allow);
+    assert_eq!(m.shell("echo $(date) > out.txt"), Verdict::Allow);
+    for line in [
+        "npm test \r# ; touch x",
+        "git status {$(touch x)}</dev/null",
+        "ls \u{200b}; x",
+    ] {
+        assert_eq!(m.shell(line), Verdict::Unmatched, "{line:?}");
+    }
+}
+
+#[test]
 fn deny_beats_ask_beats_allow_and_looks_everywhere() {
     let m = matcher(vec![
         shell(Allow, "shell"),
