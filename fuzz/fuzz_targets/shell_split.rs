@@ -1,17 +1,24 @@
-//! Arbitrary lines through the shell splitter of the permission rules
-//! (docs/tools.md#permission-rules) and the rule matcher: never a panic,
-//! and a line the splitter cannot parse (or holding an opaque command) is
-//! never allowed by a prefix rule, whatever its words.
+//! Arbitrary lines through the shell grammar of the permission rules
+//! (`eonyx_tools::cmdline`, docs/tools.md#permission-rules) and the rule
+//! matcher, in both dialects: never a panic, and a line not understood (or
+//! holding an opaque command) is never allowed by a prefix rule, whatever
+//! its words.
 #![no_main]
 
 use eonyx_core::permissions::{PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule};
 use eonyx_tools::permissions::{RuleMatcher, Verdict};
-use eonyx_tools::shell_split::split;
+use eonyx_tools::cmdline::{Dialect, split_as};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let line = String::from_utf8_lossy(data);
-    let parsed = split(&line);
+    for dialect in [Dialect::Bash, Dialect::Sh] {
+        check(&line, dialect);
+    }
+});
+
+fn check(line: &str, dialect: Dialect) {
+    let parsed = split_as(line, dialect);
     // A prefix rule for the first words of every command: allowed only
     // when the line parsed and no command is opaque.
     let rules: Vec<PermissionRule> = parsed
@@ -35,11 +42,11 @@ fuzz_target!(|data: &[u8]| {
         project_root: "/fuzz".into(),
         home: None,
     });
-    if matcher.shell(&line) == Verdict::Allow {
+    if matcher.shell_split(line, &parsed) == Verdict::Allow {
         assert!(parsed.parsed, "an unparsed line was allowed: {line:?}");
         assert!(
             parsed.commands.iter().all(|c| !c.opaque),
             "an opaque command was allowed by a prefix: {line:?}"
         );
     }
-});
+}

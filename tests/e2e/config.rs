@@ -41,10 +41,15 @@ impl Sandbox {
         self.root.join(rel)
     }
 
-    /// Output with the sandbox path and timestamps made stable.
+    /// Output with the sandbox path, bash's path and timestamps made
+    /// stable.
     fn scrub(&self, bytes: &[u8]) -> String {
         let text = String::from_utf8(bytes.to_vec()).unwrap();
         let text = text.replace(self.root.to_str().unwrap(), "[TMP]");
+        let text = text
+            .replace("/usr/local/bin/bash", "[BASH]")
+            .replace("/usr/bin/bash", "[BASH]")
+            .replace("/bin/bash", "[BASH]");
         scrub_timestamps(&text)
     }
 }

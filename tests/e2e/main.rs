@@ -48,6 +48,7 @@ mod mining_review;
 mod mining_secrets;
 mod model_switch;
 mod permissions;
+mod permissions_attacks;
 mod permissions_repl;
 mod providers;
 mod reaping;

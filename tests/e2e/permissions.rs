@@ -13,14 +13,14 @@ use crate::util::{stderr, stdout};
 
 /// A project whose global config.toml has `permissions_toml` (a
 /// `[permissions]` table as written).
-fn with_rules(permissions_toml: &str) -> Fx {
+pub(crate) fn with_rules(permissions_toml: &str) -> Fx {
     let toml = permissions_toml.to_owned();
     Fx::with(move |c| c.merge_top_toml(&toml).unwrap())
 }
 
 /// Runs a batch turn in which the model calls `shell` once per command
 /// (all in one step), with `flags`; returns each call's result text.
-fn shell_calls(fx: &Fx, flags: &[&str], commands: &[&str]) -> Vec<String> {
+pub(crate) fn shell_calls(fx: &Fx, flags: &[&str], commands: &[&str]) -> Vec<String> {
     fx.fake
         .push(Reply::tool_calls(
             commands.iter().map(|c| ("shell", json!({ "command": c }))),

@@ -197,3 +197,41 @@ fn an_ask_rule_is_asked_every_time_whatever_always_answered() {
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
 }
+
+/// The probe's forged question: a command that ends by erasing its line
+/// (`ESC[2K`, carriage return) and printing a harmless question over it.
+/// The screen shows the escapes and the whole command, and `n` runs
+/// nothing.
+#[test]
+fn the_question_shows_hidden_characters_escaped_and_the_whole_command() {
+    let fx = Fx::new();
+    let forged = format!(
+        "npm test{}; touch forged.txt #\u{1b}[2K\rallow: run shell command: npm test",
+        " ".repeat(130)
+    );
+    fx.fake.push(shell(&forged)).push(Reply::text("not run"));
+    let tmux = start_repl(&fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux.send("run the tests");
+    let pane = tmux.wait_pane("the question", |p| p.contains("[y]es / [n]o"));
+    assert!(
+        pane.contains("; touch forged.txt #\\x1b[2K\\rallow: run shell command: npm test"),
+        "{pane}"
+    );
+    // The long command is shown whole above a short prompt, not forged
+    // into one.
+    assert!(pane.contains("allow the above? [y]es / [n]o"), "{pane}");
+    assert!(
+        !pane.contains("allow: run shell command: npm test? [y]es"),
+        "{pane}"
+    );
+    tmux.send("n");
+    tmux.wait_pane("the answer", |p| {
+        p.contains("not run") && prompt_count(p) >= 2
+    });
+    assert!(!fx.sb.work.join("forged.txt").exists());
+    tmux.send("/exit");
+    tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
+}

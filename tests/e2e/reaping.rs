@@ -67,8 +67,11 @@ fn escapes(base: &str) -> Vec<(String, String)> {
             let m = format!("{base}{k}");
             let command = match k {
                 1 => format!("set -m; sleep {m} & wait"),
+                // `; :` keeps the shell from exec'ing python: as the
+                // session leader the helper's `setsid` makes it (bash execs
+                // a lone command), its `setpgid` would fail.
                 2 => format!(
-                    "{py} -c 'import os, time; os.setpgid(0, 0); time.sleep(600)' {m}"
+                    "{py} -c 'import os, time; os.setpgid(0, 0); time.sleep(600)' {m}; :"
                 ),
                 3 => format!("timeout 600 sleep {m}"),
                 4 => format!(

@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use crate::util::{self, cargo, describe};
 
 /// Every target, in the order they run (`fuzz/Cargo.toml`'s `[[bin]]`s).
-pub const TARGETS: [&str; 9] = [
+pub const TARGETS: [&str; 10] = [
     "config_loader",
     "sse_parser",
     "jsonl_reader",
@@ -31,6 +31,7 @@ pub const TARGETS: [&str; 9] = [
     "session_records",
     "html_to_markdown",
     "shell_split",
+    "shell_differential",
 ];
 
 /// A target over this much memory fails (libFuzzer's `-rss_limit_mb`).

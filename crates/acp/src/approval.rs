@@ -262,6 +262,20 @@ impl Approver for Asker {
     fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
         Box::pin(self.ask(kind, Asked::MustAsk))
     }
+
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    /// Reads reach the client only when a rule asks them; as a question
+    /// that must be asked.
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(self.ask(kind, Asked::MustAsk))
+    }
+
+    fn read_rules(&self) -> Option<Arc<eonyx_agent::tools::permissions::RuleMatcher>> {
+        None
+    }
 }
 
 /// The agent's approver in an ACP session: the policy of the current mode,
@@ -287,6 +301,22 @@ impl Approver for HookYes {
             Mode::Ask | Mode::AcceptEdits | Mode::Auto => Decision::Allow,
         };
         Box::pin(async move { decision })
+    }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
+    fn read_rules(&self) -> Option<Arc<eonyx_agent::tools::permissions::RuleMatcher>> {
+        None
     }
 }
 

@@ -425,7 +425,10 @@ pub fn describe(call: &ToolCall, root: &Utf8PathBuf) -> Shown {
             .collect()
     };
     let shown_path = arg("path").unwrap_or(".").to_owned();
-    let one_line = |s: &str| eonyx_core::text::ellipsize(s.lines().next().unwrap_or(""), 120);
+    // Hidden characters and newlines escaped: a title cannot rewrite what
+    // the client shows.
+    let one_line =
+        |s: &str| eonyx_core::text::ellipsize(&eonyx_core::text::escape_controls(s, true), 120);
     let (title, kind) = match ToolName::parse(&call.name) {
         Some(ToolName::ReadFile) => (format!("Read {shown_path}"), ToolKind::Read),
         Some(ToolName::ListDir) => (format!("List {shown_path}"), ToolKind::Read),

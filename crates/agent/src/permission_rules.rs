@@ -61,7 +61,7 @@ pub fn table(rules: &[PermissionRule]) -> Vec<String> {
             [
                 (i + 1).to_string(),
                 r.list.as_str().to_owned(),
-                r.text.clone(),
+                eonyx_core::text::escape_controls(&r.text, true).into_owned(),
                 format!("{} ({})", r.file, origin(r)),
                 applies(r).to_owned(),
             ]

@@ -309,6 +309,15 @@ pub enum PermissionsAction {
         /// The rule's number in `eonyx permissions`.
         number: usize,
     },
+    /// What the rules decide about a shell command (allow, ask or deny),
+    /// the rule and file that decided it, and the simple commands they
+    /// looked at: `eonyx permissions check -- git -C . push`.
+    Check {
+        /// The command line, after `--` (its words are joined by spaces;
+        /// quote it as one argument to keep its own quoting).
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]

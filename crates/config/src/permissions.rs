@@ -122,7 +122,8 @@ fn parse_shell(t: &str, arg: &str) -> Result<Rule, String> {
             "`{t}` names no command; write `shell` for every command"
         ));
     }
-    let shell = match arg.strip_suffix(":*") {
+    // `shell(PREFIX *)`, Claude Code's form, means `shell(PREFIX:*)`.
+    let shell = match arg.strip_suffix(":*").or_else(|| arg.strip_suffix(" *")) {
         Some(prefix) => {
             let prefix = prefix.trim();
             if prefix.is_empty() {
@@ -409,6 +410,10 @@ mod tests {
         assert_eq!(
             shell("shell(git status)"),
             ShellRule::Exact("git status".into())
+        );
+        assert_eq!(
+            shell("shell(npm test *)"),
+            ShellRule::Prefix("npm test".into())
         );
         assert_eq!(
             parse_rule("write(src/**)"),

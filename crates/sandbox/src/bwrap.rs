@@ -102,7 +102,7 @@ pub fn command_in(
 ) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(args_in(policy, dir, net))
-        .arg("sh")
+        .arg(&crate::shell_program().path)
         .arg("-c")
         .arg(shell_command)
         .current_dir(dir);

@@ -76,6 +76,9 @@ fn write_denial(policy: &Policy, line: &str) -> Option<Denial> {
     if !FS_DENIED.iter().any(|p| line.contains(p)) {
         return None;
     }
+    // bash names itself by its path (`/usr/bin/bash: line 1: …`).
+    let shell = format!("{}: ", crate::shell_program().path.display());
+    let line = line.strip_prefix(shell.as_str()).unwrap_or(line);
     let mut named = false;
     for word in line.split_whitespace() {
         let word = word.trim_matches(|c: char| {

@@ -166,7 +166,11 @@ pub fn command(
 ) -> Command {
     let mut spec = Spec::for_policy(policy);
     spec.netns = netns;
-    spec.argv = vec!["sh".into(), "-c".into(), shell_command.into()];
+    spec.argv = vec![
+        crate::shell_program().path.as_os_str().to_owned(),
+        "-c".into(),
+        shell_command.into(),
+    ];
     helper_command(helper, &spec, dir)
 }
 

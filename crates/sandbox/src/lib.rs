@@ -35,10 +35,12 @@ pub mod netns;
 pub mod policy;
 mod probe;
 pub mod reaper;
+pub mod shell;
 
 pub use helper::{HELPER_SUBCOMMAND, HelperError, run_helper};
 pub use netns::{NET_SUBCOMMAND, NetError, SessionNet};
 pub use policy::{Policy, Verdict};
+pub use shell::{ShellProgram, shell_program};
 
 /// The environment variable a confined command finds set to the backend's
 /// name (`bwrap` or `landlock`).
@@ -214,7 +216,7 @@ impl Sandbox {
                 cmd
             }
             Plan::Off | Plan::Unavailable { .. } => {
-                let mut cmd = Command::new("sh");
+                let mut cmd = Command::new(&shell_program().path);
                 cmd.arg("-c").arg(shell_command).current_dir(dir);
                 cmd
             }

@@ -93,10 +93,17 @@ impl ApprovalKind {
         }
     }
 
-    /// One line for an approval prompt, e.g. `run shell command: ls -la`.
+    /// One line for an approval prompt, e.g. `run shell command: ls -la`:
+    /// the whole command, every hidden character escaped
+    /// ([`eonyx_core::text::escape_controls`]; newlines kept), so what is
+    /// shown for a yes is what runs.
     pub fn describe(&self) -> String {
+        eonyx_core::text::escape_controls(&self.describe_raw(), false).into_owned()
+    }
+
+    fn describe_raw(&self) -> String {
         match self {
-            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe()),
+            ApprovalKind::Task { task, kind } => format!("[task: {task}] {}", kind.describe_raw()),
             ApprovalKind::Shell { command } => format!("run shell command: {command}"),
             ApprovalKind::OutsideProject { tool, path } => {
                 format!("{tool} outside the project: {path}")
@@ -169,53 +176,29 @@ pub trait Approver: Send + Sync {
     /// Decides a request that must be asked of the user, if anyone is
     /// asked at all (an `ask` permission rule matched, or a `PreToolUse`
     /// hook answered `ask`): an approver that may answer for the user by
-    /// itself (ACP's `auto` mode) asks the user here instead. The default
-    /// is [`Approver::decide`]; approvers that wrap another forward it.
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        self.decide(kind)
-    }
+    /// itself (ACP's `auto` mode) asks the user here instead. Approvers
+    /// that wrap another forward it.
+    ///
+    /// No method of this trait has a default: a wrapper that forgot one
+    /// would answer for its inner approver, and a default "allow" would
+    /// fail open (docs/tools.md#permission-rules).
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 
     /// For a request this approver denied: the denial as the model should
     /// read it when a permission rule made it (which rule, where); `None`
     /// when no rule did, and the tool says how the user can allow it.
-    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
-        None
-    }
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String>;
 
     /// Decides a read inside the project ([`ApprovalKind::Read`]), which
     /// needs no approval: only permission rules deny or ask it (deny >
-    /// ask > allow > the tool's setting, which allows). An approver
-    /// without rules allows it; approvers that wrap a policy forward it.
-    fn decide_read<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Allow })
-    }
+    /// ask > allow > the tool's setting, which allows). Approvers that
+    /// wrap a policy forward it.
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision>;
 
     /// The permission rules reads follow, for a search that comes across
     /// files no one named (`grep` of a directory skips those a `deny` or
     /// `ask` rule names); `None`: no rules.
-    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
-        None
-    }
-}
-
-/// Approves everything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct AllowAll;
-
-impl Approver for AllowAll {
-    fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Allow })
-    }
-}
-
-/// Denies everything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DenyAll;
-
-impl Approver for DenyAll {
-    fn decide<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async { Decision::Deny })
-    }
+    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>>;
 }
 
 /// The rules of docs/tools.md#paths-and-approval, one place for all tools. Shell commands (and reads
@@ -579,63 +562,8 @@ impl PolicyApprover {
     }
 }
 
-/// The user's approver as a task's child sees it: every question is
-/// labelled with the task ([`ApprovalKind::Task`]) before it is asked.
-pub struct TaskLabel {
-    pub task: String,
-    pub inner: std::sync::Arc<dyn Approver>,
-}
-
-impl TaskLabel {
-    /// `kind` labelled with the task, after letting the parent show the
-    /// child's progress (the call being asked about) before the question
-    /// is drawn.
-    async fn labelled(&self, kind: &ApprovalKind) -> ApprovalKind {
-        tokio::task::yield_now().await;
-        ApprovalKind::Task {
-            task: self.task.clone(),
-            kind: Box::new(kind.clone()),
-        }
-    }
-}
-
-impl Approver for TaskLabel {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { self.inner.decide(&self.labelled(kind).await).await })
-    }
-
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
-    }
-}
-
-/// An approver whose every question must be asked of the user
-/// ([`Approver::decide_asked`]): a call a `PreToolUse` hook answered `ask`
-/// about is approved through it, so a mode that would answer for the user
-/// (ACP's `auto`) asks instead.
-pub struct MustAsk(pub std::sync::Arc<dyn Approver>);
-
-impl Approver for MustAsk {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        self.0.decide_asked(kind)
-    }
-
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        self.0.decide_asked(kind)
-    }
-
-    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        self.0.decide_read(kind)
-    }
-
-    fn read_rules(&self) -> Option<std::sync::Arc<RuleMatcher>> {
-        self.0.read_rules()
-    }
-
-    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
-        self.0.rule_denial(kind)
-    }
-}
+mod wrappers;
+pub use wrappers::{AllowAll, DenyAll, MustAsk, TaskLabel};
 
 /// Decides a read inside the project ([`Approver::decide_read`]), unless
 /// `cancel` fires first.

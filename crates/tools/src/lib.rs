@@ -38,7 +38,10 @@
 
 mod approval;
 mod args;
+pub mod check;
+pub mod cmdline;
 mod definitions;
+pub mod differential;
 mod foreground;
 mod grep;
 pub mod jobs;
@@ -50,7 +53,6 @@ mod plan;
 mod read_file;
 mod recall;
 mod shell;
-pub mod shell_split;
 pub mod skill;
 pub mod task;
 mod web_fetch;

@@ -7,12 +7,18 @@
 //!
 //! Invariants:
 //! - A shell line is allowed by rules only when every command of it is
-//!   ([`crate::shell_split`]); a prefix rule never covers an opaque
-//!   command or a line that does not parse. Prefixes match whole words.
+//!   ([`crate::cmdline`]); no rule but bare `shell` covers a line that is
+//!   not fully understood, and no prefix rule an opaque command or one
+//!   with an option that runs code or writes a file
+//!   ([`cmdline::dangerous_option`]). Prefixes match whole words, as
+//!   written: an option before the rule's words is not covered. A wrapper
+//!   (`timeout 5 cargo test`) is covered when what it runs is. Exact rules
+//!   compare the parsed words.
 //! - `deny` and `ask` rules look further than `allow` rules: at the
 //!   commands inside substitutions, `eval` and `sh -c`, behind wrappers
-//!   (`sudo`, `env`, `timeout`…), and at every word sequence of a line
-//!   that does not parse.
+//!   (`sudo`, `env`, `timeout`…), past a program's global options (`git
+//!   -C . push` is `git push`), and at every word of what could not be
+//!   looked into ([`Split::loose`]).
 //! - Globs are absolute once compiled (relative to the project root, `~/`
 //!   the home directory) and are matched against the resolved path (`..`
 //!   and symlinks resolved by the tools before they ask).
@@ -21,7 +27,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::permissions::{PermissionRules, Rule, RuleList, ShellRule};
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::shell_split::{Command, Split, is_assignment, split};
+use crate::cmdline::{self, Command, Split, split};
 
 /// A rule as a verdict names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +64,10 @@ pub enum Verdict {
 enum Matcher {
     ShellAny,
     ShellPrefix(Vec<String>),
-    ShellExact(String),
+    /// The rule's commands, each its words then its redirections; `None`
+    /// when the rule's text is not understood (it then matches a line of
+    /// the same text for deny and ask only).
+    ShellExact(Option<Vec<Vec<String>>>, String),
     Path {
         write: bool,
         globs: Vec<GlobMatcher>,
@@ -101,9 +110,33 @@ impl std::fmt::Debug for RuleMatcher {
     }
 }
 
-/// Whitespace runs as one space, ends trimmed: how exact rules compare.
-fn normalize(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A command as exact rules compare it: its words, then its redirections.
+fn canon(c: &Command) -> Vec<String> {
+    c.words.iter().chain(&c.redirects).cloned().collect()
+}
+
+/// An exact rule's commands (`None`: not understood).
+fn exact_commands(text: &str) -> Option<Vec<Vec<String>>> {
+    let parsed = split(text);
+    (parsed.parsed && !parsed.commands.is_empty()).then(|| {
+        parsed
+            .commands
+            .iter()
+            .chain(&parsed.nested)
+            .map(canon)
+            .collect()
+    })
+}
+
+/// A prefix rule's words, quotes removed as the shell would.
+fn prefix_words(text: &str) -> Vec<String> {
+    let parsed = split(text);
+    match parsed.commands.as_slice() {
+        [one] if parsed.parsed && one.literal.iter().all(|l| *l) && !one.words.is_empty() => {
+            one.words.clone()
+        }
+        _ => text.split_whitespace().map(str::to_owned).collect(),
+    }
 }
 
 impl RuleMatcher {
@@ -125,10 +158,10 @@ impl RuleMatcher {
                     } => Matcher::ShellAny,
                     Rule::Shell {
                         shell: ShellRule::Prefix(p),
-                    } => Matcher::ShellPrefix(p.split_whitespace().map(str::to_owned).collect()),
+                    } => Matcher::ShellPrefix(prefix_words(p)),
                     Rule::Shell {
                         shell: ShellRule::Exact(e),
-                    } => Matcher::ShellExact(normalize(e)),
+                    } => Matcher::ShellExact(exact_commands(e), e.trim().to_owned()),
                     Rule::Write { glob } => Matcher::Path {
                         write: true,
                         globs: compile_glob(glob, &roots, home),
@@ -189,39 +222,87 @@ impl RuleMatcher {
         if self.is_empty() {
             return Verdict::Unmatched;
         }
-        let parsed = split(line);
-        let whole = normalize(line);
-        // Each command's text as exact rules compare it, once.
-        let texts: Vec<String> = parsed
-            .commands
-            .iter()
-            .chain(&parsed.nested)
-            .map(|c| normalize(&c.text))
-            .collect();
+        self.shell_split(line, &split(line))
+    }
+
+    /// [`RuleMatcher::shell`] on a line already split (`eonyx permissions
+    /// check` shows the split too).
+    pub fn shell_split(&self, line: &str, parsed: &Split) -> Verdict {
         self.verdict(
-            |m| names_command(m, line, &whole, &texts, &parsed),
-            || self.allows_line(&whole, &texts, &parsed),
+            |m| names_command(m, line, parsed),
+            || self.allows_line(parsed),
         )
     }
 
-    fn allows_line(&self, whole: &str, texts: &[String], parsed: &Split) -> bool {
+    fn allows_line(&self, parsed: &Split) -> bool {
+        !self.allowing_rules(parsed).is_empty()
+    }
+
+    /// The allow rules that cover the line (one per command, or the one
+    /// bare or exact rule that covers it whole); empty when they do not.
+    pub fn allowing_rules(&self, parsed: &Split) -> Vec<RuleRef> {
         let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
-        if allow().any(|r| match &r.matcher {
-            Matcher::ShellAny => true,
-            Matcher::ShellExact(e) => e == whole,
-            _ => false,
-        }) {
-            return true;
+        // What is not understood is covered by no allow rule, bare `shell`
+        // included (SPEC 30, settled): it is asked or denied.
+        if !parsed.parsed {
+            return Vec::new();
         }
-        parsed.parsed
-            && !parsed.commands.is_empty()
-            && parsed.commands.iter().zip(texts).all(|(c, text)| {
-                allow().any(|r| match &r.matcher {
-                    Matcher::ShellExact(e) => e == text,
-                    Matcher::ShellPrefix(p) => !c.opaque && starts_with(&c.words, p),
-                    _ => false,
-                })
-            })
+        if let Some(r) = allow().find(|r| matches!(r.matcher, Matcher::ShellAny)) {
+            return vec![r.rule_ref()];
+        }
+        if parsed.commands.is_empty() {
+            return Vec::new();
+        }
+        let whole: Vec<Vec<String>> = parsed
+            .commands
+            .iter()
+            .chain(&parsed.nested)
+            .map(canon)
+            .collect();
+        if let Some(r) =
+            allow().find(|r| matches!(&r.matcher, Matcher::ShellExact(Some(e), _) if *e == whole))
+        {
+            return vec![r.rule_ref()];
+        }
+        let mut out: Vec<RuleRef> = Vec::new();
+        for c in &parsed.commands {
+            let Some(r) = self.covering(c) else {
+                return Vec::new();
+            };
+            let r = r.rule_ref();
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    /// The allow rule that covers one simple command.
+    fn covering(&self, c: &Command) -> Option<&Compiled> {
+        let allow = || self.rules.iter().filter(|r| r.list == RuleList::Allow);
+        let one = canon(c);
+        if let Some(r) = allow().find(|r| {
+            matches!(&r.matcher, Matcher::ShellExact(Some(e), _) if e.len() == 1 && e[0] == one)
+        }) {
+            return Some(r);
+        }
+        if c.opaque || c.words.is_empty() || cmdline::dangerous_option(&c.words).is_some() {
+            return None;
+        }
+        match cmdline::wrapped(&c.words) {
+            Some(None) => None,
+            Some(Some(at)) => self.covering(&Command {
+                words: c.words[at..].to_vec(),
+                literal: c.literal[at.min(c.literal.len())..].to_vec(),
+                redirects: c.redirects.clone(),
+                text: c.text.clone(),
+                opaque: c.opaque,
+            }),
+            None => allow().find(|r| match &r.matcher {
+                Matcher::ShellPrefix(p) => starts_with(c, p),
+                _ => false,
+            }),
+        }
     }
 
     /// The verdict on `write_file` / `edit_file` changing `path`
@@ -323,22 +404,50 @@ fn join(dir: &Utf8Path, rest: &str) -> String {
     }
 }
 
-fn starts_with(words: &[String], prefix: &[String]) -> bool {
-    !prefix.is_empty() && words.len() >= prefix.len() && words[..prefix.len()] == *prefix
+/// The command's first words are the prefix's, each written without
+/// anything that expands.
+fn starts_with(c: &Command, prefix: &[String]) -> bool {
+    !prefix.is_empty()
+        && c.words.len() >= prefix.len()
+        && c.words[..prefix.len()] == *prefix
+        && c.literal.iter().take(prefix.len()).all(|l| *l)
 }
 
 /// Whether a deny or ask shell rule names some command of the line.
-fn names_command(m: &Matcher, line: &str, whole: &str, texts: &[String], parsed: &Split) -> bool {
+fn names_command(m: &Matcher, line: &str, parsed: &Split) -> bool {
     let all = || parsed.commands.iter().chain(&parsed.nested);
+    let loose = || parsed.loose.iter().map(|t| loose_words(t));
     match m {
         Matcher::ShellAny => true,
-        Matcher::ShellExact(e) => e == whole || texts.iter().any(|t| t == e),
+        Matcher::ShellExact(Some(e), _) => {
+            let whole: Vec<Vec<String>> = all().map(canon).collect();
+            if whole == *e {
+                return true;
+            }
+            let [one] = e.as_slice() else {
+                return false;
+            };
+            all().any(|c| canon(c) == *one || seen_as(c).any(|v| v == *one))
+                || loose().any(|w| w.windows(one.len()).any(|w| w == one.as_slice()))
+        }
+        Matcher::ShellExact(None, text) => line.trim() == text,
         Matcher::ShellPrefix(p) => {
-            all().any(|c| views(c).any(|v| names_prefix(v, p)))
-                || (!parsed.parsed && loose_words(line).windows(p.len()).any(|w| w == p))
+            all().any(|c| seen_as(c).any(|v| names_prefix(&v, p)))
+                || loose().any(|w| w.windows(p.len()).any(|w| w == p.as_slice()))
         }
         _ => false,
     }
+}
+
+/// Every way deny and ask rules read a command: from each start behind
+/// assignments and wrappers, and each of those without the program's
+/// global options.
+fn seen_as(c: &Command) -> impl Iterator<Item = Vec<String>> + '_ {
+    cmdline::views(&c.words).into_iter().flat_map(|s| {
+        let v = c.words[s..].to_vec();
+        let bare = cmdline::without_global_options(&v);
+        std::iter::once(v).chain(bare)
+    })
 }
 
 /// `starts_with` for deny and ask rules: the program may also be named by
@@ -347,82 +456,66 @@ fn names_prefix(words: &[String], prefix: &[String]) -> bool {
     let (Some(first), Some(p)) = (words.first(), prefix.first()) else {
         return false;
     };
-    let program = first.rsplit('/').next().unwrap_or(first);
-    (first == p || program == p)
+    (first == p || cmdline::program(first) == p)
         && words.len() >= prefix.len()
         && words[1..prefix.len()] == prefix[1..]
 }
 
-/// Programs that run the command after them.
-const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice", "ionice", "timeout",
-    "time", "xargs", "stdbuf", "setsid", "watch", "strace", "unbuffer",
-];
-
-/// A command's words, then the same behind each assignment, and every
-/// later start behind a wrapper (`FOO=1 sudo -u x rm …` is also seen as
-/// `sudo -u x rm …`, `-u x rm …`, `x rm …` and `rm …`).
-fn views(c: &Command) -> impl Iterator<Item = &[String]> {
-    let w = &c.words;
-    let mut starts = vec![0];
-    let mut i = 0;
-    while i < w.len() {
-        let word = w[i].as_str();
-        let program = word.rsplit('/').next().unwrap_or(word);
-        if is_assignment(word) {
-            i += 1;
-        } else if WRAPPERS.contains(&program) {
-            // What a wrapper runs may start at any later word (`sudo -u
-            // root rm`): every one is a view.
-            starts.extend(i + 1..w.len());
-            break;
-        } else {
-            break;
-        }
-        starts.push(i);
-    }
-    starts
-        .into_iter()
-        .filter(move |s| *s < w.len())
-        .map(move |s| &w[s..])
-}
-
-/// Every word of a line that did not parse, split at anything a shell
-/// treats specially (for deny and ask rules only).
+/// Every word of a text that could not be looked into, split at anything
+/// a shell treats specially (for deny and ask rules only).
 fn loose_words(line: &str) -> Vec<String> {
     line.split(|c: char| {
         c.is_whitespace()
+            || eonyx_core::text::is_hidden_char(c)
             || matches!(
                 c,
                 ';' | '&' | '|' | '(' | ')' | '<' | '>' | '{' | '}' | '`' | '$' | '"' | '\'' | '\\'
             )
     })
     .filter(|w| !w.is_empty())
-    .map(str::to_owned)
+    .map(|w| cmdline::program(w).to_owned())
     .collect()
 }
 
 /// The rule `p` in the REPL saves for a shell line: `shell(<first two
-/// words>:*)` (one word if that is all) for one simple command; `None` for
-/// a compound line, an opaque command or a line that does not parse.
+/// words>:*)` (one word if that is all) for one simple command; the exact
+/// `shell(<line>)` when the second word is an option, the program is a
+/// shell, an interpreter or a wrapper, or the command has an option that
+/// runs code or writes a file; `None` for a compound line, an opaque
+/// command or a line that is not understood.
 pub fn project_shell_rule(line: &str) -> Option<String> {
     let parsed = split(line);
-    match parsed.commands.as_slice() {
-        [one] if parsed.parsed && !one.opaque && parsed.nested.is_empty() => {
-            let plain = |w: &&String| {
-                !w.is_empty() && !w.chars().any(|c| c.is_whitespace() || "()".contains(c))
-            };
-            let words: Vec<&str> = one
-                .words
-                .iter()
-                .take(2)
-                .take_while(plain)
-                .map(String::as_str)
-                .collect();
-            (!words.is_empty()).then(|| format!("shell({}:*)", words.join(" ")))
-        }
-        _ => None,
+    let [one] = parsed.commands.as_slice() else {
+        return None;
+    };
+    if !parsed.parsed || one.opaque || !parsed.nested.is_empty() || one.words.is_empty() {
+        return None;
     }
+    let program = cmdline::program(&one.words[0]);
+    let exact = one.words.get(1).is_some_and(|w| w.starts_with('-'))
+        || cmdline::is_interpreter(program)
+        || cmdline::WRAPPERS.contains(&program)
+        || cmdline::dangerous_option(&one.words).is_some();
+    if exact {
+        let text = line.trim();
+        let balanced = text.chars().try_fold(0i64, |depth, c| {
+            let depth = depth + i64::from(c == '(') - i64::from(c == ')');
+            (depth >= 0).then_some(depth)
+        }) == Some(0);
+        return (balanced && !text.contains('\n') && !text.ends_with(":*"))
+            .then(|| format!("shell({text})"));
+    }
+    let plain =
+        |w: &&String| !w.is_empty() && !w.chars().any(|c| c.is_whitespace() || "()".contains(c));
+    let words: Vec<&str> = one
+        .words
+        .iter()
+        .zip(&one.literal)
+        .take(2)
+        .take_while(|(w, l)| **l && plain(w))
+        .map(|(w, _)| w.as_str())
+        .collect();
+    (!words.is_empty()).then(|| format!("shell({}:*)", words.join(" ")))
 }
 
 /// The rule `p` saves for a write to `shown` (the path as the user sees

@@ -82,6 +82,20 @@ fn exact_rules_match_exactly_and_may_cover_what_a_prefix_cannot() {
 }
 
 #[test]
+fn bare_shell_covers_every_line_it_understands_and_none_it_does_not() {
+    let m = matcher(vec![shell(Allow, "shell")]);
+    assert_eq!(m.shell("ls && rm -rf x"), Verdict::Allow);
+    assert_eq!(m.shell("echo $(date) > out.txt"), Verdict::Allow);
+    for line in [
+        "npm test \r# ; touch x",
+        "git status {$(touch x)}</dev/null",
+        "ls \u{200b}; x",
+    ] {
+        assert_eq!(m.shell(line), Verdict::Unmatched, "{line:?}");
+    }
+}
+
+#[test]
 fn deny_beats_ask_beats_allow_and_looks_everywhere() {
     let m = matcher(vec![
         shell(Allow, "shell"),
@@ -315,4 +329,147 @@ fn generated_lines_never_slip_past_a_prefix_rule() {
             assert!(parsed.commands.iter().all(|c| !c.opaque), "{line:?}");
         }
     }
+}
+
+/// The repros of the attack probe (issue 55): each ran a command under a
+/// rule that should have stopped it.
+#[test]
+fn hidden_characters_and_fd_words_leave_a_line_uncovered() {
+    let m = matcher(vec![
+        shell(Allow, "shell(npm test:*)"),
+        shell(Allow, "shell(git status)"),
+    ]);
+    for line in [
+        "npm test \r# ; touch x",
+        "git status \r# ; touch x",
+        "npm test {$(touch x)}>/dev/null",
+        "{`touch x`}>/dev/null git status",
+        "git status {$(touch x)}</dev/null",
+        "npm test\u{1b}[2K",
+        "git\nstatus",
+    ] {
+        assert_eq!(m.shell(line), Verdict::Unmatched, "{line:?}");
+    }
+    assert_eq!(m.shell("git status"), Verdict::Allow);
+    assert_eq!(m.shell("git  'status'"), Verdict::Allow);
+}
+
+#[test]
+fn deny_and_ask_see_through_hidden_characters_wrappers_and_global_options() {
+    let m = matcher(vec![
+        shell(Allow, "shell(git:*)"),
+        shell(Allow, "shell"),
+        shell(Ask, "shell(git push:*)"),
+        shell(Deny, "shell(touch:*)"),
+    ]);
+    for line in [
+        "npm test \r# ; touch x",
+        "npm test {$(touch x)}>/dev/null",
+        "{`touch x`}>/dev/null git status",
+        "env sh -c 'touch x'",
+        "timeout 5 sh -c 'touch x'",
+        "nice sh -c 'touch x'",
+        "nohup bash -c 'touch x'",
+        "command eval 'touch x'",
+        "bash -c -- 'touch x'",
+        "xargs -I{} sh -c 'touch x'",
+        "stdbuf -o0 /usr/bin/touch x",
+    ] {
+        assert!(
+            matches!(m.shell(line), Verdict::Deny(ref r) if r.text == "shell(touch:*)"),
+            "{line:?}"
+        );
+    }
+    for line in [
+        "git -C . push",
+        "git --no-pager push",
+        "git -c push.default=current push",
+        "git --git-dir=.git push",
+        "git push \r# x",
+        "env git -C . push origin",
+    ] {
+        assert!(
+            matches!(m.shell(line), Verdict::Ask(ref r) if r.text == "shell(git push:*)"),
+            "{line:?}"
+        );
+    }
+}
+
+#[test]
+fn no_prefix_covers_an_option_that_runs_code_or_writes() {
+    let m = matcher(
+        [
+            "npm test",
+            "cargo test",
+            "git diff",
+            "git log",
+            "git grep",
+            "find .",
+            "python3 -c",
+            "git",
+            "sed",
+            "rg",
+        ]
+        .iter()
+        .map(|p| shell(Allow, &format!("shell({p}:*)")))
+        .collect(),
+    );
+    for line in [
+        "npm test --node-options=\"--import=data:text/javascript,x\"",
+        "cargo test --config \"target.'cfg(all())'.runner=['touch','x']\"",
+        "git diff --output=F",
+        "git log --output=F",
+        "git grep -O'touch x' y",
+        "find . -exec touch x ';'",
+        "find . -fprint F",
+        "python3 -c 'print(1)'",
+        "git -c core.pager='touch x' log",
+        "sed -i s/a/b/ f",
+        "sed 's/a/touch x/e' f",
+        "rg --pre 'touch' x",
+    ] {
+        assert_eq!(m.shell(line), Verdict::Unmatched, "{line:?}");
+    }
+    assert_eq!(m.shell("find . -name '*.txt'"), Verdict::Allow);
+    assert_eq!(m.shell("git log --oneline"), Verdict::Allow);
+}
+
+#[test]
+fn a_prefix_never_covers_options_put_before_its_words_and_wrappers_are_transparent() {
+    let m = matcher(vec![
+        shell(Allow, "shell(git status:*)"),
+        shell(Allow, "shell(cargo test:*)"),
+    ]);
+    assert_eq!(m.shell("git -C /tmp status"), Verdict::Unmatched);
+    assert_eq!(m.shell("git status -s"), Verdict::Allow);
+    assert_eq!(m.shell("timeout 60 cargo test -q"), Verdict::Allow);
+    assert_eq!(m.shell("nice -n 5 cargo test"), Verdict::Allow);
+    assert_eq!(m.shell("timeout 60 sh -c 'cargo test'"), Verdict::Unmatched);
+    assert_eq!(m.shell("sudo cargo test"), Verdict::Unmatched);
+    assert_eq!(m.shell("env -S 'cargo test' x"), Verdict::Unmatched);
+}
+
+#[test]
+fn p_saves_an_exact_rule_for_options_interpreters_and_wrappers() {
+    assert_eq!(
+        project_shell_rule("python3 -c 'print(1)'").as_deref(),
+        Some("shell(python3 -c 'print(1)')")
+    );
+    assert_eq!(
+        project_shell_rule("git -C . status").as_deref(),
+        Some("shell(git -C . status)")
+    );
+    assert_eq!(
+        project_shell_rule("timeout 5 cargo test").as_deref(),
+        Some("shell(timeout 5 cargo test)")
+    );
+    assert_eq!(
+        project_shell_rule("find . -name '*.txt'").as_deref(),
+        Some("shell(find .:*)")
+    );
+    // The exact rule it saves covers that command, and only it.
+    let m = matcher(vec![shell(Allow, "shell(python3 -c 'print(1)')")]);
+    assert_eq!(m.shell("python3 -c 'print(1)'"), Verdict::Allow);
+    assert_eq!(m.shell("python3 -c \"print(1)\""), Verdict::Allow);
+    assert_eq!(m.shell("python3 -c 'print(2)'"), Verdict::Unmatched);
 }

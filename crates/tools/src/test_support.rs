@@ -99,4 +99,22 @@ impl Approver for Recorder {
         self.asked.lock().unwrap().push(kind.clone());
         Box::pin(async move { self.answer })
     }
+
+    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide(kind)
+    }
+
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    /// As a policy without rules: a read inside the project is no
+    /// question (nothing recorded), and allowed.
+    fn decide_read<'a>(&'a self, _kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        Box::pin(async { Decision::Allow })
+    }
+
+    fn read_rules(&self) -> Option<std::sync::Arc<crate::permissions::RuleMatcher>> {
+        None
+    }
 }

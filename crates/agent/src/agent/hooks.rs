@@ -558,4 +558,23 @@ impl Approver for Notify {
             self.inner.decide_asked(kind).await
         })
     }
+
+    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
+        self.inner.rule_denial(kind)
+    }
+
+    fn decide_read<'a>(
+        &'a self,
+        kind: &'a ApprovalKind,
+    ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
+        self.inner.decide_read(kind)
+    }
+
+    fn read_rules(&self) -> Option<Arc<tools::permissions::RuleMatcher>> {
+        self.inner.read_rules()
+    }
 }
+
+#[cfg(test)]
+#[path = "hooks_tests.rs"]
+mod tests;

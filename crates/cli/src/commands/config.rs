@@ -66,6 +66,8 @@ pub fn run(
     );
     let plan = sandbox.plan();
     let sandbox_line = sandbox.describe(&plan);
+    // The shell commands run with, whose grammar the permission rules use.
+    let shell = eonyx_sandbox::shell_program();
     let backend = match &plan {
         eonyx_sandbox::Plan::Confined(b) => Some(b.name()),
         _ => None,
@@ -90,6 +92,7 @@ pub fn run(
                 "trusted": config.trusted,
             },
             "sandbox": { "backend": backend, "status": sandbox_line },
+            "shell": { "name": shell.name(), "path": shell.path },
             "warnings": config.warnings,
         });
         printer.json_pretty(&out)?;
@@ -119,6 +122,11 @@ pub fn run(
     }
     out.push_str(&format!("# project root:   {}\n", config.project_root));
     out.push_str(&format!("# sandbox:        {sandbox_line}\n"));
+    out.push_str(&format!(
+        "# shell:          {} ({}; permission rules read lines as {0} does)\n",
+        shell.name(),
+        shell.path.display()
+    ));
     let lines: Vec<(String, &str)> = entries
         .iter()
         .map(|e| {

@@ -2,7 +2,8 @@
 //! numbered, with its list, its file and whether it applies here (an
 //! untrusted project's `allow` rules do not); `--json` for scripts.
 //! `eonyx permissions forget N` removes a rule eonyx saved (`p` in the
-//! REPL) and names the file to edit for the others.
+//! REPL) and names the file to edit for the others. `eonyx permissions
+//! check -- COMMAND` renders what `eonyx_tools::check` decides.
 
 use eonyx_agent::permission_rules::{self, ForgetError};
 use eonyx_core::permissions::PermissionRule;
@@ -21,6 +22,17 @@ pub fn run(
     let rules = &config.tools.permissions.rules;
     match &args.action {
         Some(PermissionsAction::Forget { number }) => forget(printer, rules, *number),
+        Some(PermissionsAction::Check { command }) => {
+            let report = eonyx_agent::tools::check::check_shell(&config.tools, &command.join(" "));
+            if printer.json() {
+                printer.outln(&serde_json::to_string_pretty(&report)?)?;
+            } else {
+                for line in report.lines() {
+                    printer.outln(&line)?;
+                }
+            }
+            Ok(Status::Success)
+        }
         None if printer.json() => {
             let v: Vec<_> = rules
                 .iter()

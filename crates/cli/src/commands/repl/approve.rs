@@ -136,6 +136,9 @@ pub enum Offered<'r> {
     Project(&'r str),
 }
 
+/// A question longer than this is shown above its prompt.
+const SHOWN_ABOVE: usize = 80;
+
 /// Shows what is asked (with a write's diff first) and reads y / n (/
 /// always / p, as `offered` says) through the line editor. The one place
 /// the REPL asks a question. Ctrl-C or Ctrl-D at the question is "no"
@@ -158,9 +161,10 @@ pub async fn ask(
         Offered::Always => "[y]es / [n]o / [a]lways".to_owned(),
         Offered::Once => "[y]es / [n]o (a permission rule asks every time)".to_owned(),
     };
-    // A question of several lines (a multi-line command) is shown once
-    // above a one-line prompt, not redrawn at each key.
-    let (shown, prompt) = if question.contains('\n') {
+    // A question of several lines (a multi-line command), or too long
+    // for one screen line, is shown whole once above a one-line prompt,
+    // wrapped by the terminal, never cut nor redrawn at each key.
+    let (shown, prompt) = if question.contains('\n') || question.chars().count() > SHOWN_ABOVE {
         (
             Some(format!("allow: {question}")),
             format!("allow the above? {choices}: "),
@@ -240,5 +244,19 @@ impl Approver for TerminalApprover {
                 Answer::No | Answer::Always | Answer::Project => Decision::Deny,
             }
         })
+    }
+
+    fn rule_denial(&self, _kind: &ApprovalKind) -> Option<String> {
+        None
+    }
+
+    /// Reads reach the user only when a rule asks them: asked as a
+    /// rule's question.
+    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
+        self.decide_asked(kind)
+    }
+
+    fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
+        None
     }
 }

@@ -12,7 +12,8 @@ pub(super) fn debug_enabled() -> bool {
 
 /// `s` on one line (newlines as spaces), ellipsized to `max` characters.
 pub fn preview(s: &str, max: usize) -> String {
-    eonyx_core::text::ellipsize(&s.replace('\n', " "), max)
+    let one_line = s.replace('\n', " ");
+    eonyx_core::text::ellipsize(&eonyx_core::text::escape_controls(&one_line, false), max)
 }
 
 /// The line shown for an event of a task's child (its tool calls,
