@@ -293,6 +293,14 @@ impl AcpClient {
         self.answer_text(session)
     }
 
+    /// [`Self::finish`] where the process must exit 0 (its stderr is the
+    /// failure's message): every message it sent after.
+    pub(crate) fn finish_ok(self) -> Vec<Value> {
+        let (code, stderr, rest) = self.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        rest
+    }
+
     /// Close stdin and wait for the process: its exit code, stderr, and
     /// every message it sent after.
     pub(crate) fn finish(mut self) -> (Option<i32>, String, Vec<Value>) {

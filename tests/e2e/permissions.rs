@@ -349,8 +349,7 @@ fn slash_permissions_lists_and_forgets_in_an_acp_session() {
     assert!(t.contains("forgot rule 2: ask `shell(git push:*)`"), "{t}");
     let list = said("/permissions");
     assert!(!list.contains("git push"), "{list}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert!(
         fx.agent_requests().is_empty(),
         "a command reached the model"
