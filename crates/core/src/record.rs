@@ -243,6 +243,35 @@ pub struct CompactionRecord {
 }
 
 impl CompactionRecord {
+    /// A compaction at `first_kept_seq` holding `summary`, with nothing
+    /// else in it yet: `seq` and `ts` are the writer's, and the token
+    /// counts, focus, facts, mode and everything pinned are empty until
+    /// the caller sets what it knows.
+    pub fn new(first_kept_seq: u64, trigger: CompactionTrigger, summary: String) -> Self {
+        Self {
+            seq: 0,
+            ts: String::new(),
+            summary,
+            first_kept_seq,
+            trigger,
+            tokens_before: 0,
+            tokens_after: 0,
+            mid_turn: false,
+            focus: None,
+            facts: None,
+            skills: Vec::new(),
+            mode: None,
+            draft_seq: None,
+            goal: None,
+            plan: None,
+            jobs: Vec::new(),
+            native: None,
+            usage: None,
+            pins: Vec::new(),
+            user_words: None,
+        }
+    }
+
     /// What the summary section starts with: the pinned goal, plan,
     /// running jobs and the user's pins (empty when there is none of them).
     pub fn pinned_section(&self) -> String {

@@ -63,24 +63,11 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
     let c = Record::Compaction(CompactionRecord {
         seq: 42,
         ts: "2026-07-05T11:00:00Z".into(),
-        summary: "…".into(),
-        first_kept_seq: 37,
-        trigger: CompactionTrigger::Auto,
         tokens_before: 91000,
         tokens_after: 12000,
-        mid_turn: false,
-        focus: None,
-        facts: None,
-        skills: Vec::new(),
         mode: Some(CompactionMode::Ahead),
         draft_seq: Some(40),
-        goal: None,
-        plan: None,
-        jobs: Vec::new(),
-        native: None,
-        usage: None,
-        pins: Vec::new(),
-        user_words: None,
+        ..CompactionRecord::new(37, CompactionTrigger::Auto, "…".into())
     });
     assert_eq!(
         c.to_line(),
