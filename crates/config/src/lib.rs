@@ -454,6 +454,39 @@ pub enum ConfigError {
     Path(#[from] crate::paths::PathError),
 }
 
+/// How the directory a config file is written into is made when missing:
+/// private (0700: the saved permission rules) or as the umask says (the
+/// global config's directory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DirPrivacy {
+    Private,
+    Umask,
+}
+
+/// Replace the config file `path` with `text` atomically (fsynced, the
+/// file 0600), making its directory first as `dir` says.
+pub(crate) fn write_config_file(
+    path: &Utf8Path,
+    text: &str,
+    dir: DirPrivacy,
+) -> Result<(), ConfigError> {
+    let err = |source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let parent = path.parent().unwrap_or(Utf8Path::new("."));
+    match dir {
+        DirPrivacy::Private => eonyx_core::fs::create_private_dir(parent),
+        DirPrivacy::Umask => std::fs::create_dir_all(parent),
+    }
+    .map_err(err)?;
+    let how = eonyx_core::fs::AtomicWrite {
+        durable: true,
+        private: true,
+    };
+    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+}
+
 /// Convenience: an [`Env`] for the process.
 pub fn process_env() -> Env {
     Env::from_process()

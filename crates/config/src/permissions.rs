@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use eonyx_core::permissions::{PermissionRule, Rule, RuleList, RuleOrigin, ShellRule};
 
-use crate::ConfigError;
+use crate::{ConfigError, DirPrivacy, write_config_file};
 
 /// `[permissions]` as written in `config.toml` or `eonyx.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -379,14 +379,7 @@ fn write_saved(path: &Utf8Path, saved: &SavedFile) -> Result<(), ConfigError> {
         "# Permission rules eonyx saved for this project (`p` in the REPL).\n\
          # `eonyx permissions` lists them; `eonyx permissions forget N` removes one.\n{body}"
     );
-    if let Some(dir) = path.parent() {
-        eonyx_core::fs::create_private_dir(dir).map_err(err)?;
-    }
-    let how = eonyx_core::fs::AtomicWrite {
-        durable: true,
-        private: true,
-    };
-    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+    write_config_file(path, &text, DirPrivacy::Private)
 }
 
 #[cfg(test)]
