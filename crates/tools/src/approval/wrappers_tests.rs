@@ -4,38 +4,7 @@ use camino::Utf8PathBuf;
 use eonyx_core::ToolName;
 
 use super::*;
-
-/// Answers each method differently, and differently per kind, so a
-/// wrapper that answers by itself instead of forwarding is caught.
-struct Scripted {
-    rules: Arc<RuleMatcher>,
-}
-
-fn answer(method: usize, kind: &ApprovalKind) -> Decision {
-    if (kind.innermost().class().len() + method).is_multiple_of(2) {
-        Decision::Allow
-    } else {
-        Decision::Deny
-    }
-}
-
-impl Approver for Scripted {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(0, kind) })
-    }
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(1, kind) })
-    }
-    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
-        Some(format!("denial of {}", kind.innermost().class()))
-    }
-    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(2, kind) })
-    }
-    fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
-        Some(self.rules.clone())
-    }
-}
+use crate::testing::{Scripted, scripted_answer as answer};
 
 fn kinds() -> Vec<ApprovalKind> {
     let path = Utf8PathBuf::from("/p/src/a.rs");
@@ -81,9 +50,7 @@ fn kinds() -> Vec<ApprovalKind> {
 /// documented).
 #[tokio::test]
 async fn every_wrapper_forwards_every_decision() {
-    let inner = Arc::new(Scripted {
-        rules: Arc::new(RuleMatcher::default()),
-    });
+    let inner = Arc::new(Scripted::default());
     let task = TaskLabel {
         task: "t".into(),
         inner: inner.clone(),
