@@ -237,40 +237,27 @@ async fn mcp_calls_follow_each_servers_approval_and_the_flag() {
 
 #[tokio::test]
 async fn rules_go_before_flags_and_settings() {
-    use eonyx_core::permissions::{
-        PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin, ShellRule,
-    };
+    use eonyx_core::permissions::{Rule, RuleList, ShellRule};
     use std::sync::Arc;
-    let rule = |list, shell, text: &str| PermissionRule {
-        list,
-        rule: Rule::Shell { shell },
-        text: text.into(),
-        file: "/c/config.toml".into(),
-        origin: RuleOrigin::Global,
-        active: true,
-    };
+    let rule = |list, shell, text: &str| global_rule(list, Rule::Shell { shell }, text, true);
     let tools = eonyx_core::config::ToolsConfig {
-        permissions: PermissionRules {
-            rules: vec![
-                rule(
-                    RuleList::Allow,
-                    ShellRule::Prefix("cargo test".into()),
-                    "shell(cargo test:*)",
-                ),
-                rule(
-                    RuleList::Ask,
-                    ShellRule::Prefix("git push".into()),
-                    "shell(git push:*)",
-                ),
-                rule(
-                    RuleList::Deny,
-                    ShellRule::Prefix("rm".into()),
-                    "shell(rm:*)",
-                ),
-            ],
-            project_root: "/p".into(),
-            home: None,
-        },
+        permissions: project_rules(vec![
+            rule(
+                RuleList::Allow,
+                ShellRule::Prefix("cargo test".into()),
+                "shell(cargo test:*)",
+            ),
+            rule(
+                RuleList::Ask,
+                ShellRule::Prefix("git push".into()),
+                "shell(git push:*)",
+            ),
+            rule(
+                RuleList::Deny,
+                ShellRule::Prefix("rm".into()),
+                "shell(rm:*)",
+            ),
+        ]),
         ..Default::default()
     };
     let sh = |c: &str| ApprovalKind::Shell { command: c.into() };
@@ -311,25 +298,21 @@ async fn rules_go_before_flags_and_settings() {
 
 #[tokio::test]
 async fn reads_inside_the_project_are_stopped_only_by_rules() {
-    use eonyx_core::permissions::{PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin};
+    use eonyx_core::permissions::{Rule, RuleList};
     use std::sync::Arc;
-    let rule = |list, glob: &str| PermissionRule {
-        list,
-        rule: Rule::Read { glob: glob.into() },
-        text: format!("read({glob})"),
-        file: "/c/config.toml".into(),
-        origin: RuleOrigin::Global,
-        active: true,
+    let rule = |list, glob: &str| {
+        global_rule(
+            list,
+            Rule::Read { glob: glob.into() },
+            format!("read({glob})"),
+            true,
+        )
     };
     let tools = eonyx_core::config::ToolsConfig {
-        permissions: PermissionRules {
-            rules: vec![
-                rule(RuleList::Deny, "secret/**"),
-                rule(RuleList::Ask, "notes/**"),
-            ],
-            project_root: "/p".into(),
-            home: None,
-        },
+        permissions: project_rules(vec![
+            rule(RuleList::Deny, "secret/**"),
+            rule(RuleList::Ask, "notes/**"),
+        ]),
         ..Default::default()
     };
     let read = |p: &str| ApprovalKind::Read {
@@ -373,6 +356,35 @@ async fn reads_inside_the_project_are_stopped_only_by_rules() {
         Decision::Deny
     );
     assert!(batch.read_rules().is_some());
+}
+
+/// One rule as the global config file `/c/config.toml` gives it (an
+/// inactive one is an untrusted project's `allow`).
+fn global_rule(
+    list: eonyx_core::permissions::RuleList,
+    rule: eonyx_core::permissions::Rule,
+    text: impl Into<String>,
+    active: bool,
+) -> eonyx_core::permissions::PermissionRule {
+    eonyx_core::permissions::PermissionRule {
+        list,
+        rule,
+        text: text.into(),
+        file: "/c/config.toml".into(),
+        origin: eonyx_core::permissions::RuleOrigin::Global,
+        active,
+    }
+}
+
+/// `rules` for the project at `/p`.
+fn project_rules(
+    rules: Vec<eonyx_core::permissions::PermissionRule>,
+) -> eonyx_core::permissions::PermissionRules {
+    eonyx_core::permissions::PermissionRules {
+        rules,
+        project_root: "/p".into(),
+        home: None,
+    }
 }
 
 #[path = "approval/web_fetch_tests.rs"]

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 
 use eonyx_core::config::{ToolsConfig, WebFetchConfig, WebFetchPolicy};
-use eonyx_core::permissions::{PermissionRule, PermissionRules, Rule, RuleList, RuleOrigin};
+use eonyx_core::permissions::{PermissionRules, Rule, RuleList};
 
 use super::super::*;
+use super::{global_rule, project_rules};
 use crate::test_support::Recorder;
 
 fn web(policy: WebFetchPolicy, domains: &[&str]) -> WebFetchConfig {
@@ -20,23 +21,17 @@ fn web(policy: WebFetchPolicy, domains: &[&str]) -> WebFetchConfig {
 /// Rules as `(list, host, active)`; inactive is an untrusted
 /// project's `allow`.
 fn rules(rules: &[(RuleList, &str, bool)]) -> PermissionRules {
-    PermissionRules {
-        rules: rules
+    project_rules(
+        rules
             .iter()
-            .map(|(list, host, active)| PermissionRule {
-                list: *list,
-                rule: Rule::WebFetch {
+            .map(|(list, host, active)| {
+                let rule = Rule::WebFetch {
                     host: (*host).into(),
-                },
-                text: format!("web_fetch({host})"),
-                file: "/c/config.toml".into(),
-                origin: RuleOrigin::Global,
-                active: *active,
+                };
+                global_rule(*list, rule, format!("web_fetch({host})"), *active)
             })
             .collect(),
-        project_root: "/p".into(),
-        home: None,
-    }
+    )
 }
 
 fn fetch(url: &str) -> ApprovalKind {
