@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use camino::Utf8PathBuf;
+use eonyx_core::ToolName;
 use eonyx_core::provider::BoxFuture;
 
 use crate::permissions::RuleMatcher;
@@ -43,4 +45,44 @@ impl Approver for Scripted {
     fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
         Some(self.rules.clone())
     }
+}
+
+/// One approval of each kind.
+pub fn every_kind() -> Vec<ApprovalKind> {
+    let path = Utf8PathBuf::from("/p/src/a.rs");
+    vec![
+        ApprovalKind::Read {
+            tool: ToolName::ReadFile,
+            path: path.clone(),
+        },
+        ApprovalKind::Read {
+            tool: ToolName::Grep,
+            path: path.clone(),
+        },
+        ApprovalKind::Write {
+            tool: ToolName::WriteFile,
+            path: path.clone(),
+            shown: "src/a.rs".into(),
+            diff: String::new(),
+            outside: false,
+            protected: false,
+        },
+        ApprovalKind::Shell {
+            command: "git push".into(),
+        },
+        ApprovalKind::WebFetch {
+            host: "docs.rs".into(),
+            url: "https://docs.rs/".into(),
+        },
+        ApprovalKind::Mcp {
+            server: "files".into(),
+            tool: "mcp__files__read".into(),
+            arguments: "{}".into(),
+        },
+        ApprovalKind::OutsideProject {
+            tool: ToolName::ReadFile,
+            path: "/etc/passwd".into(),
+        },
+        ApprovalKind::Attach { path },
+    ]
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use eonyx_core::hooks::HookDef;
 
 use super::*;
-use crate::tools::testing::{Scripted, scripted_answer as answer};
+use crate::tools::testing::{Scripted, every_kind, scripted_answer as answer};
 
 #[tokio::test]
 async fn notify_forwards_every_decision() {
@@ -31,33 +31,7 @@ async fn notify_forwards_every_decision() {
         Arc::as_ptr(&inner).cast::<()>(),
         "a Notification hook makes a wrapper"
     );
-    let kinds = [
-        ApprovalKind::Read {
-            tool: ToolName::ReadFile,
-            path: "/p/a".into(),
-        },
-        ApprovalKind::Shell {
-            command: "git push".into(),
-        },
-        ApprovalKind::WebFetch {
-            host: "docs.rs".into(),
-            url: "https://docs.rs/".into(),
-        },
-        ApprovalKind::Mcp {
-            server: "s".into(),
-            tool: "mcp__s__t".into(),
-            arguments: "{}".into(),
-        },
-        ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: "/p/a".into(),
-            shown: "a".into(),
-            diff: String::new(),
-            outside: false,
-            protected: false,
-        },
-    ];
-    for kind in &kinds {
+    for kind in &every_kind() {
         assert_eq!(notify.decide(kind).await, answer(0, kind));
         assert_eq!(notify.decide_asked(kind).await, answer(1, kind));
         assert_eq!(notify.decide_read(kind).await, answer(2, kind));
