@@ -307,18 +307,7 @@ pub fn read_saved(path: &Utf8Path) -> Result<SavedFile, ConfigError> {
         }
     };
     let saved: SavedFile = toml::from_str(&text).map_err(|e| {
-        // Not `parse::line_col`: parse validates through this module.
-        let before = text
-            .get(..e.span().map_or(0, |s| s.start))
-            .unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let column = before.chars().rev().take_while(|c| *c != '\n').count() + 1;
-        ConfigError::Parse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: e.message().to_owned(),
-        }
+        ConfigError::parse_at(path, &text, e.span().map_or(0, |s| s.start), e.message())
     })?;
     validate(&saved.as_file(), path)?;
     Ok(saved)

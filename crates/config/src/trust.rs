@@ -335,13 +335,7 @@ pub fn edit_trusted(
     remove: bool,
 ) -> Result<(String, TrustChange), ConfigError> {
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = crate::parse::line_col(text, e.span().map_or(0, |s| s.start));
-        ConfigError::Parse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: e.message().to_owned(),
-        }
+        ConfigError::parse_at(path, text, e.span().map_or(0, |s| s.start), e.message())
     })?;
     let not_array = || ConfigError::Invalid {
         path: path.to_path_buf(),
