@@ -58,6 +58,17 @@ pub enum MemoryError {
     UnknownIds { ids: Vec<String> },
 }
 
+impl MemoryError {
+    /// Its class: an entry refused (empty, a secret, an unknown id) is the
+    /// user's to fix; a file that cannot be read or written is not.
+    pub fn class(&self) -> eonyx_core::ErrorClass {
+        match self {
+            MemoryError::Io(_) => eonyx_core::ErrorClass::Memory,
+            _ => eonyx_core::ErrorClass::Usage,
+        }
+    }
+}
+
 fn io(action: &'static str, path: &Utf8Path) -> impl FnOnce(std::io::Error) -> MemoryError {
     IoFailure::of(action, path)
 }

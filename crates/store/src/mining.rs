@@ -60,6 +60,20 @@ impl From<crate::StoreError> for MiningError {
     }
 }
 
+impl MiningError {
+    /// Its class: an unknown proposal id is the user's to correct, a
+    /// memory entry refused is as [`MemoryError::class`] says, and a state
+    /// file that cannot be read, written or parsed is a failure of the
+    /// store.
+    pub fn class(&self) -> eonyx_core::ErrorClass {
+        match self {
+            MiningError::UnknownIds { .. } => eonyx_core::ErrorClass::Usage,
+            MiningError::Memory(e) => e.class(),
+            MiningError::Io(_) | MiningError::Damaged { .. } => eonyx_core::ErrorClass::Store,
+        }
+    }
+}
+
 fn io(action: &'static str, path: &Utf8Path) -> impl FnOnce(std::io::Error) -> MiningError {
     IoFailure::of(action, path)
 }
