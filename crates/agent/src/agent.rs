@@ -104,6 +104,7 @@ pub use goal::GoalChange;
 pub(crate) use goal::goal_in_force;
 pub use hooks::MAX_STOP_BLOCKS;
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
+pub use jobs::SessionJobs;
 pub use model::{ModelInfo, ModelSwitch};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
@@ -256,9 +257,6 @@ pub struct Agent {
     /// of the timeline, or what the compaction in force pinned; never one
     /// in a task's child (docs/goals.md, section "Goals").
     goal: Option<eonyx_core::goal::GoalRecord>,
-    /// The agent's side of the session's background jobs (the room
-    /// itself is `tools.ctx.jobs`).
-    jobs: jobs::JobsState,
     /// The user's pins (docs/compaction.md#pins).
     pins: crate::pins::Pins,
 }

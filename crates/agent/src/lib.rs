@@ -39,7 +39,7 @@ pub use eonyx_tools as tools;
 pub use agent::{
     Agent, AgentOptions, AgentStatus, Approvers, COMMAND_HEADER, CommandRun, ContextStatus,
     DraftDone, DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch,
-    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    RewindOptions, SessionChoice, SessionJobs, SessionTokens, TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).

@@ -12,6 +12,7 @@ use eonyx_prompt::MemorySection;
 use eonyx_store::Store;
 use eonyx_tools::ToolContext;
 
+use super::jobs;
 use super::mcp::{McpState, wait_required};
 use super::parts::{Inherit, Models, Parts, approver};
 use super::session::{Memory, Opened, load, open_session};
@@ -254,11 +255,17 @@ impl Agent {
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
         // The jobs of the session left are stopped (dropping the room).
-        self.tools.ctx.jobs = Some(self.new_jobs());
+        self.tools.ctx.jobs = Some(jobs::new_room(
+            &self.config,
+            &self.store,
+            self.writer.id(),
+            &self.tools.ctx.sandbox,
+        ));
         // And its network namespace (docs/tools.md#one-network-per-session).
         self.tools.ctx.net = Default::default();
-        self.jobs = Default::default();
-        self.note_jobs_ended(&opened.jobs_ended);
+        if let Some(n) = self.jobs().ended_earlier(&opened.jobs_ended) {
+            self.startup_notices.push(n);
+        }
         self.forget_step_state();
         if memory == Memory::Reread
             && let Some(w) = self.refresh_memory()

@@ -229,14 +229,20 @@ impl Agent {
             hook: p.hook,
             // A task's child has its own plan and no goal.
             goal: if p.depth > 0 { None } else { opened.goal },
-            jobs: Default::default(),
             pins: opened.pins,
         };
         agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());
         // Its own jobs (a task's child's end with the task).
-        agent.tools.ctx.jobs = Some(agent.new_jobs());
-        agent.note_jobs_ended(&opened.jobs_ended);
+        agent.tools.ctx.jobs = Some(super::jobs::new_room(
+            &agent.config,
+            &agent.store,
+            agent.writer.id(),
+            &agent.tools.ctx.sandbox,
+        ));
+        if let Some(n) = agent.jobs().ended_earlier(&opened.jobs_ended) {
+            agent.startup_notices.push(n);
+        }
         agent.startup_notices.extend(opened.notices);
         let notes = agent.reattach_skills(opened.skills_in_use);
         agent.startup_notices.extend(notes);

@@ -61,7 +61,9 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         // Jobs that ended while the prompt waited: their notices go first.
-        self.announce_job_exits(sink)?;
+        if let Some(notices) = self.jobs().notices(sink)? {
+            self.append(&Message::user(notices))?;
+        }
         self.append(&message)?;
 
         if self.depth == 0 {
@@ -84,7 +86,9 @@ impl Agent {
 
             if outcome.steps > 1 {
                 // Exits during the turn, after the tool results.
-                self.announce_job_exits(sink)?;
+                if let Some(notices) = self.jobs().notices(sink)? {
+                    self.append(&Message::user(notices))?;
+                }
             }
             self.maybe_auto_compact(sink, cancel).await?;
             let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
@@ -301,7 +305,7 @@ impl Agent {
                 output
             };
             self.record_tool_result(call, output, sink)?;
-            self.take_job_events(Some(&call.id), sink)?;
+            self.jobs().take_events(Some(&call.id), sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);

@@ -117,7 +117,7 @@ pub const JOBS_USAGE: &str = "usage: /jobs, or /jobs stop N";
 /// model hears of it as of any exit it did not see; docs/tools.md#jobs).
 async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Outcome {
     let Some(arg) = arg else {
-        let list = agent.jobs();
+        let list = agent.jobs().list();
         let text = if list.is_empty() {
             "no background jobs in this session".to_owned()
         } else {
@@ -142,7 +142,7 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Ou
     };
     let result = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.stop_job(id, &mut sink).await
+        agent.jobs().stop(id, &mut sink).await
     };
     match result {
         Ok(_) => Outcome::Done,

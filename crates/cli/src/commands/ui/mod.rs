@@ -164,7 +164,7 @@ pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &
 /// says which were still running.
 pub async fn end_jobs(agent: &mut Agent, view: &mut View<'_>) {
     let mut sink = |ev: AgentEvent| view.event(ev);
-    let stopped = agent.stop_jobs(&mut sink).await;
+    let stopped = agent.jobs().stop_all(&mut sink).await;
     if !stopped.is_empty() {
         let list: Vec<String> = stopped
             .iter()
