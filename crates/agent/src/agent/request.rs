@@ -127,19 +127,6 @@ impl Agent {
         }
     }
 
-    /// Whether the view starts from a native compaction that the session's
-    /// model cannot be sent (another model or wire since `/model`).
-    pub(super) fn native_stale(&self) -> bool {
-        self.view.native().is_some_and(|n| {
-            !crate::native::applies(
-                n,
-                &self.config.model,
-                self.models.provider.quirks().responses_api,
-                self.inherit.model_flag.is_none(),
-            )
-        })
-    }
-
     pub(super) fn estimate_next(&self) -> u64 {
         let system = self.system_prompt();
         let mut size = eonyx_compact::request_size(&system, &[], &self.tools.defs);
