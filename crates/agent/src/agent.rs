@@ -67,7 +67,7 @@ use eonyx_compact::{ContextView, Trigger};
 use eonyx_config::Config;
 use eonyx_config::paths::{Env, Project};
 use eonyx_core::{FinishReason, Provider, SessionId, Usage};
-use eonyx_prompt::{Loaded, Skills};
+use eonyx_prompt::Skills;
 use eonyx_store::{SessionWriter, Store};
 use eonyx_tools::{Approver, Permissions};
 
@@ -100,11 +100,12 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
-pub use goal::GoalChange;
 pub(crate) use goal::goal_in_force;
-pub use hooks::MAX_STOP_BLOCKS;
+pub use goal::{GoalChange, SessionGoal};
+pub use hooks::{HookState, MAX_STOP_BLOCKS};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
 pub use jobs::SessionJobs;
+pub use mcp::McpState;
 pub use model::{ModelInfo, ModelSwitch};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
@@ -279,11 +280,6 @@ impl Agent {
         self.message_count
     }
 
-    /// How deep in a tree of tasks this agent runs (0: the user's session).
-    pub fn depth(&self) -> u32 {
-        self.depth
-    }
-
     /// Whether the current session was resumed (as opposed to new).
     pub fn resumed(&self) -> bool {
         self.resumed
@@ -313,11 +309,6 @@ impl Agent {
         &self.config
     }
 
-    /// The context files as last read (before the latest user turn).
-    pub fn context_files(&self) -> &Loaded {
-        &self.prompt.loaded
-    }
-
     /// The running summary, if the session has been compacted.
     pub fn summary(&self) -> Option<&str> {
         self.view.summary()
@@ -335,14 +326,6 @@ impl Agent {
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
         &self.prompt.skills_in_use
-    }
-
-    /// One line on how `shell` commands run: the sandbox backend in use and
-    /// what it allows, or why none works (`eonyx config`, `/status`). The
-    /// first call may block for a few milliseconds (it probes the backends,
-    /// once per process).
-    pub fn sandbox_status(&self) -> String {
-        self.tools.ctx.sandbox.status()
     }
 
     /// Whether this session's shell commands run confined (ACP's `auto`

@@ -249,12 +249,12 @@ pub(crate) fn replacement(
 impl Replacement {
     /// When nothing of it is left to read (the file holds only the
     /// provider's result), what it showed (`shown`) stands in, as the
-    /// record; else the replacement, for the summarizer.
-    pub(crate) fn stand_in(self, shown: String) -> Result<CompactionRecord, Self> {
+    /// record; `None`: the summarizer writes it from the replacement.
+    pub(crate) fn stand_in(&mut self, shown: String) -> Option<CompactionRecord> {
         if self.plan.compacted_len != 0 {
-            return Err(self);
+            return None;
         }
-        let mut r = match self.native {
+        let mut r = match self.native.take() {
             Some(r) => r,
             None => empty_record(self.boundary, self.trigger),
         };
@@ -262,7 +262,7 @@ impl Replacement {
         r.native = None;
         r.usage = None;
         r.mode = Some(CompactionMode::Transcript);
-        Ok(r)
+        Some(r)
     }
 }
 

@@ -241,15 +241,25 @@ impl Agent {
                 Some(p) => plan = p,
                 None => {
                     self.after_compaction(sink);
-                    self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
-                        .await?;
+                    if let Some(m) = self
+                        .hook
+                        .post_compact(trigger, &saved.summary, sink, cancel)
+                        .await
+                    {
+                        self.append(&m)?;
+                    }
                     return Ok(Some(saved));
                 }
             }
         }
         let saved = self.summarize(trigger, focus, plan, sink, cancel).await?;
-        self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
-            .await?;
+        if let Some(m) = self
+            .hook
+            .post_compact(trigger, &saved.summary, sink, cancel)
+            .await
+        {
+            self.append(&m)?;
+        }
         Ok(Some(saved))
     }
 
@@ -326,7 +336,7 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
-        self.pre_compact_hooks(trigger, focus, sink, cancel).await?;
+        self.hook.pre_compact(trigger, focus, sink, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         // What the user said, from the file, before the summarizer is
         // told which of it eonyx keeps (docs/compaction.md#what-the-user-said).

@@ -64,11 +64,11 @@ impl Agent {
         )));
         let log = self.store.read_all(self.session_id())?;
         let cfg = &self.config;
-        let replacement =
+        let mut r =
             crate::native::replacement(log, &cfg.compaction, cfg.tools.output_cap_bytes, boundary);
-        let mut record = match replacement.stand_in(shown) {
-            Ok(record) => record,
-            Err(r) => {
+        let mut record = match r.stand_in(shown) {
+            Some(record) => record,
+            None => {
                 let input = eonyx_compact::CompactInput {
                     view: &r.view,
                     plan: &r.plan,

@@ -250,7 +250,7 @@ impl Agent {
         self.compaction.draft = opened.draft;
         self.goal = if self.depth > 0 { None } else { opened.goal };
         self.pins = opened.pins;
-        self.sync_goal_tool();
+        self.goals().sync_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
@@ -304,7 +304,7 @@ impl Agent {
             self.goal = loaded.goal;
         }
         self.pins = loaded.pins;
-        self.sync_goal_tool();
+        self.goals().sync_tool();
         let notes = self.reattach_skills(loaded.skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();

@@ -252,7 +252,7 @@ impl Agent {
             agent.startup_notices.push(w);
         }
         agent.calibrate_from_history(compaction_seq);
-        agent.sync_goal_tool();
+        agent.goals().sync_tool();
         agent
     }
 
