@@ -256,39 +256,17 @@ impl Replacement {
         }
         let mut r = match self.native.take() {
             Some(r) => r,
-            None => empty_record(self.boundary, self.trigger),
+            None => CompactionRecord {
+                first_kept_seq: self.boundary,
+                trigger: self.trigger,
+                ..CompactionRecord::default()
+            },
         };
         r.summary = shown;
         r.native = None;
         r.usage = None;
         r.mode = Some(CompactionMode::Transcript);
         Some(r)
-    }
-}
-
-/// A compaction record at `boundary` with nothing in it yet.
-fn empty_record(boundary: u64, trigger: CompactionTrigger) -> CompactionRecord {
-    CompactionRecord {
-        seq: 0,
-        ts: String::new(),
-        summary: String::new(),
-        first_kept_seq: boundary,
-        trigger,
-        tokens_before: 0,
-        tokens_after: 0,
-        mid_turn: false,
-        focus: None,
-        facts: None,
-        skills: Vec::new(),
-        mode: None,
-        draft_seq: None,
-        goal: None,
-        plan: None,
-        jobs: Vec::new(),
-        native: None,
-        usage: None,
-        pins: Vec::new(),
-        user_words: None,
     }
 }
 

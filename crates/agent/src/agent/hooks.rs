@@ -543,6 +543,18 @@ impl Notify {
         let hooks = self.hooks.clone();
         tokio::spawn(async move { hooks.run(&common, &payload).await });
     }
+
+    /// `ask` (the inner approver's question), the hooks notified first.
+    fn notified<'a>(
+        &'a self,
+        kind: &'a ApprovalKind,
+        ask: impl FnOnce() -> eonyx_core::provider::BoxFuture<'a, Decision> + Send + 'a,
+    ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            self.notify(kind);
+            ask().await
+        })
+    }
 }
 
 impl Approver for Notify {
@@ -550,20 +562,14 @@ impl Approver for Notify {
         &'a self,
         kind: &'a ApprovalKind,
     ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            self.notify(kind);
-            self.inner.decide(kind).await
-        })
+        self.notified(kind, || self.inner.decide(kind))
     }
 
     fn decide_asked<'a>(
         &'a self,
         kind: &'a ApprovalKind,
     ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            self.notify(kind);
-            self.inner.decide_asked(kind).await
-        })
+        self.notified(kind, || self.inner.decide_asked(kind))
     }
 
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {

@@ -14,7 +14,7 @@ use eonyx_tools::ToolContext;
 
 use super::jobs;
 use super::mcp::{McpState, wait_required};
-use super::parts::{Inherit, Models, Parts, approver};
+use super::parts::{Inherit, Models, Parts, PromptState, ToolsState, approver};
 use super::session::{Memory, Opened, load, open_session};
 use super::skills::SkillList;
 use super::switch::restore_switch;
@@ -141,21 +141,25 @@ impl Agent {
         // A required server that cannot start stops the run here.
         startup_notices.extend(wait_required(&mut mcp).await?);
         Ok(Self::assemble(Parts {
-            approver: approver(&config, &inherit),
-            tool_defs: tool_definitions(&config, &skills, depth),
+            tools: ToolsState {
+                ctx: tool_ctx,
+                defs: tool_definitions(&config, &skills, depth),
+                approver: approver(&config, &inherit),
+            },
             store,
             opened,
             models,
             home: opts.env.get("HOME").map(str::to_owned),
             cwd: opts.cwd,
             project,
-            loader,
-            loaded,
+            prompt: PromptState::new(
+                loader,
+                loaded,
+                MemorySection::default(),
+                skills,
+                task_section,
+            ),
             memory_read: Memory::Reread,
-            memory_section: MemorySection::default(),
-            skills,
-            task_section,
-            tool_ctx,
             inherit,
             mcp,
             memory,
