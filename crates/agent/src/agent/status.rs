@@ -77,7 +77,7 @@ pub struct AgentStatus {
     /// The session file (it exists once the session has a message).
     pub path: Utf8PathBuf,
     /// How `shell` commands run: the sandbox backend and what it allows,
-    /// or why none works ([`Agent::sandbox_status`]).
+    /// or why none works (`Sandbox::status`).
     pub sandbox: String,
     /// Each configured MCP server (docs/mcp.md), by name.
     pub mcp: Vec<crate::mcp::ServerStatus>,

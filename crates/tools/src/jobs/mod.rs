@@ -3,7 +3,9 @@
 //! [`Jobs`] is one session's jobs and their state: `shell` with
 //! `"background": true` starts one, `job_output` reads what is new,
 //! `job_stop` stops one; the agent takes their starts and exits from
-//! [`Jobs::take_events`] (session records, notices, events), pins the
+//! [`Jobs::take_events`] (session records, events), the notices of exits
+//! the model has not seen from [`Jobs::take_notices`] (`notices.rs`: all
+//! the session's job state lives here), pins the
 //! running ones at each compaction ([`Jobs::pinned`]) and stops them all
 //! when the session ends ([`Jobs::stop_all`]; dropping [`Jobs`] kills
 //! what is left).
