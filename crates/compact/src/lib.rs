@@ -368,12 +368,15 @@ pub(crate) fn finish_record(
     // (docs/compaction.md#what-is-pinned) are filled in by the agent,
     // which knows them.
     Ok(CompactionRecord {
+        summary,
+        first_kept_seq: plan.first_kept_seq,
+        trigger,
         tokens_before: before,
         tokens_after: after,
         mid_turn: plan.mid_turn,
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
-        ..CompactionRecord::new(plan.first_kept_seq, trigger, summary)
+        ..CompactionRecord::default()
     })
 }

@@ -154,9 +154,10 @@ pub struct ModelRecord {
 }
 
 /// Why a compaction ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompactionTrigger {
+    #[default]
     Auto,
     Manual,
     Overflow,
@@ -174,7 +175,8 @@ impl CompactionTrigger {
 
 /// A compaction: everything before `first_kept_seq` is represented by
 /// `summary` in requests from now on. The messages stay in the file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The default is an empty one (a record being built).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompactionRecord {
     pub seq: u64,
     pub ts: String,
@@ -243,35 +245,6 @@ pub struct CompactionRecord {
 }
 
 impl CompactionRecord {
-    /// A compaction at `first_kept_seq` holding `summary`, with nothing
-    /// else in it yet: `seq` and `ts` are the writer's, and the token
-    /// counts, focus, facts, mode and everything pinned are empty until
-    /// the caller sets what it knows.
-    pub fn new(first_kept_seq: u64, trigger: CompactionTrigger, summary: String) -> Self {
-        Self {
-            seq: 0,
-            ts: String::new(),
-            summary,
-            first_kept_seq,
-            trigger,
-            tokens_before: 0,
-            tokens_after: 0,
-            mid_turn: false,
-            focus: None,
-            facts: None,
-            skills: Vec::new(),
-            mode: None,
-            draft_seq: None,
-            goal: None,
-            plan: None,
-            jobs: Vec::new(),
-            native: None,
-            usage: None,
-            pins: Vec::new(),
-            user_words: None,
-        }
-    }
-
     /// What the summary section starts with: the pinned goal, plan,
     /// running jobs and the user's pins (empty when there is none of them).
     pub fn pinned_section(&self) -> String {

@@ -117,7 +117,7 @@ pub const JOBS_USAGE: &str = "usage: /jobs, or /jobs stop N";
 /// model hears of it as of any exit it did not see; docs/tools.md#jobs).
 async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Outcome {
     let Some(arg) = arg else {
-        let list = agent.jobs();
+        let list = agent.jobs().list();
         let text = if list.is_empty() {
             "no background jobs in this session".to_owned()
         } else {
@@ -142,7 +142,7 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Ou
     };
     let result = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.stop_job(id, &mut sink).await
+        agent.jobs().stop(id, &mut sink).await
     };
     match result {
         Ok(_) => Outcome::Done,
@@ -175,7 +175,7 @@ async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) 
 /// `SessionEnd` hooks before `/new` (reason `clear`), their runs shown.
 async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
     let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.session_end_hooks(reason, &mut sink).await;
+    agent.hooks().session_end(reason, &mut sink).await;
 }
 
 /// After `/new` or `/resume`: the session with the notices of opening it,
@@ -192,7 +192,7 @@ async fn switched(
     let notices = agent.take_startup_notices();
     fe.show(agent, Shown::Session { notices });
     let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.session_start_hooks(source, &mut sink).await;
+    agent.hooks().session_start(source, &mut sink).await;
     Outcome::Switched
 }
 
@@ -276,8 +276,8 @@ async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
         let mut sink = |ev: AgentEvent| fe.event(ev);
         match &wanted {
             GoalArgs::Show => return show(fe, agent, Shown::Goal),
-            GoalArgs::Change(c) => agent.change_goal(*c, &mut sink),
-            GoalArgs::Set(text) => agent.set_goal(text, None, &mut sink),
+            GoalArgs::Change(c) => agent.goals().change(*c, &mut sink),
+            GoalArgs::Set(text) => agent.goals().set(text, None, &mut sink),
         }
     };
     let goal = match changed {

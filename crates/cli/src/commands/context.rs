@@ -230,8 +230,8 @@ pub fn print_for_repl(printer: &Printer, agent: &eonyx_agent::Agent) {
     }
     print_memory_line(printer, &report);
     print_kept_lines(printer, &report);
-    if !agent.mcp_catalog().is_empty() {
-        printer.info(&super::mcp::catalog_line(agent.mcp_catalog()));
+    if !agent.mcp().catalog().is_empty() {
+        printer.info(&super::mcp::catalog_line(agent.mcp().catalog()));
     }
     let ahead = match (agent.trigger().ahead, agent.context_status().summary_ready) {
         (_, true) => "; a summary written ahead is ready".to_owned(),

@@ -58,13 +58,13 @@ async fn turns(
             let mut sink = |ev| view.event(ev);
             match &goal_text {
                 Some(text) => {
-                    s.agent.set_goal(text, args.max_turns, &mut sink)?;
+                    s.agent.goals().set(text, args.max_turns, &mut sink)?;
                     true
                 }
                 // `run -c` goes on with a paused (or blocked) goal.
                 None if continues => {
-                    s.agent.resume_paused_goal(&mut sink)?;
-                    s.agent.goal_active()
+                    s.agent.goals().resume_paused(&mut sink)?;
+                    s.agent.goals().active()
                 }
                 None => false,
             }

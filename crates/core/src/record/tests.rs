@@ -63,11 +63,14 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
     let c = Record::Compaction(CompactionRecord {
         seq: 42,
         ts: "2026-07-05T11:00:00Z".into(),
+        summary: "…".into(),
+        first_kept_seq: 37,
+        trigger: CompactionTrigger::Auto,
         tokens_before: 91000,
         tokens_after: 12000,
         mode: Some(CompactionMode::Ahead),
         draft_seq: Some(40),
-        ..CompactionRecord::new(37, CompactionTrigger::Auto, "…".into())
+        ..CompactionRecord::default()
     });
     assert_eq!(
         c.to_line(),

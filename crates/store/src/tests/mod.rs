@@ -41,13 +41,12 @@ fn new_writer(s: &Store) -> SessionWriter {
 
 fn compaction(first_kept_seq: u64) -> CompactionRecord {
     CompactionRecord {
+        summary: "the summary".into(),
+        first_kept_seq,
+        trigger: CompactionTrigger::Manual,
         tokens_before: 100,
         tokens_after: 10,
-        ..CompactionRecord::new(
-            first_kept_seq,
-            CompactionTrigger::Manual,
-            "the summary".into(),
-        )
+        ..CompactionRecord::default()
     }
 }
 

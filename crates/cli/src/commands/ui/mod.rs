@@ -149,14 +149,14 @@ pub async fn start_with(
 /// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
 pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
     let mut sink = |ev: AgentEvent| view.event(ev);
-    agent.session_start_hooks(source, &mut sink).await;
+    agent.hooks().session_start(source, &mut sink).await;
 }
 
 /// `SessionEnd` hooks: `reason` is `prompt_input_exit` (the REPL's `/exit`
 /// or Ctrl-D), `clear` (`/new`) or `other` (the end of a batch or `run`).
 pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
     let mut sink = |ev: AgentEvent| view.event(ev);
-    agent.session_end_hooks(reason, &mut sink).await;
+    agent.hooks().session_end(reason, &mut sink).await;
     end_jobs(agent, view).await;
 }
 
@@ -164,7 +164,7 @@ pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &
 /// says which were still running.
 pub async fn end_jobs(agent: &mut Agent, view: &mut View<'_>) {
     let mut sink = |ev: AgentEvent| view.event(ev);
-    let stopped = agent.stop_jobs(&mut sink).await;
+    let stopped = agent.jobs().stop_all(&mut sink).await;
     if !stopped.is_empty() {
         let list: Vec<String> = stopped
             .iter()
