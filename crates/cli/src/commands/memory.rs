@@ -65,18 +65,9 @@ pub fn run(
             let opts = mining::options(global, cwd, env);
             mining::mine(printer, config, opts, session.as_deref(), *all)
         }
-        Some(MemoryCommand::Review {
-            accept,
-            reject,
-            accept_all,
-        }) => {
+        Some(MemoryCommand::Review { flags }) => {
             let opts = mining::options(global, cwd, env);
-            let args = mining::ReviewArgs {
-                accept,
-                reject,
-                accept_all: *accept_all,
-            };
-            mining::review(printer, &config, &opts, &args)
+            mining::review(printer, &config, &opts, flags)
         }
         Some(MemoryCommand::Path) => {
             let (g, p) = (
