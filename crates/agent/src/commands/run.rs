@@ -52,7 +52,7 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
         Kind::Jobs => jobs(agent, fe, arg).await,
         Kind::Export => export(agent, fe, arg),
         Kind::New => {
-            session_end_hooks(agent, fe, "clear").await;
+            super::session::session_end_hooks(agent, fe, "clear").await;
             let switch = agent.new_session();
             switched(agent, fe, switch, StartSource::Clear).await
         }
@@ -170,12 +170,6 @@ async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) 
             Outcome::Failed(e)
         }
     }
-}
-
-/// `SessionEnd` hooks before `/new` (reason `clear`), their runs shown.
-async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.session_end_hooks(reason, &mut sink).await;
 }
 
 /// After `/new` or `/resume`: the session with the notices of opening it,

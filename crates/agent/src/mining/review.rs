@@ -319,16 +319,4 @@ mod tests {
         assert_eq!(ReviewAnswer::parse(""), Ok(ReviewAnswer::Skip));
         assert!(ReviewAnswer::parse("x").is_err());
     }
-
-    #[test]
-    fn flags_take_their_ids() {
-        let f = ReviewFlags::parse(&["--accept", "[a1]", "b2", "--reject", "c3"]).unwrap();
-        assert_eq!(f.accept, ["a1", "b2"]);
-        assert_eq!(f.reject, ["c3"]);
-        assert!(!f.accept_all && f.any());
-        assert!(ReviewFlags::parse(&["--accept-all"]).unwrap().accept_all);
-        assert!(!ReviewFlags::parse(&[]).unwrap().any());
-        assert!(ReviewFlags::parse(&["a1"]).is_err());
-        assert!(ReviewFlags::parse(&["--all"]).is_err());
-    }
 }
