@@ -38,7 +38,7 @@ pub mod text;
 pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind};
 pub use goal::{after_turn, turn, user_turn};
 pub use render::{Line, Tone, render};
-pub use run::{fork_turns, rewind_options, run};
+pub use run::run;
 pub use session::{GoalStart, RunEnd, end_session, run_prompt};
 pub use skill::{Offered, Prompt, offered_with_skills, parse_prompt, skill_request};
 pub use table::{
