@@ -21,7 +21,7 @@
 //! line, ACP hint, where it is offered, a new [`Kind`]) and one arm in
 //! [`run`] calling its handler, which reports through [`Frontend::show`]
 //! (a new [`Shown`] variant when it shows something new, with its text in
-//! [`render`]) and ends with an [`Outcome`]. Help, Tab completion and ACP's
+//! [`render()`]) and ends with an [`Outcome`]. Help, Tab completion and ACP's
 //! command list follow from the row; no frontend names the command.
 
 pub mod args;

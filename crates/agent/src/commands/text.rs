@@ -1,5 +1,5 @@
 //! Texts every frontend shows alike: what commands report (rendered by
-//! [`super::render`]), and the lines the cli subcommands print the same
+//! [`super::render()`]), and the lines the cli subcommands print the same
 //! way (`eonyx context`, `eonyx skills`, `eonyx hooks`, `eonyx memory`).
 
 pub mod context;
