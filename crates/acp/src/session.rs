@@ -228,7 +228,7 @@ impl Session {
         let agent = self.agent.lock().await.take();
         // Its background jobs end with it, and stderr says which.
         if let Some(mut agent) = agent {
-            let stopped = agent.stop_jobs(&mut |_| {}).await;
+            let stopped = agent.jobs().stop_all(&mut |_| {}).await;
             for j in stopped {
                 crate::diag::diag(&format!(
                     "stopped background job {} of session {}: {}",

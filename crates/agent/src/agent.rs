@@ -1,13 +1,18 @@
 //! The agent: one [`Agent`] bound to one session at a time, and its public
-//! API. The work is split by concern into the submodules:
+//! API. `Agent` composes rooms that keep their own state and behaviour,
+//! each behind one accessor: [`Agent::jobs`] ([`SessionJobs`]),
+//! [`Agent::hooks`] ([`HookState`]), [`Agent::goals`] ([`SessionGoal`]),
+//! [`Agent::mcp`] ([`McpState`]); native compaction is `crate::native`'s
+//! `NativeState`. The work is split by concern into the submodules:
 //! - `open`: opening a session (new, latest, continue, by id), switching
 //!   sessions, answering calls left dangling by a killed process;
 //! - `turn`: the turn loop: steps, tool execution, append-before-continue;
 //! - `step`: one provider step, with overflow and silent-truncation recovery
 //!   (compact against the learned window, retry once);
 //! - `compaction`: when to compact, planning, applying a summary written
-//!   ahead, and the call into eonyx-compact; `compaction_native`: asking
-//!   the provider to compact, and replacing another model's result;
+//!   ahead, and the call into eonyx-compact, asking the provider first
+//!   (`NativeState::ask`); `compaction_native`: replacing another model's
+//!   native result with eonyx's own summary (`native::replacement`);
 //! - `ahead`: summaries written ahead of time, in the background, while the
 //!   frontend waits for the user;
 //! - `request`: the system prompt (assembled by [`crate::prompt`]) and the
@@ -17,7 +22,8 @@
 //!   and `/fork`, and finishing a rewind a crash interrupted;
 //! - `skills`, `memory`: skills in use after the summary, and memory;
 //! - `window_steps`: quirks, Ollama re-probe and the output-cap notice;
-//! - `mcp`: the MCP servers: waiting for them, the tools they add, calls.
+//! - `mcp`: the MCP room ([`McpState`]): waiting for the servers, the
+//!   tools they add, calls, status.
 //! - `model`: `/model`: switching the model or effort mid-session;
 //!   `switch`: a switch applied to the config, and restoring the one a
 //!   continued session recorded.
@@ -27,19 +33,21 @@
 //!   place an agent is built, for a session and a task's child alike;
 //! - `session`: a session's file opened (new, latest, given), a rewind a
 //!   crash interrupted finished, dangling tool calls answered;
-//! - `goal`: the `plan` and `goal_update` tools, `/goal`, the continuation
-//!   after a turn, and what every compaction pins (`save_compaction` calls
-//!   `pin`, so every kind of compaction pins the goal and plan);
-//! - `hooks`: each hook event's input built from the session and its
-//!   outcome applied (docs/hooks.md);
+//! - `goal`: the goal room ([`SessionGoal`]: `/goal`, the continuation
+//!   after a turn, `goal_update`), the `plan` tool, and what every
+//!   compaction pins (`save_compaction` calls `pin`, so every kind of
+//!   compaction pins the goal and plan);
+//! - `hooks`: the hooks room ([`HookState`]): each event's input built
+//!   for the session it names and its outcome applied (docs/hooks.md);
 //! - `input`: `@path` files, `--image` files and the user's `!command`;
 //! - `kept`: what every compaction keeps verbatim for the user: the pins
 //!   (the room is `crate::pins`) and `## What the user said`, rebuilt from
 //!   the session file (docs/compaction.md#what-the-user-said);
 //! - `status`: the `/status` figures, and the turn's running cost shared
 //!   down the tree of tasks;
-//! - `jobs`: the agent's side of background jobs (`tools::jobs::Jobs`):
-//!   exit notices, `/jobs`, the jobs pinned at a compaction.
+//! - `jobs`: [`SessionJobs`], the session's handle on its jobs room
+//!   (`tools::jobs::Jobs`, which holds their state, exit notices
+//!   included): `job` records, events, `/jobs`.
 //!
 //! Also kept here:
 //! - Skills are discovered once when the agent opens, so the `# Skills`
@@ -67,7 +75,7 @@ use eonyx_compact::{ContextView, Trigger};
 use eonyx_config::Config;
 use eonyx_config::paths::{Env, Project};
 use eonyx_core::{FinishReason, Provider, SessionId, Usage};
-use eonyx_prompt::{Loaded, Skills};
+use eonyx_prompt::Skills;
 use eonyx_store::{SessionWriter, Store};
 use eonyx_tools::{Approver, Permissions};
 
@@ -100,10 +108,12 @@ mod turn;
 mod window_steps;
 
 pub use ahead::{DraftDone, DraftJob};
-pub use goal::GoalChange;
 pub(crate) use goal::goal_in_force;
-pub use hooks::MAX_STOP_BLOCKS;
+pub use goal::{GoalChange, SessionGoal};
+pub use hooks::{HookState, MAX_STOP_BLOCKS};
 pub use input::{COMMAND_HEADER, CommandRun, UserInput};
+pub use jobs::SessionJobs;
+pub use mcp::McpState;
 pub use model::{ModelInfo, ModelSwitch};
 pub(crate) use request::next_request;
 pub use rewind::RewindOptions;
@@ -256,9 +266,6 @@ pub struct Agent {
     /// of the timeline, or what the compaction in force pinned; never one
     /// in a task's child (docs/goals.md, section "Goals").
     goal: Option<eonyx_core::goal::GoalRecord>,
-    /// The agent's side of the session's background jobs (the room
-    /// itself is `tools.ctx.jobs`).
-    jobs: jobs::JobsState,
     /// The user's pins (docs/compaction.md#pins).
     pins: crate::pins::Pins,
 }
@@ -279,11 +286,6 @@ impl Agent {
 
     pub fn message_count(&self) -> u64 {
         self.message_count
-    }
-
-    /// How deep in a tree of tasks this agent runs (0: the user's session).
-    pub fn depth(&self) -> u32 {
-        self.depth
     }
 
     /// Whether the current session was resumed (as opposed to new).
@@ -315,11 +317,6 @@ impl Agent {
         &self.config
     }
 
-    /// The context files as last read (before the latest user turn).
-    pub fn context_files(&self) -> &Loaded {
-        &self.prompt.loaded
-    }
-
     /// The running summary, if the session has been compacted.
     pub fn summary(&self) -> Option<&str> {
         self.view.summary()
@@ -337,14 +334,6 @@ impl Agent {
     /// Skills whose bodies are re-attached after the summary.
     pub fn skills_in_use(&self) -> &[String] {
         &self.prompt.skills_in_use
-    }
-
-    /// One line on how `shell` commands run: the sandbox backend in use and
-    /// what it allows, or why none works (`eonyx config`, `/status`). The
-    /// first call may block for a few milliseconds (it probes the backends,
-    /// once per process).
-    pub fn sandbox_status(&self) -> String {
-        self.tools.ctx.sandbox.status()
     }
 
     /// Whether this session's shell commands run confined (ACP's `auto`

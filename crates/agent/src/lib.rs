@@ -38,8 +38,9 @@ pub use eonyx_tools as tools;
 
 pub use agent::{
     Agent, AgentOptions, AgentStatus, Approvers, COMMAND_HEADER, CommandRun, ContextStatus,
-    DraftDone, DraftJob, GoalChange, LastCompaction, MAX_STOP_BLOCKS, ModelInfo, ModelSwitch,
-    RewindOptions, SessionChoice, SessionTokens, TurnOutcome, UserInput,
+    DraftDone, DraftJob, GoalChange, HookState, LastCompaction, MAX_STOP_BLOCKS, McpState,
+    ModelInfo, ModelSwitch, RewindOptions, SessionChoice, SessionGoal, SessionJobs, SessionTokens,
+    TurnOutcome, UserInput,
 };
 pub use effective::{EffectiveRequest, effective_request};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).

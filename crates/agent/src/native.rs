@@ -6,13 +6,23 @@
 //! a refused item). The wire is `eonyx-provider`'s, the request and the
 //! record are `eonyx-compact`'s; what is remembered for good lives in the
 //! client's quirks (`limits.json`), and this room only holds whether the
-//! last call of this session gave nothing usable.
+//! last call of this session gave nothing usable. It asks the provider
+//! ([`NativeState::ask`]) and, for a native result that no longer
+//! applies, reads back from the session file what eonyx's own summary
+//! replaces it with ([`replacement`]); the agent composes both
+//! (`agent/compaction.rs`, `agent/compaction_native.rs`).
 
+use std::sync::Arc;
+
+use eonyx_compact::{ContextView, Plan};
 use eonyx_core::config::NativeMode;
-use eonyx_core::provider::{NativeError, RequestQuirks};
+use eonyx_core::provider::{CancellationToken, NativeError, NativeOutcome, RequestQuirks};
 use eonyx_core::{
-    ChatRequest, ModelConfig, NativeCompaction, NativeProvider, Provider, ProviderError,
+    ChatRequest, CompactionMode, CompactionRecord, CompactionTrigger, ModelConfig,
+    NativeCompaction, NativeProvider, Provider, ProviderError, Record,
 };
+
+use crate::error::AgentError;
 
 /// The mode in force for `model`: `models.<key>.compaction_native` wins
 /// over `compaction.native`.
@@ -123,6 +133,140 @@ impl NativeState {
             ..quirks
         });
         (line, set)
+    }
+}
+
+/// What asking the provider to compact gave.
+pub(crate) enum Asked {
+    /// Its compaction, for the record.
+    Compacted(NativeOutcome),
+    /// Not asked, or it failed: eonyx's own summarizer writes this
+    /// compaction. `line`: the failure, said once; `remember`: the
+    /// client's quirks now say the server does not offer it (to be saved).
+    Own {
+        line: Option<String>,
+        remember: bool,
+    },
+}
+
+impl NativeState {
+    /// Ask `provider` to compact with `req` (`None`: this compaction does
+    /// not ask it, [`wire_to_ask`]); a failure is counted, and remembered
+    /// on the client when the server does not offer it.
+    pub(crate) async fn ask(
+        &mut self,
+        provider: Arc<dyn Provider>,
+        req: Option<ChatRequest>,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Asked, AgentError> {
+        let Some(req) = req else {
+            return Ok(Asked::Own {
+                line: None,
+                remember: false,
+            });
+        };
+        let instructions = eonyx_compact::native_instructions(focus);
+        match provider.compact(&req, &instructions).await {
+            Ok(outcome) => {
+                self.succeeded();
+                Ok(Asked::Compacted(outcome))
+            }
+            Err(_) if cancel.is_cancelled() => Err(AgentError::Interrupted),
+            Err(e) => {
+                let (line, remember) = self.failed(&e, provider.quirks());
+                if let Some(q) = remember {
+                    provider.set_quirks(q);
+                }
+                Ok(Asked::Own {
+                    line: Some(line),
+                    remember: remember.is_some(),
+                })
+            }
+        }
+    }
+}
+
+/// What eonyx's own summary replaces a native compaction with: the
+/// history it covered, read back from the session file from the last
+/// compaction of eonyx's own on, up to `boundary` (the view's first kept
+/// message).
+pub(crate) struct Replacement {
+    /// The messages it covered, after eonyx's own compaction before it.
+    pub view: ContextView,
+    pub plan: Plan,
+    pub trigger: CompactionTrigger,
+    /// The native compaction's record, when the file has it.
+    native: Option<CompactionRecord>,
+    boundary: u64,
+}
+
+/// The [`Replacement`] of the native compaction the session `log` ends
+/// with, the view starting at `boundary`.
+pub(crate) fn replacement(
+    log: eonyx_store::SessionLog,
+    compaction: &eonyx_core::CompactionConfig,
+    output_cap_bytes: u64,
+    boundary: u64,
+) -> Replacement {
+    let timeline = log.timeline();
+    let mut base: Option<CompactionRecord> = None;
+    let mut native: Option<CompactionRecord> = None;
+    let mut messages = Vec::new();
+    for r in log.records {
+        match r {
+            Record::Message(m) if !timeline.is_rewound(m.seq) => messages.push(m),
+            Record::Compaction(c) if !timeline.is_rewound(c.seq) => {
+                if c.native.is_some() {
+                    native = Some(c);
+                } else {
+                    base = Some(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    let from = base.as_ref().map_or(0, |b| b.first_kept_seq);
+    messages.retain(|m| m.seq >= from && m.seq < boundary);
+    let view = ContextView::from_effective(compaction, output_cap_bytes, base.as_ref(), messages);
+    let trigger = native
+        .as_ref()
+        .map_or(CompactionTrigger::Auto, |n| n.trigger);
+    let plan = Plan {
+        first_kept_seq: boundary,
+        compacted_len: view.records().len(),
+        mid_turn: native.as_ref().is_some_and(|n| n.mid_turn),
+    };
+    Replacement {
+        view,
+        plan,
+        trigger,
+        native,
+        boundary,
+    }
+}
+
+impl Replacement {
+    /// When nothing of it is left to read (the file holds only the
+    /// provider's result), what it showed (`shown`) stands in, as the
+    /// record; `None`: the summarizer writes it from the replacement.
+    pub(crate) fn stand_in(&mut self, shown: String) -> Option<CompactionRecord> {
+        if self.plan.compacted_len != 0 {
+            return None;
+        }
+        let mut r = match self.native.take() {
+            Some(r) => r,
+            None => CompactionRecord {
+                first_kept_seq: self.boundary,
+                trigger: self.trigger,
+                ..CompactionRecord::default()
+            },
+        };
+        r.summary = shown;
+        r.native = None;
+        r.usage = None;
+        r.mode = Some(CompactionMode::Transcript);
+        Some(r)
     }
 }
 

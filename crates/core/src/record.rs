@@ -154,9 +154,10 @@ pub struct ModelRecord {
 }
 
 /// Why a compaction ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompactionTrigger {
+    #[default]
     Auto,
     Manual,
     Overflow,
@@ -174,7 +175,8 @@ impl CompactionTrigger {
 
 /// A compaction: everything before `first_kept_seq` is represented by
 /// `summary` in requests from now on. The messages stay in the file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The default is an empty one (a record being built).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CompactionRecord {
     pub seq: u64,
     pub ts: String,

@@ -19,7 +19,6 @@ pub const ROOTS: &[&str] = &["crates", "tests", "xtask", "fuzz"];
 /// Files over the limit when the check arrived, with their size then. Split
 /// them where their parts really are (issue "the house after five rooms").
 pub const DEBT: &[(&str, usize)] = &[
-    ("crates/tools/src/jobs.rs", 944),
     ("crates/tools/src/approval_tests.rs", 626),
     ("crates/tools/src/shell.rs", 610),
     ("tests/e2e/sandbox.rs", 637),

@@ -158,7 +158,7 @@ impl Agent {
         let provider = self.models.summarizer.clone();
         let job_cancel = cancel.clone();
         // PreCompact runs first, inside the job (docs/hooks.md#events).
-        let gate = self.draft_gate(plan.first_kept_seq);
+        let gate = self.hook.draft_gate(plan.first_kept_seq);
         let future = async move {
             if let Err(why) = gate.await {
                 return DraftOutcome {

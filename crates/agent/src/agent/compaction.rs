@@ -10,6 +10,7 @@ use eonyx_core::{ChatRequest, CompactionRecord, CompactionTrigger, Role};
 use super::Agent;
 use crate::error::AgentError;
 use crate::events::AgentEvent;
+use crate::native::Asked;
 
 impl Agent {
     pub(super) async fn maybe_auto_compact(
@@ -240,15 +241,25 @@ impl Agent {
                 Some(p) => plan = p,
                 None => {
                     self.after_compaction(sink);
-                    self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
-                        .await?;
+                    if let Some(m) = self
+                        .hook
+                        .post_compact(trigger, &saved.summary, sink, cancel)
+                        .await
+                    {
+                        self.append(&m)?;
+                    }
                     return Ok(Some(saved));
                 }
             }
         }
         let saved = self.summarize(trigger, focus, plan, sink, cancel).await?;
-        self.post_compact_hooks(trigger, &saved.summary, sink, cancel)
-            .await?;
+        if let Some(m) = self
+            .hook
+            .post_compact(trigger, &saved.summary, sink, cancel)
+            .await
+        {
+            self.append(&m)?;
+        }
         Ok(Some(saved))
     }
 
@@ -325,18 +336,44 @@ impl Agent {
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
-        self.pre_compact_hooks(trigger, focus, sink, cancel).await?;
+        self.hook.pre_compact(trigger, focus, sink, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         // What the user said, from the file, before the summarizer is
         // told which of it eonyx keeps (docs/compaction.md#what-the-user-said).
         let said = self.said_at(plan.first_kept_seq)?;
         sink(AgentEvent::CompactionStarted { trigger });
+        // The provider compacts it itself when `compaction.native` is
+        // `auto` and its wire offers it (docs/compaction.md#native-compaction);
+        // else, or when that fails, eonyx's own summarizer does.
+        let req = crate::native::wire_to_ask(
+            &self.config.model,
+            &self.config.compaction,
+            self.models.provider.as_ref(),
+        )
+        .and_then(|_| {
+            let next = self.build_request(cancel);
+            let input = self.compact_input(&plan, trigger, focus, None);
+            eonyx_compact::native_request(&next, &input).ok()
+        });
+        let provider = self.models.provider.clone();
         let record = match self
-            .native_compaction(trigger, focus, &plan, sink, cancel)
+            .compaction
+            .native
+            .ask(provider, req, focus, cancel)
             .await?
         {
-            Some(record) => record,
-            None => {
+            Asked::Compacted(outcome) => {
+                let input = self.compact_input(&plan, trigger, focus, None);
+                eonyx_compact::native_record(outcome, &input)
+                    .map_err(|e| AgentError::Compaction(e.to_string()))?
+            }
+            Asked::Own { line, remember } => {
+                if remember {
+                    self.remember_quirks(sink);
+                }
+                if let Some(line) = line {
+                    sink(AgentEvent::Warning(line));
+                }
                 self.own_summary(trigger, focus, &plan, said.note(), sink, cancel)
                     .await?
             }

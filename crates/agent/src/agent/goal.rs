@@ -11,7 +11,8 @@
 
 use eonyx_core::goal::{GoalRecord, GoalStatus, continuation_message};
 use eonyx_core::plan::WorkPlan;
-use eonyx_core::{CompactionRecord, ToolCall, ToolName};
+use eonyx_core::{CompactionRecord, ToolCall, ToolDef, ToolName};
+use eonyx_store::SessionWriter;
 
 use super::{Agent, UserInput};
 use crate::error::{AgentError, UsageError};
@@ -51,10 +52,36 @@ pub(crate) fn goal_in_force(
     goal.filter(|g| g.status != GoalStatus::Cleared)
 }
 
+/// The session's goal as `/goal`, `run --goal`, the goal loop and the
+/// `goal_update` tool change it ([`Agent::goals`]): every change is
+/// appended to the session file before it is taken, and `goal_update` is
+/// offered exactly while the goal is active.
+pub struct SessionGoal<'a> {
+    goal: &'a mut Option<GoalRecord>,
+    writer: &'a mut SessionWriter,
+    /// The tools offered (`goal_update` comes and goes).
+    defs: &'a mut Vec<ToolDef>,
+    /// A task's child has no goal.
+    in_task: bool,
+    /// `goals.max_turns`.
+    max_turns: u32,
+}
+
 impl Agent {
     /// The session's goal (any status but cleared), if it has one.
     pub fn goal(&self) -> Option<&GoalRecord> {
         self.goal.as_ref()
+    }
+
+    /// The session's goal, to change it.
+    pub fn goals(&mut self) -> SessionGoal<'_> {
+        SessionGoal {
+            goal: &mut self.goal,
+            writer: &mut self.writer,
+            defs: &mut self.tools.defs,
+            in_task: self.depth > 0,
+            max_turns: self.config.goals.max_turns,
+        }
     }
 
     /// The current plan (docs/tools.md#plan).
@@ -62,8 +89,32 @@ impl Agent {
         self.view.plan()
     }
 
+    /// Run a `plan` call: a good plan is shown and becomes the current one
+    /// (its result is what makes it so); a bad one changes nothing.
+    pub(super) fn run_plan_tool(
+        &mut self,
+        call: &ToolCall,
+        sink: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> ToolOutput {
+        match WorkPlan::from_args(&call.arguments) {
+            Ok(plan) => {
+                let progress = plan.progress();
+                sink(AgentEvent::Plan(plan));
+                ToolOutput::ok(format!("plan updated: {progress}"))
+            }
+            Err(e) => ToolOutput::error(format!(
+                "{e}; the plan stays as it was ({})",
+                self.plan()
+                    .map(|p| p.progress())
+                    .unwrap_or_else(|| "no plan yet".into())
+            )),
+        }
+    }
+}
+
+impl SessionGoal<'_> {
     /// Whether a goal is active (the frontend continues after each turn).
-    pub fn goal_active(&self) -> bool {
+    pub fn active(&self) -> bool {
         self.goal
             .as_ref()
             .is_some_and(|g| g.status == GoalStatus::Active)
@@ -72,24 +123,24 @@ impl Agent {
     /// Set a new goal (`/goal TEXT`, `run --goal`), active with the budget
     /// `max_turns` (default `goals.max_turns`). It replaces any earlier
     /// goal. A task's child has no goal.
-    pub fn set_goal(
+    pub fn set(
         &mut self,
         text: &str,
         max_turns: Option<u32>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<GoalRecord, AgentError> {
-        if self.depth > 0 {
+        if self.in_task {
             return Err(AgentError::Usage(UsageError::GoalInTask));
         }
         if text.trim().is_empty() {
             return Err(AgentError::Usage(UsageError::GoalNeedsText));
         }
-        let max = max_turns.unwrap_or(self.config.goals.max_turns);
-        self.write_goal(GoalRecord::new(text, max), sink)
+        let max = max_turns.unwrap_or(self.max_turns);
+        self.write(GoalRecord::new(text, max), sink)
     }
 
     /// Pause, resume or clear the goal.
-    pub fn change_goal(
+    pub fn change(
         &mut self,
         change: GoalChange,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -122,18 +173,18 @@ impl Agent {
                 }));
             }
         };
-        self.write_goal(next, sink)
+        self.write(next, sink)
     }
 
     /// Set a paused or blocked goal active again, as `run -c` does; `None`
     /// when there is no such goal.
-    pub fn resume_paused_goal(
+    pub fn resume_paused(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<Option<GoalRecord>, AgentError> {
         match self.goal.as_ref().map(|g| g.status) {
             Some(GoalStatus::Paused | GoalStatus::Blocked) => {
-                self.change_goal(GoalChange::Resume, sink).map(Some)
+                self.change(GoalChange::Resume, sink).map(Some)
             }
             _ => Ok(None),
         }
@@ -141,7 +192,7 @@ impl Agent {
 
     /// Pause an active goal because its loop stopped (Ctrl-C, a failed
     /// turn): `why` is kept as the reason. Nothing when none is active.
-    pub fn pause_goal(
+    pub fn pause(
         &mut self,
         why: &str,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -149,7 +200,7 @@ impl Agent {
         if let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) {
             let mut g = goal.with_status(GoalStatus::Paused);
             g.reason = Some(why.to_owned());
-            self.write_goal(g, sink)?;
+            self.write(g, sink)?;
         }
         Ok(())
     }
@@ -158,7 +209,7 @@ impl Agent {
     /// against its budget (its record is appended first), or `None` when
     /// no goal is active — or the budget is used up, which sets the goal
     /// `budget_limited`.
-    pub fn goal_continuation(
+    pub fn continuation(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<Option<UserInput>, AgentError> {
@@ -171,7 +222,7 @@ impl Agent {
                 "the budget of {} continuation turns is used up",
                 goal.max_turns
             ));
-            self.write_goal(g, sink)?;
+            self.write(g, sink)?;
             return Ok(None);
         }
         let mut next = goal.with_status(GoalStatus::Active);
@@ -182,61 +233,39 @@ impl Agent {
             max_turns: saved.max_turns,
         });
         let text = continuation_message(&saved);
-        self.goal = Some(saved);
+        *self.goal = Some(saved);
         Ok(Some(UserInput::text(&text)))
     }
 
     /// Append a goal record, take it and tell the frontend.
-    fn write_goal(
+    fn write(
         &mut self,
         record: GoalRecord,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<GoalRecord, AgentError> {
         let saved = self.writer.append_goal(record)?;
         sink(AgentEvent::Goal(saved.clone()));
-        self.goal = (saved.status != GoalStatus::Cleared).then(|| saved.clone());
-        self.sync_goal_tool();
+        *self.goal = (saved.status != GoalStatus::Cleared).then(|| saved.clone());
+        self.sync_tool();
         Ok(saved)
     }
 
     /// Offer `goal_update` exactly while a goal is active in the user's own
     /// session.
-    pub(super) fn sync_goal_tool(&mut self) {
+    pub(super) fn sync_tool(&mut self) {
         let name = ToolName::GoalUpdate.as_str();
-        let want = self.depth == 0 && self.goal_active();
-        let has = self.tools.defs.iter().any(|d| d.name == name);
+        let want = !self.in_task && self.active();
+        let has = self.defs.iter().any(|d| d.name == name);
         if want && !has {
-            self.tools.defs.push(tools::goal_update_definition());
+            self.defs.push(tools::goal_update_definition());
         } else if !want && has {
-            self.tools.defs.retain(|d| d.name != name);
-        }
-    }
-
-    /// Run a `plan` call: a good plan is shown and becomes the current one
-    /// (its result is what makes it so); a bad one changes nothing.
-    pub(super) fn run_plan_tool(
-        &mut self,
-        call: &ToolCall,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> ToolOutput {
-        match WorkPlan::from_args(&call.arguments) {
-            Ok(plan) => {
-                let progress = plan.progress();
-                sink(AgentEvent::Plan(plan));
-                ToolOutput::ok(format!("plan updated: {progress}"))
-            }
-            Err(e) => ToolOutput::error(format!(
-                "{e}; the plan stays as it was ({})",
-                self.plan()
-                    .map(|p| p.progress())
-                    .unwrap_or_else(|| "no plan yet".into())
-            )),
+            self.defs.retain(|d| d.name != name);
         }
     }
 
     /// Run a `goal_update` call: `achieved` ends the goal, `blocked`
     /// stops it with the reason; with no active goal, an error result.
-    pub(super) fn run_goal_update_tool(
+    pub(super) fn run_update_tool(
         &mut self,
         call: &ToolCall,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -254,19 +283,21 @@ impl Agent {
             GoalUpdate::Achieved { evidence } => {
                 let mut g = goal.with_status(GoalStatus::Achieved);
                 g.evidence = Some(evidence);
-                self.write_goal(g, sink)?;
+                self.write(g, sink)?;
                 "goal marked achieved; eonyx sends no more continuations. Finish with a short report for the user."
             }
             GoalUpdate::Blocked { reason } => {
                 let mut g = goal.with_status(GoalStatus::Blocked);
                 g.reason = Some(reason);
-                self.write_goal(g, sink)?;
+                self.write(g, sink)?;
                 "goal marked blocked; eonyx stops and shows the user your reason. Finish with what the user must do."
             }
         };
         Ok(ToolOutput::ok(text))
     }
+}
 
+impl Agent {
     /// What every compaction pins (docs/compaction.md#what-is-pinned): the
     /// goal and the plan as they stand now.
     pub(super) fn pin(&self, record: &mut CompactionRecord) {

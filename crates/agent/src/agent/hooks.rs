@@ -26,7 +26,7 @@ pub const MAX_STOP_BLOCKS: u32 = 3;
 
 /// The hooks of one agent and what they left for later.
 #[derive(Clone)]
-pub(crate) struct HookState {
+pub struct HookState {
     pub(crate) hooks: Arc<Hooks>,
     /// `SessionStart` context for the next user message.
     pending: Vec<String>,
@@ -43,6 +43,8 @@ pub(crate) struct HookState {
     /// The session as `Notification` hooks see it (they run from the
     /// approver, which outlives a session switch).
     common: Arc<Mutex<Common>>,
+    /// The session this agent's hooks name.
+    session: Common,
 }
 
 impl HookState {
@@ -54,11 +56,8 @@ impl HookState {
             subagent: false,
             approved: Arc::new(tools::DenyAll),
             draft_blocked_at: Arc::default(),
-            common: Arc::new(Mutex::new(Common {
-                session_id: String::new(),
-                transcript_path: Default::default(),
-                cwd: Default::default(),
-            })),
+            common: Arc::new(Mutex::new(no_session())),
+            session: no_session(),
         }
     }
 
@@ -72,6 +71,7 @@ impl HookState {
             subagent: true,
             draft_blocked_at: Arc::default(),
             common: self.common.clone(),
+            session: no_session(),
         }
     }
 
@@ -80,6 +80,15 @@ impl HookState {
             .draft_blocked_at
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The session before an agent is bound to one.
+fn no_session() -> Common {
+    Common {
+        session_id: String::new(),
+        transcript_path: Default::default(),
+        cwd: Default::default(),
     }
 }
 
@@ -157,28 +166,48 @@ pub(crate) enum HookSaid {
 }
 
 impl Agent {
-    fn hook_common(&self) -> Common {
-        Common {
+    /// The hooks that run in this agent (the frontends run
+    /// `SessionStart` and `SessionEnd`).
+    pub fn hooks(&mut self) -> &mut HookState {
+        &mut self.hook
+    }
+
+    /// The session the hooks name (after open and every switch).
+    pub(super) fn hook_session_changed(&mut self) {
+        let session = Common {
             session_id: self.session_id().to_string(),
             transcript_path: self.store.session_path(self.session_id()),
             cwd: self.cwd.clone(),
+        };
+        self.hook.session_changed(session);
+    }
+}
+
+impl HookState {
+    /// The session the hooks name from now on: what waited for it is
+    /// dropped, and the `Notification` hooks name it too (not a task's
+    /// child's: those name the user's session).
+    fn session_changed(&mut self, session: Common) {
+        self.pending.clear();
+        self.stop_blocks = 0;
+        if !self.subagent {
+            *self.common.lock().unwrap_or_else(PoisonError::into_inner) = session.clone();
         }
+        self.session = session;
     }
 
     /// Run `payload`'s hooks and report each run, the messages and the
     /// warnings; `cancel` stops (and kills) them.
-    async fn run_hooks(
-        &mut self,
+    async fn run(
+        &self,
         payload: Payload,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: Option<&CancellationToken>,
     ) -> Outcome {
-        if !self.hook.hooks.has(payload.event()) {
+        if !self.hooks.has(payload.event()) {
             return Outcome::default();
         }
-        let hooks = self.hook.hooks.clone();
-        let common = self.hook_common();
-        let run = hooks.run(&common, &payload);
+        let run = self.hooks.run(&self.session, &payload);
         let outcome = match cancel {
             Some(c) => tokio::select! {
                 biased;
@@ -193,16 +222,14 @@ impl Agent {
 
     /// `SessionStart` (startup, resume, `/new` = clear): its context waits
     /// for the next user message; called by the frontend.
-    pub async fn session_start_hooks(
+    pub async fn session_start(
         &mut self,
         source: StartSource,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) {
-        let out = self
-            .run_hooks(Payload::SessionStart { source }, sink, None)
-            .await;
+        let out = self.run(Payload::SessionStart { source }, sink, None).await;
         if !out.context.is_empty() {
-            self.hook.pending.push(context_text(
+            self.pending.push(context_text(
                 HookEvent::SessionStart,
                 Some(source.as_str()),
                 &out.context,
@@ -211,45 +238,37 @@ impl Agent {
     }
 
     /// `SessionEnd` (`reason`: `prompt_input_exit`, `clear`, `other`).
-    pub async fn session_end_hooks(
-        &mut self,
-        reason: &str,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        self.run_hooks(
-            Payload::SessionEnd {
-                reason: reason.to_owned(),
-            },
-            sink,
-            None,
-        )
-        .await;
+    pub async fn session_end(&mut self, reason: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        let payload = Payload::SessionEnd {
+            reason: reason.to_owned(),
+        };
+        self.run(payload, sink, None).await;
     }
 
     /// `SubagentStart`, before a task's child takes its first step.
-    pub(super) async fn subagent_start_hooks(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        self.run_hooks(Payload::SubagentStart, sink, None).await;
+    pub(super) async fn subagent_start(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+        self.run(Payload::SubagentStart, sink, None).await;
     }
 
     /// `UserPromptSubmit`, then the user message with the hooks' context
     /// (and any `SessionStart` context waiting) added after the user's
     /// text; `Err` with the reason when a hook blocked the prompt (nothing
     /// is sent or saved).
-    pub(super) async fn prompt_hooks(
+    pub(super) async fn prompt(
         &mut self,
         message: Message,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Message, String> {
-        let mut added = std::mem::take(&mut self.hook.pending);
-        if !self.hook.subagent {
+        let mut added = std::mem::take(&mut self.pending);
+        if !self.subagent {
             let prompt = message.content.text();
             let out = self
-                .run_hooks(Payload::UserPromptSubmit { prompt }, sink, Some(cancel))
+                .run(Payload::UserPromptSubmit { prompt }, sink, Some(cancel))
                 .await;
             if let Some(reason) = out.block.or(out.stop) {
                 // The SessionStart context still waits for the next prompt.
-                self.hook.pending = added;
+                self.pending = added;
                 return Err(reason);
             }
             if !out.context.is_empty() {
@@ -274,8 +293,8 @@ impl Agent {
     }
 
     /// `PreToolUse` for one call the session offers.
-    pub(super) async fn pre_tool_hooks(
-        &mut self,
+    pub(super) async fn pre_tool(
+        &self,
         call: &ToolCall,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
@@ -285,7 +304,7 @@ impl Agent {
             tool_input: call.arguments.clone(),
             tool_use_id: call.id.clone(),
         });
-        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, sink, Some(cancel)).await;
         if let Some(reason) = out.denied() {
             return PreTool::Denied(tools::ToolOutput::error(format!(
                 "denied by a PreToolUse hook: {reason}"
@@ -304,18 +323,19 @@ impl Agent {
     }
 
     /// `PostToolUse`: what the hooks say to the model is added to the
-    /// result.
-    pub(super) async fn post_tool_hooks(
-        &mut self,
+    /// result; the hooks see it with provider keys scrubbed (`redactor`).
+    pub(super) async fn post_tool(
+        &self,
         call: &ToolCall,
         mut output: tools::ToolOutput,
+        redactor: &crate::secrets::Redactor,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> tools::ToolOutput {
-        if !self.hook.hooks.has(HookEvent::PostToolUse) {
+        if !self.hooks.has(HookEvent::PostToolUse) {
             return output;
         }
-        let text = self.redactor.scrub(output.text.clone());
+        let text = redactor.scrub(output.text.clone());
         let payload = Payload::PostToolUse {
             call: ToolUse {
                 tool_name: call.name.clone(),
@@ -324,7 +344,7 @@ impl Agent {
             },
             tool_response: tool_response(&call.name, &text, output.is_error),
         };
-        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, sink, Some(cancel)).await;
         let mut notes = Vec::new();
         if let Some(b) = out.block {
             notes.push(format!("[PostToolUse hook]\n{b}"));
@@ -342,42 +362,41 @@ impl Agent {
     }
 
     /// `Stop` (a task's child: `SubagentStop`) when the model ended its
-    /// turn: `Some(reason)` to go on with a user message saying it, at most
-    /// [`MAX_STOP_BLOCKS`] times in a row.
-    pub(super) async fn stop_hooks(
+    /// turn: `Some(message)` to go on with a user message saying the
+    /// reason, at most [`MAX_STOP_BLOCKS`] times in a row.
+    pub(super) async fn stop(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
-    ) -> Result<bool, AgentError> {
-        let stop_hook_active = self.hook.stop_blocks > 0;
-        let payload = if self.hook.subagent {
+    ) -> Option<Message> {
+        let stop_hook_active = self.stop_blocks > 0;
+        let payload = if self.subagent {
             Payload::SubagentStop { stop_hook_active }
         } else {
             Payload::Stop { stop_hook_active }
         };
         let event = payload.event();
-        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, sink, Some(cancel)).await;
         let Some(reason) = out.block.filter(|_| out.stop.is_none()) else {
-            self.hook.stop_blocks = 0;
-            return Ok(false);
+            self.stop_blocks = 0;
+            return None;
         };
-        if self.hook.stop_blocks >= MAX_STOP_BLOCKS {
-            self.hook.stop_blocks = 0;
+        if self.stop_blocks >= MAX_STOP_BLOCKS {
+            self.stop_blocks = 0;
             sink(AgentEvent::Warning(format!(
                 "the {event} hook blocked stopping {MAX_STOP_BLOCKS} times in a row; stopping anyway"
             )));
-            return Ok(false);
+            return None;
         }
-        self.hook.stop_blocks += 1;
-        self.append(&Message::user(format!("[{event} hook] {reason}")))?;
-        Ok(true)
+        self.stop_blocks += 1;
+        Some(Message::user(format!("[{event} hook] {reason}")))
     }
 
     /// `PreCompact` before a summarizer request: `Err` when a hook skips an
     /// automatic compaction (an overflow or `/compact` is not skipped: the
     /// block is shown).
-    pub(super) async fn pre_compact_hooks(
-        &mut self,
+    pub(super) async fn pre_compact(
+        &self,
         trigger: eonyx_core::CompactionTrigger,
         focus: Option<&str>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
@@ -387,7 +406,7 @@ impl Agent {
             trigger: hook_trigger(trigger),
             custom_instructions: focus.unwrap_or("").to_owned(),
         };
-        let out = self.run_hooks(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, sink, Some(cancel)).await;
         match out.block {
             Some(reason) if trigger == eonyx_core::CompactionTrigger::Auto => {
                 Err(AgentError::HookBlocked {
@@ -406,32 +425,34 @@ impl Agent {
     }
 
     /// After a compaction is applied: `PostCompact` with the summary, then
-    /// `SessionStart` (`compact`), whose context is appended as a message
+    /// `SessionStart` (`compact`), whose context is the message to append
     /// so it is in the next request.
-    pub(super) async fn post_compact_hooks(
-        &mut self,
+    pub(super) async fn post_compact(
+        &self,
         trigger: eonyx_core::CompactionTrigger,
         summary: &str,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
-    ) -> Result<(), AgentError> {
+    ) -> Option<Message> {
         let payload = Payload::PostCompact {
             trigger: hook_trigger(trigger),
             compact_summary: summary.to_owned(),
         };
-        self.run_hooks(payload, sink, Some(cancel)).await;
-        if self.hook.subagent {
-            return Ok(());
+        self.run(payload, sink, Some(cancel)).await;
+        if self.subagent {
+            return None;
         }
         let source = StartSource::Compact;
         let out = self
-            .run_hooks(Payload::SessionStart { source }, sink, Some(cancel))
+            .run(Payload::SessionStart { source }, sink, Some(cancel))
             .await;
-        if !out.context.is_empty() {
-            let text = context_text(HookEvent::SessionStart, Some(source.as_str()), &out.context);
-            self.append(&Message::user(text))?;
-        }
-        Ok(())
+        (!out.context.is_empty()).then(|| {
+            Message::user(context_text(
+                HookEvent::SessionStart,
+                Some(source.as_str()),
+                &out.context,
+            ))
+        })
     }
 
     /// The `PreCompact` run for a summary written ahead, inside its job:
@@ -441,9 +462,9 @@ impl Agent {
         &self,
         first_kept_seq: u64,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        let hooks = self.hook.hooks.clone();
-        let common = self.hook_common();
-        let blocked_at = self.hook.draft_blocked_at.clone();
+        let hooks = self.hooks.clone();
+        let common = self.session.clone();
+        let blocked_at = self.draft_blocked_at.clone();
         async move {
             if !hooks.has(HookEvent::PreCompact) {
                 return Ok(());
@@ -463,20 +484,6 @@ impl Agent {
                 }
                 None => Ok(()),
             }
-        }
-    }
-
-    /// The session the `Notification` hooks name (after open and every
-    /// switch).
-    pub(super) fn hook_session_changed(&mut self) {
-        self.hook.pending.clear();
-        self.hook.stop_blocks = 0;
-        if !self.hook.subagent {
-            *self
-                .hook
-                .common
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner) = self.hook_common();
         }
     }
 }
@@ -536,6 +543,18 @@ impl Notify {
         let hooks = self.hooks.clone();
         tokio::spawn(async move { hooks.run(&common, &payload).await });
     }
+
+    /// `ask` (the inner approver's question), the hooks notified first.
+    fn notified<'a>(
+        &'a self,
+        kind: &'a ApprovalKind,
+        ask: impl FnOnce() -> eonyx_core::provider::BoxFuture<'a, Decision> + Send + 'a,
+    ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            self.notify(kind);
+            ask().await
+        })
+    }
 }
 
 impl Approver for Notify {
@@ -543,20 +562,14 @@ impl Approver for Notify {
         &'a self,
         kind: &'a ApprovalKind,
     ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            self.notify(kind);
-            self.inner.decide(kind).await
-        })
+        self.notified(kind, || self.inner.decide(kind))
     }
 
     fn decide_asked<'a>(
         &'a self,
         kind: &'a ApprovalKind,
     ) -> eonyx_core::provider::BoxFuture<'a, Decision> {
-        Box::pin(async move {
-            self.notify(kind);
-            self.inner.decide_asked(kind).await
-        })
+        self.notified(kind, || self.inner.decide_asked(kind))
     }
 
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {

@@ -1,79 +1,87 @@
 //! Background jobs in the agent (docs/tools.md#jobs): each session gets its
-//! own [`Jobs`] room (`eonyx-tools`' `jobs` module, which runs them); here
-//! its starts and exits become `job` records of the session file, events
-//! for the frontends and, for an exit the model has not seen, a notice
-//! appended before the next request (never edited into earlier messages).
-//! A compaction pins the running ones (`goal.rs`, `pin`).
+//! own [`Jobs`] room (`eonyx-tools`' `jobs` module), which runs them and
+//! holds all their state, notices owed to the model included; it lives in
+//! the tool context, its one home. [`SessionJobs`] is the session's handle
+//! on it ([`Agent::jobs`]): the jobs' starts and exits become `job` records
+//! of the session file and events for the frontends; an exit the model has
+//! not seen leaves a notice appended before the next request (never edited
+//! into earlier messages). A compaction pins the running ones (`goal.rs`,
+//! `pin`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use eonyx_core::Message;
-use eonyx_core::job::{JobEvent, JobRecord, exit_notice};
-use eonyx_tools::jobs::{JobInfo, JobNote, Jobs, JobsConfig};
+use eonyx_config::Config;
+use eonyx_core::SessionId;
+use eonyx_core::job::{JobEvent, JobRecord};
+use eonyx_store::{SessionWriter, Store};
+use eonyx_tools::jobs::{JobInfo, JobNote, Jobs, JobsConfig, Seen};
 
 use super::Agent;
 use crate::error::AgentError;
 use crate::events::AgentEvent;
 
-/// The agent's side of the session's jobs.
-#[derive(Default)]
-pub(super) struct JobsState {
-    /// Notices of exits the model has not seen, for the next request.
-    pub notices: Vec<String>,
-    /// A job that asked for `"notify": true` exited: the REPL may start
-    /// a turn with the notice.
-    pub notify: bool,
-    /// The `shell` call that started each job (ACP updates it).
-    pub calls: HashMap<u32, String>,
+/// The session's jobs as the agent and the frontends see them: the room,
+/// and the session file their starts and exits are recorded in.
+pub struct SessionJobs<'a> {
+    room: Option<&'a Arc<Jobs>>,
+    writer: &'a mut SessionWriter,
 }
 
 impl Agent {
-    /// A fresh room for the current session's jobs.
-    pub(super) fn new_jobs(&self) -> Arc<Jobs> {
-        let t = &self.config.tools;
-        Arc::new(Jobs::new(JobsConfig {
-            max_jobs: t.max_jobs,
-            log_max_bytes: t.job_log_max_bytes,
-            output_cap_bytes: t.output_cap_bytes,
-            dir: self.store.jobs_dir(self.session_id()),
-            keeper: self
-                .tools
-                .ctx
-                .sandbox
-                .helper()
-                .map(std::path::Path::to_path_buf),
-        }))
+    /// The session's background jobs (`/jobs`, the REPL's prompt, the end
+    /// of a session).
+    pub fn jobs(&mut self) -> SessionJobs<'_> {
+        SessionJobs {
+            room: self.tools.ctx.jobs.as_ref(),
+            writer: &mut self.writer,
+        }
     }
+}
 
-    fn jobs_room(&self) -> Option<&Arc<Jobs>> {
-        self.tools.ctx.jobs.as_ref()
+/// A fresh room for the jobs of session `id`.
+pub(super) fn new_room(
+    config: &Config,
+    store: &Store,
+    id: &SessionId,
+    sandbox: &eonyx_sandbox::Sandbox,
+) -> Arc<Jobs> {
+    let t = &config.tools;
+    Arc::new(Jobs::new(JobsConfig {
+        max_jobs: t.max_jobs,
+        log_max_bytes: t.job_log_max_bytes,
+        output_cap_bytes: t.output_cap_bytes,
+        dir: store.jobs_dir(id),
+        keeper: sandbox.helper().map(std::path::Path::to_path_buf),
+    }))
+}
+
+fn record(id: u32, command: String, event: JobEvent, status: Option<String>) -> JobRecord {
+    JobRecord {
+        seq: 0,
+        ts: String::new(),
+        id,
+        command,
+        event,
+        status,
     }
+}
 
+impl SessionJobs<'_> {
     /// Record and report the jobs' starts and exits since the last call;
     /// `call_id` is the call that just ran (a start belongs to it).
-    pub(super) fn take_job_events(
+    pub(super) fn take_events(
         &mut self,
         call_id: Option<&str>,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<(), AgentError> {
-        let Some(room) = self.jobs_room().cloned() else {
+        let Some(room) = self.room else {
             return Ok(());
         };
-        for note in room.take_events() {
+        for note in room.take_events(call_id) {
             match note {
                 JobNote::Started { id, command, log } => {
-                    if let Some(c) = call_id {
-                        self.jobs.calls.insert(id, c.to_owned());
-                    }
-                    self.writer.append_job(JobRecord {
-                        seq: 0,
-                        ts: String::new(),
-                        id,
-                        command: command.clone(),
-                        event: JobEvent::Started,
-                        status: None,
-                    })?;
+                    self.writer
+                        .append_job(record(id, command.clone(), JobEvent::Started, None))?;
                     sink(AgentEvent::JobStarted {
                         id,
                         command,
@@ -86,29 +94,21 @@ impl Agent {
                     command,
                     state,
                     secs,
-                    unseen,
-                    notify,
+                    call_id,
                 } => {
-                    self.writer.append_job(JobRecord {
-                        seq: 0,
-                        ts: String::new(),
+                    let status = Some(state.to_string());
+                    self.writer.append_job(record(
                         id,
-                        command: command.clone(),
-                        event: JobEvent::Exited,
-                        status: Some(state.to_string()),
-                    })?;
-                    if unseen {
-                        self.jobs
-                            .notices
-                            .push(exit_notice(id, state, secs, &command));
-                        self.jobs.notify |= notify;
-                    }
+                        command.clone(),
+                        JobEvent::Exited,
+                        status,
+                    ))?;
                     sink(AgentEvent::JobExited {
                         id,
                         command,
                         status: state.to_string(),
                         secs,
-                        call_id: self.jobs.calls.get(&id).cloned(),
+                        call_id,
                     });
                 }
             }
@@ -116,117 +116,102 @@ impl Agent {
         Ok(())
     }
 
-    /// Append the notices of exits the model has not seen as one message
-    /// (before the next request).
-    pub(super) fn announce_job_exits(
+    /// The notices of exits the model has not seen, as one message's text
+    /// (appended before the next request); the exits recorded first.
+    pub(super) fn notices(
         &mut self,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<(), AgentError> {
-        self.take_job_events(None, sink)?;
-        if self.jobs.notices.is_empty() {
-            return Ok(());
-        }
-        let text = std::mem::take(&mut self.jobs.notices).join("\n");
-        self.jobs.notify = false;
-        self.append(&Message::user(text))
+    ) -> Result<Option<String>, AgentError> {
+        self.take_events(None, sink)?;
+        Ok(self.room.and_then(|r| r.take_notices()))
     }
 
     /// The session's jobs (`/jobs`).
-    pub fn jobs(&self) -> Vec<JobInfo> {
-        self.jobs_room().map(|r| r.list()).unwrap_or_default()
+    pub fn list(&self) -> Vec<JobInfo> {
+        self.room.map(|r| r.list()).unwrap_or_default()
     }
 
     /// Wakes on every new output and exit of the session's jobs (the REPL
     /// watches it while it waits for the user).
-    pub fn job_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.jobs_room().map(|r| r.subscribe())
+    pub fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.room.map(|r| r.subscribe())
     }
 
     /// While the user is idle: record exits and report them; true when a
     /// job that asked for `"notify": true` exited, and the REPL should
-    /// start a turn ([`Agent::notify_turn`]).
-    pub fn poll_jobs(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<bool, AgentError> {
-        self.take_job_events(None, sink)?;
-        Ok(self.jobs.notify && !self.jobs.notices.is_empty())
+    /// start a turn ([`SessionJobs::notify_turn`]).
+    pub fn poll(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) -> Result<bool, AgentError> {
+        self.take_events(None, sink)?;
+        Ok(self.room.is_some_and(|r| r.notify_pending()))
     }
 
     /// The text of the turn a `notify` job's exit starts by itself.
     pub fn notify_turn(&mut self) -> Option<String> {
-        if !self.jobs.notify || self.jobs.notices.is_empty() {
-            return None;
-        }
-        self.jobs.notify = false;
-        Some(std::mem::take(&mut self.jobs.notices).join("\n"))
+        self.room.and_then(|r| r.notify_turn())
     }
 
     /// `/jobs stop N`: stop job `id` as `job_stop` does.
-    pub async fn stop_job(
+    pub async fn stop(
         &mut self,
         id: u32,
         sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<String, AgentError> {
-        let Some(room) = self.jobs_room().cloned() else {
+        let Some(room) = self.room else {
             return Err(crate::UsageError::Job("no background jobs in this session".into()).into());
         };
         let out = room
-            .stop(id, eonyx_tools::jobs::Seen::ByUser)
+            .stop(id, Seen::ByUser)
             .await
             .map_err(|e| AgentError::from(crate::UsageError::Job(e.to_string())))?;
-        self.take_job_events(None, sink)?;
+        self.take_events(None, sink)?;
         Ok(out)
     }
 
     /// Stop every running job (eonyx exits, the session ends): the ones
     /// stopped, recorded and reported.
-    pub async fn stop_jobs(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) -> Vec<JobInfo> {
-        let Some(room) = self.jobs_room().cloned() else {
+    pub async fn stop_all(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) -> Vec<JobInfo> {
+        let Some(room) = self.room else {
             return Vec::new();
         };
         let stopped = room.stop_all().await;
         // Their exits are recorded; no notice (nobody reads it).
-        let _ = self.take_job_events(None, sink);
-        self.jobs.notices.clear();
+        let _ = self.take_events(None, sink);
+        room.forget_notices();
         stopped
     }
 
     /// A resumed session whose file says jobs were running: they ended
-    /// with the earlier process. The user and the model are told once, and
-    /// their ends are recorded.
-    pub(super) fn note_jobs_ended(&mut self, ended: &[(u32, String)]) {
+    /// with the earlier process. Their ends are recorded, the model gets a
+    /// notice; the user's, returned, is said once at the start.
+    pub(super) fn ended_earlier(&mut self, ended: &[(u32, String)]) -> Option<String> {
         if ended.is_empty() {
-            return;
+            return None;
         }
         let status = "ended with the earlier eonyx process";
+        let mut recorded = 0;
         for (id, command) in ended {
-            if self
-                .writer
-                .append_job(JobRecord {
-                    seq: 0,
-                    ts: String::new(),
-                    id: *id,
-                    command: command.clone(),
-                    event: JobEvent::Exited,
-                    status: Some(status.to_owned()),
-                })
-                .is_err()
-            {
+            let r = record(
+                *id,
+                command.clone(),
+                JobEvent::Exited,
+                Some(status.to_owned()),
+            );
+            if self.writer.append_job(r).is_err() {
                 break;
             }
-            self.jobs.notices.push(format!(
-                "[job {id} {status}: {command} — a notice from eonyx, not user input]"
-            ));
+            recorded += 1;
+        }
+        if let Some(room) = self.room {
+            room.ended_earlier(&ended[..recorded], status);
         }
         let list: Vec<String> = ended
             .iter()
             .map(|(id, c)| format!("job {id} ({c})"))
             .collect();
-        self.startup_notices.push(format!(
+        Some(format!(
             "{} ended with the earlier eonyx process; start again what is still needed",
             list.join(", ")
-        ));
+        ))
     }
 }
 

@@ -30,7 +30,7 @@ use crate::prompt::tool_definitions;
 use crate::tools::{self, ApprovalKind, Decision, ToolOutput};
 
 /// The MCP part of an agent.
-pub(crate) struct McpState {
+pub struct McpState {
     /// `None` when no server is configured. Shared with task children.
     servers: Option<Arc<Mutex<Servers>>>,
     catalog: Catalog,
@@ -251,10 +251,17 @@ impl Agent {
         true
     }
 
+    /// The MCP servers and the tools they add.
+    pub fn mcp(&self) -> &McpState {
+        &self.mcp
+    }
+}
+
+impl McpState {
     /// Whether `call` is for MCP (an `mcp__…` tool, `mcp_describe`,
     /// `mcp_call`) while MCP servers are configured.
-    pub(super) fn is_mcp_call(&self, call: &ToolCall) -> bool {
-        self.mcp.servers.is_some()
+    pub(super) fn is_call(&self, call: &ToolCall) -> bool {
+        self.servers.is_some()
             && (is_mcp_tool(&call.name)
                 || matches!(
                     ToolName::parse(&call.name),
@@ -262,10 +269,13 @@ impl Agent {
                 ))
     }
 
-    /// Run an MCP call (see [`Agent::is_mcp_call`]).
-    pub(super) async fn run_mcp_tool(
-        &mut self,
+    /// Run an MCP call (see [`McpState::is_call`]), approved by
+    /// `approver` (a denial says how `config` would allow it).
+    pub(super) async fn run(
+        &self,
         call: &ToolCall,
+        approver: &dyn tools::Approver,
+        config: &Config,
         cancel: &CancellationToken,
     ) -> ToolOutput {
         let (name, arguments) = match ToolName::parse(&call.name) {
@@ -276,7 +286,7 @@ impl Agent {
                         "`tool` (a tool name from # MCP tools) is required",
                     );
                 };
-                return match self.mcp.catalog.describe(name) {
+                return match self.catalog.describe(name) {
                     Ok(text) => ToolOutput::ok(text),
                     Err(e) => ToolOutput::error(e),
                 };
@@ -303,28 +313,27 @@ impl Agent {
                 );
             }
         };
-        let Some(entry) = self.mcp.catalog.find(&name).cloned() else {
-            return ToolOutput::error(self.mcp.catalog.unknown(&name));
+        let Some(entry) = self.catalog.find(&name).cloned() else {
+            return ToolOutput::error(self.catalog.unknown(&name));
         };
         let kind = ApprovalKind::Mcp {
             server: entry.server.clone(),
             tool: entry.name.clone(),
             arguments: Value::Object(arguments.clone()).to_string(),
         };
-        match tools::approve(self.tools.approver.as_ref(), &kind, cancel).await {
+        match tools::approve(approver, &kind, cancel).await {
             Err(_) => return ToolOutput::interrupted(),
             Ok(Decision::Deny) => {
                 return ToolOutput::error(
-                    self.tools
-                        .approver
+                    approver
                         .rule_denial(&kind)
-                        .unwrap_or_else(|| self.mcp_denied(&entry.server)),
+                        .unwrap_or_else(|| denied(config, &entry.server)),
                 );
             }
             Ok(Decision::Allow) => {}
         }
-        let Some(servers) = self.mcp.servers.clone() else {
-            return ToolOutput::error(self.mcp.catalog.unknown(&name));
+        let Some(servers) = self.servers.clone() else {
+            return ToolOutput::error(self.catalog.unknown(&name));
         };
         // The lock only around the lookup and the bookkeeping: a sibling
         // task's call to a slow tool does not hold this one up.
@@ -345,25 +354,12 @@ impl Agent {
         }
     }
 
-    /// The result of a denied MCP call, saying how to allow it.
-    fn mcp_denied(&self, server: &str) -> String {
-        match self.config.mcp.servers.get(server).map(|s| s.approval) {
-            Some(McpApproval::Deny) => format!(
-                "denied: the user's config sets approval = \"deny\" for MCP server `{server}`; do not call its tools again"
-            ),
-            _ => format!(
-                "denied: MCP tool calls need approval; run eonyx with --allow-mcp or set approval = \"allow\" under [mcp_servers.{server}]"
-            ),
-        }
-    }
-
     /// Where each configured MCP server is, for `/status` (empty when none
     /// is configured).
-    pub fn mcp_status(&self) -> Vec<ServerStatus> {
+    pub fn status(&self) -> Vec<ServerStatus> {
         // Between turns nothing holds the lock; while one runs (a task's
         // child calling) the states are a moment away: shown as none.
-        self.mcp
-            .servers
+        self.servers
             .as_ref()
             .and_then(|s| s.try_lock().ok().map(|s| s.statuses()))
             .unwrap_or_default()
@@ -371,8 +367,20 @@ impl Agent {
 
     /// The MCP tools of this session's requests (empty before the first
     /// request, or without servers).
-    pub fn mcp_catalog(&self) -> &Catalog {
-        &self.mcp.catalog
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+}
+
+/// The result of a denied MCP call, saying how to allow it.
+fn denied(config: &Config, server: &str) -> String {
+    match config.mcp.servers.get(server).map(|s| s.approval) {
+        Some(McpApproval::Deny) => format!(
+            "denied: the user's config sets approval = \"deny\" for MCP server `{server}`; do not call its tools again"
+        ),
+        _ => format!(
+            "denied: MCP tool calls need approval; run eonyx with --allow-mcp or set approval = \"allow\" under [mcp_servers.{server}]"
+        ),
     }
 }
 

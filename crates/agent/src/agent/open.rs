@@ -12,8 +12,9 @@ use eonyx_prompt::MemorySection;
 use eonyx_store::Store;
 use eonyx_tools::ToolContext;
 
+use super::jobs;
 use super::mcp::{McpState, wait_required};
-use super::parts::{Inherit, Models, Parts, approver};
+use super::parts::{Inherit, Models, Parts, PromptState, ToolsState, approver};
 use super::session::{Memory, Opened, load, open_session};
 use super::skills::SkillList;
 use super::switch::restore_switch;
@@ -140,21 +141,25 @@ impl Agent {
         // A required server that cannot start stops the run here.
         startup_notices.extend(wait_required(&mut mcp).await?);
         Ok(Self::assemble(Parts {
-            approver: approver(&config, &inherit),
-            tool_defs: tool_definitions(&config, &skills, depth),
+            tools: ToolsState {
+                ctx: tool_ctx,
+                defs: tool_definitions(&config, &skills, depth),
+                approver: approver(&config, &inherit),
+            },
             store,
             opened,
             models,
             home: opts.env.get("HOME").map(str::to_owned),
             cwd: opts.cwd,
             project,
-            loader,
-            loaded,
+            prompt: PromptState::new(
+                loader,
+                loaded,
+                MemorySection::default(),
+                skills,
+                task_section,
+            ),
             memory_read: Memory::Reread,
-            memory_section: MemorySection::default(),
-            skills,
-            task_section,
-            tool_ctx,
             inherit,
             mcp,
             memory,
@@ -249,16 +254,22 @@ impl Agent {
         self.compaction.draft = opened.draft;
         self.goal = if self.depth > 0 { None } else { opened.goal };
         self.pins = opened.pins;
-        self.sync_goal_tool();
+        self.goals().sync_tool();
         self.message_count = opened.message_count;
         self.resumed = opened.resumed;
         self.tools.ctx.undo = Some(self.undo_store());
         // The jobs of the session left are stopped (dropping the room).
-        self.tools.ctx.jobs = Some(self.new_jobs());
+        self.tools.ctx.jobs = Some(jobs::new_room(
+            &self.config,
+            &self.store,
+            self.writer.id(),
+            &self.tools.ctx.sandbox,
+        ));
         // And its network namespace (docs/tools.md#one-network-per-session).
         self.tools.ctx.net = Default::default();
-        self.jobs = Default::default();
-        self.note_jobs_ended(&opened.jobs_ended);
+        if let Some(n) = self.jobs().ended_earlier(&opened.jobs_ended) {
+            self.startup_notices.push(n);
+        }
         self.forget_step_state();
         if memory == Memory::Reread
             && let Some(w) = self.refresh_memory()
@@ -297,7 +308,7 @@ impl Agent {
             self.goal = loaded.goal;
         }
         self.pins = loaded.pins;
-        self.sync_goal_tool();
+        self.goals().sync_tool();
         let notes = self.reattach_skills(loaded.skills_in_use);
         self.startup_notices.extend(notes);
         self.forget_step_state();

@@ -80,6 +80,27 @@ pub(super) struct PromptState {
     pub task_section: String,
 }
 
+impl PromptState {
+    /// The prompt's sources, no skills in use yet.
+    pub fn new(
+        loader: ContextLoader,
+        loaded: Loaded,
+        memory_section: MemorySection,
+        skills: Arc<Skills>,
+        task_section: String,
+    ) -> Self {
+        Self {
+            loader,
+            loaded,
+            memory_section,
+            skills,
+            skills_in_use: Vec::new(),
+            skills_in_use_section: String::new(),
+            task_section,
+        }
+    }
+}
+
 /// The tools offered, what they run with, and who approves their calls.
 pub(super) struct ToolsState {
     pub ctx: ToolContext,
@@ -143,19 +164,14 @@ pub(super) struct Parts {
     pub project: Project,
     pub cwd: Utf8PathBuf,
     pub home: Option<String>,
-    pub loader: ContextLoader,
-    pub loaded: Loaded,
+    /// What the prompt is built from ([`PromptState::new`]).
+    pub prompt: PromptState,
     /// A session reads `# Memory` once built ([`Memory::Reread`]); a child
-    /// keeps its parent's section ([`Memory::Keep`], in `memory_section`).
+    /// keeps its parent's section ([`Memory::Keep`], in `prompt`).
     pub memory_read: Memory,
-    pub memory_section: MemorySection,
-    pub skills: Arc<Skills>,
-    pub task_section: String,
-    /// The tool context; its undo store is the session's, set here.
-    pub tool_ctx: ToolContext,
-    pub tool_defs: Vec<ToolDef>,
-    /// From [`approver`].
-    pub approver: Arc<dyn Approver>,
+    /// The tools; the context's undo store is the session's, set here, and
+    /// the approver is from [`approver`].
+    pub tools: ToolsState,
     pub inherit: Inherit,
     pub mcp: McpState,
     pub memory: Option<eonyx_store::memory::MemoryStore>,
@@ -202,20 +218,8 @@ impl Agent {
             view: opened.view,
             models,
             compaction,
-            prompt: PromptState {
-                loader: p.loader,
-                loaded: p.loaded,
-                memory_section: p.memory_section,
-                skills: p.skills,
-                skills_in_use: Vec::new(),
-                skills_in_use_section: String::new(),
-                task_section: p.task_section,
-            },
-            tools: ToolsState {
-                ctx: p.tool_ctx,
-                defs: p.tool_defs,
-                approver: p.approver,
-            },
+            prompt: p.prompt,
+            tools: p.tools,
             inherit: p.inherit,
             project: p.project,
             cwd: p.cwd,
@@ -229,14 +233,20 @@ impl Agent {
             hook: p.hook,
             // A task's child has its own plan and no goal.
             goal: if p.depth > 0 { None } else { opened.goal },
-            jobs: Default::default(),
             pins: opened.pins,
         };
         agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());
         // Its own jobs (a task's child's end with the task).
-        agent.tools.ctx.jobs = Some(agent.new_jobs());
-        agent.note_jobs_ended(&opened.jobs_ended);
+        agent.tools.ctx.jobs = Some(super::jobs::new_room(
+            &agent.config,
+            &agent.store,
+            agent.writer.id(),
+            &agent.tools.ctx.sandbox,
+        ));
+        if let Some(n) = agent.jobs().ended_earlier(&opened.jobs_ended) {
+            agent.startup_notices.push(n);
+        }
         agent.startup_notices.extend(opened.notices);
         let notes = agent.reattach_skills(opened.skills_in_use);
         agent.startup_notices.extend(notes);
@@ -246,7 +256,7 @@ impl Agent {
             agent.startup_notices.push(w);
         }
         agent.calibrate_from_history(compaction_seq);
-        agent.sync_goal_tool();
+        agent.goals().sync_tool();
         agent
     }
 

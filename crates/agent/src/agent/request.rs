@@ -51,7 +51,8 @@ impl Agent {
     pub fn prompt_report(&self) -> PromptReport {
         let prompt = self.system_prompt();
         let mcp_names: Vec<String> = self
-            .mcp_catalog()
+            .mcp
+            .catalog()
             .definitions()
             .into_iter()
             .map(|d| d.name)
@@ -64,14 +65,15 @@ impl Agent {
             .cloned()
             .collect();
         let ready = self
-            .mcp_status()
+            .mcp
+            .status()
             .iter()
             .filter(|s| s.state == crate::mcp::ServerState::Ready)
             .count();
         let tools = tool_sizes(
             &self.compaction.estimator,
             &builtin,
-            (!self.mcp_catalog().is_empty()).then_some((self.mcp_catalog(), ready)),
+            (!self.mcp.catalog().is_empty()).then_some((self.mcp.catalog(), ready)),
         );
         PromptReport {
             prompt_tokens: tokens(&self.compaction.estimator, prompt.chars()),
@@ -125,19 +127,6 @@ impl Agent {
                     .is_some_and(|t| estimate >= t),
             summary_ready: self.draft_ready(),
         }
-    }
-
-    /// Whether the view starts from a native compaction that the session's
-    /// model cannot be sent (another model or wire since `/model`).
-    pub(super) fn native_stale(&self) -> bool {
-        self.view.native().is_some_and(|n| {
-            !crate::native::applies(
-                n,
-                &self.config.model,
-                self.models.provider.quirks().responses_api,
-                self.inherit.model_flag.is_none(),
-            )
-        })
     }
 
     pub(super) fn estimate_next(&self) -> u64 {

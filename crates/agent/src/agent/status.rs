@@ -77,7 +77,7 @@ pub struct AgentStatus {
     /// The session file (it exists once the session has a message).
     pub path: Utf8PathBuf,
     /// How `shell` commands run: the sandbox backend and what it allows,
-    /// or why none works ([`Agent::sandbox_status`]).
+    /// or why none works (`Sandbox::status`).
     pub sandbox: String,
     /// Each configured MCP server (docs/mcp.md), by name.
     pub mcp: Vec<crate::mcp::ServerStatus>,
@@ -212,10 +212,12 @@ impl Agent {
             session_id: id.to_string(),
             title: self.title().to_owned(),
             path: self.store.session_path(id),
-            sandbox: self.sandbox_status(),
-            mcp: self.mcp_status(),
-            mcp_tokens: self.mcp_catalog().tokens(),
-            mcp_deferred: self.mcp_catalog().deferred(),
+            // How `shell` commands run (the first call probes the
+            // backends, once per process).
+            sandbox: self.tools.ctx.sandbox.status(),
+            mcp: self.mcp.status(),
+            mcp_tokens: self.mcp.catalog().tokens(),
+            mcp_deferred: self.mcp.catalog().deferred(),
             goal: self.goal.clone(),
             plan: self.plan(),
             pins: self.pins().to_vec(),

@@ -47,7 +47,7 @@ impl Agent {
             parts => Message::new(Role::User, parts.clone()),
         };
         let mut outcome = TurnOutcome::default();
-        let message = match self.prompt_hooks(message, sink, cancel).await {
+        let message = match self.hook.prompt(message, sink, cancel).await {
             Ok(m) => m,
             Err(reason) => {
                 if cancel.is_cancelled() {
@@ -61,7 +61,9 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         // Jobs that ended while the prompt waited: their notices go first.
-        self.announce_job_exits(sink)?;
+        if let Some(notices) = self.jobs().notices(sink)? {
+            self.append(&Message::user(notices))?;
+        }
         self.append(&message)?;
 
         if self.depth == 0 {
@@ -84,7 +86,9 @@ impl Agent {
 
             if outcome.steps > 1 {
                 // Exits during the turn, after the tool results.
-                self.announce_job_exits(sink)?;
+                if let Some(notices) = self.jobs().notices(sink)? {
+                    self.append(&Message::user(notices))?;
+                }
             }
             self.maybe_auto_compact(sink, cancel).await?;
             let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
@@ -142,7 +146,10 @@ impl Agent {
                     outcome.cost_usd = self.turn_cost();
                     return Ok(outcome);
                 }
-                if cut_call.is_none() && self.stop_hooks(sink, cancel).await? {
+                if cut_call.is_none()
+                    && let Some(message) = self.hook.stop(sink, cancel).await
+                {
+                    self.append(&message)?;
                     continue;
                 }
                 outcome.cost_usd = self.turn_cost();
@@ -211,7 +218,7 @@ impl Agent {
                         run.push((j, calls[j].clone()));
                         continue;
                     }
-                    match self.pre_tool_hooks(&calls[j], sink, cancel).await {
+                    match self.hook.pre_tool(&calls[j], sink, cancel).await {
                         PreTool::Run { call, .. } => run.push((j, call)),
                         PreTool::Denied(out) => task_outputs[j] = Some(out),
                     }
@@ -224,7 +231,7 @@ impl Agent {
             } else if task_outputs[i].is_none() {
                 sink(AgentEvent::ToolCall(call.clone()));
             }
-            let offered = self.offers(&call.name) || self.is_mcp_call(call);
+            let offered = self.offers(&call.name) || self.mcp.is_call(call);
             // PreToolUse for a call that would run (a task's ran with its
             // group, above).
             let mut said = HookSaid::Nothing;
@@ -237,7 +244,7 @@ impl Agent {
                 && cut_call != Some(call.id.as_str())
                 && self.hook.hooks.has(HookEvent::PreToolUse)
             {
-                match self.pre_tool_hooks(call, sink, cancel).await {
+                match self.hook.pre_tool(call, sink, cancel).await {
                     PreTool::Run { call: c, said: h } => {
                         said = h;
                         updated = Some(c);
@@ -261,8 +268,8 @@ impl Agent {
                 // Offered or not (no active goal, a task's child), a call
                 // gets the answer that says why; a goal record that cannot
                 // be saved stops the turn.
-                self.run_goal_update_tool(call, sink)?
-            } else if !self.offers(&call.name) && !self.is_mcp_call(call) {
+                self.goals().run_update_tool(call, sink)?
+            } else if !self.offers(&call.name) && !self.mcp.is_call(call) {
                 // (An MCP name is looked up in the catalog, which says
                 // what is available, deferred tools included.)
                 self.not_offered(call)
@@ -296,12 +303,14 @@ impl Agent {
                 interrupted = true;
             }
             let output = if offered && !interrupted {
-                self.post_tool_hooks(call, output, sink, cancel).await
+                self.hook
+                    .post_tool(call, output, &self.redactor, sink, cancel)
+                    .await
             } else {
                 output
             };
             self.record_tool_result(call, output, sink)?;
-            self.take_job_events(Some(&call.id), sink)?;
+            self.jobs().take_events(Some(&call.id), sink)?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);
@@ -392,8 +401,15 @@ impl tools::AgentTools for OwnTools<'_> {
             let out = self.agent.run_plan_tool(call, self.sink);
             return Some(Box::pin(std::future::ready(out)));
         }
-        if self.agent.is_mcp_call(call) {
-            return Some(Box::pin(self.agent.run_mcp_tool(call, cancel)));
+        if self.agent.mcp.is_call(call) {
+            let agent = &*self.agent;
+            let approver = agent.tools.approver.as_ref();
+            return Some(Box::pin(agent.mcp.run(
+                call,
+                approver,
+                &agent.config,
+                cancel,
+            )));
         }
         if name == Some(ToolName::Task) {
             // (A step's `task` calls usually run together, before this;

@@ -45,13 +45,13 @@ pub(super) async fn continue_goal(
     mut last: Option<TurnOutcome>,
 ) -> GoalEnd {
     loop {
-        if fe.cancelled() && agent.goal_active() {
+        if fe.cancelled() && agent.goals().active() {
             pause_after(agent, fe, &AgentError::Interrupted);
             return GoalEnd::Failed(AgentError::Interrupted);
         }
         let next = {
             let mut sink = |ev: AgentEvent| fe.event(ev);
-            agent.goal_continuation(&mut sink)
+            agent.goals().continuation(&mut sink)
         };
         let input = match next {
             Ok(Some(input)) => input,
@@ -159,7 +159,7 @@ fn pause_after(agent: &mut Agent, fe: &mut dyn Frontend, e: &AgentError) {
     };
     let result = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.pause_goal(&why, &mut sink)
+        agent.goals().pause(&why, &mut sink)
     };
     if let Err(err) = result {
         fe.failed(&err);

@@ -106,7 +106,7 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
         Err(why) => return Outcome::Declined(why),
     };
     let Some(id) = stop else {
-        let list = agent.jobs();
+        let list = agent.jobs().list();
         let text = if list.is_empty() {
             "no background jobs in this session".to_owned()
         } else {
@@ -124,7 +124,7 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
     };
     let result = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.stop_job(id, &mut sink).await
+        agent.jobs().stop(id, &mut sink).await
     };
     match result {
         Ok(_) => Outcome::Done,
@@ -168,7 +168,7 @@ async fn switched(
     let notices = agent.take_startup_notices();
     fe.show(agent, Shown::Session { notices });
     let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.session_start_hooks(source, &mut sink).await;
+    agent.hooks().session_start(source, &mut sink).await;
     Outcome::Switched
 }
 
@@ -221,8 +221,8 @@ async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
         let mut sink = |ev: AgentEvent| fe.event(ev);
         match &wanted {
             GoalArgs::Show => return show(fe, agent, Shown::Goal),
-            GoalArgs::Change(c) => agent.change_goal(*c, &mut sink),
-            GoalArgs::Set(text) => agent.set_goal(text, None, &mut sink),
+            GoalArgs::Change(c) => agent.goals().change(*c, &mut sink),
+            GoalArgs::Set(text) => agent.goals().set(text, None, &mut sink),
         }
     };
     let goal = match changed {

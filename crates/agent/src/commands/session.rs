@@ -46,15 +46,15 @@ pub async fn run_prompt(
         let mut sink = |ev: AgentEvent| fe.event(ev);
         match start {
             GoalStart::Set { text, max_turns } => {
-                agent.set_goal(text, max_turns, &mut sink)?;
+                agent.goals().set(text, max_turns, &mut sink)?;
             }
             GoalStart::Resume => {
-                agent.resume_paused_goal(&mut sink)?;
+                agent.goals().resume_paused(&mut sink)?;
             }
             GoalStart::None => {}
         }
     }
-    let goal = agent.goal_active();
+    let goal = agent.goals().active();
     let end = user_turn(agent, fe, input).await;
     end_session(agent, fe, "other").await;
     Ok(RunEnd { goal, end })
@@ -68,7 +68,7 @@ pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str)
     session_end_hooks(agent, fe, reason).await;
     let stopped: Vec<JobInfo> = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.stop_jobs(&mut sink).await
+        agent.jobs().stop_all(&mut sink).await
     };
     if !stopped.is_empty() {
         fe.show(agent, Shown::JobsStopped(stopped));
@@ -79,5 +79,5 @@ pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str)
 /// shown.
 pub(super) async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
     let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.session_end_hooks(reason, &mut sink).await;
+    agent.hooks().session_end(reason, &mut sink).await;
 }

@@ -44,7 +44,8 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
     let mut agent = open(&env, &p).await;
     let mut events = Vec::new();
     agent
-        .set_goal("GOAL-TEXT ship the parser", Some(5), &mut |e| {
+        .goals()
+        .set("GOAL-TEXT ship the parser", Some(5), &mut |e| {
             events.push(e)
         })
         .unwrap();

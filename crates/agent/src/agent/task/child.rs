@@ -11,7 +11,7 @@ use eonyx_tools::task::{DEFAULT_PROFILE, TaskCall};
 use eonyx_tools::{Approver, TaskLabel};
 
 use super::super::open::connect;
-use super::super::parts::{Inherit, Models, Parts};
+use super::super::parts::{Inherit, Models, Parts, PromptState, ToolsState};
 use super::super::session::{Memory, Opened, open_session};
 use super::super::{Agent, SessionChoice};
 use crate::error::AgentError;
@@ -149,17 +149,21 @@ impl Agent {
             project: self.project.clone(),
             cwd: self.cwd.clone(),
             home: self.home.clone(),
-            loader,
             // The parent's files as read this turn, and its memory section:
             // the child's prefix starts byte for byte like the parent's.
-            loaded: self.prompt.loaded.clone(),
+            prompt: PromptState::new(
+                loader,
+                self.prompt.loaded.clone(),
+                self.prompt.memory_section.clone(),
+                self.prompt.skills.clone(),
+                task_section(&profile),
+            ),
             memory_read: Memory::Keep,
-            memory_section: self.prompt.memory_section.clone(),
-            skills: self.prompt.skills.clone(),
-            task_section: task_section(&profile),
-            tool_ctx,
-            tool_defs,
-            approver,
+            tools: ToolsState {
+                ctx: tool_ctx,
+                defs: tool_defs,
+                approver,
+            },
             inherit,
             mcp,
             memory: self.memory.clone(),

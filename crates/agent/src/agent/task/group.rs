@@ -137,7 +137,7 @@ async fn child_turn(
             // before the step is over.
             let _ = tx.send((tag.clone(), ev));
         };
-        child.agent.subagent_start_hooks(&mut sink).await;
+        child.agent.hook.subagent_start(&mut sink).await;
         child.agent.turn(&child.prompt, &mut sink, &cancel).await
     };
     if let Ok(outcome) = &result {

@@ -140,8 +140,8 @@ pub fn lines(agent: &Agent, home: Option<&str>) -> Vec<String> {
     }
     out.push(memory_line(&report));
     out.extend(kept_lines(&report));
-    if !agent.mcp_catalog().is_empty() {
-        out.push(catalog_line(agent.mcp_catalog()));
+    if !agent.mcp().catalog().is_empty() {
+        out.push(catalog_line(agent.mcp().catalog()));
     }
     let ahead = match (agent.trigger().ahead, agent.context_status().summary_ready) {
         (_, true) => "; a summary written ahead is ready".to_owned(),

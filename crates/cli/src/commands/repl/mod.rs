@@ -75,7 +75,7 @@ pub fn run(
             // The editor owns the terminal until the read ends: events wait.
             // A background job that exits while the prompt waits: one line
             // above it; its notice goes with the next message (docs/tools.md#jobs).
-            let mut jobs = agent.job_changes();
+            let mut jobs = agent.jobs().changes();
             let input = if pending {
                 Ok(Input::Woken)
             } else {
@@ -111,7 +111,7 @@ pub fn run(
                     // A `notify` job exited while the prompt waited with
                     // nothing typed: its notice is the turn's input, shown
                     // where a typed one would be (docs/tools.md#jobs).
-                    let Some(notice) = agent.notify_turn() else {
+                    let Some(notice) = agent.jobs().notify_turn() else {
                         view.printer.info("");
                         continue;
                     };
@@ -163,7 +163,7 @@ pub fn run(
 /// when a job that asked for `"notify": true` exited and its turn is due.
 fn poll_jobs(agent: &mut Agent, view: &ui::View<'_>) -> bool {
     let mut lines = Vec::new();
-    let notify = agent.poll_jobs(&mut |ev| {
+    let notify = agent.jobs().poll(&mut |ev| {
         if let AgentEvent::JobExited {
             id,
             command,

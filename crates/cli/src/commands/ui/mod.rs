@@ -148,7 +148,7 @@ pub async fn start_with(
 /// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
 pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
     let mut sink = |ev: AgentEvent| view.event(ev);
-    agent.session_start_hooks(source, &mut sink).await;
+    agent.hooks().session_start(source, &mut sink).await;
 }
 
 /// The session ends: `SessionEnd` hooks with `reason`
