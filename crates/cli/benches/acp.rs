@@ -38,20 +38,7 @@ fn setup() -> Result<(FakeServer, TestEnv)> {
 fn run_turn(bin: &Path, env: &TestEnv) -> Result<Duration> {
     let mut cmd = env.command(bin);
     cmd.args(["run", "--json", "tell me about foxes"]);
-    let mut child = Paced::spawn(&mut cmd)?;
-    child
-        .wait_for(|e| e["type"] == "turn_started")
-        .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-    let started = Instant::now();
-    child
-        .wait_for(|e| e["type"] == "turn_completed")
-        .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-    let took = started.elapsed();
-    let (status, stderr, _) = child.finish()?;
-    if !status.success() {
-        return Err(format!("eonyx run failed: {stderr}").into());
-    }
-    Ok(took)
+    Ok(Paced::time_run_turn(&mut cmd)?)
 }
 
 /// One `eonyx acp` process, initialized, serving every ACP turn.

@@ -7,7 +7,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eonyx_tests::bench::{self, Line, Samples};
 use eonyx_tests::{FakeConfig, FakeServer, Paced, Reply, TestEnv};
@@ -26,20 +26,7 @@ fn turn(bin: &Path, env: &TestEnv, server: &FakeServer, background: bool) -> Res
     server.push_all([Reply::tool_call("shell", args), Reply::text("done")]);
     let mut cmd = env.command(bin);
     cmd.args(["run", "--json", "--allow-shell", "run true"]);
-    let mut child = Paced::spawn(&mut cmd)?;
-    child
-        .wait_for(|e| e["type"] == "turn_started")
-        .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-    let started = Instant::now();
-    child
-        .wait_for(|e| e["type"] == "turn_completed")
-        .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-    let took = started.elapsed();
-    let (status, stderr, _) = child.finish()?;
-    if !status.success() {
-        return Err(format!("eonyx run failed: {stderr}").into());
-    }
-    Ok(took)
+    Ok(Paced::time_run_turn(&mut cmd)?)
 }
 
 fn main() -> Result<()> {
