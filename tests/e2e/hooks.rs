@@ -196,6 +196,45 @@ fn a_blocked_prompt_sends_nothing_and_the_next_line_goes_on() {
     assert!(!content(&saved[0]).contains("hunter2"));
 }
 
+/// `eonyx run --goal` ends its session as a plain run does: the
+/// `SessionEnd` hooks run (reason `other`) once the goal's turns are over.
+#[test]
+fn session_end_hooks_run_after_a_goal_run_as_after_a_plain_run() {
+    let fx = hooked(&hook(
+        "SessionEnd",
+        "",
+        "cat >> \"$EONYX_PROJECT_DIR/end.log\"; echo >> \"$EONYX_PROJECT_DIR/end.log\"",
+    ));
+    let ends = || -> Vec<Value> {
+        std::fs::read_to_string(fx.work_file("end.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    fx.fake.push_all([
+        Reply::tool_call(
+            "goal_update",
+            json!({"status": "achieved", "evidence": "it is reached"}),
+        ),
+        Reply::text("reached"),
+    ]);
+    let o = fx.run(&["run", "--goal", "reach the end", "start"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("goal achieved"), "{}", stderr(&o));
+    let after_goal = ends();
+    assert_eq!(after_goal.len(), 1, "{after_goal:?}");
+    assert_eq!(after_goal[0]["hook_event_name"], "SessionEnd");
+    assert_eq!(after_goal[0]["reason"], "other");
+
+    fx.fake.push(Reply::text("plain"));
+    let o = fx.run(&["run", "a plain turn"], "");
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let all = ends();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["reason"], "other");
+}
+
 #[test]
 fn prompt_context_is_appended_to_the_user_message() {
     let fx = hooked(&hook(

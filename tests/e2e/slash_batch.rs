@@ -116,3 +116,47 @@ fn a_compaction_whose_summarizer_fails_still_stops_the_batch() {
             .all(|r| !r.user_texts().contains(&"gamma".to_owned()))
     );
 }
+
+/// Every command reads its arguments with the one grammar
+/// (docs/repl.md#slash-commands): quotes make one word, free text is one
+/// quoted word's text; a quote left open is declined in one line naming
+/// the command's usage, and the batch goes on.
+#[test]
+fn quoted_arguments_read_alike_in_every_command_and_an_open_quote_is_declined() {
+    let fx = Fx::new();
+    fx.fake
+        .push(Reply::text("first"))
+        .push(Reply::text("second"))
+        .push(Reply::text("last"));
+    let input = "first line\n/rename \"Quoted title\"\nsecond line\n/rewind \"1\"\n\
+                 /remember \"the sky is blue\"\n/jobs stop \"3\n/permissions forget '1\n\
+                 /rewind '1\n/model default \"high\nlast line\n";
+    let o = fx.run(&["--json"], input);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("renamed to Quoted title\n"), "{err}");
+    assert!(err.contains("): the sky is blue\n"), "{err}");
+    let notices = notices(&o.stdout);
+    for usage in [
+        "usage: /jobs",
+        "usage: /permissions",
+        "usage: /rewind",
+        "usage: /model",
+    ] {
+        let n = notices
+            .iter()
+            .find(|n| n.contains(usage))
+            .unwrap_or_else(|| panic!("{usage}: {notices:?}"));
+        assert!(n.contains("is not closed"), "{n}");
+        assert!(!n.contains('\n'), "{n}");
+    }
+    assert!(
+        json_lines(&o.stdout).iter().all(|e| e["type"] != "error"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // `/rewind "1"` took back the second line; the batch went on.
+    let asked = fx.agent_requests();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(asked[2].user_texts(), ["first line", "last line"]);
+}

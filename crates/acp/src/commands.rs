@@ -1,7 +1,8 @@
 //! Slash commands and skills in an ACP session (docs/acp.md#slash-commands):
 //! the command layer's (`eonyx_agent::commands`) commands that need no
 //! terminal, advertised with `available_commands_update` and run when a
-//! prompt starts with one; their reports come as text. A skill
+//! prompt starts with one; their reports come as the command layer's text
+//! (`commands::render`), every line of it. A skill
 //! (`/deploy staging`) is a user turn asking the model to follow it.
 
 use agent_client_protocol::v1::schema::{
@@ -9,11 +10,8 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, UnstructuredCommandInput,
 };
 use eonyx_agent::commands::{
-    self, Answer, Frontend, GoalEnd, Invocation, Offered, Outcome, Prompt, Shown, Surface,
-    TurnKind, text,
+    self, Answer, Frontend, GoalEnd, Invocation, Offered, Outcome, Prompt, Shown, Surface, TurnKind,
 };
-use eonyx_agent::mining::review;
-use eonyx_agent::permission_rules;
 use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
@@ -126,8 +124,10 @@ impl Frontend for Acp<'_> {
         {
             self.updates.send(SessionUpdate::Plan(acp_plan(&p)));
         }
-        let text = render(agent, shown);
-        self.updates.text(text);
+        let home = std::env::var("HOME").ok();
+        let lines = commands::render(agent, &shown, Surface::Acp, home.as_deref());
+        let text: Vec<String> = lines.into_iter().map(|l| l.text).collect();
+        self.updates.text(text.join("\n"));
     }
 
     fn interruptible(&mut self) -> CancellationToken {
@@ -170,146 +170,4 @@ impl Frontend for Acp<'_> {
     fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
         Box::pin(async { true })
     }
-}
-
-/// A command's report as the text of the reply.
-fn render(agent: &Agent, shown: Shown) -> String {
-    let lines = |v: Vec<String>| v.join("\n");
-    match shown {
-        Shown::Help => lines(
-            commands::offered(Surface::Acp)
-                .map(|c| match c.hint {
-                    Some(h) => format!("/{} [{h}]: {}", c.bare(), c.help),
-                    None => format!("/{}: {}", c.bare(), c.help),
-                })
-                .collect(),
-        ),
-        Shown::Note(s) | Shown::Warning(s) => s,
-        Shown::Renamed(title) => format!("renamed to {title}"),
-        Shown::Sessions(list) => lines(
-            list.iter()
-                .map(|s| {
-                    let marker = if &s.id == agent.session_id() {
-                        "*"
-                    } else {
-                        "-"
-                    };
-                    format!(
-                        "{marker} {} {} ({} messages)",
-                        s.id, s.title, s.message_count
-                    )
-                })
-                .collect(),
-        ),
-        Shown::Session { .. } => format!("session {}", agent.session_id()),
-        Shown::Rewound(r) => text::rewound(&r),
-        Shown::Forked {
-            original, forked, ..
-        } => text::forked(&original, &forked),
-        Shown::Goal => match agent.goal() {
-            Some(g) => format!("goal: {}\nstatus: {}", g.text, g.status_line()),
-            None => {
-                "no goal; set one with /goal TEXT (eonyx continues until it is achieved)".to_owned()
-            }
-        },
-        Shown::GoalChanged(goal) => format!("goal {}: {}", goal.status.as_str(), goal.text),
-        Shown::Plan => match agent.plan() {
-            Some(p) => format!("plan ({})", p.progress()),
-            None => "no plan yet; the model makes one with the plan tool".to_owned(),
-        },
-        Shown::Exported(x) => format!(
-            "exported session {} as {} to {}",
-            x.id,
-            x.format.as_str(),
-            x.path
-        ),
-        Shown::Context => text::context_estimate(agent),
-        Shown::Memory(entries) if entries.is_empty() => {
-            "no memory entries yet; add one with /remember TEXT".to_owned()
-        }
-        Shown::Memory(entries) => lines(
-            entries
-                .iter()
-                .map(|e| format!("- [{}] {}", e.id.as_deref().unwrap_or("?"), e.text))
-                .collect(),
-        ),
-        Shown::Remembered(entry) => format!(
-            "remembered [{}] {}",
-            entry.id.as_deref().unwrap_or("?"),
-            entry.text
-        ),
-        Shown::Skills if agent.skills().is_empty() => "no skills (see docs/skills.md)".to_owned(),
-        Shown::Skills => lines(
-            agent
-                .skills()
-                .skills
-                .iter()
-                .map(|s| format!("- {}: {}", s.name, s.description))
-                .collect(),
-        ),
-        Shown::Hooks => hooks(agent),
-        Shown::Proposals { pending, costs } => lines(review::listing(&pending, &costs)),
-        Shown::Reviewed(r) => review::reviewed(&r),
-        Shown::LeftOut(out) => lines(review::left_out(&out)),
-        Shown::Permissions(rules) if rules.is_empty() => permission_rules::NONE.to_owned(),
-        Shown::Permissions(rules) => lines(permission_rules::table(&rules)),
-        Shown::PermissionForgotten { number, rule } => permission_rules::forgotten(number, &rule),
-        Shown::Status(st) => format!(
-            "model: {} ({}) · {} · {}\nwindow: {} tokens\ncontext: {{ctx {:.0}%}} ~{} tokens next request\ntokens: prompt {} · completion {} · cached {} over {} requests\ncompactions: {}\nsandbox: {}\nsession: {} \"{}\"\nfile: {}",
-            st.model_key,
-            st.model_name,
-            st.provider,
-            st.base_url,
-            st.window,
-            st.context.percent,
-            st.context.estimate,
-            st.tokens.prompt,
-            st.tokens.completion,
-            st.tokens.cached,
-            st.tokens.requests,
-            st.compactions,
-            st.sandbox,
-            st.session_id,
-            st.title,
-            st.path
-        ),
-        Shown::Model(info) => format!("{}\nmodels: {}", info, info.keys.join(", ")),
-        Shown::ModelSwitched { info, notices } => {
-            for n in notices {
-                crate::diag(&n);
-            }
-            format!("switched: {info}")
-        }
-    }
-}
-
-/// `/hooks`: each configured hook, its event, matcher, command, file and
-/// whether it runs here.
-fn hooks(agent: &Agent) -> String {
-    let hooks = &agent.config().hooks.hooks;
-    if hooks.is_empty() {
-        return "no hooks configured; add them under `hooks` in config.toml or a trusted eonyx.json (docs/hooks.md)".to_owned();
-    }
-    hooks
-        .iter()
-        .map(|h| {
-            format!(
-                "- {} {}: {} ({}; {})",
-                h.event.as_str(),
-                if h.matcher.is_empty() {
-                    "*"
-                } else {
-                    &h.matcher
-                },
-                h.command,
-                h.file,
-                if h.runs {
-                    "runs here"
-                } else {
-                    "does not run: project not trusted (eonyx trust)"
-                }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -20,22 +20,26 @@
 //! Adding a command: one row in [`table::COMMANDS`] (name, synopsis, help
 //! line, ACP hint, where it is offered, a new [`Kind`]) and one arm in
 //! [`run`] calling its handler, which reports through [`Frontend::show`]
-//! (a new [`Shown`] variant when it shows something new, rendered by each
-//! frontend) and ends with an [`Outcome`]. Help, Tab completion and ACP's
+//! (a new [`Shown`] variant when it shows something new, with its text in
+//! [`render()`]) and ends with an [`Outcome`]. Help, Tab completion and ACP's
 //! command list follow from the row; no frontend names the command.
 
 pub mod args;
 mod frontend;
 mod goal;
 mod pins;
+pub mod render;
 mod run;
+mod session;
 mod skill;
 pub mod table;
 pub mod text;
 
 pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind};
 pub use goal::{after_turn, turn, user_turn};
-pub use run::{fork_turns, rewind_options, run};
+pub use render::{Line, Tone, render};
+pub use run::run;
+pub use session::{GoalStart, RunEnd, end_session, run_prompt};
 pub use skill::{Offered, Prompt, offered_with_skills, parse_prompt, skill_request};
 pub use table::{
     ArgCompletion, COMMANDS, Command, Drafting, Invocation, Kind, Offer, Parsed, Surface, find,

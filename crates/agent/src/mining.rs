@@ -161,7 +161,10 @@ pub struct Miner {
     mining: MiningStore,
     memory: MemoryStore,
     project: String,
-    provider: Arc<dyn Provider>,
+    /// The model client, built on first use: a start's pass that finds no
+    /// session to mine never builds it (nor its TLS roots).
+    provider: std::sync::OnceLock<Arc<dyn Provider>>,
+    env: Env,
     model: ModelConfig,
     redactor: Redactor,
     secrets: Vec<String>,
@@ -208,8 +211,17 @@ pub fn startup_notes(config: &Config, opts: &MineOptions) -> Result<StartupNotes
 }
 
 impl Miner {
-    /// The miner for `config` (loaded for `opts.cwd`).
+    /// The miner for `config` (loaded for `opts.cwd`), its model client
+    /// built (a configuration it cannot connect with fails here).
     pub fn new(config: Config, opts: &MineOptions) -> Result<Self, MineError> {
+        let miner = Self::unconnected(config, opts)?;
+        miner.provider()?;
+        Ok(miner)
+    }
+
+    /// The miner for `config`, its model client left to the first session
+    /// it mines (a start's background pass).
+    pub fn unconnected(config: Config, opts: &MineOptions) -> Result<Self, MineError> {
         let data = eonyx_config::paths::data_dir(&opts.env)
             .map_err(|e| MineError::Config(eonyx_config::ConfigError::Path(e)))?;
         let store = Store::open(&data)?;
@@ -224,10 +236,10 @@ impl Miner {
                     key: config.memory.mine_model.clone(),
                 })?
         };
-        let provider: Arc<dyn Provider> = match &opts.provider {
-            Some(p) => p.clone(),
-            None => Arc::from(eonyx_provider::from_config(&model, &opts.env)?),
-        };
+        let provider = std::sync::OnceLock::new();
+        if let Some(p) = &opts.provider {
+            let _ = provider.set(p.clone());
+        }
         let key_vars = eonyx_config::secrets::key_env_vars(&config);
         Ok(Self {
             redactor: Redactor::new(&key_vars, &opts.env),
@@ -237,9 +249,20 @@ impl Miner {
             project: project.to_string(),
             store,
             provider,
+            env: opts.env.clone(),
             model,
             config,
         })
+    }
+
+    /// The model client, built on the first call.
+    fn provider(&self) -> Result<&Arc<dyn Provider>, MineError> {
+        if let Some(p) = self.provider.get() {
+            return Ok(p);
+        }
+        let built: Arc<dyn Provider> =
+            Arc::from(eonyx_provider::from_config(&self.model, &self.env)?);
+        Ok(self.provider.get_or_init(|| built))
     }
 
     pub fn mode(&self) -> MineMode {
@@ -354,7 +377,7 @@ impl Miner {
             name: "eonyx_memories".into(),
             schema: reply::schema(),
         });
-        let response = self.provider.send(&request, &mut |_| {}).await?;
+        let response = self.provider()?.send(&request, &mut |_| {}).await?;
         let usage = response.usage.unwrap_or_default();
         let cost_usd = self.model.pricing.as_ref().map(|p| p.cost_usd(&usage));
         let parsed = reply::parse(&response.message.content.text());

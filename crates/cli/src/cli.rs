@@ -275,15 +275,8 @@ pub enum MemoryCommand {
     /// edit or skip each (off a terminal, one answer a line on stdin:
     /// `a`, `r`, `e TEXT`, `s`).
     Review {
-        /// Accept these proposals.
-        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["reject", "accept_all"])]
-        accept: Vec<String>,
-        /// Reject these proposals (never proposed again).
-        #[arg(long, value_name = "ID", num_args = 1.., conflicts_with = "accept_all")]
-        reject: Vec<String>,
-        /// Accept every proposal of this project.
-        #[arg(long)]
-        accept_all: bool,
+        #[command(flatten)]
+        flags: eonyx_agent::mining::review::ReviewFlags,
     },
 }
 

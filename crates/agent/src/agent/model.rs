@@ -72,8 +72,7 @@ impl Agent {
 
     /// Read `/model`'s arguments: `KEY`, `EFFORT` or `KEY EFFORT` (a word
     /// that names a configured model is a key, else it must be an effort).
-    pub fn parse_model_args(&self, args: &str) -> Result<ModelSwitch, UsageError> {
-        let words: Vec<&str> = args.split_whitespace().collect();
+    pub fn parse_model_args(&self, words: &[&str]) -> Result<ModelSwitch, UsageError> {
         let effort = |w: &str| {
             ReasoningEffort::parse(w).ok_or_else(|| UsageError::UnknownEffort {
                 given: w.to_owned(),
@@ -89,7 +88,7 @@ impl Agent {
                 })
             }
         };
-        match words.as_slice() {
+        match words {
             [] => Ok(ModelSwitch::default()),
             [one] if self.config.models.contains_key(*one) => Ok(ModelSwitch {
                 key: Some((*one).to_owned()),

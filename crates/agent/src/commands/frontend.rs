@@ -11,6 +11,7 @@ use eonyx_core::permissions::PermissionRule;
 use eonyx_core::provider::CancellationToken;
 use eonyx_store::mining::{CostTotals, Proposal};
 use eonyx_store::{Forked, SessionSummary};
+use eonyx_tools::jobs::JobInfo;
 
 use super::table::Surface;
 use crate::mining::review::Reviewed;
@@ -178,6 +179,9 @@ pub enum Shown {
         info: ModelInfo,
         notices: Vec<String>,
     },
+    /// The session ended with these background jobs still running; they
+    /// were stopped.
+    JobsStopped(Vec<JobInfo>),
 }
 
 /// An export written to a file.

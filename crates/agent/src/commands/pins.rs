@@ -7,7 +7,6 @@ use crate::pins::PinChange;
 
 pub const PIN_USAGE: &str =
     "usage: /pin TEXT (a note eonyx keeps verbatim through every compaction)";
-pub const UNPIN_USAGE: &str = "usage: /unpin N (N as /pins numbers the pins)";
 
 /// `/pin TEXT`: pinned now (a notice tells the model at once).
 pub(super) fn pin(agent: &mut Agent, fe: &mut dyn Frontend, text: Option<&str>) -> Outcome {
@@ -24,11 +23,12 @@ pub(super) fn pin(agent: &mut Agent, fe: &mut dyn Frontend, text: Option<&str>) 
 }
 
 /// `/unpin N`: a notice now; the pin leaves at the next compaction.
-pub(super) fn unpin(agent: &mut Agent, fe: &mut dyn Frontend, n: Option<&str>) -> Outcome {
-    let Some(n) = n else {
-        return Outcome::Declined(UNPIN_USAGE.to_owned());
+pub(super) fn unpin(agent: &mut Agent, fe: &mut dyn Frontend, line: &str) -> Outcome {
+    let n = match super::args::unpin(line) {
+        Ok(n) => n,
+        Err(why) => return Outcome::Declined(why),
     };
-    let said = agent.pin_change(PinChange::Remove(n)).map(|p| {
+    let said = agent.pin_change(PinChange::Remove(&n)).map(|p| {
         format!(
             "unpinned {}: {} (it leaves the pinned section at the next compaction)",
             p.id, p.text

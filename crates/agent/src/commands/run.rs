@@ -6,7 +6,7 @@ use eonyx_core::SessionId;
 use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_export::{Format, Release};
 
-use super::args::{self, GoalArgs};
+use super::args::{self, GoalArgs, MEMORY_USAGE, REMEMBER_USAGE, RENAME_USAGE};
 use super::frontend::{Exported, Frontend, Outcome, Shown};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
@@ -15,19 +15,8 @@ use crate::mining::review::{ReviewFlags, Reviewed};
 use crate::mining::review_loop::{Reviewer, review_each};
 use crate::mining::{Inbox, MineError};
 use crate::permission_rules;
-use crate::{Agent, AgentError, AgentEvent, GoalChange, RewindOptions};
+use crate::{Agent, AgentError, AgentEvent, GoalChange};
 use eonyx_core::provider::BoxFuture;
-
-pub const RESUME_USAGE: &str = "usage: /resume ID (see /sessions)";
-pub const RENAME_USAGE: &str = "usage: /rename TITLE";
-pub const REMEMBER_USAGE: &str = "usage: /remember TEXT";
-pub const REWIND_USAGE: &str = "usage: /rewind [N] [--keep-files] (N user turns, default 1)";
-pub const MEMORY_USAGE: &str =
-    "usage: /memory [review [--accept-all | --accept ID… | --reject ID…]]";
-pub const PERMISSIONS_USAGE: &str =
-    "usage: /permissions [forget N] (N as /permissions numbers the rules)";
-pub const FORK_USAGE: &str =
-    "usage: /fork [N] (fork before the last N user turns; default: as it is now)";
 
 /// Run `inv` through `fe`.
 pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>) -> Outcome {
@@ -41,38 +30,36 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
     match inv.command.kind {
         Kind::Exit => Outcome::Exit,
         Kind::Help => show(fe, agent, Shown::Help),
-        Kind::Compact => compact(agent, fe, arg).await,
+        Kind::Compact => compact(agent, fe, args::text(inv.args).as_deref()).await,
         Kind::Rewind => rewind(agent, fe, inv.args).await,
         Kind::Fork => fork(agent, fe, inv.args),
         Kind::Goal => goal(agent, fe, inv.args).await,
         Kind::Plan => show(fe, agent, Shown::Plan),
-        Kind::Pin => super::pins::pin(agent, fe, arg),
+        Kind::Pin => super::pins::pin(agent, fe, args::text(inv.args).as_deref()),
         Kind::Pins => super::pins::list(agent, fe),
-        Kind::Unpin => super::pins::unpin(agent, fe, arg),
-        Kind::Jobs => jobs(agent, fe, arg).await,
-        Kind::Export => export(agent, fe, arg),
+        Kind::Unpin => super::pins::unpin(agent, fe, inv.args),
+        Kind::Jobs => jobs(agent, fe, inv.args).await,
+        Kind::Export => export(agent, fe, args::text(inv.args).as_deref()),
         Kind::New => {
-            session_end_hooks(agent, fe, "clear").await;
+            super::session::session_end_hooks(agent, fe, "clear").await;
             let switch = agent.new_session();
             switched(agent, fe, switch, StartSource::Clear).await
         }
         Kind::Resume => {
-            let Some(id) = arg else {
-                return Outcome::Declined(RESUME_USAGE.to_owned());
-            };
-            let id = match SessionId::parse(id) {
-                Ok(id) => id,
-                Err(e) => return Outcome::Declined(e.to_string()),
+            let id = match args::resume(inv.args).map(|id| SessionId::parse(&id)) {
+                Ok(Ok(id)) => id,
+                Ok(Err(e)) => return Outcome::Declined(e.to_string()),
+                Err(why) => return Outcome::Declined(why),
             };
             let switch = agent.resume(&id);
             switched(agent, fe, switch, StartSource::Resume).await
         }
         Kind::Rename => {
-            let Some(title) = arg else {
+            let Some(title) = args::text(inv.args) else {
                 return Outcome::Declined(RENAME_USAGE.to_owned());
             };
-            match agent.rename(title) {
-                Ok(()) => show(fe, agent, Shown::Renamed(title.to_owned())),
+            match agent.rename(&title) {
+                Ok(()) => show(fe, agent, Shown::Renamed(title.into_owned())),
                 Err(e) => Outcome::of_error(e),
             }
         }
@@ -92,10 +79,10 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
         Kind::Context => show(fe, agent, Shown::Context),
         Kind::Memory => memory(agent, fe, inv.args).await,
         Kind::Remember => {
-            let Some(text) = arg else {
+            let Some(text) = args::text(inv.args) else {
                 return Outcome::Declined(REMEMBER_USAGE.to_owned());
             };
-            match agent.remember(text) {
+            match agent.remember(&text) {
                 Ok(entry) => show(fe, agent, Shown::Remembered(entry)),
                 Err(e) => Outcome::of_error(e),
             }
@@ -111,12 +98,14 @@ pub async fn run(agent: &mut Agent, fe: &mut dyn Frontend, inv: &Invocation<'_>)
     }
 }
 
-pub const JOBS_USAGE: &str = "usage: /jobs, or /jobs stop N";
-
 /// `/jobs`: the session's background jobs; `/jobs stop N` stops one (the
 /// model hears of it as of any exit it did not see; docs/tools.md#jobs).
-async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Outcome {
-    let Some(arg) = arg else {
+async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
+    let stop = match args::jobs(arg) {
+        Ok(stop) => stop,
+        Err(why) => return Outcome::Declined(why),
+    };
+    let Some(id) = stop else {
         let list = agent.jobs().list();
         let text = if list.is_empty() {
             "no background jobs in this session".to_owned()
@@ -132,13 +121,6 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: Option<&str>) -> Ou
                 .join("\n")
         };
         return show(fe, agent, Shown::Note(text));
-    };
-    let Some(id) = arg
-        .strip_prefix("stop")
-        .map(str::trim)
-        .and_then(|n| n.parse::<u32>().ok())
-    else {
-        return Outcome::Declined(JOBS_USAGE.to_owned());
     };
     let result = {
         let mut sink = |ev: AgentEvent| fe.event(ev);
@@ -172,12 +154,6 @@ async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) 
     }
 }
 
-/// `SessionEnd` hooks before `/new` (reason `clear`), their runs shown.
-async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.hooks().session_end(reason, &mut sink).await;
-}
-
 /// After `/new` or `/resume`: the session with the notices of opening it,
 /// then its `SessionStart` hooks.
 async fn switched(
@@ -196,30 +172,10 @@ async fn switched(
     Outcome::Switched
 }
 
-/// `N` and `--keep-files`, in any order.
-pub fn rewind_options(args: &str) -> Result<RewindOptions, &'static str> {
-    let mut opts = RewindOptions {
-        turns: 1,
-        keep_files: false,
-    };
-    let mut turns = None;
-    for word in args.split_whitespace() {
-        match word {
-            "--keep-files" => opts.keep_files = true,
-            w => match w.parse::<usize>() {
-                Ok(n) if n > 0 && turns.is_none() => turns = Some(n),
-                _ => return Err(REWIND_USAGE),
-            },
-        }
-    }
-    opts.turns = turns.unwrap_or(1);
-    Ok(opts)
-}
-
 async fn rewind(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
-    let opts = match rewind_options(args) {
+    let opts = match args::rewind(args) {
         Ok(o) => o,
-        Err(e) => return Outcome::Declined(e.to_owned()),
+        Err(e) => return Outcome::Declined(e),
     };
     let plan = match agent.plan_rewind(opts) {
         Ok(p) => p,
@@ -234,21 +190,10 @@ async fn rewind(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome
     }
 }
 
-/// `/fork [N]`'s count: 0 (as it is now) or N.
-pub fn fork_turns(args: &str) -> Result<usize, &'static str> {
-    match args.trim() {
-        "" => Ok(0),
-        n => match n.parse::<usize>() {
-            Ok(n) if n > 0 => Ok(n),
-            _ => Err(FORK_USAGE),
-        },
-    }
-}
-
 fn fork(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
-    let turns = match fork_turns(args) {
+    let turns = match args::fork(args) {
         Ok(n) => n,
-        Err(e) => return Outcome::Declined(e.to_owned()),
+        Err(e) => return Outcome::Declined(e),
     };
     let original = agent.session_id().clone();
     match agent.fork(turns) {
@@ -302,15 +247,17 @@ async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
 
 /// `/memory [review …]`: the entries, or the review of what mining
 /// proposed (docs/memory.md#review).
-async fn memory(agent: &Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
-    let words: Vec<&str> = args.split_whitespace().collect();
-    match words.split_first() {
-        None => match agent.memory_entries() {
+async fn memory(agent: &Agent, fe: &mut dyn Frontend, line: &str) -> Outcome {
+    match args::memory(line) {
+        Ok(None) => match agent.memory_entries() {
             Ok(entries) => show(fe, agent, Shown::Memory(entries)),
             Err(e) => Outcome::of_error(e),
         },
-        Some((&"review", rest)) => review(agent, fe, rest).await,
-        Some(_) => Outcome::Declined(MEMORY_USAGE.to_owned()),
+        Ok(Some(flags)) => {
+            let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+            review(agent, fe, &flags).await
+        }
+        Err(why) => Outcome::Declined(why),
     }
 }
 
@@ -413,14 +360,10 @@ fn mine_error(e: MineError) -> Outcome {
 /// `/permissions [forget N]`: the rules as `eonyx permissions` numbers
 /// them, or rule N forgotten (only a rule eonyx saved; for the others it
 /// names the file to edit).
-fn permissions(agent: &Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
-    let number = match args.split_whitespace().collect::<Vec<_>>()[..] {
-        [] => None,
-        ["forget", n] => match n.parse::<usize>() {
-            Ok(n) => Some(n),
-            Err(_) => return Outcome::Declined(PERMISSIONS_USAGE.to_owned()),
-        },
-        _ => return Outcome::Declined(PERMISSIONS_USAGE.to_owned()),
+fn permissions(agent: &Agent, fe: &mut dyn Frontend, line: &str) -> Outcome {
+    let number = match args::permissions(line) {
+        Ok(n) => n,
+        Err(why) => return Outcome::Declined(why),
     };
     let rules = match permission_rules::current(agent.config()) {
         Ok(r) => r,
@@ -438,8 +381,13 @@ fn permissions(agent: &Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
 
 /// `/model [KEY] [EFFORT]`: the model and its effort, or a switch for the
 /// rest of the session (recorded in the session file).
-async fn model(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
-    let switch = match agent.parse_model_args(args) {
+async fn model(agent: &mut Agent, fe: &mut dyn Frontend, line: &str) -> Outcome {
+    let words = match args::model(line) {
+        Ok(w) => w,
+        Err(why) => return Outcome::Declined(why),
+    };
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let switch = match agent.parse_model_args(&words) {
         Ok(s) => s,
         Err(e) => return Outcome::Declined(e.to_string()),
     };
@@ -529,31 +477,4 @@ fn chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rewind_takes_a_count_and_keep_files_in_any_order() {
-        let o = |s| rewind_options(s).ok();
-        let opts = |turns, keep_files| Some(RewindOptions { turns, keep_files });
-        assert_eq!(o(""), opts(1, false));
-        assert_eq!(o("3"), opts(3, false));
-        assert_eq!(o("--keep-files 2"), opts(2, true));
-        assert_eq!(o("2 --keep-files"), opts(2, true));
-        for bad in ["0", "-1", "x", "2 3", "--keep"] {
-            assert_eq!(o(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn fork_takes_nothing_or_a_positive_count() {
-        assert_eq!(fork_turns(""), Ok(0));
-        assert_eq!(fork_turns(" 2 "), Ok(2));
-        for bad in ["0", "x", "1 2"] {
-            assert_eq!(fork_turns(bad), Err(FORK_USAGE), "{bad}");
-        }
-    }
 }

@@ -68,8 +68,8 @@ impl Drop for MiningHandle {
 }
 
 /// Start a start's pass when `config` mines (`None` when it is off or the
-/// thread cannot start). The pass builds its model client and reads the
-/// sessions on its own thread.
+/// thread cannot start). The pass reads the sessions on its own thread and
+/// builds its model client only when it finds one to mine.
 pub fn start_background(config: &Config, opts: MineOptions) -> Option<MiningHandle> {
     if !super::enabled(config) || config.memory.mine_per_start == 0 {
         return None;
@@ -106,7 +106,7 @@ fn pass(config: Config, opts: MineOptions, cancel: CancellationToken, tx: Sender
         }
     };
     runtime.block_on(async {
-        let result = match Miner::new(config, &opts) {
+        let result = match Miner::unconnected(config, &opts) {
             Ok(miner) => {
                 let mut sink = |e: MiningEvent| send(e);
                 miner.run(&Pick::Start, cancel.clone(), &mut sink).await

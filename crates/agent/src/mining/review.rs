@@ -54,12 +54,33 @@ pub enum Reviewed {
     Skipped(Proposal),
 }
 
-/// What `--accept ID…`, `--reject ID…` and `--accept-all` asked for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What `--accept ID…`, `--reject ID…` and `--accept-all` asked for:
+/// the flags of `eonyx memory review` and of `/memory review`, declared
+/// once (the command line flattens them; [`ReviewFlags::parse`] reads them
+/// after the slash command with the same rules).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct ReviewFlags {
+    /// Accept these proposals.
+    #[arg(long, value_name = "ID", num_args = 1.., conflicts_with_all = ["reject", "accept_all"])]
     pub accept: Vec<String>,
+    /// Reject these proposals (never proposed again).
+    #[arg(long, value_name = "ID", num_args = 1.., conflicts_with = "accept_all")]
     pub reject: Vec<String>,
+    /// Accept every proposal of this project.
+    #[arg(long)]
     pub accept_all: bool,
+}
+
+/// `/memory review` and its flags, as clap reads them.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "/memory review",
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+struct SlashReview {
+    #[command(flatten)]
+    flags: ReviewFlags,
 }
 
 impl ReviewFlags {
@@ -70,26 +91,59 @@ impl ReviewFlags {
     }
 
     /// `--accept ID…`, `--reject ID…`, `--accept-all` as typed after
-    /// `/memory review` (ids may be written `[id]`).
+    /// `/memory review`, read by the same declaration as the command line
+    /// (one of `--accept`, `--reject` with `--accept`, `--accept-all`
+    /// alone); `Err`: what does not read, in a line.
     pub fn parse(words: &[&str]) -> Result<ReviewFlags, String> {
-        let mut flags = ReviewFlags::default();
-        let mut list: Option<&mut Vec<String>> = None;
-        for w in words {
-            match *w {
-                "--accept-all" => {
-                    flags.accept_all = true;
-                    list = None;
-                }
-                "--accept" => list = Some(&mut flags.accept),
-                "--reject" => list = Some(&mut flags.reject),
-                id if !id.starts_with("--") => match list.as_deref_mut() {
-                    Some(l) => l.push(id.trim_matches(['[', ']']).to_owned()),
-                    None => return Err(format!("`{id}` follows no --accept or --reject")),
-                },
-                other => return Err(format!("`{other}` is not a flag of the review")),
+        let argv = std::iter::once("/memory review").chain(words.iter().copied());
+        match <SlashReview as clap::Parser>::try_parse_from(argv) {
+            Ok(s) => Ok(s.flags.without_brackets()),
+            Err(e) => {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                Err(first.strip_prefix("error: ").unwrap_or(first).to_owned())
             }
         }
-        Ok(flags)
+    }
+
+    /// The ids as typed, `[id]` or `id`, without the brackets.
+    pub fn without_brackets(self) -> ReviewFlags {
+        let ids = |v: Vec<String>| -> Vec<String> {
+            v.iter()
+                .map(|i| i.trim().trim_matches(['[', ']']).to_owned())
+                .collect()
+        };
+        ReviewFlags {
+            accept: ids(self.accept),
+            reject: ids(self.reject),
+            accept_all: self.accept_all,
+        }
+    }
+}
+
+#[cfg(test)]
+mod flag_tests {
+    use super::*;
+
+    #[test]
+    fn the_slash_flags_read_as_the_command_lines_with_its_conflicts() {
+        assert_eq!(
+            ReviewFlags::parse(&["--accept", "[a1]", "b2"]).unwrap(),
+            ReviewFlags {
+                accept: vec!["a1".into(), "b2".into()],
+                ..ReviewFlags::default()
+            }
+        );
+        assert!(ReviewFlags::parse(&["--accept-all"]).unwrap().accept_all);
+        assert!(!ReviewFlags::parse(&[]).unwrap().any());
+        let both = ReviewFlags::parse(&["--accept", "a", "--reject", "b"]).unwrap_err();
+        assert!(both.contains("cannot be used with"), "{both}");
+        assert!(!both.contains('\n'), "{both}");
+        let all = ReviewFlags::parse(&["--reject", "b", "--accept-all"]).unwrap_err();
+        assert!(all.contains("cannot be used with"), "{all}");
+        let stray = ReviewFlags::parse(&["nope"]).unwrap_err();
+        assert!(stray.contains("nope"), "{stray}");
+        assert!(ReviewFlags::parse(&["--accept"]).is_err());
     }
 }
 
@@ -264,17 +318,5 @@ mod tests {
         );
         assert_eq!(ReviewAnswer::parse(""), Ok(ReviewAnswer::Skip));
         assert!(ReviewAnswer::parse("x").is_err());
-    }
-
-    #[test]
-    fn flags_take_their_ids() {
-        let f = ReviewFlags::parse(&["--accept", "[a1]", "b2", "--reject", "c3"]).unwrap();
-        assert_eq!(f.accept, ["a1", "b2"]);
-        assert_eq!(f.reject, ["c3"]);
-        assert!(!f.accept_all && f.any());
-        assert!(ReviewFlags::parse(&["--accept-all"]).unwrap().accept_all);
-        assert!(!ReviewFlags::parse(&[]).unwrap().any());
-        assert!(ReviewFlags::parse(&["a1"]).is_err());
-        assert!(ReviewFlags::parse(&["--all"]).is_err());
     }
 }

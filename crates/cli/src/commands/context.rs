@@ -10,6 +10,7 @@
 //! (docs/mcp.md#eonyx-context). No model is asked.
 
 use eonyx_agent::PromptReport;
+use eonyx_agent::commands::text::context;
 use eonyx_core::SessionId;
 
 use crate::cli::{ContextArgs, GlobalArgs};
@@ -43,12 +44,16 @@ pub fn run(
             printer.out("\n")?;
         }
         printer.flush()?;
-        print_table(printer, &report, env.get("HOME"));
-        if !report.skills.is_empty() {
-            printer.info(&super::skills::section_line(&report.skills));
+        for line in context::table(&report, env.get("HOME")) {
+            printer.info(&line);
         }
-        print_memory_line(printer, &report);
-        print_kept_lines(printer, &report);
+        if !report.skills.is_empty() {
+            printer.info(&context::skills_line(&report.skills));
+        }
+        printer.info(&context::memory_line(&report));
+        for line in context::kept_lines(&report) {
+            printer.info(&line);
+        }
         printer.info(&tools_line(&report));
     }
     for w in report.mcp.iter().flat_map(|r| &r.warnings) {
@@ -86,50 +91,6 @@ fn tools_line(report: &PromptReport) -> String {
         report.fixed_tokens()
     ));
     s
-}
-
-/// The memory section's size on stderr, like a context file's. Also used
-/// by the REPL's `/context`.
-pub(crate) fn print_memory_line(printer: &Printer, report: &PromptReport) {
-    let memory = &report.memory;
-    if memory.text.is_empty() {
-        printer.info("memory: no entries");
-        return;
-    }
-    let mut line = format!(
-        "memory: {} entr{}, {} bytes, ~{} tokens",
-        memory.shown,
-        if memory.shown == 1 { "y" } else { "ies" },
-        memory.text.len(),
-        report.memory_tokens
-    );
-    if memory.omitted > 0 {
-        line.push_str(&format!(
-            "; {} older left out (memory.max_bytes); `eonyx memory` lists all",
-            memory.omitted
-        ));
-    }
-    printer.info(&line);
-}
-
-/// What the compaction in force keeps verbatim for the user
-/// (docs/compaction.md#what-the-user-said), and the pins in force, on
-/// stderr; nothing when there is neither.
-fn print_kept_lines(printer: &Printer, report: &PromptReport) {
-    if let Some(u) = &report.user_words {
-        printer.info(&format!(
-            "what the user said: {} message(s) kept verbatim after the summary, {} left out (`recall` returns them), ~{} tokens",
-            u.kept, u.left_out, report.user_words_tokens
-        ));
-    }
-    if !report.pins.is_empty() {
-        let pins: Vec<String> = report
-            .pins
-            .iter()
-            .map(|p| format!("{}. {}", p.id, eonyx_core::text::ellipsize(&p.text, 60)))
-            .collect();
-        printer.info(&format!("pins: {}", pins.join(" · ")));
-    }
 }
 
 fn json_report(report: &PromptReport) -> serde_json::Value {
@@ -173,76 +134,4 @@ fn json_report(report: &PromptReport) -> serde_json::Value {
         })),
         "pins": report.pins,
     })
-}
-
-/// One row per file, then the total, on stderr. Absolute paths under
-/// `home` are shown as `~/…`. Also used by the REPL's `/context`.
-pub(crate) fn print_table(printer: &Printer, report: &PromptReport, home: Option<&str>) {
-    let tilde = |display: &str| super::tilde(display, home);
-    if report.files.is_empty() {
-        printer.info("no context files (AGENTS.md, *.context.md) found");
-    } else {
-        let rows: Vec<[String; 4]> = report
-            .files
-            .iter()
-            .map(|f| {
-                let truncated = if f.truncated {
-                    format!("yes ({} of {} bytes kept)", f.included_bytes, f.bytes)
-                } else {
-                    "no".to_owned()
-                };
-                [
-                    tilde(&f.display),
-                    f.bytes.to_string(),
-                    f.tokens.to_string(),
-                    truncated,
-                ]
-            })
-            .collect();
-        let header = ["FILE", "BYTES", "TOKENS", "TRUNCATED"].map(str::to_owned);
-        let [w0, w1, w2, _] = super::column_widths(&header, &rows);
-        for r in std::iter::once(&header).chain(&rows) {
-            printer.info(&format!(
-                "{:<w0$}  {:>w1$}  {:>w2$}  {}",
-                r[0], r[1], r[2], r[3]
-            ));
-        }
-    }
-    let file_bytes: u64 = report.files.iter().map(|f| f.bytes).sum();
-    let file_tokens: u64 = report.files.iter().map(|f| f.tokens).sum();
-    let n = report.files.len();
-    printer.info(&format!(
-        "total: {n} file{}, {file_bytes} bytes, ~{file_tokens} tokens of context; \
-         system prompt ~{} tokens ({} bytes)",
-        if n == 1 { "" } else { "s" },
-        report.prompt_tokens,
-        report.prompt.text().len()
-    ));
-}
-
-/// `/context` in the REPL and batch runs: the table, the skills, memory
-/// and MCP lines, then the context estimate.
-pub fn print_for_repl(printer: &Printer, agent: &eonyx_agent::Agent) {
-    let report = agent.prompt_report();
-    print_table(printer, &report, std::env::var("HOME").ok().as_deref());
-    if !report.skills.is_empty() {
-        printer.info(&super::skills::section_line(&report.skills));
-    }
-    print_memory_line(printer, &report);
-    print_kept_lines(printer, &report);
-    if !agent.mcp().catalog().is_empty() {
-        printer.info(&super::mcp::catalog_line(agent.mcp().catalog()));
-    }
-    let ahead = match (agent.trigger().ahead, agent.context_status().summary_ready) {
-        (_, true) => "; a summary written ahead is ready".to_owned(),
-        (Some(a), false) => format!("; summaries written ahead from ~{a} tokens"),
-        (None, false) => String::new(),
-    };
-    printer.info(&format!(
-        "{}{ahead}",
-        eonyx_agent::commands::text::context_estimate(agent)
-    ));
-    if let Some(s) = agent.summary() {
-        printer.info(&format!("summary: {} characters", s.chars().count()));
-    }
 }

@@ -80,29 +80,9 @@ pub fn export(
     Ok(())
 }
 
-/// After `/export`: what could not be read, and where the export went.
-pub fn exported(printer: &Printer, x: &eonyx_agent::commands::Exported) {
-    skipped_warnings(printer, &x.id, &x.skipped);
-    printer.info(&format!(
-        "exported session {} as {} to {}",
-        x.id,
-        x.format.as_str(),
-        x.path
-    ));
-}
-
 /// The warnings for what an export could not read.
 fn skipped_warnings(printer: &Printer, id: &SessionId, skipped: &eonyx_export::Skipped) {
-    if skipped.torn_tail_bytes > 0 {
-        printer.warn(&format!(
-            "session {id} ends with a torn line ({} bytes, a write that never finished): exported what is readable; `eonyx sessions doctor` repairs the file",
-            skipped.torn_tail_bytes
-        ));
-    }
-    if skipped.bad_lines + skipped.unknown_lines > 0 {
-        printer.warn(&format!(
-            "skipped {} unreadable line(s) and {} record(s) of unknown type in {id}: exported what is readable",
-            skipped.bad_lines, skipped.unknown_lines
-        ));
+    for w in eonyx_agent::commands::text::skipped(id, skipped) {
+        printer.warn(&w);
     }
 }

@@ -79,7 +79,7 @@ async fn batch_lines(s: &mut ui::Session<'_>) -> anyhow::Result<Status> {
                 Flow::Stop(status) => return Ok(status),
             }
         }
-        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
+        ui::session_end_hooks(&mut s.agent, &mut s.view, &s.interrupts, "other").await;
         Ok(Status::Success)
     }
 }

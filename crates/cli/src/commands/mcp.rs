@@ -106,26 +106,7 @@ fn table(report: &McpReport) -> Vec<String> {
 
 /// What MCP adds to every request, and whether the schemas are deferred.
 pub(crate) fn summary_line(report: &McpReport) -> String {
-    catalog_line(&report.catalog)
-}
-
-/// [`summary_line`] for a catalog (also the REPL's `/context`).
-pub(crate) fn catalog_line(cat: &eonyx_agent::mcp::Catalog) -> String {
-    let n = cat.entries().len();
-    if cat.deferred() {
-        format!(
-            "MCP: {n} tools, ~{} tokens of schemas, past mcp.defer_above_tokens ({}): deferred, so every request carries ~{} tokens (the # MCP tools listing, mcp_describe and mcp_call)",
-            cat.schema_tokens(),
-            cat.limit(),
-            cat.tokens()
-        )
-    } else {
-        format!(
-            "MCP: {n} tools, ~{} tokens in every request (schemas are deferred past mcp.defer_above_tokens = {})",
-            cat.tokens(),
-            cat.limit()
-        )
-    }
+    eonyx_agent::commands::text::context::catalog_line(&report.catalog)
 }
 
 fn report_json(report: &McpReport) -> serde_json::Value {

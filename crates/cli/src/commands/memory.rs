@@ -3,9 +3,10 @@
 //! prints.
 
 use anyhow::Context as _;
+use eonyx_agent::commands::text::lists;
 use eonyx_config::Config;
 use eonyx_config::paths::{self, Env};
-use eonyx_core::memory::{MemoryEntry, MemoryScope};
+use eonyx_core::memory::MemoryScope;
 use eonyx_store::memory::{MemoryStore, parse_line};
 use serde_json::json;
 
@@ -65,18 +66,9 @@ pub fn run(
             let opts = mining::options(global, cwd, env);
             mining::mine(printer, config, opts, session.as_deref(), *all)
         }
-        Some(MemoryCommand::Review {
-            accept,
-            reject,
-            accept_all,
-        }) => {
+        Some(MemoryCommand::Review { flags }) => {
             let opts = mining::options(global, cwd, env);
-            let args = mining::ReviewArgs {
-                accept,
-                reject,
-                accept_all: *accept_all,
-            };
-            mining::review(printer, &config, &opts, &args)
+            mining::review(printer, &config, &opts, flags)
         }
         Some(MemoryCommand::Path) => {
             let (g, p) = (
@@ -103,38 +95,8 @@ fn memory_error(e: eonyx_store::memory::MemoryError) -> anyhow::Error {
     }
 }
 
-/// Oldest first, newest last: by date, then global before project, then
-/// file order. Malformed lines (no date) come first.
-pub(crate) fn newest_last(mut entries: Vec<MemoryEntry>) -> Vec<MemoryEntry> {
-    let mut indexed: Vec<(usize, MemoryEntry)> = entries.drain(..).enumerate().collect();
-    indexed.sort_by(|(ia, a), (ib, b)| {
-        (a.created.as_deref().unwrap_or_default(), a.scope, ia).cmp(&(
-            b.created.as_deref().unwrap_or_default(),
-            b.scope,
-            ib,
-        ))
-    });
-    indexed.into_iter().map(|(_, e)| e).collect()
-}
-
-/// `ID  SCOPE  DATE  TEXT` lines; `-` for what a malformed line lacks.
-pub(crate) fn rows(entries: &[MemoryEntry]) -> Vec<String> {
-    entries
-        .iter()
-        .map(|e| {
-            format!(
-                "{:<6}  {:<7}  {:<10}  {}",
-                e.id.as_deref().unwrap_or("-"),
-                e.scope.as_str(),
-                e.created.as_deref().unwrap_or("-"),
-                e.text
-            )
-        })
-        .collect()
-}
-
 fn list(printer: &mut Printer, store: &MemoryStore) -> anyhow::Result<Status> {
-    let entries = newest_last(store.list().map_err(memory_error)?);
+    let entries = lists::newest_last(store.list().map_err(memory_error)?);
     if printer.json() {
         printer.json_array_line(entries.iter().map(|e| EntryJson {
             created: e.created.as_deref(),
@@ -149,7 +111,7 @@ fn list(printer: &mut Printer, store: &MemoryStore) -> anyhow::Result<Status> {
         printer.info("no memory entries yet; add one with `eonyx memory add TEXT`");
         return Ok(Status::Success);
     }
-    for row in rows(&entries) {
+    for row in lists::memory_rows(&entries) {
         printer.outln(&row)?;
     }
     Ok(Status::Success)

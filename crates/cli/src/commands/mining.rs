@@ -282,39 +282,23 @@ fn print_notes(printer: &mut Printer, notes: &StartupNotes, waiting_line: bool) 
     }
 }
 
-/// What the review flags asked for.
-pub struct ReviewArgs<'a> {
-    pub accept: &'a [String],
-    pub reject: &'a [String],
-    pub accept_all: bool,
-}
-
 /// `eonyx memory review`.
 pub fn review(
     printer: &mut Printer,
     config: &Config,
     opts: &MineOptions,
-    args: &ReviewArgs<'_>,
+    flags: &ReviewFlags,
 ) -> anyhow::Result<Status> {
     let inbox = Inbox::open(config, opts)?;
     let pending = inbox.pending()?;
-    if printer.json() && args.accept.is_empty() && args.reject.is_empty() && !args.accept_all {
+    if printer.json() && !flags.any() {
         printer.json_array_line(pending.iter().map(ProposalJson::from))?;
         return Ok(Status::Success);
     }
-    let flags = ReviewFlags {
-        accept: args.accept.to_vec(),
-        reject: args.reject.to_vec(),
-        accept_all: args.accept_all,
-    };
     if !flags.any() {
         return interactive(printer, &inbox, pending);
     }
-    let flags = ReviewFlags {
-        accept: ids(&flags.accept),
-        reject: ids(&flags.reject),
-        ..flags
-    };
+    let flags = flags.clone().without_brackets();
     let done = inbox.apply(&flags).map_err(user_error)?;
     let accepted = done.iter().any(|r| matches!(r, Reviewed::Accepted { .. }));
     for r in &done {
@@ -324,13 +308,6 @@ pub fn review(
         cap_note(printer, &inbox);
     }
     Ok(Status::Success)
-}
-
-/// Ids as typed, `[id]` or `id`.
-fn ids(v: &[String]) -> Vec<String> {
-    v.iter()
-        .map(|i| i.trim().trim_matches(['[', ']']).to_owned())
-        .collect()
 }
 
 fn user_error(e: eonyx_agent::mining::MineError) -> anyhow::Error {

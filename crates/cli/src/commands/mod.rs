@@ -164,27 +164,4 @@ pub fn acp(global: &GlobalArgs) -> anyhow::Result<crate::exit::Status> {
     Ok(crate::exit::Status::Success)
 }
 
-/// `path` with the home directory shown as `~` (only when `path` lies under it).
-pub fn tilde(path: &str, home: Option<&str>) -> String {
-    match home
-        .map(|h| h.trim_end_matches('/'))
-        .filter(|h| !h.is_empty())
-        .and_then(|h| path.strip_prefix(h))
-        .filter(|r| r.starts_with('/'))
-    {
-        Some(r) => format!("~{r}"),
-        None => path.to_owned(),
-    }
-}
-
-/// The width in characters of each column of a table: the widest of the
-/// header and every row.
-pub fn column_widths<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> [usize; N] {
-    std::array::from_fn(|i| {
-        rows.iter()
-            .chain(std::iter::once(header))
-            .map(|r| r[i].chars().count())
-            .max()
-            .unwrap_or(0)
-    })
-}
+pub use eonyx_agent::commands::text::column_widths;

@@ -4,12 +4,12 @@
 
 use anyhow::Context as _;
 
-use eonyx_agent::commands::{self, GoalEnd, Surface};
+use eonyx_agent::commands::{self, GoalEnd, GoalStart, Surface, text};
 use eonyx_core::goal::GoalStatus;
 
 use super::mining;
 use super::ui::frontend::Cli;
-use super::ui::{self, Mode, TurnResult, goal};
+use super::ui::{self, Mode};
 use crate::cli::{GlobalArgs, RunArgs};
 use crate::exit::{Status, usage};
 use crate::printer::Printer;
@@ -49,51 +49,36 @@ async fn turns(
     continues: bool,
     prompt: String,
 ) -> anyhow::Result<Status> {
-    {
-        // The prompt goes as written (`@` is a REPL and batch-line
-        // convenience); images only through --image.
-        let input = s.agent.prepare_prompt(&prompt, &args.images)?;
-        let goal_run = {
-            let view = &mut s.view;
-            let mut sink = |ev| view.event(ev);
-            match &goal_text {
-                Some(text) => {
-                    s.agent.goals().set(text, args.max_turns, &mut sink)?;
-                    true
-                }
-                // `run -c` goes on with a paused (or blocked) goal.
-                None if continues => {
-                    s.agent.goals().resume_paused(&mut sink)?;
-                    s.agent.goals().active()
-                }
-                None => false,
+    // The prompt goes as written (`@` is a REPL and batch-line
+    // convenience); images only through --image.
+    let input = s.agent.prepare_prompt(&prompt, &args.images)?;
+    let start = match &goal_text {
+        Some(text) => GoalStart::Set {
+            text,
+            max_turns: args.max_turns,
+        },
+        // `run -c` goes on with a paused (or blocked) goal.
+        None if continues => GoalStart::Resume,
+        None => GoalStart::None,
+    };
+    let ran = {
+        let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
+        commands::run_prompt(&mut s.agent, &mut fe, &input, start).await?
+    };
+    if let Some(e) = s.view.last_error.take() {
+        return Err(e.into());
+    }
+    if ran.goal {
+        return Ok(verdict(s, ran.end));
+    }
+    match ran.end {
+        GoalEnd::Stopped { .. } => Ok(Status::Success),
+        GoalEnd::Failed(e) => {
+            let status = e.status();
+            if s.view.mode != Mode::Json || status != Status::Interrupted {
+                s.view.printer.error(&e.into());
             }
-        };
-        if goal_run {
-            let end = {
-                let mut fe = Cli::new(&mut s.view, &s.interrupts, Surface::Batch);
-                commands::user_turn(&mut s.agent, &mut fe, &input).await
-            };
-            ui::end_jobs(&mut s.agent, &mut s.view).await;
-            if let Some(e) = s.view.last_error.take() {
-                return Err(e.into());
-            }
-            return Ok(verdict(s, end));
-        }
-        let result = ui::run_turn(&mut s.agent, &mut s.view, &s.interrupts, &input).await;
-        ui::session_end_hooks(&mut s.agent, &mut s.view, "other").await;
-        if let Some(e) = s.view.last_error.take() {
-            return Err(e.into());
-        }
-        match result {
-            TurnResult::Ok => Ok(Status::Success),
-            TurnResult::Failed(e) => {
-                let status = e.status();
-                if s.view.mode != Mode::Json || status != Status::Interrupted {
-                    s.view.printer.error(&e.into());
-                }
-                Ok(status)
-            }
+            Ok(status)
         }
     }
 }
@@ -111,7 +96,7 @@ fn verdict(s: &mut ui::Session<'_>, end: GoalEnd) -> Status {
         _ if !json => {}
         _ => {
             if let Some(g) = s.agent.goal() {
-                s.view.printer.info(&goal::goal_line(g));
+                s.view.printer.info(&text::goal_line(g));
             }
         }
     }

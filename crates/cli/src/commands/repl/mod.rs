@@ -152,7 +152,7 @@ pub fn run(
                 Flow::Unsent => unsent = input.to_owned(),
             }
         }
-        ui::session_end_hooks(&mut agent, &mut view, "prompt_input_exit").await;
+        ui::session_end_hooks(&mut agent, &mut view, &interrupts, "prompt_input_exit").await;
         Ok(Status::Success)
     })
 }

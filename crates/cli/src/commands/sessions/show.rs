@@ -22,6 +22,16 @@ fn rewound_mark(rewound: bool) -> &'static str {
     if rewound { " · rewound" } else { "" }
 }
 
+/// `[#SEQ WHAT · DATE( · rewound)] TEXT`, a line of a record about one
+/// thing (a pin, a job).
+fn tagged(seq: u64, what: &str, ts: &str, rewound: bool, text: &str) -> String {
+    format!(
+        "[#{seq} {what} · {}{}] {text}\n",
+        short_date(ts),
+        rewound_mark(rewound)
+    )
+}
+
 /// `[PREFIX ROLE · result of ID SUFFIX]` then the text (images as
 /// `[image png 12 KB]`) and one `→ NAME ARGS (call ID)` line per tool call.
 fn block(prefix: &str, m: &eonyx_core::Message, suffix: &str) -> String {
@@ -191,27 +201,18 @@ pub(super) fn show(
                 rewound_mark(rewound(r)),
                 w.to_seq
             ),
-            Record::Pin(p) => format!(
-                "[#{} pin {} {} · {}{}] {}\n",
-                p.seq,
-                p.id,
-                match p.event {
+            Record::Pin(p) => {
+                let event = match p.event {
                     eonyx_core::pin::PinEvent::Added => "added",
                     eonyx_core::pin::PinEvent::Removed => "removed",
-                },
-                short_date(&p.ts),
-                rewound_mark(rewound(r)),
-                p.text
-            ),
-            Record::Job(j) => format!(
-                "[#{} job {} {} · {}{}] {}\n",
-                j.seq,
-                j.id,
-                j.status.as_deref().unwrap_or("started"),
-                short_date(&j.ts),
-                rewound_mark(rewound(r)),
-                j.command
-            ),
+                };
+                let what = format!("pin {} {event}", p.id);
+                tagged(p.seq, &what, &p.ts, rewound(r), &p.text)
+            }
+            Record::Job(j) => {
+                let what = format!("job {} {}", j.id, j.status.as_deref().unwrap_or("started"));
+                tagged(j.seq, &what, &j.ts, rewound(r), &j.command)
+            }
         });
     }
     printer.out(&blocks.join("\n"))?;

@@ -4,16 +4,15 @@
 //! layer's.
 
 use eonyx_agent::commands::{
-    self, Answer, Frontend, Invocation, Outcome, Shown, Surface, TurnKind,
+    self, Answer, Frontend, Invocation, Outcome, Shown, Surface, Tone, TurnKind,
 };
-use eonyx_agent::mining::review;
-use eonyx_agent::permission_rules;
 use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
 
 use super::view::Mode;
 use super::{Interrupts, View};
+use crate::event::{Event, StatusEvent};
 
 /// The terminal frontends: a [`View`] and Ctrl-C.
 pub struct Cli<'v, 'p> {
@@ -56,7 +55,7 @@ impl Frontend for Cli<'_, '_> {
     }
 
     fn show(&mut self, agent: &Agent, shown: Shown) {
-        render(self.view, agent, self.surface, shown);
+        show(self.view, agent, self.surface, shown);
     }
 
     fn interruptible(&mut self) -> CancellationToken {
@@ -128,98 +127,47 @@ fn home() -> Option<String> {
     std::env::var("HOME").ok()
 }
 
-/// Show what a command reports.
-fn render(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
+/// Print what a command reports: the command layer's lines
+/// (`commands::render`), each by its tone; with `--json` also its event,
+/// which replaces the information lines of `/status` and of the session
+/// after `/new` or `/resume`.
+fn show(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
+    if let Shown::Remembered(_) = shown {
+        view.settle_line();
+    }
+    let lines = commands::render(agent, &shown, surface, home().as_deref());
+    let replaced =
+        view.mode == Mode::Json && matches!(shown, Shown::Status(_) | Shown::Session { .. });
+    for line in lines {
+        match line.tone {
+            Tone::Info if replaced => {}
+            Tone::Info => view.printer.info(&line.text),
+            Tone::Warn => view.printer.warn(&line.text),
+            Tone::Data => {
+                if let Err(e) = view.printer.outln(&line.text) {
+                    view.last_error = Some(e);
+                }
+            }
+            // The goal's event showed it.
+            Tone::Echo => {}
+        }
+    }
+    if view.mode == Mode::Json {
+        json_event(view, agent, shown);
+    }
+}
+
+/// The `--json` event of what a command reports, where it has one.
+fn json_event(view: &mut View<'_>, agent: &Agent, shown: Shown) {
     match shown {
-        Shown::Help => view.printer.info(&commands::help(surface)),
-        Shown::Note(s) => view.printer.info(&s),
-        Shown::Warning(s) => view.printer.warn(&s),
-        Shown::Renamed(title) => view.printer.info(&format!("renamed to {title}")),
-        Shown::Sessions(list) => {
-            for s in &list {
-                let marker = if &s.id == agent.session_id() {
-                    "*"
-                } else {
-                    " "
-                };
-                let tasks = match s.children {
-                    0 => String::new(),
-                    n => format!("  ({n} task{})", if n == 1 { "" } else { "s" }),
-                };
-                view.printer.info(&format!(
-                    "{marker} {}  {}  {:>5}  {}{tasks}",
-                    s.id, s.last_activity, s.message_count, s.title
-                ));
-            }
-        }
-        Shown::Session { notices } => {
-            view.session(agent);
-            for n in notices {
-                view.printer.warn(&n);
-            }
-        }
-        Shown::Rewound(report) => super::rewind::rewound(view, &report),
+        Shown::Status(st) => view.json(&Event::Status(Box::new(StatusEvent::new(&st)))),
+        Shown::Session { .. } => view.session(agent),
+        Shown::Rewound(report) => super::rewind::rewound_json(view, &report),
         Shown::Forked {
-            original,
-            forked,
-            notices,
-        } => super::rewind::forked(view, &original, &forked, notices),
-        Shown::Goal => super::goal::show_goal(agent, view),
-        // The goal event showed the change.
-        Shown::GoalChanged(_) => {}
-        Shown::Plan => super::goal::show_plan(agent, view),
-        Shown::Exported(x) => crate::commands::export::exported(view.printer, &x),
-        Shown::Context => crate::commands::context::print_for_repl(view.printer, agent),
-        Shown::Memory(entries) => {
-            let entries = crate::commands::memory::newest_last(entries);
-            if entries.is_empty() {
-                view.printer
-                    .info("no memory entries yet; add one with /remember TEXT");
-            }
-            for row in crate::commands::memory::rows(&entries) {
-                view.printer.info(&row);
-            }
-        }
-        Shown::Remembered(entry) => view.memory_changed("add", &entry),
-        Shown::Skills => crate::commands::skills::print_for_repl(
-            view.printer,
-            agent.skills(),
-            agent.skills_in_use(),
-            home().as_deref(),
-        ),
-        Shown::Hooks => crate::commands::hooks::print_for_repl(view.printer, agent.config()),
-        Shown::Proposals { pending, costs } => {
-            for line in review::listing(&pending, &costs) {
-                view.printer.info(&line);
-            }
-        }
-        Shown::Reviewed(r) => view.printer.info(&review::reviewed(&r)),
-        Shown::LeftOut(out) => {
-            for line in review::left_out(&out) {
-                view.printer.warn(&line);
-            }
-        }
-        Shown::Permissions(rules) if rules.is_empty() => view.printer.info(permission_rules::NONE),
-        Shown::Permissions(rules) => {
-            for line in permission_rules::table(&rules) {
-                view.printer.info(&line);
-            }
-        }
-        Shown::PermissionForgotten { number, rule } => view
-            .printer
-            .info(&permission_rules::forgotten(number, &rule)),
-        Shown::Status(st) => super::status::show(view, &st, home().as_deref()),
-        Shown::Model(info) => {
-            view.printer.info(&info.to_string());
-            view.printer
-                .info(&format!("models: {}", info.keys.join(", ")));
-        }
-        Shown::ModelSwitched { info, notices } => {
-            for n in notices {
-                view.printer.warn(&n);
-            }
-            view.printer.info(&format!("switched: {info}"));
-        }
+            original, forked, ..
+        } => super::rewind::forked_json(view, &original, &forked),
+        Shown::Remembered(entry) => view.memory_json("add", &entry),
+        _ => {}
     }
 }
 

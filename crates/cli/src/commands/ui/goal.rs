@@ -1,88 +1,14 @@
-//! How goals and plans are shown (docs/goals.md, section "Goals"): `/goal`,
-//! `/plan`, goal changes and continuations. The goal loop is the command
+//! How goal and plan events are shown (docs/goals.md, section "Goals"):
+//! goal changes, continuations and a new plan (their texts, as `/goal`'s
+//! and `/plan`'s, are the command layer's). The goal loop is the command
 //! layer's (`eonyx_agent::commands`).
 
-use eonyx_agent::Agent;
-use eonyx_core::goal::{GoalRecord, GoalStatus};
-use eonyx_core::plan::{StepStatus, WorkPlan};
+use eonyx_agent::commands::text::{checklist, goal_line};
+use eonyx_core::goal::GoalRecord;
+use eonyx_core::plan::WorkPlan;
 
 use super::View;
 use crate::event::Event;
-
-/// `/goal` alone: the goal, its status and budget.
-pub fn show_goal(agent: &Agent, view: &mut View<'_>) {
-    match agent.goal() {
-        Some(g) => {
-            view.printer.info(&format!("goal: {}", g.text));
-            view.printer.info(&format!("status: {}", g.status_line()));
-        }
-        None => view
-            .printer
-            .info("no goal; set one with /goal TEXT (eonyx continues until it is achieved)"),
-    }
-}
-
-/// `/plan`: the current plan as a checklist (stdout: it is what was asked
-/// for; a failed write is left in [`View::last_error`]).
-pub fn show_plan(agent: &Agent, view: &mut View<'_>) {
-    match agent.plan() {
-        Some(p) => {
-            if let Err(e) = view.printer.outln(&checklist(&p)) {
-                view.last_error = Some(e);
-            }
-        }
-        None => view
-            .printer
-            .info("no plan yet; the model makes one with the plan tool"),
-    }
-}
-
-/// A plan as a checklist: `[x]` completed, `[>]` in progress, `[ ]`
-/// pending, under a line with the progress.
-pub fn checklist(plan: &WorkPlan) -> String {
-    let mut out = format!("plan ({}):", plan.progress());
-    for s in &plan.steps {
-        let mark = match s.status {
-            StepStatus::Completed => "[x]",
-            StepStatus::InProgress => "[>]",
-            StepStatus::Pending => "[ ]",
-        };
-        out.push_str(&format!("\n  {mark} {}", s.step));
-    }
-    if let Some(n) = &plan.note {
-        out.push_str(&format!("\n  note: {n}"));
-    }
-    out
-}
-
-/// The one line a goal's status change is shown with (and `run --goal`'s
-/// verdict).
-pub fn goal_line(g: &GoalRecord) -> String {
-    match g.status {
-        GoalStatus::Active if g.turns_used == 0 => format!(
-            "goal set: {} (eonyx continues until it is achieved; budget {} turns; Ctrl-C pauses)",
-            g.text, g.max_turns
-        ),
-        GoalStatus::Active => format!("goal active again: {}", g.text),
-        GoalStatus::Paused => format!(
-            "goal paused: {}; /goal resume or `eonyx run -c` goes on",
-            g.reason.as_deref().unwrap_or("by the user")
-        ),
-        GoalStatus::Achieved => format!(
-            "goal achieved: {}",
-            g.evidence.as_deref().unwrap_or("no evidence given")
-        ),
-        GoalStatus::Blocked => format!(
-            "goal blocked: {}",
-            g.reason.as_deref().unwrap_or("no reason given")
-        ),
-        GoalStatus::BudgetLimited => format!(
-            "goal stopped: the budget of {} continuation turns is used up (budget_limited); /goal resume gives it another",
-            g.max_turns
-        ),
-        GoalStatus::Cleared => "goal cleared".to_owned(),
-    }
-}
 
 impl View<'_> {
     /// A `plan` call replaced the plan: the checklist on stderr, or a

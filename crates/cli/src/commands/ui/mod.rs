@@ -25,7 +25,6 @@ pub mod outcome;
 pub mod quiet;
 pub mod reasoning;
 pub mod rewind;
-pub mod status;
 pub mod text;
 pub mod view;
 
@@ -152,48 +151,22 @@ pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source:
     agent.hooks().session_start(source, &mut sink).await;
 }
 
-/// `SessionEnd` hooks: `reason` is `prompt_input_exit` (the REPL's `/exit`
-/// or Ctrl-D), `clear` (`/new`) or `other` (the end of a batch or `run`).
-pub async fn session_end_hooks(agent: &mut Agent, view: &mut View<'_>, reason: &str) {
-    let mut sink = |ev: AgentEvent| view.event(ev);
-    agent.hooks().session_end(reason, &mut sink).await;
-    end_jobs(agent, view).await;
-}
-
-/// The session's background jobs end with it (docs/tools.md#jobs); stderr
-/// says which were still running.
-pub async fn end_jobs(agent: &mut Agent, view: &mut View<'_>) {
-    let mut sink = |ev: AgentEvent| view.event(ev);
-    let stopped = agent.jobs().stop_all(&mut sink).await;
-    if !stopped.is_empty() {
-        let list: Vec<String> = stopped
-            .iter()
-            .map(|j| format!("job {} ({})", j.id, j.command))
-            .collect();
-        view.printer
-            .info(&format!("stopped background {}", list.join(", ")));
-    }
-}
-
-/// Outcome of running one turn through the view.
-pub enum TurnResult {
-    Ok,
-    Failed(AgentError),
-}
-
-/// Run one turn, showing its events.
-pub async fn run_turn(
+/// The session ends: `SessionEnd` hooks with `reason`
+/// (`prompt_input_exit`: the REPL's `/exit` or Ctrl-D; `other`: the end of
+/// a batch), then its jobs stopped (`commands::end_session`).
+pub async fn session_end_hooks(
     agent: &mut Agent,
     view: &mut View<'_>,
     interrupts: &Interrupts,
-    input: &UserInput,
-) -> TurnResult {
-    let result = turn(agent, view, interrupts, input).await;
-    report(view, result)
+    reason: &str,
+) {
+    let mut fe = frontend::Cli::new(view, interrupts, commands::Surface::Batch);
+    commands::end_session(agent, &mut fe, reason).await;
 }
 
-/// Run one turn, showing its events up to its end, which [`report`] shows
-/// (the batch loop decides in between whether it is idle).
+/// Run one turn, showing its events up to its end, which
+/// `commands::after_turn` shows (the batch loop decides in between whether
+/// it is idle).
 pub async fn turn(
     agent: &mut Agent,
     view: &mut View<'_>,
@@ -202,31 +175,6 @@ pub async fn turn(
 ) -> Result<eonyx_agent::TurnOutcome, AgentError> {
     let mut fe = frontend::Cli::new(view, interrupts, commands::Surface::Batch);
     commands::turn(agent, &mut fe, input, commands::TurnKind::User).await
-}
-
-/// Show how a turn ended.
-pub fn report(
-    view: &mut View<'_>,
-    result: Result<eonyx_agent::TurnOutcome, AgentError>,
-) -> TurnResult {
-    match result {
-        Ok(outcome) => {
-            view.turn_finished(&outcome);
-            // A reply the provider blocked fails the turn: said with its
-            // reason, and `run` and batch runs exit 1.
-            match outcome.reply_blocked() {
-                Some(e) => {
-                    view.failed(&e);
-                    TurnResult::Failed(e)
-                }
-                None => TurnResult::Ok,
-            }
-        }
-        Err(e) => {
-            view.failed(&e);
-            TurnResult::Failed(e)
-        }
-    }
 }
 
 /// A REPL or batch line with its `@path` files read, then its turn, up

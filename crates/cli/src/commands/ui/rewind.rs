@@ -1,7 +1,7 @@
 //! How `/rewind [N] [--keep-files]` and `/fork [N]` are shown
 //! (docs/cli.md#rewind-and-fork): the REPL shows what a rewind will do
-//! before it asks; both report what was done (a `rewind` or `fork` event
-//! with `--json`).
+//! before it asks; what was done is the command layer's text, and a
+//! `rewind` or `fork` event with `--json`.
 
 use eonyx_agent::commands::text;
 use eonyx_agent::rewind::{FileAction, RewindPlan, RewindReport};
@@ -9,7 +9,6 @@ use eonyx_core::SessionId;
 use eonyx_store::Forked;
 
 use super::View;
-use super::view::Mode;
 use crate::event::{Event, ForkPoint, PathReason};
 
 /// What the REPL shows before asking.
@@ -54,22 +53,20 @@ pub fn describe(plan: &RewindPlan) -> String {
     s
 }
 
-/// One stderr line per kind of outcome, and the `rewind` event.
-pub fn rewound(view: &mut View<'_>, r: &RewindReport) {
-    view.printer.info(&text::rewound(r));
-    if view.mode == Mode::Json {
-        let ev = Event::Rewind {
-            to_seq: r.to_seq,
-            turns: r.turns,
-            restored: &r.restored,
-            removed: &r.removed,
-            left_alone: path_reasons(&r.left_alone),
-            notes: path_reasons(&r.notes),
-            not_undone: &r.not_undone,
-            keep_files: r.keep_files,
-        };
-        view.json(&ev);
-    }
+/// The `rewind` event (`--json`) of what a rewind did; its text is the
+/// command layer's.
+pub fn rewound_json(view: &mut View<'_>, r: &RewindReport) {
+    let ev = Event::Rewind {
+        to_seq: r.to_seq,
+        turns: r.turns,
+        restored: &r.restored,
+        removed: &r.removed,
+        left_alone: path_reasons(&r.left_alone),
+        notes: path_reasons(&r.notes),
+        not_undone: &r.not_undone,
+        keep_files: r.keep_files,
+    };
+    view.json(&ev);
 }
 
 fn path_reasons(v: &[(String, String)]) -> Vec<PathReason<'_>> {
@@ -78,21 +75,14 @@ fn path_reasons(v: &[(String, String)]) -> Vec<PathReason<'_>> {
         .collect()
 }
 
-/// After `/fork`: where the session is now, the notices of opening it,
-/// and the `fork` event.
-pub fn forked(view: &mut View<'_>, original: &SessionId, f: &Forked, notices: Vec<String>) {
-    view.printer.info(&text::forked(original, f));
-    for n in notices {
-        view.printer.warn(&n);
-    }
-    if view.mode == Mode::Json {
-        view.json(&Event::Fork {
-            id: f.id.as_str(),
-            title: &f.title,
-            forked_from: ForkPoint {
-                id: original.as_str(),
-                seq: f.seq,
-            },
-        });
-    }
+/// The `fork` event (`--json`) after `/fork`: where the session is now.
+pub fn forked_json(view: &mut View<'_>, original: &SessionId, f: &Forked) {
+    view.json(&Event::Fork {
+        id: f.id.as_str(),
+        title: &f.title,
+        forked_from: ForkPoint {
+            id: original.as_str(),
+            seq: f.seq,
+        },
+    });
 }

@@ -98,23 +98,17 @@ impl<'p> View<'p> {
     }
 
     pub fn session(&mut self, agent: &Agent) {
-        let (id, title, count) = (
-            agent.session_id().to_string(),
-            agent.title().to_owned(),
-            agent.message_count(),
-        );
         if self.mode == Mode::Json {
+            let (id, title) = (agent.session_id().to_string(), agent.title().to_owned());
             self.json(&Event::Session {
                 id: &id,
                 title: &title,
                 resumed: agent.resumed(),
-                messages: count,
+                messages: agent.message_count(),
             });
-        } else if agent.resumed() {
-            self.printer
-                .info(&format!("resumed session {title} ({id}, {count} messages)"));
         } else {
-            self.printer.info(&format!("new session {title} ({id})"));
+            self.printer
+                .info(&eonyx_agent::commands::text::session(agent));
         }
     }
 
@@ -469,27 +463,29 @@ impl<'p> View<'p> {
     /// One stderr line per memory change (JSON mode too) and a
     /// `memory_changed` event in JSON mode.
     pub fn memory_changed(&mut self, action: &str, entry: &eonyx_core::memory::MemoryEntry) {
+        self.settle_line();
+        self.printer
+            .info(&eonyx_agent::commands::text::memory_changed(action, entry));
+        if self.mode == Mode::Json {
+            self.memory_json(action, entry);
+        }
+    }
+
+    /// The `memory_changed` event (`--json`).
+    pub fn memory_json(&mut self, action: &str, entry: &eonyx_core::memory::MemoryEntry) {
+        self.json(&Event::MemoryChanged {
+            action,
+            id: entry.id.as_deref().unwrap_or_default(),
+            scope: entry.scope,
+            text: &entry.text,
+            session: entry.session.as_deref(),
+        });
+    }
+
+    /// No spinner, and a streamed line ended, before a line of its own.
+    pub(super) fn settle_line(&mut self) {
         self.stop_spinner();
         self.end_stream_line();
-        let id = entry.id.as_deref().unwrap_or_default();
-        let verb = if action == "add" {
-            "remembered"
-        } else {
-            "forgot"
-        };
-        self.printer.info(&format!(
-            "memory: {verb} [{id}] ({}): {}",
-            entry.scope, entry.text
-        ));
-        if self.mode == Mode::Json {
-            self.json(&Event::MemoryChanged {
-                action,
-                id,
-                scope: entry.scope,
-                text: &entry.text,
-                session: entry.session.as_deref(),
-            });
-        }
     }
 
     pub(super) fn end_stream_line(&mut self) {

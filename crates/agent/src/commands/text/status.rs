@@ -1,21 +1,8 @@
-//! `/status` as lines on stderr, or one `status` event with `--json`
-//! (docs/repl.md, section "The REPL").
+//! `/status`'s lines (docs/repl.md, section "The REPL").
 
-use eonyx_agent::AgentStatus;
+use crate::AgentStatus;
 
-use super::{Mode, View};
-use crate::event::{Event, StatusEvent};
-
-/// Show `st`: one `status` event with `--json`, else lines on stderr.
-pub fn show(view: &mut View<'_>, st: &AgentStatus, home: Option<&str>) {
-    if view.mode == Mode::Json {
-        view.json(&Event::Status(Box::new(StatusEvent::new(st))));
-        return;
-    }
-    view.printer.info(&lines(st, home).join("\n"));
-}
-
-/// The `/status` lines, aligned.
+/// The `/status` lines, aligned; the file's path under `home` as `~/…`.
 pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
     let t = &st.tokens;
     let cache = t
@@ -101,14 +88,7 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
         ));
     }
     if !st.pins.is_empty() {
-        rows.push((
-            "pins",
-            st.pins
-                .iter()
-                .map(|p| format!("{}. {}", p.id, eonyx_core::text::ellipsize(&p.text, 60)))
-                .collect::<Vec<_>>()
-                .join(" · "),
-        ));
+        rows.push(("pins", super::pins(&st.pins)));
     }
     rows.extend([
         (
@@ -121,7 +101,7 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
             format!(
                 "{} proposed (`eonyx memory review`) · {}",
                 st.mining_waiting,
-                super::super::mining::cost_line(&st.mining)
+                crate::mining::review::cost_line(&st.mining)
             ),
         ),
         ("skills", skills),
@@ -155,7 +135,7 @@ pub fn lines(st: &AgentStatus, home: Option<&str>) -> Vec<String> {
         rows.push(("mcp", mcp_row(st)));
     }
     rows.push(("session", format!("{} \"{}\"", st.session_id, st.title)));
-    rows.push(("file", crate::commands::tilde(st.path.as_str(), home)));
+    rows.push(("file", super::tilde(st.path.as_str(), home)));
     rows.into_iter()
         .map(|(k, v)| format!("{:<12} {v}", format!("{k}:")))
         .collect()
@@ -168,7 +148,7 @@ fn mcp_row(st: &AgentStatus) -> String {
         .iter()
         .map(|s| {
             let mut x = format!("{} {}", s.name, s.state.label());
-            if s.state == eonyx_agent::mcp::ServerState::Ready {
+            if s.state == crate::mcp::ServerState::Ready {
                 x.push_str(&format!(
                     " ({} tool{}{})",
                     s.tools,
@@ -193,7 +173,7 @@ fn mcp_row(st: &AgentStatus) -> String {
 
 #[cfg(test)]
 mod tests {
-    use eonyx_agent::{ContextStatus, LastCompaction, SessionTokens};
+    use crate::{ContextStatus, LastCompaction, SessionTokens};
     use eonyx_core::{CompactionMode, CompactionTrigger};
 
     use super::*;
@@ -239,19 +219,19 @@ mod tests {
             path: "/home/u/.local/share/eonyx/sessions/20260705T091500-1a2b3c4d.jsonl".into(),
             sandbox: "bwrap, workspace-write, no network".into(),
             mcp: vec![
-                eonyx_agent::mcp::ServerStatus {
+                crate::mcp::ServerStatus {
                     name: "git".into(),
                     transport: "stdio",
-                    state: eonyx_agent::mcp::ServerState::Failed("it did not start".into()),
+                    state: crate::mcp::ServerState::Failed("it did not start".into()),
                     tools: 0,
                     hidden: 0,
                     required: false,
                     restarted: false,
                 },
-                eonyx_agent::mcp::ServerStatus {
+                crate::mcp::ServerStatus {
                     name: "time".into(),
                     transport: "stdio",
-                    state: eonyx_agent::mcp::ServerState::Ready,
+                    state: crate::mcp::ServerState::Ready,
                     tools: 2,
                     hidden: 0,
                     required: false,

@@ -1,0 +1,83 @@
+//! A session's end, and `eonyx run`'s one call: the goal it sets or
+//! resumes, its prompt's turn and whatever the goal then needs, then the
+//! session's end, on every path alike.
+
+use eonyx_tools::jobs::JobInfo;
+
+use super::frontend::{Frontend, GoalEnd, Shown};
+use super::goal::user_turn;
+use crate::{Agent, AgentError, AgentEvent, UserInput};
+
+/// What `eonyx run` asks of a goal besides its prompt.
+#[derive(Debug, Clone, Copy)]
+pub enum GoalStart<'a> {
+    /// `--goal TEXT [--max-turns N]`: set it; the prompt is its first
+    /// message.
+    Set {
+        text: &'a str,
+        max_turns: Option<u32>,
+    },
+    /// `-c` or `-s ID`: a paused or blocked goal goes on (an active one
+    /// does anyway).
+    Resume,
+    /// No goal asked for.
+    None,
+}
+
+/// How `eonyx run` ended: whether a goal was active for its prompt (then
+/// the goal's end is the verdict), and how the turns ended.
+#[derive(Debug)]
+pub struct RunEnd {
+    pub goal: bool,
+    pub end: GoalEnd,
+}
+
+/// `eonyx run`: the goal set or resumed as `start` asks, `input`'s turn
+/// and whatever the goal then needs ([`user_turn`]), then the session's
+/// end ([`end_session`], reason `other`). `Err` only when the goal could
+/// not be set or resumed (nothing ran).
+pub async fn run_prompt(
+    agent: &mut Agent,
+    fe: &mut dyn Frontend,
+    input: &UserInput,
+    start: GoalStart<'_>,
+) -> Result<RunEnd, AgentError> {
+    {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        match start {
+            GoalStart::Set { text, max_turns } => {
+                agent.goals().set(text, max_turns, &mut sink)?;
+            }
+            GoalStart::Resume => {
+                agent.goals().resume_paused(&mut sink)?;
+            }
+            GoalStart::None => {}
+        }
+    }
+    let goal = agent.goals().active();
+    let end = user_turn(agent, fe, input).await;
+    end_session(agent, fe, "other").await;
+    Ok(RunEnd { goal, end })
+}
+
+/// The session ends (the REPL's `/exit` or Ctrl-D: `prompt_input_exit`;
+/// the end of a batch or `eonyx run`: `other`): its `SessionEnd` hooks,
+/// then its background jobs stopped (docs/tools.md#jobs), the ones still
+/// running shown.
+pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
+    session_end_hooks(agent, fe, reason).await;
+    let stopped: Vec<JobInfo> = {
+        let mut sink = |ev: AgentEvent| fe.event(ev);
+        agent.jobs().stop_all(&mut sink).await
+    };
+    if !stopped.is_empty() {
+        fe.show(agent, Shown::JobsStopped(stopped));
+    }
+}
+
+/// `SessionEnd` hooks with `reason` (`clear` before `/new`), their runs
+/// shown.
+pub(super) async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
+    let mut sink = |ev: AgentEvent| fe.event(ev);
+    agent.hooks().session_end(reason, &mut sink).await;
+}
