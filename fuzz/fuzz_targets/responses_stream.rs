@@ -5,20 +5,9 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fn split(data: &[u8], seed: u8) -> Vec<&[u8]> {
-    let step = usize::from(seed % 17) + 1;
-    data.chunks(step).collect()
-}
+mod chunking;
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&seed, data)) = input.split_first() else {
-        return;
-    };
-    let whole = eonyx_provider::parse_responses_sse_chunks(&[data]);
-    let pieces = eonyx_provider::parse_responses_sse_chunks(&split(data, seed));
-    match (&whole, &pieces) {
-        (Ok(a), Ok(b)) => assert_eq!(a, b, "chunking changed the events"),
-        (Err(a), Err(b)) => assert_eq!(a.class(), b.class(), "{a} vs {b}"),
-        _ => panic!("chunking changed the outcome: {whole:?} vs {pieces:?}"),
-    }
+    let parsers: [chunking::Parser; 1] = [eonyx_provider::parse_responses_sse_chunks];
+    chunking::check(input, &parsers);
 });

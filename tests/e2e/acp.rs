@@ -130,8 +130,7 @@ fn acp_malformed_input_gets_json_rpc_errors_and_serving_goes_on() {
     let r = c.prompt(&s, "are you there?");
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert_eq!(c.answer_text(&s), "still here");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -167,8 +166,7 @@ fn acp_sessions_run_side_by_side_and_a_slow_one_blocks_no_other() {
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert_eq!(c.answer_text(&a), "slow answer for A");
     assert_eq!(c.answer_text(&b), "quick answer for B");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_eq!(fx.session_files().len(), 2);
 }
 
@@ -182,8 +180,7 @@ fn acp_load_replays_the_history_and_continues_the_same_file() {
     fx.sb.write("work/notes.txt", "the number is 4242\n");
     let (mut c, s) = started(&fx);
     c.prompt(&s, "what is in notes.txt?");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     let (mut c, r, kinds) = reloaded(&fx, &s);
     assert!(r.get("modes").is_some(), "{r}");
@@ -206,8 +203,7 @@ fn acp_load_replays_the_history_and_continues_the_same_file() {
 
     let r = c.prompt(&s, "and now?");
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     // One file, continued; the model saw the whole conversation.
     let file = fx.session();
     assert_eq!(
@@ -250,8 +246,7 @@ fn acp_cancel_stops_the_turn_and_the_session_file_is_complete() {
     let r = c.prompt(&s, "go on");
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert!(c.answer_text(&s).ends_with("after the cancel"));
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_consistent(&fx.session());
 }
 
@@ -272,8 +267,7 @@ fn acp_stdin_closing_mid_turn_ends_cleanly_with_the_file_complete() {
         Duration::from_secs(30),
         || fx.chats().len() == 2,
     );
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_consistent(&fx.session());
     assert_eq!(
         roles(&messages(&fx.session())),
@@ -327,8 +321,7 @@ fn acp_slash_commands_skills_and_a_compaction() {
     let sent = fx.chats().last().unwrap().last_user_text().unwrap();
     assert!(sent.contains("Follow the skill `deploy`"), "{sent}");
     assert!(sent.contains("to staging"), "{sent}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_eq!(fx.chats().iter().filter(|r| r.is_summarizer()).count(), 1);
 }
 
@@ -359,8 +352,7 @@ fn acp_compaction_is_a_compaction_update_for_clients_that_announce_it() {
         "{updates:?}"
     );
     assert!(!c.answer_text(&s).contains("compacted"));
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -381,8 +373,7 @@ fn acp_list_resume_and_fork_map_to_the_store() {
         .collect();
     assert_eq!(ids, [s.as_str()], "{listed}");
     assert!(listed["sessions"][0]["updatedAt"].is_string(), "{listed}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     // Resume: no replay, the same file goes on.
     let mut c = AcpClient::start(&fx, &[]);
@@ -408,8 +399,7 @@ fn acp_list_resume_and_fork_map_to_the_store() {
         last.all_text().contains("second question"),
         "the fork has the history"
     );
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     let files = fx.session_files();
     assert_eq!(files.len(), 2);
     let original = files.iter().find(|p| session_id_of(p) == s).unwrap();

@@ -107,8 +107,7 @@ fn acp_auto_runs_project_writes_and_sandboxed_commands_unasked_and_asks_the_rest
         "{}\n"
     );
     assert!(!outside_file.exists());
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -127,8 +126,7 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     assert_eq!(c.asked.len(), 1);
     assert!(last_question(&c).contains("touch off.txt"), "{:?}", c.asked);
     assert!(fx.sb.work.join("off.txt").exists());
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     // tools.shell = "deny": refused, nobody asked.
     let fx = Fx::with(|c| c.merge_top_toml("[tools]\nshell = \"deny\"\n").unwrap());
@@ -144,8 +142,7 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
     assert!(!fx.sb.work.join("no.txt").exists());
     let results = fx.chats().last().unwrap().tool_results();
     assert!(results.join("\n").contains("denied"), "{results:?}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     // A PreToolUse hook's deny: refused, nobody asked.
     const DENY: &str = r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not on this branch"}}'"#;
@@ -165,8 +162,7 @@ fn acp_auto_asks_for_an_unsandboxed_command_and_keeps_denials() {
         results.join("\n").contains("not on this branch"),
         "{results:?}"
     );
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -212,8 +208,7 @@ fn acp_auto_asks_what_an_ask_rule_names_and_refuses_what_a_deny_rule_names() {
         results.join("\n").contains("shell(touch denied.txt)"),
         "{results:?}"
     );
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -264,6 +259,5 @@ fn acp_auto_asks_the_client_what_a_pre_tool_use_hook_said_ask_about() {
     assert!(fx.sb.work.join("keep.txt").exists());
     let results = fx.chats().last().unwrap().tool_results();
     assert!(results.join("\n").contains("denied"), "{results:?}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }

@@ -59,8 +59,7 @@ fn acp_cancel_right_behind_prompts_ends_them_cancelled_and_keeps_what_the_user_w
     };
     assert!(at("first question") < at("second question"));
     assert!(at("second question") < at("go on"));
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_consistent(&fx.session());
     assert_eq!(
         user_texts(&fx),
@@ -103,8 +102,7 @@ fn acp_cancel_while_a_permission_question_is_open() {
     assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
     assert!(c.answer_text(&s).ends_with("after the cancel"));
     assert_eq!(c.asked.len(), 1, "asked once");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_consistent(&fx.session());
     assert!(!fx.sb.work.join("made.txt").exists());
 }

@@ -18,13 +18,10 @@ fn acp_goal_continues_until_achieved_and_the_commands_answer() {
     let fx = Fx::with(|c| c.merge_top_toml("[goals]\nmax_turns = 5").unwrap());
     fx.fake.push_all([
         // The goal's first turn: a plan, then an answer without goal_update.
-        Reply::tool_call(
-            "plan",
-            json!({"steps": [
-                {"step": "read the fixtures", "status": "completed"},
-                {"step": "fix the tokenizer", "status": "in_progress"}
-            ]}),
-        ),
+        Reply::plan(&[
+            ("read the fixtures", "completed"),
+            ("fix the tokenizer", "in_progress"),
+        ]),
         Reply::text("the tokenizer is half done"),
         // The continuation eonyx writes: the model reports the goal achieved.
         Reply::tool_call(
@@ -107,8 +104,7 @@ fn acp_goal_continues_until_achieved_and_the_commands_answer() {
     assert!(text.contains("no-such-model"), "{text}");
     assert_eq!(fx.chats().len(), 4, "no command called the model");
 
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -139,6 +135,5 @@ fn acp_cancel_during_a_goal_continuation_ends_cancelled_and_pauses_the_goal() {
         last["reason"].as_str().unwrap().contains("cancel"),
         "{last}"
     );
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }

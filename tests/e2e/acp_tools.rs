@@ -141,8 +141,7 @@ fn acp_permission_answered_each_way_and_always_lasts_the_session() {
     c.prompt(&other, "make other2.txt");
     assert_eq!(c.asked.len(), 4, "reject always: not asked again");
     assert!(!fx.sb.work.join("other2.txt").exists());
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -224,8 +223,7 @@ fn acp_edits_show_a_diff_and_the_modes_decide_what_is_asked() {
         json!({"sessionId": s, "modeId": "yolo"}),
     );
     assert_eq!(e["error"]["code"], -32602, "{e}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -275,8 +273,7 @@ fn acp_prompt_with_a_file_link_an_embedded_resource_and_an_image_is_one_turn() {
         "{r}"
     );
     assert_eq!(fx.chats().len(), 1);
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -317,8 +314,7 @@ fn acp_mcp_servers_from_session_new_serve_that_session() {
     c.prompt(&other, "hi");
     let tools = fx.chats().last().unwrap().tool_names();
     assert!(!tools.iter().any(|t| t.starts_with("mcp__")), "{tools:?}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
@@ -378,24 +374,19 @@ fn acp_file_tools_use_the_clients_file_system_when_offered() {
     let saved = messages(&fx.session());
     let tool = saved.iter().rev().find(|m| m["role"] == "tool").unwrap();
     assert!(tool.get("undo").is_some(), "{tool}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]
 fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
-    let plan = |steps: Value| Reply::tool_call("plan", json!({ "steps": steps }));
     let fx = Fx::replying([
-        plan(json!([
-            {"step": "read the code", "status": "completed"},
-            {"step": "fix the bug", "status": "in_progress"},
-            {"step": "run the tests", "status": "pending"}
-        ])),
+        Reply::plan(&[
+            ("read the code", "completed"),
+            ("fix the bug", "in_progress"),
+            ("run the tests", "pending"),
+        ]),
         // Two steps in progress: refused, the plan stays as it was.
-        plan(json!([
-            {"step": "a", "status": "in_progress"},
-            {"step": "b", "status": "in_progress"}
-        ])),
+        Reply::plan(&[("a", "in_progress"), ("b", "in_progress")]),
         Reply::text("planned"),
     ]);
     let (mut c, s) = started(&fx);
@@ -433,24 +424,19 @@ fn acp_plan_update_carries_every_step_and_a_refused_plan_sends_none() {
 
 #[test]
 fn acp_load_replays_each_plan_where_it_was_set() {
-    let plan = |steps: Value| Reply::tool_call("plan", json!({ "steps": steps }));
     let fx = Fx::replying([
-        plan(json!([
-            {"step": "read the code", "status": "in_progress"},
-            {"step": "fix the bug", "status": "pending"}
-        ])),
-        plan(json!([
-            {"step": "read the code", "status": "completed"},
-            {"step": "fix the bug", "status": "in_progress"}
-        ])),
+        Reply::plan(&[("read the code", "in_progress"), ("fix the bug", "pending")]),
+        Reply::plan(&[
+            ("read the code", "completed"),
+            ("fix the bug", "in_progress"),
+        ]),
         Reply::text("on it"),
     ]);
     let (mut c, s) = started(&fx);
     c.prompt(&s, "make a plan");
     let live: Vec<Value> = c.updates_of(&s, "plan");
     assert_eq!(live.len(), 2);
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     let (c, _, kinds) = reloaded(&fx, &s);
     assert_eq!(
@@ -472,8 +458,7 @@ fn acp_load_replays_each_plan_where_it_was_set() {
     let last = &live[1]["entries"];
     assert_eq!(last[0]["status"], "completed");
     assert_eq!(last[1]["status"], "in_progress");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }
 
 #[test]

@@ -284,6 +284,23 @@ impl AcpClient {
         self.seen.clear();
     }
 
+    /// Send `line` as a fresh prompt that must end its turn: the answer
+    /// text it streamed.
+    pub(crate) fn said(&mut self, session: &str, line: &str) -> String {
+        self.forget_seen();
+        let r = self.prompt(session, line);
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{line}: {r}");
+        self.answer_text(session)
+    }
+
+    /// [`Self::finish`] where the process must exit 0 (its stderr is the
+    /// failure's message): every message it sent after.
+    pub(crate) fn finish_ok(self) -> Vec<Value> {
+        let (code, stderr, rest) = self.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        rest
+    }
+
     /// Close stdin and wait for the process: its exit code, stderr, and
     /// every message it sent after.
     pub(crate) fn finish(mut self) -> (Option<i32>, String, Vec<Value>) {

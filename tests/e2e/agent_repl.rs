@@ -39,6 +39,13 @@ impl Tmux {
         self.keys(&["Enter"]);
     }
 
+    /// Send `line`, then wait (for `what`) until the pane holds `text` and
+    /// at least `prompts` prompts: the pane.
+    pub(crate) fn send_until(&self, line: &str, what: &str, text: &str, prompts: usize) -> String {
+        self.send(line);
+        self.wait_pane(what, |p| p.contains(text) && prompt_count(p) >= prompts)
+    }
+
     /// Press keys by tmux name (`Up`, `C-c`, `Tab`, `M-Enter`…), no Enter added.
     pub(crate) fn keys(&self, names: &[&str]) {
         let st = self
@@ -91,6 +98,16 @@ pub(crate) fn prompt_count(pane: &str) -> usize {
 /// environment assignments and the binary's path.
 pub(crate) fn start_repl(fx: &Fx, line: impl Fn(&str, &str) -> String) -> Tmux {
     start_repl_in(&fx.sb, line)
+}
+
+/// A REPL on a new session (`eonyx --new`, its exit code then shown as
+/// `EONYX_EXIT=N`), once its first prompt is on the screen.
+pub(crate) fn start_new_repl(fx: &Fx) -> Tmux {
+    let tmux = start_repl(fx, |env, bin| {
+        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
+    });
+    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    tmux
 }
 
 /// [`start_repl`] for any sandbox.
@@ -152,17 +169,11 @@ fn repl_asks_before_running_a_shell_command_and_remembers_always() {
         .push(Reply::tool_call("shell", touch("always1.txt")))
         .push(Reply::tool_call("shell", touch("always2.txt")))
         .push(Reply::text("ran both"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     tmux.send("make denied.txt");
     tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("ok, not run") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "ok, not run", 2);
     assert!(!fx.sb.work.join("denied.txt").exists());
     let denied = fx.chats()[1].messages().last().cloned().unwrap();
     assert!(content(&denied).contains("denied"), "{denied}");
@@ -171,10 +182,7 @@ fn repl_asks_before_running_a_shell_command_and_remembers_always() {
     tmux.wait_pane("the second question", |p| {
         p.matches("[a]lways").count() == 2
     });
-    tmux.send("y");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("ran once") && prompt_count(p) >= 3
-    });
+    tmux.send_until("y", "the answer", "ran once", 3);
     assert!(fx.sb.work.join("once.txt").exists());
 
     // "always" covers the rest of the session: the second call is not asked.

@@ -9,7 +9,7 @@ use camino::Utf8Path;
 use eonyx_tests::{FakeConfig, FakeServer, Reply};
 
 use crate::agent::{Fx, code, messages, run_with_stdin};
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::start_new_repl;
 use crate::util::{Sandbox, json_lines, stderr, stdout};
 
 #[derive(Debug, Clone, Copy)]
@@ -138,19 +138,14 @@ fn the_repl_says_a_blocked_reply_and_goes_on() {
     fx.fake
         .push(Reply::blocked(""))
         .push(Reply::text("back to normal"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
-    tmux.send("something refused");
-    tmux.wait_pane("the blocked reply said", |p| {
-        p.contains("the provider blocked the model's reply (reason: refusal)")
-            && prompt_count(p) >= 2
-    });
-    tmux.send("something fine");
-    tmux.wait_pane("the next answer", |p| {
-        p.contains("back to normal") && prompt_count(p) >= 3
-    });
+    let tmux = start_new_repl(&fx);
+    tmux.send_until(
+        "something refused",
+        "the blocked reply said",
+        "the provider blocked the model's reply (reason: refusal)",
+        2,
+    );
+    tmux.send_until("something fine", "the next answer", "back to normal", 3);
     // The model received the conversation with the blocked turn in it.
     let asked = fx.chats();
     assert_eq!(asked.len(), 2);

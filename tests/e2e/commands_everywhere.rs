@@ -219,8 +219,7 @@ fn every_command_ends_alike_in_an_acp_session() {
             assert_ends("acp", case, &text);
         }
     }
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert!(fx.sb.work.join("out.md").exists(), "/export wrote nothing");
 }
 

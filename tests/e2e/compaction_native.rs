@@ -304,13 +304,10 @@ fn the_goal_and_the_plan_follow_the_items_after_a_native_compaction() {
     });
     fx.fake.native_compaction(NativeCompact::Works);
     fx.fake.push_all([
-        Reply::tool_call(
-            "plan",
-            json!({"steps": [
-                {"step": "read the fixtures", "status": "completed"},
-                {"step": "fix the CODEWORD-STEP tokenizer", "status": "in_progress"}
-            ]}),
-        ),
+        Reply::plan(&[
+            ("read the fixtures", "completed"),
+            ("fix the CODEWORD-STEP tokenizer", "in_progress"),
+        ]),
         Reply::text("on it"),
     ]);
     let input = format!("/goal {GOAL}\n/compact\nsomething else\n/compact\nwhere are we?\n");

@@ -9,7 +9,7 @@ use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::{Value, json};
 
 use crate::agent::{Fx, code, content, messages};
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{prompt_count, start_new_repl};
 use crate::util::{stderr, stdout};
 
 /// The tool result the model got in request `i` (the last message).
@@ -225,10 +225,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
         .push(Reply::tool_call("write_file", write("b.txt", "one\n")))
         .push(Reply::tool_call("write_file", write("c.txt", "two\n")))
         .push(Reply::text("wrote both"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     tmux.send("change a");
     let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
@@ -239,10 +236,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
         "{pane}"
     );
     assert!(pane.contains("-alpha"), "{pane}");
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("ok, left alone") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "ok, left alone", 2);
     assert_eq!(read(&fx, "a.txt"), "alpha\n");
     assert!(result_in(&fx, 1).contains("--allow-write"));
 
@@ -250,10 +244,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
     tmux.wait_pane("the second question", |p| {
         p.matches("[a]lways").count() == 2
     });
-    tmux.send("y");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("changed once") && prompt_count(p) >= 3
-    });
+    tmux.send_until("y", "the answer", "changed once", 3);
     assert_eq!(read(&fx, "a.txt"), "beta\n");
 
     // "always" covers the rest of the session; the unasked write still
@@ -280,10 +271,7 @@ fn repl_shows_the_diff_and_asks_yes_no_always() {
     tmux.wait_pane("the outside question", |p| {
         p.contains("allow: write_file outside the project:")
     });
-    tmux.send("y");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("wrote outside") && prompt_count(p) >= 5
-    });
+    tmux.send_until("y", "the answer", "wrote outside", 5);
     assert_eq!(
         std::fs::read_to_string(fx.sb.root.join("outside.txt")).unwrap(),
         "out\n"

@@ -330,14 +330,7 @@ fn jsonl_stays_the_file_and_o_writes_a_file_and_bad_input_says_what_to_do() {
     assert!(stderr(&o).contains(missing), "{}", stderr(&o));
 
     // A torn tail: what is readable is exported, and stderr says so.
-    use std::io::Write as _;
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&parent)
-        .unwrap();
-    f.write_all(br#"{"type":"message","seq":99,"ts":"2026-"#)
-        .unwrap();
-    drop(f);
+    eonyx_tests::tear_tail(&parent, 99).unwrap();
     let o = fx.run(&["sessions", "export", &id, "--format", "markdown"], "");
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("CODEWORD-DELTA"));

@@ -17,14 +17,11 @@ use crate::util::{json_lines, stderr, stdout};
 const GOAL: &str = "Make CODEWORD-GOAL parse every fixture";
 
 fn plan_call() -> Reply {
-    Reply::tool_call(
-        "plan",
-        json!({"steps": [
-            {"step": "read the fixtures", "status": "completed"},
-            {"step": "fix the CODEWORD-STEP tokenizer", "status": "in_progress"},
-            {"step": "run the whole suite", "status": "pending"}
-        ]}),
-    )
+    Reply::plan(&[
+        ("read the fixtures", "completed"),
+        ("fix the CODEWORD-STEP tokenizer", "in_progress"),
+        ("run the whole suite", "pending"),
+    ])
 }
 
 /// A fixture whose goals have a budget of `max_turns` and whose
@@ -127,12 +124,7 @@ fn the_goal_and_the_plan_survive_two_compactions_by_a_summarizer_that_keeps_noth
         "# Summary of earlier conversation\n\n## Goal (kept verbatim by eonyx)\nStatus: budget_limited (2/2 continuation turns used)\n{GOAL}\n\n## Plan (kept verbatim by eonyx)\n- [completed] read the fixtures\n- [in_progress] fix the CODEWORD-STEP tokenizer\n- [pending] run the whole suite\n\n## Active goal\nnone"
     );
     assert!(section.starts_with(&pinned), "{section}");
-    let messages: String = last
-        .messages()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| m.to_string())
-        .collect();
+    let messages = last.non_system_json();
     assert!(!messages.contains("CODEWORD-GOAL"), "{messages}");
     assert!(!messages.contains("CODEWORD-STEP"), "{messages}");
 
@@ -324,18 +316,12 @@ fn ctrl_c_pauses_the_goal_and_run_c_goes_on_until_it_is_achieved() {
 fn rewind_brings_back_the_earlier_plan() {
     let fx = goal_fx(20);
     fx.fake.push_all([
-        Reply::tool_call(
-            "plan",
-            json!({"steps": [{"step": "first plan step", "status": "in_progress"}]}),
-        ),
+        Reply::plan(&[("first plan step", "in_progress")]),
         Reply::text("planned"),
-        Reply::tool_call(
-            "plan",
-            json!({"steps": [
-                {"step": "first plan step", "status": "completed"},
-                {"step": "second plan step", "status": "in_progress"}
-            ]}),
-        ),
+        Reply::plan(&[
+            ("first plan step", "completed"),
+            ("second plan step", "in_progress"),
+        ]),
         Reply::text("replanned"),
     ]);
     let o = fx.run(&[], "make a plan\nmove on\n/plan\n/rewind\n/plan\n");

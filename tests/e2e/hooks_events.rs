@@ -308,7 +308,7 @@ else:
 
 #[test]
 fn the_repl_runs_notification_when_it_asks_and_lists_the_hooks() {
-    use crate::agent_repl::{prompt_count, start_repl};
+    use crate::agent_repl::{prompt_count, start_new_repl};
     let toml = format!(
         "{}{}{}",
         hook(
@@ -330,10 +330,7 @@ fn the_repl_runs_notification_when_it_asks_and_lists_the_hooks() {
         Reply::tool_call("shell", json!({"command": "touch forbidden.txt"})),
         Reply::text("blocked"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("make asked.txt");
     tmux.wait_pane("the question", |p| p.contains("[a]lways"));
     let notify = fx.work_file("notify.json");
@@ -351,10 +348,7 @@ fn the_repl_runs_notification_when_it_asks_and_lists_the_hooks() {
         n["message"].as_str().unwrap().contains("touch asked.txt"),
         "{n}"
     );
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("ok, not run") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "ok, not run", 2);
 
     // A blocked call: one line on stderr, no question.
     tmux.send("make forbidden.txt");

@@ -7,17 +7,25 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::{Value, json};
 
 use crate::agent::*;
-use crate::util::{json_lines, spawn_with_stdin, stderr};
+use crate::util::{json_lines, spawn_piped, spawn_with_stdin, stderr};
 
 fn bg(command: &str) -> Reply {
     Reply::tool_call("shell", json!({"command": command, "background": true}))
+}
+
+/// One reply starting each of `commands` as a background job.
+fn bgs(commands: &[&str]) -> Reply {
+    Reply::tool_calls(
+        commands
+            .iter()
+            .map(|c| ("shell", json!({"command": c, "background": true}))),
+    )
 }
 
 fn output(id: u32, wait_s: u64) -> Reply {
@@ -33,9 +41,14 @@ fn last_result(r: &RecordedRequest) -> String {
     content(r.messages().last().unwrap())
 }
 
-/// Pids of the `sleep` processes whose argument starts with `marker` (the
-/// jobs' grandchildren, recorded by their unique argument).
-fn sleeps(marker: &str) -> Vec<u32> {
+/// `text` starts with `start` and ends with `end`.
+fn assert_edges(text: &str, start: &str, end: &str) {
+    assert!(text.starts_with(start), "{text}");
+    assert!(text.ends_with(end), "{text}");
+}
+
+/// Every process's pid and its command line (NUL-separated arguments).
+fn cmdlines() -> Vec<(u32, Vec<u8>)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
@@ -44,6 +57,16 @@ fn sleeps(marker: &str) -> Vec<u32> {
         let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
+        out.push((pid, cmdline));
+    }
+    out
+}
+
+/// Pids of the `sleep` processes whose argument starts with `marker` (the
+/// jobs' grandchildren, recorded by their unique argument).
+fn sleeps(marker: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (pid, cmdline) in cmdlines() {
         let args: Vec<String> = cmdline
             .split(|b| *b == 0)
             .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -59,13 +82,7 @@ fn sleeps(marker: &str) -> Vec<u32> {
 /// the shell and its grandchildren).
 pub(crate) fn pids_with(marker: &str) -> Vec<u32> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
+    for (pid, cmdline) in cmdlines() {
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         // A zombie has an empty command line; it is gone but for its entry.
         if cmdline.contains(marker) {
@@ -137,25 +154,22 @@ fn a_start_returns_while_the_job_runs_reads_are_disjoint_and_wait_s_wakes_on_the
         started,
         "job 1 started: echo one; sleep 2; echo two; exec sleep 20\none\n"
     );
-    // The next read has only what is new.
-    let read = last_result(&reqs[2]);
-    assert!(read.starts_with("job 1 running for "), "{read}");
-    assert!(
-        read.ends_with(" s: echo one; sleep 2; echo two; exec sleep 20\ntwo\n"),
-        "{read}"
-    );
-    // wait_s returned at job 2's exit, while job 1 (20 s) still ran.
-    let exited = last_result(&reqs[4]);
-    assert!(exited.starts_with("job 2 exited 3 after "), "{exited}");
-    let still = last_result(&reqs[5]);
-    assert!(still.starts_with("job 1 running for "), "{still}");
-    assert!(
-        still.ends_with("exec sleep 20\n(no new output)\n"),
-        "{still}"
-    );
-    // (SIGTERM, or SIGKILL 2 s later on a machine too loaded to let it end.)
-    let stopped = last_result(&reqs[6]);
-    assert!(stopped.starts_with("job 1 killed by SIG"), "{stopped}");
+    // The start and end of each later result.
+    for (i, start, end) in [
+        // The next read has only what is new.
+        (
+            2,
+            "job 1 running for ",
+            " s: echo one; sleep 2; echo two; exec sleep 20\ntwo\n",
+        ),
+        // wait_s returned at job 2's exit, while job 1 (20 s) still ran.
+        (4, "job 2 exited 3 after ", ""),
+        (5, "job 1 running for ", "exec sleep 20\n(no new output)\n"),
+        // (SIGTERM, or SIGKILL 2 s later on a machine too loaded to let it end.)
+        (6, "job 1 killed by SIG", ""),
+    ] {
+        assert_edges(&last_result(&reqs[i]), start, end);
+    }
     // Exits the model saw get no notice.
     for r in &reqs {
         assert!(
@@ -274,14 +288,7 @@ fn kill_9_of_eonyx_takes_its_jobs_and_their_grandchildren() {
         Reply::text("running"),
     ]);
     // stdin stays open: eonyx waits for the next line when it is killed.
-    let mut child = fx
-        .cmd(&["--allow-shell"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = spawn_piped(&mut fx.cmd(&["--allow-shell"]));
     std::io::Write::write_all(&mut stdin, b"start it\n").unwrap();
     let pids = wait_for("987410", 2);
     assert_eq!(pids.len(), 2, "{pids:?}");
@@ -340,12 +347,7 @@ fn a_running_job_is_in_every_request_after_two_compactions_by_a_summarizer_that_
         "{system}"
     );
     // No message holds it any more: only the pinned section does.
-    let messages: String = last
-        .messages()
-        .iter()
-        .filter(|m| m["role"] != "system")
-        .map(|m| m.to_string())
-        .collect();
+    let messages = last.non_system_json();
     assert!(!messages.contains("sleep 9875101"), "{messages}");
     assert_all_gone("9875101", "after the batch");
 }
@@ -473,19 +475,10 @@ fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
     // Without --allow-shell: the allow prefix starts a job; an unlisted
     // command, and the allowed prefix chained to another, do not.
     fx.fake.push_all([
-        Reply::tool_calls([
-            (
-                "shell",
-                json!({"command": "sleep 98781011", "background": true}),
-            ),
-            (
-                "shell",
-                json!({"command": "sleep 98781012 && touch made", "background": true}),
-            ),
-            (
-                "shell",
-                json!({"command": "touch made", "background": true}),
-            ),
+        bgs(&[
+            "sleep 98781011",
+            "sleep 98781012 && touch made",
+            "touch made",
         ]),
         Reply::text("done"),
     ]);
@@ -515,16 +508,7 @@ fn a_background_start_passes_the_same_permission_rules_as_a_foreground_one() {
     let fx = with_rules();
     fx.sb.write("work/keep.txt", "keep\n");
     fx.fake.push_all([
-        Reply::tool_calls([
-            (
-                "shell",
-                json!({"command": "rm keep.txt", "background": true}),
-            ),
-            (
-                "shell",
-                json!({"command": "sleep 98781013; rm -f keep.txt", "background": true}),
-            ),
-        ]),
+        bgs(&["rm keep.txt", "sleep 98781013; rm -f keep.txt"]),
         Reply::text("done"),
     ]);
     let o = fx.run(&["--allow-shell", "run", "go"], "");

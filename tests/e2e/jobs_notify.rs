@@ -9,7 +9,7 @@ use eonyx_tests::{RecordedRequest, Reply};
 use serde_json::json;
 
 use crate::agent::*;
-use crate::agent_repl::{Tmux, prompt_count, start_repl};
+use crate::agent_repl::{Tmux, start_repl};
 use crate::repl::{idle, type_text};
 use crate::util::stderr;
 
@@ -57,10 +57,7 @@ fn repl(fx: &Fx, flags: &str) -> Tmux {
 /// "start the job": the model's first reply starts it and it says so; back
 /// at the prompt.
 fn start_the_job(tmux: &Tmux) {
-    tmux.send("start the job");
-    tmux.wait_pane("the first answer", |p| {
-        p.contains("started it") && prompt_count(p) >= 2
-    });
+    tmux.send_until("start the job", "the first answer", "started it", 2);
     idle(tmux, "the prompt after the first answer");
 }
 

@@ -59,6 +59,7 @@ mod repl;
 mod repl_input;
 mod rewind;
 mod sandbox;
+mod sandbox_jobs;
 mod session_order;
 mod sessions;
 mod skills;

@@ -10,7 +10,7 @@ use eonyx_tests::mcp_server::{McpHttpServer, TestMcpOptions, test_mcp_bin};
 use serde_json::{Value, json};
 
 use crate::agent::*;
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{prompt_count, start_new_repl};
 use crate::mcp::{server, tool_results, with_servers};
 use crate::util::{json_lines, stderr, stdout};
 
@@ -219,28 +219,19 @@ fn the_repl_asks_yes_no_always_for_mcp_tools() {
             ("mcp__t__echo", json!({"text": "always 2"})),
         ]))
         .push(Reply::text("called twice"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("call it");
     let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
     assert!(
         pane.contains(r#"allow: call mcp__t__echo (MCP server `t`) with {"text":"refused"}?"#),
         "{pane}"
     );
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("not called") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "not called", 2);
     tmux.send("again");
     tmux.wait_pane("the second question", |p| {
         p.matches("[a]lways").count() == 2
     });
-    tmux.send("y");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("called once") && prompt_count(p) >= 3
-    });
+    tmux.send_until("y", "the answer", "called once", 3);
     tmux.send("twice");
     tmux.wait_pane("the third question", |p| p.matches("[a]lways").count() == 3);
     tmux.send("a");
@@ -268,10 +259,7 @@ fn ctrl_c_while_the_first_request_waits_for_a_server_stops_the_turn_not_the_repl
         "startup_timeout_secs = 600",
     ));
     fx.fake.push(Reply::text("never asked"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("hello");
     tmux.wait_pane("the notice naming the server", |p| {
         p.contains("waiting for MCP server `slow` to start")

@@ -12,33 +12,15 @@ use eonyx_tests::Reply;
 use serde_json::{Value, json};
 
 use crate::agent::{Fx, run_with_stdin};
-use crate::mining_fixture::{OLD, Spec, extractor, mined_text, mx};
+use crate::mining_fixture::{OLD, Spec, extractor, mined_text, mx, mx_extracting};
 use crate::util::{json_lines, stderr, stdout};
 
 #[test]
 fn eligible_sessions_get_one_request_each_and_a_second_start_none() {
     let fx = mx("mine_min_user_messages = 3\n");
-    let a = fx.write_session(
-        "a",
-        &Spec {
-            users: &["alpha one", "alpha two", "alpha three"],
-            ..Spec::default()
-        },
-    );
-    fx.write_session(
-        "b",
-        &Spec {
-            users: &["bravo one", "bravo two", "bravo three"],
-            ..Spec::default()
-        },
-    );
-    fx.write_session(
-        "short",
-        &Spec {
-            users: &["short one", "short two"],
-            ..Spec::default()
-        },
-    );
+    let a = fx.past_session("a", &["alpha one", "alpha two", "alpha three"]);
+    fx.past_session("b", &["bravo one", "bravo two", "bravo three"]);
+    fx.past_session("short", &["short one", "short two"]);
     fx.write_session(
         "child",
         &Spec {
@@ -101,13 +83,7 @@ fn recent_sessions_wait_and_memory_mine_session_ignores_idle_and_minimum() {
             ..Spec::default()
         },
     );
-    let short = fx.write_session(
-        "short",
-        &Spec {
-            users: &["short only"],
-            ..Spec::default()
-        },
-    );
+    let short = fx.past_session("short", &["short only"]);
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
     assert!(
@@ -195,17 +171,13 @@ fn the_request_holds_the_users_words_not_context_files_keys_or_long_results() {
 
 #[test]
 fn auto_accepts_at_once_and_the_next_start_announces_each_entry_once() {
-    let fx = mx("mine = \"auto\"\n");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "The shop deploys with make ship", "scope": "project", "evidence_seq": 1},
-    ])));
-    let id = fx.write_session(
-        "7",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "mine = \"auto\"\n",
+        json!([
+            {"text": "The shop deploys with make ship", "scope": "project", "evidence_seq": 1},
+        ]),
     );
+    let id = fx.past_session("7", &["one", "two", "three"]);
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
     let entries: Value =
@@ -237,13 +209,7 @@ fn a_turn_started_while_mining_runs_is_sent_before_the_mining_reply_arrives() {
     fx.fake.set_extractor(|_| {
         Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(2500))
     });
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
-    );
+    fx.past_session("a", &["one", "two", "three"]);
     fx.fake.push(Reply::text("hi"));
     fx.eonyx_ok(&["run", "hello"]);
     let spans = fx.fake.spans();
@@ -274,13 +240,7 @@ fn a_reply_that_is_not_json_is_retried_at_a_later_start_then_failed() {
     let fx = mx("");
     fx.fake
         .set_extractor(|_| Reply::text("Sure! The user likes pnpm."));
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
-    );
+    fx.past_session("a", &["one", "two", "three"]);
     fx.eonyx_ok(&["memory", "mine"]);
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "hello"]);
@@ -300,20 +260,8 @@ fn a_missing_mining_model_is_one_warning_never_a_failed_turn_and_retried_later()
             r#"{"error": {"message": "model not found", "type": "not_found_error"}}"#,
         )
     });
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
-    );
-    fx.write_session(
-        "b",
-        &Spec {
-            users: &["four", "five", "six"],
-            ..Spec::default()
-        },
-    );
+    fx.past_session("a", &["one", "two", "three"]);
+    fx.past_session("b", &["four", "five", "six"]);
     fx.fake.push(Reply::text("the answer"));
     let out = fx.eonyx_ok(&["run", "hello"]);
     assert_eq!(stdout(&out).trim(), "the answer");
@@ -333,20 +281,8 @@ fn a_missing_mining_model_is_one_warning_never_a_failed_turn_and_retried_later()
 #[test]
 fn an_open_session_is_never_mined_and_a_project_may_turn_mining_off() {
     let fx = mx("");
-    let open = fx.write_session(
-        "open",
-        &Spec {
-            users: &["open one", "open two", "open three"],
-            ..Spec::default()
-        },
-    );
-    fx.write_session(
-        "idle",
-        &Spec {
-            users: &["idle one", "idle two", "idle three"],
-            ..Spec::default()
-        },
-    );
+    let open = fx.past_session("open", &["open one", "open two", "open three"]);
+    fx.past_session("idle", &["idle one", "idle two", "idle three"]);
     // A batch run holding `open` (its stdin stays open).
     let mut holder = fx.cmd(&["-s", &open]);
     holder
@@ -419,13 +355,7 @@ fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
     let fx = mx("");
     fx.fake
         .set_extractor(|_| Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_secs(40)));
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
-    );
+    fx.past_session("a", &["one", "two", "three"]);
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "hello"]);
     assert_eq!(stdout(&out).trim(), "hi");
@@ -443,17 +373,13 @@ fn run_abandons_a_mining_request_still_out_after_five_seconds_unmarked() {
 #[test]
 fn the_repl_says_how_many_memories_wait_before_its_first_prompt() {
     use crate::agent_repl::{prompt_count, start_repl};
-    let fx = mx("");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
-    ])));
-    let id = fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "",
+        json!([
+            {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+        ]),
     );
+    let id = fx.past_session("a", &["one", "two", "three"]);
     fx.eonyx_ok(&["memory", "mine"]);
     let tmux = start_repl(&fx, |env, bin| {
         format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
@@ -482,13 +408,7 @@ fn concurrent_starts_never_mine_one_session_twice_and_status_shows_the_cost() {
         Reply::text(r#"{"memories": []}"#).with_delay(Duration::from_millis(300))
     });
     for t in ["a", "b", "c"] {
-        fx.write_session(
-            t,
-            &Spec {
-                users: &["one", "two", "three"],
-                ..Spec::default()
-            },
-        );
+        fx.past_session(t, &["one", "two", "three"]);
     }
     let spawn = || {
         fx.cmd(&["memory", "mine", "--all"])
@@ -544,17 +464,13 @@ fn what_a_rewind_took_back_never_reaches_the_miner() {
 
 #[test]
 fn mining_runs_in_the_background_once_an_acp_session_starts() {
-    let fx = mx("");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
-    ])));
-    let id = fx.write_session(
-        "acp",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "",
+        json!([
+            {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+        ]),
     );
+    let id = fx.past_session("acp", &["one", "two", "three"]);
     let (mut c, s) = crate::acp_util::started(&fx);
     crate::agent::wait_for(
         "a mining request after the ACP start",
@@ -568,8 +484,7 @@ fn mining_runs_in_the_background_once_an_acp_session_starts() {
     crate::agent::wait_for("the proposal", Duration::from_secs(60), || {
         !fx.review_json().is_empty()
     });
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert_eq!(fx.miners().len(), 1);
     let waiting = fx.review_json();
     assert_eq!(waiting[0]["session"], id.as_str());

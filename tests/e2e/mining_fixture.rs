@@ -20,6 +20,13 @@ pub(crate) fn mx(extra: &str) -> Fx {
     Fx::with(|c: FakeConfig| c.merge_top_toml(&memory).unwrap())
 }
 
+/// [`mx`] whose extractor proposes `memories` from every session mined.
+pub(crate) fn mx_extracting(extra: &str, memories: Value) -> Fx {
+    let fx = mx(extra);
+    fx.fake.set_extractor(extractor(memories));
+    fx
+}
+
 /// What a hand-written session holds.
 #[derive(Default)]
 pub(crate) struct Spec<'a> {
@@ -81,6 +88,18 @@ impl Fx {
             text,
         );
         id
+    }
+
+    /// Write a session of `users`' messages (each answered "noted"), last
+    /// written long ago; its id.
+    pub(crate) fn past_session(&self, title: &str, users: &[&str]) -> String {
+        self.write_session(
+            title,
+            &Spec {
+                users,
+                ..Spec::default()
+            },
+        )
     }
 
     pub(crate) fn eonyx_ok(&self, args: &[&str]) -> Output {

@@ -8,24 +8,20 @@ use eonyx_tests::Reply;
 use serde_json::{Value, json};
 
 use crate::agent::{Fx, run_with_stdin};
-use crate::mining_fixture::{Spec, extractor, mx};
+use crate::mining_fixture::{extractor, mx, mx_extracting};
 use crate::util::{json_lines, stderr, stdout};
 
 #[test]
 fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_source() {
-    let fx = mx("");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
-        {"text": "Generated files are never edited by hand", "scope": "project", "evidence_seq": 999},
-        {"text": "we use   PNPM, never npm", "scope": "project", "evidence_seq": 3},
-    ])));
-    let id = fx.write_session(
-        "s",
-        &Spec {
-            users: &["we use pnpm", "never npm", "ok"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "",
+        json!([
+            {"text": "We use pnpm, never npm", "scope": "project", "evidence_seq": 1},
+            {"text": "Generated files are never edited by hand", "scope": "project", "evidence_seq": 999},
+            {"text": "we use   PNPM, never npm", "scope": "project", "evidence_seq": 3},
+        ]),
     );
+    let id = fx.past_session("s", &["we use pnpm", "never npm", "ok"]);
     fx.fake.push(Reply::text("hi"));
     let out = fx.eonyx_ok(&["run", "--json", "hello"]);
     let events = json_lines(&out.stdout);
@@ -77,30 +73,20 @@ fn review_keeps_memory_unchanged_until_accepted_and_accepted_entries_name_their_
 
 #[test]
 fn rejected_proposals_never_return_and_leave_no_text() {
-    let fx = mx("");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 1},
-    ])));
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "",
+        json!([
+            {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 1},
+        ]),
     );
+    fx.past_session("a", &["one", "two", "three"]);
     fx.eonyx_ok(&["memory", "mine"]);
     let list = fx.review_json();
     assert_eq!(list.len(), 1);
     let pid = list[0]["id"].as_str().unwrap().to_owned();
     fx.eonyx_ok(&["memory", "review", "--reject", &pid]);
 
-    let b = fx.write_session(
-        "b",
-        &Spec {
-            users: &["four", "five", "six"],
-            ..Spec::default()
-        },
-    );
+    let b = fx.past_session("b", &["four", "five", "six"]);
     fx.eonyx_ok(&["memory", "mine", "--session", &b]);
     assert_eq!(fx.miners().len(), 2);
     assert!(
@@ -113,19 +99,15 @@ fn rejected_proposals_never_return_and_leave_no_text() {
 
 #[test]
 fn interactive_review_reads_one_answer_a_line_off_a_terminal() {
-    let fx = mx("");
-    fx.fake.set_extractor(extractor(json!([
-        {"text": "Use pnpm", "scope": "project", "evidence_seq": 1},
-        {"text": "Tabs not spaces", "scope": "global", "evidence_seq": 1},
-        {"text": "Skip me", "scope": "project", "evidence_seq": 1},
-    ])));
-    fx.write_session(
-        "a",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
+    let fx = mx_extracting(
+        "",
+        json!([
+            {"text": "Use pnpm", "scope": "project", "evidence_seq": 1},
+            {"text": "Tabs not spaces", "scope": "global", "evidence_seq": 1},
+            {"text": "Skip me", "scope": "project", "evidence_seq": 1},
+        ]),
     );
+    fx.past_session("a", &["one", "two", "three"]);
     fx.eonyx_ok(&["memory", "mine"]);
     let out = run_with_stdin(
         fx.cmd(&["memory", "review"]),
@@ -160,16 +142,19 @@ fn three_proposals(fx: &Fx) -> String {
         {"text": "Deploy on Fridays", "scope": "project", "evidence_seq": 3},
         {"text": "Generated files live in gen/", "scope": "project", "evidence_seq": 5},
     ])));
-    let id = fx.write_session(
-        "three",
-        &Spec {
-            users: &["one", "two", "three"],
-            ..Spec::default()
-        },
-    );
+    let id = fx.past_session("three", &["one", "two", "three"]);
     fx.eonyx_ok(&["memory", "mine"]);
     assert_eq!(fx.review_json().len(), 3);
     id
+}
+
+/// [`three_proposals`]' proposal ids, in review order.
+fn three_proposal_ids(fx: &Fx) -> Vec<String> {
+    three_proposals(fx);
+    fx.review_json()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// The memory entries' texts, as `eonyx memory --json` lists them.
@@ -241,12 +226,7 @@ fn memory_review_in_the_repl_asks_each_proposal_and_the_next_session_has_what_wa
 #[test]
 fn memory_review_in_a_batch_lists_and_takes_the_flags() {
     let fx = mx("");
-    three_proposals(&fx);
-    let ids: Vec<String> = fx
-        .review_json()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_owned())
-        .collect();
+    let ids = three_proposal_ids(&fx);
     let input = format!(
         "/memory review\n/memory review --accept nope\n/memory review --reject {}\n/memory review --accept {}\n/memory review --accept-all\n/memory review\n/memory reviews\n",
         ids[1], ids[0]
@@ -288,19 +268,9 @@ fn memory_review_in_a_batch_lists_and_takes_the_flags() {
 #[test]
 fn memory_review_in_an_acp_session_lists_and_takes_the_flags() {
     let fx = mx("");
-    three_proposals(&fx);
-    let ids: Vec<String> = fx
-        .review_json()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_owned())
-        .collect();
+    let ids = three_proposal_ids(&fx);
     let (mut c, s) = crate::acp_util::started(&fx);
-    let mut said = |line: &str| {
-        c.forget_seen();
-        let r = c.prompt(&s, line);
-        assert_eq!(r["result"]["stopReason"], "end_turn", "{line}: {r}");
-        c.answer_text(&s)
-    };
+    let mut said = |line: &str| c.said(&s, line);
     let t = said("/memory review");
     assert!(t.contains("Deploy on Fridays"), "{t}");
     assert!(t.contains("--accept-all"), "{t}");
@@ -309,8 +279,7 @@ fn memory_review_in_an_acp_session_lists_and_takes_the_flags() {
     let t = said("/memory review --accept-all");
     assert!(t.contains(&format!("accepted [{}]", ids[0])), "{t}");
     assert!(t.contains(&format!("accepted [{}]", ids[2])), "{t}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert!(fx.review_json().is_empty());
     assert_eq!(
         entry_texts(&fx),

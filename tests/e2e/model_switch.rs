@@ -185,15 +185,13 @@ fn repl_switches_with_model_and_resuming_keeps_it() {
         )
     });
     tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
-    tmux.send("/model big high");
-    tmux.wait_pane("the switch", |p| {
-        p.contains("switched: model big (big-model) · effort high · window 100000 tokens")
-            && prompt_count(p) >= 2
-    });
-    tmux.send("hello");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("answered by the big one") && prompt_count(p) >= 3
-    });
+    tmux.send_until(
+        "/model big high",
+        "the switch",
+        "switched: model big (big-model) · effort high · window 100000 tokens",
+        2,
+    );
+    tmux.send_until("hello", "the answer", "answered by the big one", 3);
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
     tmux.wait_pane("the resumed prompt", |p| prompt_count(p) >= 4);

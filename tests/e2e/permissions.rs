@@ -338,12 +338,7 @@ fn slash_permissions_lists_and_forgets_in_an_acp_session() {
     let fx = with_rules("[permissions]\ndeny = [\"shell(rm:*)\"]\n");
     save_rule(&fx, RuleList::Ask, "shell(git push:*)");
     let (mut c, s) = crate::acp_util::started(&fx);
-    let mut said = |line: &str| {
-        c.forget_seen();
-        let r = c.prompt(&s, line);
-        assert_eq!(r["result"]["stopReason"], "end_turn", "{line}: {r}");
-        c.answer_text(&s)
-    };
+    let mut said = |line: &str| c.said(&s, line);
     let list = said("/permissions");
     assert!(list.contains("shell(rm:*)"), "{list}");
     assert!(list.contains("shell(git push:*)"), "{list}");
@@ -354,8 +349,7 @@ fn slash_permissions_lists_and_forgets_in_an_acp_session() {
     assert!(t.contains("forgot rule 2: ask `shell(git push:*)`"), "{t}");
     let list = said("/permissions");
     assert!(!list.contains("git push"), "{list}");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
     assert!(
         fx.agent_requests().is_empty(),
         "a command reached the model"

@@ -10,7 +10,7 @@ use eonyx_tests::Reply;
 use serde_json::json;
 
 use crate::agent::*;
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{prompt_count, start_new_repl};
 use crate::util::{stderr, stdout};
 
 fn git_status(fx: &Fx) -> String {
@@ -50,19 +50,13 @@ fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgo
         .push(Reply::text("compound refused"))
         .push(shell("echo hello world"))
         .push(Reply::text("said hello"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     // A compound line: no `p`.
     tmux.send("run two things");
     let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
     assert!(!pane.contains("[p]roject"), "{pane}");
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("compound refused") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "compound refused", 2);
 
     tmux.send("say hello");
     let pane = tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 2);
@@ -95,10 +89,7 @@ fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgo
     fx.fake
         .push(shell("echo hello again"))
         .push(Reply::text("said it again"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("say hello again");
     let pane = tmux.wait_pane("the answer", |p| {
         p.contains("said it again") && prompt_count(p) >= 2
@@ -128,16 +119,10 @@ fn p_saves_a_project_rule_in_the_data_dir_that_later_sessions_follow_until_forgo
     fx.fake
         .push(shell("echo hello once more"))
         .push(Reply::text("asked again"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("say hello once more");
     tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
-    tmux.send("y");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("asked again") && prompt_count(p) >= 2
-    });
+    tmux.send_until("y", "the answer", "asked again", 2);
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));
     assert_eq!(git_status(&fx), before);
@@ -154,18 +139,12 @@ fn an_ask_rule_is_asked_every_time_whatever_always_answered() {
         .push(Reply::text("first done"))
         .push(shell("touch asked"))
         .push(Reply::text("second done"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     // "always" for shell commands, this session.
     tmux.send("first");
     tmux.wait_pane("the question", |p| p.matches("[a]lways").count() == 1);
-    tmux.send("a");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("first done") && prompt_count(p) >= 2
-    });
+    tmux.send_until("a", "the answer", "first done", 2);
     assert!(last_tool_result(&fx).contains("first"));
 
     // The ask rule's command is asked all the same, yes or no only.
@@ -179,10 +158,7 @@ fn an_ask_rule_is_asked_every_time_whatever_always_answered() {
     tmux.wait_pane("the question again", |p| {
         p.matches("a permission rule asks every time").count() == 2
     });
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("second done") && prompt_count(p) >= 3
-    });
+    tmux.send_until("n", "the answer", "second done", 3);
     assert!(!fx.sb.work.join("asked").exists());
     assert!(
         last_tool_result(&fx).contains("denied"),
@@ -210,10 +186,7 @@ fn the_question_shows_hidden_characters_escaped_and_the_whole_command() {
         " ".repeat(130)
     );
     fx.fake.push(shell(&forged)).push(Reply::text("not run"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("run the tests");
     let pane = tmux.wait_pane("the question", |p| p.contains("[y]es / [n]o"));
     assert!(
@@ -227,10 +200,7 @@ fn the_question_shows_hidden_characters_escaped_and_the_whole_command() {
         !pane.contains("allow: run shell command: npm test? [y]es"),
         "{pane}"
     );
-    tmux.send("n");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("not run") && prompt_count(p) >= 2
-    });
+    tmux.send_until("n", "the answer", "not run", 2);
     assert!(!fx.sb.work.join("forged.txt").exists());
     tmux.send("/exit");
     tmux.wait_pane("the exit", |p| p.contains("EONYX_EXIT=0"));

@@ -381,8 +381,7 @@ fn acp_sends_reasoning_as_thought_chunks_live_and_on_load() {
     };
     assert_eq!(thought(&c), "The notes say 4242.");
     assert_eq!(c.answer_text(&s), "It is 4242.");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 
     let (c, _, kinds) = reloaded(&fx, &s);
     assert_eq!(
@@ -394,6 +393,5 @@ fn acp_sends_reasoning_as_thought_chunks_live_and_on_load() {
         ]
     );
     assert_eq!(thought(&c), "The notes say 4242.");
-    let (code, stderr, _) = c.finish();
-    assert_eq!(code, Some(0), "{stderr}");
+    c.finish_ok();
 }

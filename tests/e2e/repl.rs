@@ -11,7 +11,7 @@ use std::time::Duration;
 use eonyx_tests::Reply;
 
 use crate::agent::{Fx, assert_consistent, messages};
-use crate::agent_repl::{Tmux, prompt_count, start_repl};
+use crate::agent_repl::{Tmux, prompt_count, start_new_repl, start_repl};
 use serde_json::json;
 
 /// Wait until the editor shows an empty prompt: keys sent before it would
@@ -207,10 +207,7 @@ fn a_paste_is_one_message_lines_continue_and_ctrl_c_clears_then_exits_130() {
         Reply::text("got the continued lines"),
         Reply::text("got the clean line"),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     // A bracketed paste of two lines: one message, marked as two lines.
     let st = tmux
@@ -324,10 +321,7 @@ fn vi_mode_edits_with_vi_keys_and_ctrl_c_at_a_question_stops_the_turn() {
         "shell",
         json!({"command": "touch never.txt"}),
     ));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
 
     // The question is read by the same editor; Ctrl-C there denies and
     // stops the turn, and the session stays consistent.

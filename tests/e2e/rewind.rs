@@ -449,10 +449,7 @@ fn the_repl_shows_the_turns_and_files_and_asks_before_rewinding() {
         format!("{env} '{bin}' --new --allow-write; echo EONYX_EXIT=$?; sleep 60")
     });
     tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
-    tmux.send("shout the first word");
-    tmux.wait_pane("the answer", |p| {
-        p.contains("edited a") && prompt_count(p) >= 2
-    });
+    tmux.send_until("shout the first word", "the answer", "edited a", 2);
     assert_eq!(read(&fx, "a.txt").as_deref(), Some("ALPHA\n"));
 
     tmux.send("/rewind");

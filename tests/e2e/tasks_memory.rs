@@ -9,7 +9,7 @@ use eonyx_tests::Reply;
 use serde_json::json;
 
 use crate::agent::*;
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{prompt_count, start_new_repl};
 use crate::tasks::*;
 use crate::util::stderr;
 
@@ -103,10 +103,7 @@ fn repl_asks_the_user_for_a_childs_shell_command_labelled_with_the_task() {
         Reply::text("CHILD-FINAL-TEXT marker made"),
         Reply::text("The task made the marker."),
     ]);
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     tmux.send("make the marker through a task");
     let pane = tmux.wait_pane("the question", |p| p.contains("[a]lways"));
     assert!(

@@ -7,7 +7,7 @@
 
 use std::io::Write as _;
 use std::ops::Deref;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 
 /// [`eonyx_tests::Sandbox`] (fields `root`, `data`, `config`, `home`,
 /// `state`, `work`, and `write`/`filter`) plus [`Sandbox::eonyx`].
@@ -55,16 +55,23 @@ pub fn fake_project(
     (sb, fake)
 }
 
-/// Spawn `cmd` with piped stdout and stderr and `input` written to its stdin
-/// from a thread (so a child that does not read it cannot block the test).
-pub fn spawn_with_stdin(cmd: &mut Command, input: impl Into<String>) -> Child {
+/// Spawn `cmd` with stdin, stdout and stderr piped: the child and its
+/// stdin, which stays open until dropped.
+pub fn spawn_piped(cmd: &mut Command) -> (Child, ChildStdin) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// Spawn `cmd` with piped stdout and stderr and `input` written to its stdin
+/// from a thread (so a child that does not read it cannot block the test).
+pub fn spawn_with_stdin(cmd: &mut Command, input: impl Into<String>) -> Child {
+    let (child, mut stdin) = spawn_piped(cmd);
     let input = input.into();
     std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());

@@ -8,7 +8,7 @@ use eonyx_tests::{Reply, WebReply, WebServer};
 use serde_json::json;
 
 use crate::agent::*;
-use crate::agent_repl::{prompt_count, start_repl};
+use crate::agent_repl::{prompt_count, start_new_repl};
 
 fn fetch(url: &str) -> Reply {
     Reply::tool_call("web_fetch", json!({ "url": url }))
@@ -49,10 +49,7 @@ fn the_repl_asks_per_host_and_always_holds_for_that_host_only() {
         .push(Reply::text("got c and d"))
         .push(fetch(&name))
         .push(Reply::text("e answered"));
-    let tmux = start_repl(&fx, |env, bin| {
-        format!("{env} '{bin}' --new; echo EONYX_EXIT=$?; sleep 60")
-    });
-    tmux.wait_pane("the prompt", |p| prompt_count(p) >= 1);
+    let tmux = start_new_repl(&fx);
     let asked = |p: &str| p.matches("[a]lways: every page of").count();
 
     // y: fetched once.
@@ -63,10 +60,7 @@ fn the_repl_asks_per_host_and_always_holds_for_that_host_only() {
         pane.contains("every page of 127.0.0.1 this session"),
         "{pane}"
     );
-    tmux.send("y");
-    tmux.wait_pane("the first answer", |p| {
-        p.contains("got a") && prompt_count(p) >= 2
-    });
+    tmux.send_until("y", "the first answer", "got a", 2);
     let got = tool_results(&fx);
     assert!(got[0].starts_with("[web page "), "{got:?}");
     assert!(got[0].contains("# page /a"), "{got:?}");
@@ -74,10 +68,7 @@ fn the_repl_asks_per_host_and_always_holds_for_that_host_only() {
     // n: denied, the server never asked.
     tmux.send("read b");
     tmux.wait_pane("the second question", |p| asked(p) == 2);
-    tmux.send("n");
-    tmux.wait_pane("the second answer", |p| {
-        p.contains("no b") && prompt_count(p) >= 3
-    });
+    tmux.send_until("n", "the second answer", "no b", 3);
     let got = tool_results(&fx);
     assert!(got[1].starts_with("denied"), "{got:?}");
 
@@ -100,10 +91,7 @@ fn the_repl_asks_per_host_and_always_holds_for_that_host_only() {
         pane.contains("every page of localhost this session"),
         "{pane}"
     );
-    tmux.send("y");
-    tmux.wait_pane("the fourth answer", |p| {
-        p.contains("e answered") && prompt_count(p) >= 5
-    });
+    tmux.send_until("y", "the fourth answer", "e answered", 5);
     let got = tool_results(&fx);
     assert!(got[4].contains("# page /e"), "{got:?}");
 

@@ -67,5 +67,13 @@ pub use turns::run_turns;
 pub use web_server::{Served, WebReply, WebRequest, WebServer};
 pub use wire::{OverflowFlavor, encrypted_of, signature_of};
 
+/// Append to the session file `path` a message record `seq` cut off
+/// mid-line, as a crash during a write leaves it (a torn tail).
+pub fn tear_tail(path: &std::path::Path, seq: u64) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path)?;
+    write!(f, r#"{{"type":"message","seq":{seq},"ts":"2026-"#)
+}
+
 #[cfg(test)]
 mod selftest;

@@ -59,6 +59,27 @@ impl Paced {
         })
     }
 
+    /// Run `cmd` (an `eonyx run --json …`) to its end: the time from its
+    /// `turn_started` event to its `turn_completed` (process start and
+    /// session opening left out); an error when it ends before them or
+    /// fails.
+    pub fn time_turn(cmd: &mut Command) -> Result<std::time::Duration, Box<dyn std::error::Error>> {
+        let mut child = Paced::spawn(cmd)?;
+        child
+            .wait_for(|e| e["type"] == "turn_started")
+            .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
+        let started = std::time::Instant::now();
+        child
+            .wait_for(|e| e["type"] == "turn_completed")
+            .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
+        let took = started.elapsed();
+        let (status, stderr, _) = child.finish()?;
+        if !status.success() {
+            return Err(format!("eonyx run failed: {stderr}").into());
+        }
+        Ok(took)
+    }
+
     /// Write one line to the child's stdin.
     pub fn send(&mut self, line: &str) -> std::io::Result<()> {
         let Some(stdin) = self.stdin.as_mut() else {
@@ -100,28 +121,5 @@ impl Paced {
         let status = self.child.wait()?;
         let stderr = self.stderr.join().unwrap_or_default();
         Ok((status, stderr, self.seen))
-    }
-
-    /// One `eonyx run --json …` (`cmd`, spawned here): the time from its
-    /// `turn_started` event to its `turn_completed`, process start and
-    /// session opening excluded; `Err` says why when it ends early or
-    /// fails. The benches' measure of a run's turn.
-    pub fn time_run_turn(cmd: &mut Command) -> Result<std::time::Duration, String> {
-        let mut child = Paced::spawn(cmd).map_err(|e| format!("eonyx run did not start: {e}"))?;
-        child
-            .wait_for(|e| e["type"] == "turn_started")
-            .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-        let started = std::time::Instant::now();
-        child
-            .wait_for(|e| e["type"] == "turn_completed")
-            .map_err(|evs| format!("eonyx run ended early: {evs:?}"))?;
-        let took = started.elapsed();
-        let (status, stderr, _) = child
-            .finish()
-            .map_err(|e| format!("eonyx run could not be waited for: {e}"))?;
-        if !status.success() {
-            return Err(format!("eonyx run failed: {stderr}"));
-        }
-        Ok(took)
     }
 }

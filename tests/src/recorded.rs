@@ -120,6 +120,16 @@ impl RecordedRequest {
             .collect()
     }
 
+    /// Every message but the `system` ones, each as its JSON text,
+    /// concatenated: to check what no message holds any more.
+    pub fn non_system_json(&self) -> String {
+        self.messages()
+            .iter()
+            .filter(|m| m["role"] != "system")
+            .map(|m| m.to_string())
+            .collect()
+    }
+
     /// The system prompt as one string: Anthropic's `system` (string or the
     /// text of its blocks, concatenated), or the content of OpenAI's
     /// `system`/`developer` messages joined with blank lines.

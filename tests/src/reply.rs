@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The longest [`Reply::hold_until`] waits for the other requests.
 pub const HOLD_LIMIT: Duration = Duration::from_secs(15);
@@ -91,6 +91,15 @@ impl Reply {
     /// The model calls one tool with `arguments` (a JSON object).
     pub fn tool_call(name: impl Into<String>, arguments: Value) -> Self {
         Self::tool_calls([(name, arguments)])
+    }
+
+    /// The model calls the `plan` tool with `steps` as `(step, status)`.
+    pub fn plan(steps: &[(&str, &str)]) -> Self {
+        let steps: Vec<Value> = steps
+            .iter()
+            .map(|(step, status)| json!({"step": step, "status": status}))
+            .collect();
+        Self::tool_call("plan", json!({ "steps": steps }))
     }
 
     /// The model calls several tools in one reply, in this order.

@@ -66,6 +66,30 @@ fn sse_event(name: &str, v: &Value) -> Bytes {
     Bytes::from(format!("event: {name}\ndata: {v}\n\n"))
 }
 
+/// One Anthropic content block at `index` as its events: the start
+/// holding `block`, a `content_block_delta` for each of `deltas`, the stop.
+fn anthropic_block(
+    out: &mut Vec<Bytes>,
+    index: usize,
+    block: Value,
+    deltas: impl IntoIterator<Item = Value>,
+) {
+    out.push(sse_event(
+        "content_block_start",
+        &json!({"type": "content_block_start", "index": index, "content_block": block}),
+    ));
+    for delta in deltas {
+        out.push(sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        ));
+    }
+    out.push(sse_event(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": index}),
+    ));
+}
+
 impl Outcome {
     fn openai_finish(&self) -> String {
         self.finish.clone().unwrap_or_else(|| {
@@ -246,66 +270,35 @@ impl Outcome {
         ];
         let mut index = 0;
         if let Some(thinking) = &self.reasoning {
-            out.push(sse_event(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
-            ));
-            for piece in pieces(thinking) {
-                out.push(sse_event(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "thinking_delta", "thinking": piece}}),
-                ));
-            }
-            out.push(sse_event(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index,
-                    "delta": {"type": "signature_delta", "signature": signature_of(thinking)}}),
-            ));
-            out.push(sse_event(
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": index}),
-            ));
+            let deltas = pieces(thinking)
+                .into_iter()
+                .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
+                .chain([json!({"type": "signature_delta", "signature": signature_of(thinking)})]);
+            anthropic_block(
+                &mut out,
+                index,
+                json!({"type": "thinking", "thinking": "", "signature": ""}),
+                deltas,
+            );
             index += 1;
         }
         if !self.text.is_empty() || self.calls.is_empty() {
-            out.push(sse_event(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "text", "text": ""}}),
-            ));
-            for piece in pieces(&self.text) {
-                out.push(sse_event(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": piece}}),
-                ));
-            }
-            out.push(sse_event(
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": index}),
-            ));
+            let deltas = pieces(&self.text)
+                .into_iter()
+                .map(|piece| json!({"type": "text_delta", "text": piece}));
+            anthropic_block(&mut out, index, json!({"type": "text", "text": ""}), deltas);
             index += 1;
         }
         for (id, name, args) in &self.calls {
-            out.push(sse_event(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
-            ));
             let (a, b) = halves(args);
-            for part in [a, b] {
-                out.push(sse_event(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": part}}),
-                ));
-            }
-            out.push(sse_event(
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": index}),
-            ));
+            let deltas =
+                [a, b].map(|part| json!({"type": "input_json_delta", "partial_json": part}));
+            anthropic_block(
+                &mut out,
+                index,
+                json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                deltas,
+            );
             index += 1;
         }
         let mut delta = json!({

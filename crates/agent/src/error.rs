@@ -134,14 +134,14 @@ impl AgentError {
     pub fn class(&self) -> ErrorClass {
         match self {
             AgentError::Config(_) | AgentError::Hooks(_) => ErrorClass::Config,
-            AgentError::Store(e) => store_class(e),
+            AgentError::Store(e) => e.class(),
             AgentError::Provider(e) => e.class(),
             AgentError::Compaction(_) => ErrorClass::Compaction,
             AgentError::NothingToCompact => ErrorClass::NothingToCompact,
             AgentError::TooLarge { .. } => ErrorClass::ContextOverflow,
             AgentError::Interrupted => ErrorClass::Cancelled,
             AgentError::Usage(_) | AgentError::Attach(_) => ErrorClass::Usage,
-            AgentError::Memory(e) => memory_class(e),
+            AgentError::Memory(e) => e.class(),
             AgentError::McpRequired { .. } => ErrorClass::Mcp,
             AgentError::HookBlocked { .. } => ErrorClass::Hook,
             AgentError::ReplyBlocked { .. } => ErrorClass::Blocked,
@@ -227,11 +227,14 @@ pub fn class_of<'a>(
         if cause.is::<eonyx_config::ConfigError>() {
             return ErrorClass::Config;
         }
+        if let Some(e) = cause.downcast_ref::<crate::mining::MineError>() {
+            return e.class();
+        }
         if let Some(e) = cause.downcast_ref::<StoreError>() {
-            return store_class(e);
+            return e.class();
         }
         if let Some(e) = cause.downcast_ref::<MemoryError>() {
-            return memory_class(e);
+            return e.class();
         }
         if let Some(e) = cause.downcast_ref::<ProviderError>() {
             return e.class();
@@ -241,27 +244,6 @@ pub fn class_of<'a>(
         }
     }
     ErrorClass::Other
-}
-
-pub(crate) fn store_class(e: &StoreError) -> ErrorClass {
-    if e.is_usage() {
-        ErrorClass::Usage
-    } else if e.is_in_use() {
-        ErrorClass::SessionInUse
-    } else if e.is_not_found() {
-        ErrorClass::NotFound
-    } else {
-        ErrorClass::Store
-    }
-}
-
-/// A memory entry refused (empty, a secret, an unknown id) is the user's
-/// to fix; a file that cannot be read or written is not.
-pub(crate) fn memory_class(e: &MemoryError) -> ErrorClass {
-    match e {
-        MemoryError::Io { .. } => ErrorClass::Memory,
-        _ => ErrorClass::Usage,
-    }
 }
 
 #[cfg(test)]
@@ -373,5 +355,23 @@ mod tests {
         assert!(AgentError::NothingToCompact.is_users());
         assert_eq!(AgentError::NothingToCompact.class().name(), "compaction");
         assert_eq!(AgentError::NothingToCompact.status(), Status::Failed);
+    }
+
+    #[test]
+    fn a_mining_error_in_a_chain_is_classed_by_its_own_class() {
+        use crate::mining::MineError;
+        let id = SessionId::parse("20260705T091500-1a2b3c4d").unwrap();
+        let class = |e: &MineError| class_of([e as &(dyn std::error::Error + 'static)]);
+        let missing = MineError::NoSession { id: id.clone() };
+        assert_eq!(class(&missing), ErrorClass::NotFound);
+        let open = MineError::Open { id, pid: Some(7) };
+        assert_eq!(class(&open), ErrorClass::SessionInUse);
+        let model = MineError::UnknownModel { key: "m".into() };
+        assert_eq!(class(&model).exit_code(), 2, "a config error, as anywhere");
+        let state = MineError::State(eonyx_store::mining::MiningError::Damaged {
+            path: "/d/mining/state.json".into(),
+            reason: "bad".into(),
+        });
+        assert_eq!(class(&state).name(), "store");
     }
 }

@@ -77,15 +77,11 @@ impl MineError {
     /// refused as empty or holding a secret, a session that is another
     /// project's, a task's or in use) or a failure of what mining runs on.
     pub fn class(&self) -> ErrorClass {
-        use eonyx_store::mining::MiningError;
         match self {
             MineError::Config(_) | MineError::UnknownModel { .. } => ErrorClass::Config,
-            MineError::Store(e) => crate::error::store_class(e),
-            MineError::State(MiningError::UnknownIds { .. }) => ErrorClass::Usage,
-            MineError::State(MiningError::Memory(e)) | MineError::Memory(e) => {
-                crate::error::memory_class(e)
-            }
-            MineError::State(MiningError::Io(_) | MiningError::Damaged { .. }) => ErrorClass::Store,
+            MineError::Store(e) => e.class(),
+            MineError::State(e) => e.class(),
+            MineError::Memory(e) => e.class(),
             MineError::Provider(e) => e.class(),
             MineError::Open { .. } => ErrorClass::SessionInUse,
             MineError::NoSession { .. } => ErrorClass::NotFound,

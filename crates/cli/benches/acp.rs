@@ -38,7 +38,7 @@ fn setup() -> Result<(FakeServer, TestEnv)> {
 fn run_turn(bin: &Path, env: &TestEnv) -> Result<Duration> {
     let mut cmd = env.command(bin);
     cmd.args(["run", "--json", "tell me about foxes"]);
-    Ok(Paced::time_run_turn(&mut cmd)?)
+    Paced::time_turn(&mut cmd)
 }
 
 /// One `eonyx acp` process, initialized, serving every ACP turn.

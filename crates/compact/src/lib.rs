@@ -364,9 +364,10 @@ pub(crate) fn finish_record(
         + if plan.mid_turn { 300 } else { 0 };
     let after = estimator.tokens_for(RequestSize::new(after_chars, tail.images));
 
+    // The skills (docs/skills.md, section "Skills"), the goal and plan
+    // (docs/compaction.md#what-is-pinned) are filled in by the agent,
+    // which knows them.
     Ok(CompactionRecord {
-        seq: 0,
-        ts: String::new(),
         summary,
         first_kept_seq: plan.first_kept_seq,
         trigger,
@@ -376,16 +377,6 @@ pub(crate) fn finish_record(
         focus: focus.map(str::to_owned).filter(|f| !f.trim().is_empty()),
         facts: (!facts.is_empty() || facts.turn_request.is_some()).then(|| facts.to_value()),
         mode: Some(mode),
-        draft_seq: None,
-        // Filled in by the agent, which knows the skills (docs/skills.md, section "Skills")
-        // and the goal and plan (docs/compaction.md#what-is-pinned).
-        skills: Vec::new(),
-        goal: None,
-        plan: None,
-        jobs: Vec::new(),
-        native: None,
-        usage: None,
-        pins: Vec::new(),
-        user_words: None,
+        ..CompactionRecord::default()
     })
 }

@@ -454,6 +454,70 @@ pub enum ConfigError {
     Path(#[from] crate::paths::PathError),
 }
 
+/// 1-based line and column (in characters) of a byte offset.
+pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before[line_start..].chars().count() + 1;
+    (line, column)
+}
+
+impl ConfigError {
+    /// A syntax error in `text`, the file `path`, at byte `offset`.
+    pub(crate) fn parse_at(
+        path: &Utf8Path,
+        text: &str,
+        offset: usize,
+        message: impl Into<String>,
+    ) -> Self {
+        let (line, column) = line_col(text, offset);
+        ConfigError::Parse {
+            path: path.to_path_buf(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+/// How the directory a config file is written into is made when missing:
+/// private (0700: the saved permission rules) or as the umask says (the
+/// global config's directory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DirPrivacy {
+    Private,
+    Umask,
+}
+
+/// Replace the config file `path` with `text` atomically (fsynced, the
+/// file 0600), making its directory first as `dir` says.
+pub(crate) fn write_config_file(
+    path: &Utf8Path,
+    text: &str,
+    dir: DirPrivacy,
+) -> Result<(), ConfigError> {
+    let err = |source| ConfigError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let parent = path.parent().unwrap_or(Utf8Path::new("."));
+    match dir {
+        DirPrivacy::Private => eonyx_core::fs::create_private_dir(parent),
+        DirPrivacy::Umask => std::fs::create_dir_all(parent),
+    }
+    .map_err(err)?;
+    let how = eonyx_core::fs::AtomicWrite {
+        durable: true,
+        private: true,
+    };
+    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+}
+
 /// Convenience: an [`Env`] for the process.
 pub fn process_env() -> Env {
     Env::from_process()

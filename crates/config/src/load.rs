@@ -5,7 +5,7 @@
 
 use camino::{Utf8Path, Utf8PathBuf};
 
-use crate::parse::{line_col, parse_global, parse_project};
+use crate::parse::{parse_global, parse_project};
 use crate::resolve::resolve;
 use crate::{Config, ConfigError};
 
@@ -16,16 +16,12 @@ pub use crate::options::{
 fn read_optional(path: &Utf8Path) -> Result<Option<String>, ConfigError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
-            let (line, column) = line_col(
+            ConfigError::parse_at(
+                path,
                 &String::from_utf8_lossy(e.as_bytes()),
                 e.utf8_error().valid_up_to(),
-            );
-            ConfigError::Parse {
-                path: path.to_path_buf(),
-                line,
-                column,
-                message: "the file is not valid UTF-8".to_owned(),
-            }
+                "the file is not valid UTF-8",
+            )
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(ConfigError::Read {

@@ -11,7 +11,7 @@ use camino::Utf8Path;
 use crate::validate::validate;
 use crate::{
     CompactionFile, ConfigError, ConfigFile, ContextFile, GoalsFile, McpFile, McpServerFile,
-    MemoryFile, ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile,
+    MemoryFile, ModelFile, ProfileFile, ReplFile, SkillsFile, TasksFile, ToolsFile, line_col,
 };
 
 /// Parse and validate a global `config.toml`. `path` is only used in error
@@ -48,13 +48,12 @@ pub fn parse_project(text: &str, path: &Utf8Path) -> Result<ConfigFile, ConfigEr
         return Ok(ConfigFile::default());
     }
     if !trimmed.starts_with('{') {
-        let (line, column) = line_col(text, text.len() - trimmed.len());
-        return Err(ConfigError::Parse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: "the project config must be a JSON object, e.g. {}".to_owned(),
-        });
+        return Err(ConfigError::parse_at(
+            path,
+            text,
+            text.len() - trimmed.len(),
+            "the project config must be a JSON object, e.g. {}",
+        ));
     }
     let file = match serde_json::from_str::<ConfigFile>(text) {
         Ok(file) => file,
@@ -70,19 +69,6 @@ pub fn parse_project(text: &str, path: &Utf8Path) -> Result<ConfigFile, ConfigEr
     };
     validate(&file, path)?;
     Ok(file)
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-pub(crate) fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
 }
 
 /// Turn a serde error into [`ConfigError::UnknownKey`] (with the full dotted

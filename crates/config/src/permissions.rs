@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use eonyx_core::permissions::{PermissionRule, Rule, RuleList, RuleOrigin, ShellRule};
 
-use crate::ConfigError;
+use crate::{ConfigError, DirPrivacy, write_config_file};
 
 /// `[permissions]` as written in `config.toml` or `eonyx.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -307,18 +307,7 @@ pub fn read_saved(path: &Utf8Path) -> Result<SavedFile, ConfigError> {
         }
     };
     let saved: SavedFile = toml::from_str(&text).map_err(|e| {
-        // Not `parse::line_col`: parse validates through this module.
-        let before = text
-            .get(..e.span().map_or(0, |s| s.start))
-            .unwrap_or_default();
-        let line = before.matches('\n').count() + 1;
-        let column = before.chars().rev().take_while(|c| *c != '\n').count() + 1;
-        ConfigError::Parse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: e.message().to_owned(),
-        }
+        ConfigError::parse_at(path, &text, e.span().map_or(0, |s| s.start), e.message())
     })?;
     validate(&saved.as_file(), path)?;
     Ok(saved)
@@ -379,14 +368,7 @@ fn write_saved(path: &Utf8Path, saved: &SavedFile) -> Result<(), ConfigError> {
         "# Permission rules eonyx saved for this project (`p` in the REPL).\n\
          # `eonyx permissions` lists them; `eonyx permissions forget N` removes one.\n{body}"
     );
-    if let Some(dir) = path.parent() {
-        eonyx_core::fs::create_private_dir(dir).map_err(err)?;
-    }
-    let how = eonyx_core::fs::AtomicWrite {
-        durable: true,
-        private: true,
-    };
-    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
+    write_config_file(path, &text, DirPrivacy::Private)
 }
 
 #[cfg(test)]

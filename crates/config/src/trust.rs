@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use camino::{Utf8Path, Utf8PathBuf};
 use serde_json::Value;
 
-use crate::ConfigError;
 use crate::options::global_config_path;
+use crate::{ConfigError, DirPrivacy, write_config_file};
 
 /// A key an untrusted project may set, and with which values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +322,7 @@ pub fn trust_project(
     };
     let (new_text, change) = edit_trusted(&text, &path, &canonical, remove)?;
     if matches!(change, TrustChange::Added | TrustChange::Removed) {
-        write_atomic(&path, &new_text)?;
+        write_config_file(&path, &new_text, DirPrivacy::Umask)?;
     }
     Ok((canonical, change))
 }
@@ -335,13 +335,7 @@ pub fn edit_trusted(
     remove: bool,
 ) -> Result<(String, TrustChange), ConfigError> {
     let mut doc = text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = crate::parse::line_col(text, e.span().map_or(0, |s| s.start));
-        ConfigError::Parse {
-            path: path.to_path_buf(),
-            line,
-            column,
-            message: e.message().to_owned(),
-        }
+        ConfigError::parse_at(path, text, e.span().map_or(0, |s| s.start), e.message())
     })?;
     let not_array = || ConfigError::Invalid {
         path: path.to_path_buf(),
@@ -388,20 +382,6 @@ pub fn edit_trusted(
         TrustChange::Added
     };
     Ok((doc.to_string(), change))
-}
-
-fn write_atomic(path: &Utf8Path, text: &str) -> Result<(), ConfigError> {
-    let err = |source| ConfigError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Utf8Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let how = eonyx_core::fs::AtomicWrite {
-        durable: true,
-        private: true,
-    };
-    eonyx_core::fs::write_atomic(path, text.as_bytes(), how).map_err(err)
 }
 
 #[cfg(test)]

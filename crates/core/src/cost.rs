@@ -80,14 +80,19 @@ pub fn format_usd(usd: f64) -> String {
 mod tests {
     use super::*;
 
+    /// Dollars per million tokens of each kind.
+    fn pricing(input: f64, cached_input: f64, output: f64, cache_write: f64) -> Pricing {
+        Pricing {
+            input,
+            cached_input,
+            output,
+            cache_write,
+        }
+    }
+
     #[test]
     fn each_kind_of_token_has_its_price() {
-        let p = Pricing {
-            input: 3.0,
-            cached_input: 0.3,
-            output: 15.0,
-            cache_write: 3.75,
-        };
+        let p = pricing(3.0, 0.3, 15.0, 3.75);
         let u = Usage {
             prompt_tokens: 2112,
             completion_tokens: 35,
@@ -101,12 +106,7 @@ mod tests {
 
     #[test]
     fn a_total_with_an_unpriced_part_is_unknown() {
-        let p = Pricing {
-            input: 1.0,
-            cached_input: 1.0,
-            output: 1.0,
-            cache_write: 1.0,
-        };
+        let p = pricing(1.0, 1.0, 1.0, 1.0);
         let u = Usage {
             prompt_tokens: 1_000_000,
             ..Usage::default()

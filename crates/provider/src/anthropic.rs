@@ -10,7 +10,7 @@ use eonyx_core::provider::{BoxFuture, NativeError, NativeOutcome, RequestQuirks,
 use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError, StreamEvent};
 use serde_json::{Value, json};
 
-use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
+use crate::http::{Attempt, Http, RetryPolicy, send_learning};
 use crate::sse;
 pub use stream::AnthropicDecoder;
 
@@ -152,26 +152,16 @@ impl Provider for AnthropicProvider {
         request: &'a ChatRequest,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
-            let err = match send_with_retries(self, request, &mut *on_event).await {
-                Err(e) => e,
-                ok => return ok,
-            };
-            let quirks = self.quirks();
+        // A refused parameter is dropped and the request sent once more.
+        Box::pin(send_learning(self, request, on_event, 1, |quirks, err| {
             let sent = crate::refusal::Sent {
                 temperature: request.temperature.or(self.model.temperature).is_some()
                     && thinking_budget(&self.model, request, quirks).is_none(),
                 reasoning_effort: thinking_budget(&self.model, request, quirks).is_some(),
                 ..Default::default()
             };
-            match crate::refusal::learn(quirks, &err, sent) {
-                Some(q) => {
-                    self.set_quirks(q);
-                    send_with_retries(self, request, on_event).await
-                }
-                None => Err(err),
-            }
-        })
+            crate::refusal::learn(quirks, err, sent)
+        }))
     }
 
     fn quirks(&self) -> RequestQuirks {

@@ -6,7 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use backon::BackoffBuilder;
-use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, ProviderError, StreamEvent};
+use eonyx_core::provider::RequestQuirks;
+use eonyx_core::{ChatRequest, ChatResponse, ModelConfig, Provider, ProviderError, StreamEvent};
 use eventsource_stream::{EventStream, Eventsource};
 use futures_util::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
@@ -328,6 +329,30 @@ pub(crate) trait Attempt: Sync {
     fn streams(&self) -> bool {
         true
     }
+}
+
+/// [`send_with_retries`], and when the server refuses a parameter: `learn`
+/// gives the quirks to send with next (a parameter dropped or renamed), or
+/// `None` (the error stands); the quirks change and the request goes once
+/// more, at most `learnings` times.
+pub(crate) async fn send_learning<P: Attempt + Provider>(
+    provider: &P,
+    request: &ChatRequest,
+    on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    learnings: usize,
+    learn: impl Fn(RequestQuirks, &ProviderError) -> Option<RequestQuirks>,
+) -> Result<ChatResponse, ProviderError> {
+    for _ in 0..learnings {
+        let err = match send_with_retries(provider, request, &mut *on_event).await {
+            Err(e) => e,
+            ok => return ok,
+        };
+        match learn(provider.quirks(), &err) {
+            Some(q) => provider.set_quirks(q),
+            None => return Err(err),
+        }
+    }
+    send_with_retries(provider, request, on_event).await
 }
 
 /// Run attempts with retries and cancellation (see [`RetryPolicy`]).

@@ -14,7 +14,7 @@ use eonyx_core::{
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 
-use crate::http::{Attempt, Http, RetryPolicy, send_with_retries};
+use crate::http::{Attempt, Http, RetryPolicy, send_learning};
 use crate::responses::{ResponsesDecoder, image_url};
 use crate::sse;
 use crate::wire::{Arguments, decode};
@@ -169,40 +169,27 @@ impl Provider for OpenAiProvider {
         request: &'a ChatRequest,
         on_event: &'a mut (dyn FnMut(StreamEvent) + Send),
     ) -> BoxFuture<'a, Result<ChatResponse, ProviderError>> {
-        Box::pin(async move {
-            // A refused parameter is dropped or renamed and the request
-            // sent once more (at most once per parameter); a model served
-            // only by the Responses API moves there, once.
-            for _ in 0..4 {
-                let err = match send_with_retries(self, request, &mut *on_event).await {
-                    Err(e) => e,
-                    ok => return ok,
-                };
-                let quirks = self.current_quirks();
-                if self.api() == OpenAiApi::Chat && crate::refusal::needs_responses_api(&err) {
-                    self.set_quirks(RequestQuirks {
-                        responses_api: true,
-                        ..quirks
-                    });
-                    continue;
-                }
-                let chat = self.api() == OpenAiApi::Chat;
-                let sent = crate::refusal::Sent {
-                    temperature: request.temperature.or(self.model.temperature).is_some(),
-                    max_tokens: chat
-                        && request.max_tokens.is_some()
-                        && !is_openai_api(&self.model.base_url),
-                    reasoning_effort: crate::responses::effort(&self.model, request, quirks)
-                        .is_some(),
-                    reasoning_content: chat && sends_reasoning_content(request),
-                };
-                match crate::refusal::learn(quirks, &err, sent) {
-                    Some(q) => self.set_quirks(q),
-                    None => return Err(err),
-                }
+        // A refused parameter is dropped or renamed and the request sent
+        // once more (at most once per parameter); a model served only by
+        // the Responses API moves there, once.
+        Box::pin(send_learning(self, request, on_event, 4, |quirks, err| {
+            let chat = self.api() == OpenAiApi::Chat;
+            if chat && crate::refusal::needs_responses_api(err) {
+                return Some(RequestQuirks {
+                    responses_api: true,
+                    ..quirks
+                });
             }
-            send_with_retries(self, request, on_event).await
-        })
+            let sent = crate::refusal::Sent {
+                temperature: request.temperature.or(self.model.temperature).is_some(),
+                max_tokens: chat
+                    && request.max_tokens.is_some()
+                    && !is_openai_api(&self.model.base_url),
+                reasoning_effort: crate::responses::effort(&self.model, request, quirks).is_some(),
+                reasoning_content: chat && sends_reasoning_content(request),
+            };
+            crate::refusal::learn(quirks, err, sent)
+        }))
     }
 
     fn detect_limits<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ServerLimits> {

@@ -1,7 +1,7 @@
 //! The one error type of the store.
 
 use camino::Utf8PathBuf;
-use eonyx_core::SessionId;
+use eonyx_core::{ErrorClass, SessionId};
 
 /// What went wrong in the store. The cli tells the variants apart:
 /// [`StoreError::NotFound`] and [`StoreError::InUse`] are the user's to act
@@ -97,18 +97,22 @@ impl StoreError {
         IoFailure::of(action, path)
     }
 
+    /// Its class (the JSON `class`, whose fault, the exit code): a rewind
+    /// or fork point that does not exist is the user's to correct, as are
+    /// a session in use and one that does not exist; the rest is a failure
+    /// of the store.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            StoreError::InvalidRewind { .. } | StoreError::InvalidFork { .. } => ErrorClass::Usage,
+            StoreError::InUse { .. } => ErrorClass::SessionInUse,
+            StoreError::NotFound { .. } => ErrorClass::NotFound,
+            _ => ErrorClass::Store,
+        }
+    }
+
     /// True for [`StoreError::NotFound`].
     pub fn is_not_found(&self) -> bool {
         matches!(self, StoreError::NotFound { .. })
-    }
-
-    /// True for a request that cannot be met as asked (a rewind or fork
-    /// point that does not exist): the user's to correct.
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            StoreError::InvalidRewind { .. } | StoreError::InvalidFork { .. }
-        )
     }
 
     /// True for [`StoreError::InUse`].

@@ -4,7 +4,7 @@ use std::fs::{File, OpenOptions};
 
 use camino::Utf8Path;
 
-use crate::StoreError;
+use crate::{IoFailure, StoreError};
 
 /// `mkdir -p`, 0700 (unix). See [`eonyx_core::fs::create_private_dir`].
 pub fn create_private_dir(path: &Utf8Path) -> Result<(), StoreError> {
@@ -21,6 +21,41 @@ pub fn private_options() -> OpenOptions {
         o.mode(0o600);
     }
     o
+}
+
+/// Open the lock file `path` (0600, created when missing, never
+/// truncated); the lock is taken on the file and held until it is dropped.
+pub(crate) fn open_lock_file(path: &Utf8Path) -> Result<File, IoFailure> {
+    private_options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(IoFailure::of("open the lock file", path))
+}
+
+/// The lock file `path`, locked exclusive (for changes) or shared (for
+/// reading), waiting for other holders; released when the file is dropped.
+pub(crate) fn lock_file(path: &Utf8Path, exclusive: bool) -> Result<File, IoFailure> {
+    let file = open_lock_file(path)?;
+    if exclusive {
+        file.lock().map_err(IoFailure::of("lock", path))?;
+    } else {
+        file.lock_shared().map_err(IoFailure::of("lock", path))?;
+    }
+    Ok(file)
+}
+
+/// The lock file `path` locked exclusive if no one holds it now; `None`
+/// when someone does.
+pub(crate) fn try_lock_file(path: &Utf8Path) -> Result<Option<File>, IoFailure> {
+    let file = open_lock_file(path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(IoFailure::of("lock", path)(e)),
+    }
 }
 
 /// Replace `path` atomically with `bytes` (a new file is 0600); `durable`

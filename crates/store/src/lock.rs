@@ -9,7 +9,7 @@ use camino::{Utf8Path, Utf8PathBuf};
 use eonyx_core::SessionId;
 
 use crate::StoreError;
-use crate::fsutil::private_options;
+use crate::fsutil::open_lock_file;
 
 #[derive(Debug)]
 pub(crate) struct SessionLock {
@@ -21,13 +21,7 @@ impl SessionLock {
     /// Take the lock or fail with [`StoreError::InUse`] naming the holder.
     pub fn acquire(locks_dir: &Utf8Path, id: &SessionId) -> Result<SessionLock, StoreError> {
         let path = locks_dir.join(format!("{id}.lock"));
-        let mut file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(StoreError::io("open the lock file", &path))?;
+        let mut file = open_lock_file(&path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

@@ -32,7 +32,7 @@ use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use crate::secret::SecretKind;
 
 use crate::IoFailure;
-use crate::fsutil::{atomic_write, create_private_dir, private_options, sync_dir};
+use crate::fsutil::{atomic_write, create_private_dir, lock_file, private_options, sync_dir};
 
 /// Name of the memory directory under the data dir.
 pub const MEMORY_DIR: &str = "memory";
@@ -56,6 +56,17 @@ pub enum MemoryError {
     Secret { kind: SecretKind },
     #[error("no memory entry with id {}; run `eonyx memory` to list them", .ids.join(", "))]
     UnknownIds { ids: Vec<String> },
+}
+
+impl MemoryError {
+    /// Its class: an entry refused (empty, a secret, an unknown id) is the
+    /// user's to fix; a file that cannot be read or written is not.
+    pub fn class(&self) -> eonyx_core::ErrorClass {
+        match self {
+            MemoryError::Io(_) => eonyx_core::ErrorClass::Memory,
+            _ => eonyx_core::ErrorClass::Usage,
+        }
+    }
 }
 
 fn io(action: &'static str, path: &Utf8Path) -> impl FnOnce(std::io::Error) -> MemoryError {
@@ -274,20 +285,7 @@ impl MemoryStore {
     /// `memory/.lock`, exclusive for changes, shared for reading. Released
     /// when the returned file is dropped (or the process ends).
     fn lock(&self, exclusive: bool) -> Result<File, MemoryError> {
-        let path = self.dir.join(".lock");
-        let file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io("open the lock file", &path))?;
-        if exclusive {
-            file.lock().map_err(io("lock", &path))?;
-        } else {
-            file.lock_shared().map_err(io("lock", &path))?;
-        }
-        Ok(file)
+        Ok(lock_file(&self.dir.join(".lock"), exclusive)?)
     }
 
     /// Append `line` (under the lock): the heading first when the file is

@@ -28,7 +28,7 @@ use eonyx_core::memory::{MemoryEntry, MemoryScope};
 use serde::{Deserialize, Serialize};
 
 use crate::IoFailure;
-use crate::fsutil::{atomic_write, create_private_dir, private_options};
+use crate::fsutil::{atomic_write, create_private_dir, lock_file, try_lock_file};
 use crate::memory::{MemoryError, MemoryStore};
 
 /// Name of the mining directory under the data dir.
@@ -57,6 +57,20 @@ pub enum MiningError {
 impl From<crate::StoreError> for MiningError {
     fn from(e: crate::StoreError) -> Self {
         MiningError::Memory(MemoryError::from(e))
+    }
+}
+
+impl MiningError {
+    /// Its class: an unknown proposal id is the user's to correct, a
+    /// memory entry refused is as [`MemoryError::class`] says, and a state
+    /// file that cannot be read, written or parsed is a failure of the
+    /// store.
+    pub fn class(&self) -> eonyx_core::ErrorClass {
+        match self {
+            MiningError::UnknownIds { .. } => eonyx_core::ErrorClass::Usage,
+            MiningError::Memory(e) => e.class(),
+            MiningError::Io(_) | MiningError::Damaged { .. } => eonyx_core::ErrorClass::Store,
+        }
     }
 }
 
@@ -423,7 +437,7 @@ impl MiningStore {
         if !self.dir.is_dir() {
             return Ok(MiningState::default());
         }
-        let _lock = self.lock_file(".lock", LockKind::Shared)?;
+        let _lock = lock_file(&self.dir.join(".lock"), false)?;
         self.read_unlocked()
     }
 
@@ -434,7 +448,7 @@ impl MiningStore {
         f: impl FnOnce(&mut MiningState) -> Result<T, MiningError>,
     ) -> Result<T, MiningError> {
         create_private_dir(&self.dir)?;
-        let _lock = self.lock_file(".lock", LockKind::Exclusive)?;
+        let _lock = lock_file(&self.dir.join(".lock"), true)?;
         let mut state = self.read_unlocked()?;
         let out = f(&mut state)?;
         let path = self.state_path();
@@ -449,18 +463,14 @@ impl MiningStore {
     /// The run lock if no other process holds it.
     pub fn try_run_lock(&self) -> Result<Option<RunLock>, MiningError> {
         create_private_dir(&self.dir)?;
-        Ok(self
-            .lock_file("run.lock", LockKind::Try)?
-            .map(|f| RunLock { _file: f }))
+        Ok(try_lock_file(&self.dir.join("run.lock"))?.map(|f| RunLock { _file: f }))
     }
 
     /// The run lock, waiting for another process's pass to end.
     pub fn run_lock(&self) -> Result<RunLock, MiningError> {
         create_private_dir(&self.dir)?;
-        let file = self.lock_file("run.lock", LockKind::Exclusive)?;
-        file.map(|f| RunLock { _file: f }).ok_or_else(|| {
-            io("lock", &self.dir.join("run.lock"))(std::io::Error::other("lock refused"))
-        })
+        let file = lock_file(&self.dir.join("run.lock"), true)?;
+        Ok(RunLock { _file: file })
     }
 
     fn read_unlocked(&self) -> Result<MiningState, MiningError> {
@@ -474,50 +484,6 @@ impl MiningStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(MiningState::default()),
             Err(e) => Err(io("read", &path)(e)),
         }
-    }
-
-    fn lock_file(&self, name: &str, kind: LockKind) -> Result<LockOutcome, MiningError> {
-        let path = self.dir.join(name);
-        let file = private_options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io("open the lock file", &path))?;
-        match kind {
-            LockKind::Shared => file.lock_shared().map_err(io("lock", &path))?,
-            LockKind::Exclusive => file.lock().map_err(io("lock", &path))?,
-            LockKind::Try => match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(LockOutcome::none()),
-                Err(std::fs::TryLockError::Error(e)) => return Err(io("lock", &path)(e)),
-            },
-        }
-        Ok(LockOutcome::some(file))
-    }
-}
-
-#[derive(Clone, Copy)]
-enum LockKind {
-    Shared,
-    Exclusive,
-    Try,
-}
-
-/// A lock file held, or none (a `try` that found it taken). Derefs to
-/// nothing useful: it only keeps the lock until dropped.
-struct LockOutcome(Option<File>);
-
-impl LockOutcome {
-    fn none() -> Self {
-        Self(None)
-    }
-    fn some(f: File) -> Self {
-        Self(Some(f))
-    }
-    fn map<T>(self, f: impl FnOnce(File) -> T) -> Option<T> {
-        self.0.map(f)
     }
 }
 

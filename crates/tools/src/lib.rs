@@ -454,6 +454,8 @@ pub(crate) fn looks_binary(head: &[u8]) -> bool {
 
 #[cfg(test)]
 pub(crate) mod test_support;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 #[cfg(test)]
 mod tests {

@@ -18,11 +18,7 @@ pub const ROOTS: &[&str] = &["crates", "tests", "xtask", "fuzz"];
 
 /// Files over the limit when the check arrived, with their size then. Split
 /// them where their parts really are (issue "the house after five rooms").
-pub const DEBT: &[(&str, usize)] = &[
-    ("crates/tools/src/approval_tests.rs", 626),
-    ("crates/tools/src/shell.rs", 610),
-    ("tests/e2e/sandbox.rs", 637),
-];
+pub const DEBT: &[(&str, usize)] = &[];
 
 /// The problems for files of `(relative path, line count)`.
 pub fn check(files: &[(String, usize)], debt: &[(&str, usize)]) -> Vec<Problem> {

@@ -4,39 +4,9 @@
 use std::sync::Arc;
 
 use eonyx_core::hooks::HookDef;
-use eonyx_core::provider::BoxFuture;
 
 use super::*;
-use crate::tools::permissions::RuleMatcher;
-
-/// Answers each method differently, and differently per kind.
-struct Scripted(Arc<RuleMatcher>);
-
-fn answer(method: usize, kind: &ApprovalKind) -> Decision {
-    if (kind.class().len() + method).is_multiple_of(2) {
-        Decision::Allow
-    } else {
-        Decision::Deny
-    }
-}
-
-impl Approver for Scripted {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(0, kind) })
-    }
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(1, kind) })
-    }
-    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
-        Some(kind.class().into_owned())
-    }
-    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(2, kind) })
-    }
-    fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
-        Some(self.0.clone())
-    }
-}
+use crate::tools::testing::{Scripted, every_kind, scripted_answer as answer};
 
 #[tokio::test]
 async fn notify_forwards_every_decision() {
@@ -54,44 +24,18 @@ async fn notify_forwards_every_decision() {
         hidden_env: Vec::new(),
     };
     let state = HookState::new(Hooks::new(&defs, env).unwrap());
-    let inner = Arc::new(Scripted(Arc::default()));
+    let inner = Arc::new(Scripted::default());
     let notify = notifying(&state, inner.clone());
     assert_ne!(
         Arc::as_ptr(&notify).cast::<()>(),
         Arc::as_ptr(&inner).cast::<()>(),
         "a Notification hook makes a wrapper"
     );
-    let kinds = [
-        ApprovalKind::Read {
-            tool: ToolName::ReadFile,
-            path: "/p/a".into(),
-        },
-        ApprovalKind::Shell {
-            command: "git push".into(),
-        },
-        ApprovalKind::WebFetch {
-            host: "docs.rs".into(),
-            url: "https://docs.rs/".into(),
-        },
-        ApprovalKind::Mcp {
-            server: "s".into(),
-            tool: "mcp__s__t".into(),
-            arguments: "{}".into(),
-        },
-        ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: "/p/a".into(),
-            shown: "a".into(),
-            diff: String::new(),
-            outside: false,
-            protected: false,
-        },
-    ];
-    for kind in &kinds {
+    for kind in &every_kind() {
         assert_eq!(notify.decide(kind).await, answer(0, kind));
         assert_eq!(notify.decide_asked(kind).await, answer(1, kind));
         assert_eq!(notify.decide_read(kind).await, answer(2, kind));
         assert_eq!(notify.rule_denial(kind), inner.rule_denial(kind));
-        assert!(Arc::ptr_eq(&notify.read_rules().unwrap(), &inner.0));
+        assert!(Arc::ptr_eq(&notify.read_rules().unwrap(), &inner.rules));
     }
 }

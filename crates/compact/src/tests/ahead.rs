@@ -4,6 +4,37 @@
 
 use super::*;
 
+/// The config these tests plan with: one turn kept.
+fn keep_one_turn() -> CompactionConfig {
+    CompactionConfig {
+        keep_turns: 1,
+        ..cfg()
+    }
+}
+
+/// A draft of `plan` over `v` for a 100,000-token window and a
+/// 1,000-character system prompt, nothing pinned.
+fn draft_input(
+    v: &ContextView,
+    plan: &Plan,
+    cfg: &CompactionConfig,
+    est: &Estimator,
+) -> DraftInput {
+    DraftInput {
+        model_name: "m".into(),
+        view: v.clone(),
+        plan: plan.clone(),
+        cfg: cfg.clone(),
+        estimator: est.clone(),
+        window: 100_000,
+        system_chars: 1000,
+        next: None,
+        base_seq: None,
+        pinned: crate::Pinned::Nothing,
+        said_note: None,
+    }
+}
+
 fn input<'a>(
     v: &'a ContextView,
     plan: &'a Plan,
@@ -57,10 +88,7 @@ fn history() -> Hist {
 
 #[tokio::test]
 async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction() {
-    let c = CompactionConfig {
-        keep_turns: 1,
-        ..cfg()
-    };
+    let c = keep_one_turn();
     let e = est();
     let mut h = history();
     let v = view_of(&h, &c, 0);
@@ -69,23 +97,7 @@ async fn an_applied_draft_has_the_facts_and_boundary_of_a_synchronous_compaction
 
     // The draft, written in the background from an owned copy.
     let p: Arc<dyn Provider> = Arc::new(scripted(vec![Ok(SUMMARY)]));
-    let job = write_draft(
-        p,
-        DraftInput {
-            model_name: "m".into(),
-            view: v.clone(),
-            plan: pl.clone(),
-            cfg: c.clone(),
-            estimator: e.clone(),
-            window: 100_000,
-            system_chars: 1000,
-            next: None,
-            base_seq: None,
-            pinned: crate::Pinned::Nothing,
-            said_note: None,
-        },
-        CancellationToken::new(),
-    );
+    let job = write_draft(p, draft_input(&v, &pl, &c, &e), CancellationToken::new());
     let mut draft = job.await.result.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(draft.first_kept_seq, 15);
     assert_eq!(draft.base_seq, None);
@@ -180,26 +192,11 @@ fn a_draft_applies_only_on_its_base_and_at_or_before_the_boundary() {
 
 #[tokio::test]
 async fn a_cancelled_or_failed_draft_gives_no_record() {
-    let c = CompactionConfig {
-        keep_turns: 1,
-        ..cfg()
-    };
+    let c = keep_one_turn();
     let h = history();
     let v = view_of(&h, &c, 0);
     let pl = plan(&v, &c, &est(), u64::MAX).unwrap_or_else(|e| panic!("{e}"));
-    let input = || DraftInput {
-        model_name: "m".into(),
-        view: v.clone(),
-        plan: pl.clone(),
-        cfg: c.clone(),
-        estimator: est(),
-        window: 100_000,
-        system_chars: 1000,
-        next: None,
-        base_seq: None,
-        pinned: crate::Pinned::Nothing,
-        said_note: None,
-    };
+    let input = || draft_input(&v, &pl, &c, &est());
     let cancel = CancellationToken::new();
     cancel.cancel();
     let out = write_draft(Arc::new(hang()), input(), cancel).await;

@@ -68,19 +68,9 @@ fn draft_and_ahead_compaction_lines_match_the_documented_shape() {
         trigger: CompactionTrigger::Auto,
         tokens_before: 91000,
         tokens_after: 12000,
-        mid_turn: false,
-        focus: None,
-        facts: None,
-        skills: Vec::new(),
         mode: Some(CompactionMode::Ahead),
         draft_seq: Some(40),
-        goal: None,
-        plan: None,
-        jobs: Vec::new(),
-        native: None,
-        usage: None,
-        pins: Vec::new(),
-        user_words: None,
+        ..CompactionRecord::default()
     });
     assert_eq!(
         c.to_line(),

@@ -41,26 +41,12 @@ fn new_writer(s: &Store) -> SessionWriter {
 
 fn compaction(first_kept_seq: u64) -> CompactionRecord {
     CompactionRecord {
-        seq: 0,
-        ts: String::new(),
         summary: "the summary".into(),
         first_kept_seq,
         trigger: CompactionTrigger::Manual,
         tokens_before: 100,
         tokens_after: 10,
-        mid_turn: false,
-        focus: None,
-        facts: None,
-        mode: None,
-        draft_seq: None,
-        skills: Vec::new(),
-        goal: None,
-        plan: None,
-        jobs: Vec::new(),
-        native: None,
-        usage: None,
-        pins: Vec::new(),
-        user_words: None,
+        ..CompactionRecord::default()
     }
 }
 

@@ -11,13 +11,7 @@ fn torn_tail_is_ignored_on_read_and_cut_before_the_next_append() {
     let path = w.path();
     drop(w);
     let good = std::fs::read(&path).unwrap();
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    f.write_all(br#"{"type":"message","seq":3,"ts":"2026-"#)
-        .unwrap();
-    drop(f);
+    eonyx_tests::tear_tail(path.as_std_path(), 3).unwrap();
 
     let log = t.store.read_all(&sid).unwrap();
     assert_eq!(log.records.len(), 3);

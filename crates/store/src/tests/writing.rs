@@ -90,3 +90,21 @@ fn second_writer_is_refused_with_the_holder_pid() {
     assert!(t.store.delete(&sid).unwrap_err().is_not_found());
     assert!(!t.root.join(format!("data/locks/{sid}.lock")).exists());
 }
+
+#[test]
+fn a_store_error_carries_its_class() {
+    use eonyx_core::ErrorClass;
+    let t = t();
+    let w = session_with(&t.store, "x");
+    let sid = w.id().clone();
+    let in_use = t.store.open_writer(&sid).unwrap_err();
+    assert_eq!(in_use.class(), ErrorClass::SessionInUse);
+    drop(w);
+    t.store.delete(&sid).unwrap();
+    assert_eq!(
+        t.store.delete(&sid).unwrap_err().class(),
+        ErrorClass::NotFound
+    );
+    let memory = crate::memory::MemoryError::Empty;
+    assert!(memory.class().is_users());
+}

@@ -1,96 +1,23 @@
 use std::sync::Arc;
 
-use camino::Utf8PathBuf;
 use eonyx_core::ToolName;
 
 use super::*;
-
-/// Answers each method differently, and differently per kind, so a
-/// wrapper that answers by itself instead of forwarding is caught.
-struct Scripted {
-    rules: Arc<RuleMatcher>,
-}
-
-fn answer(method: usize, kind: &ApprovalKind) -> Decision {
-    if (kind.innermost().class().len() + method).is_multiple_of(2) {
-        Decision::Allow
-    } else {
-        Decision::Deny
-    }
-}
-
-impl Approver for Scripted {
-    fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(0, kind) })
-    }
-    fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(1, kind) })
-    }
-    fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
-        Some(format!("denial of {}", kind.innermost().class()))
-    }
-    fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { answer(2, kind) })
-    }
-    fn read_rules(&self) -> Option<Arc<RuleMatcher>> {
-        Some(self.rules.clone())
-    }
-}
-
-fn kinds() -> Vec<ApprovalKind> {
-    let path = Utf8PathBuf::from("/p/src/a.rs");
-    vec![
-        ApprovalKind::Read {
-            tool: ToolName::ReadFile,
-            path: path.clone(),
-        },
-        ApprovalKind::Read {
-            tool: ToolName::Grep,
-            path: path.clone(),
-        },
-        ApprovalKind::Write {
-            tool: ToolName::WriteFile,
-            path: path.clone(),
-            shown: "src/a.rs".into(),
-            diff: String::new(),
-            outside: false,
-            protected: false,
-        },
-        ApprovalKind::Shell {
-            command: "git push".into(),
-        },
-        ApprovalKind::WebFetch {
-            host: "docs.rs".into(),
-            url: "https://docs.rs/".into(),
-        },
-        ApprovalKind::Mcp {
-            server: "files".into(),
-            tool: "mcp__files__read".into(),
-            arguments: "{}".into(),
-        },
-        ApprovalKind::OutsideProject {
-            tool: ToolName::ReadFile,
-            path: "/etc/passwd".into(),
-        },
-        ApprovalKind::Attach { path },
-    ]
-}
+use crate::testing::{Scripted, every_kind, scripted_answer as answer};
 
 /// Every decision of every kind through every wrapper: the wrapped answer
 /// is the inner one (`MustAsk` turns `decide` into `decide_asked`, as
 /// documented).
 #[tokio::test]
 async fn every_wrapper_forwards_every_decision() {
-    let inner = Arc::new(Scripted {
-        rules: Arc::new(RuleMatcher::default()),
-    });
+    let inner = Arc::new(Scripted::default());
     let task = TaskLabel {
         task: "t".into(),
         inner: inner.clone(),
     };
     let must = MustAsk(inner.clone());
     let wrappers: [(&str, &dyn Approver, usize); 2] = [("task", &task, 0), ("must_ask", &must, 1)];
-    for kind in kinds() {
+    for kind in every_kind() {
         for (name, w, decide_method) in wrappers {
             let what = format!("{name} {}", kind.class());
             assert_eq!(
@@ -111,7 +38,7 @@ async fn every_wrapper_forwards_every_decision() {
 /// `DenyAll` denies, reads included.
 #[tokio::test]
 async fn leaf_approvers_answer_every_method_alike() {
-    for kind in kinds() {
+    for kind in every_kind() {
         assert_eq!(DenyAll.decide_read(&kind).await, Decision::Deny);
         assert_eq!(DenyAll.decide_asked(&kind).await, Decision::Deny);
         assert_eq!(AllowAll.decide_read(&kind).await, Decision::Allow);
