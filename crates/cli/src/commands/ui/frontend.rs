@@ -135,9 +135,14 @@ fn show(view: &mut View<'_>, agent: &Agent, surface: Surface, shown: Shown) {
     if let Shown::Remembered(_) = shown {
         view.settle_line();
     }
-    let lines = commands::render(agent, &shown, surface, home().as_deref());
     let replaced =
         view.mode == Mode::Json && matches!(shown, Shown::Status(_) | Shown::Session { .. });
+    // `/status` has only the line its event replaces: not written at all.
+    let lines = if replaced && matches!(shown, Shown::Status(_)) {
+        Vec::new()
+    } else {
+        commands::render(agent, &shown, surface, home().as_deref())
+    };
     for line in lines {
         match line.tone {
             Tone::Info if replaced => {}
