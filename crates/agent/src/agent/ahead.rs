@@ -181,8 +181,9 @@ impl Agent {
     /// Take a finished job's result: a draft that still fits the session
     /// (same session, same base compaction, boundary still in the view) is
     /// appended as a `summary_draft` record and reported; anything else is
-    /// dropped (a failure only reaches the debug sink, a draft that cannot
-    /// be saved is a warning: nothing depends on it).
+    /// dropped (a failure only reaches a debug event, a draft that cannot
+    /// be saved is a warning: nothing depends on it). It does not wait, so
+    /// its events wait in [`Agent::events`] for the frontend to drain.
     pub fn finish_draft(&mut self, done: DraftDone) {
         for m in done.outcome.debug {
             self.events.send(AgentEvent::Debug(m));
