@@ -28,6 +28,7 @@ mod config;
 mod context;
 mod editing;
 mod effective;
+mod events_order;
 mod export;
 mod goals;
 mod hooks;

@@ -24,6 +24,10 @@ pub const STEPS: &[(&str, &str)] = &[
         "tidy: frontends name no slash command, run no goal loop, hand on no goal",
     ),
     (
+        "events",
+        "tidy: no function of the agent takes an event callback",
+    ),
+    (
         "layers",
         "tidy: ARCHITECTURE.md draws exactly the crate arrows of the Cargo.toml files",
     ),
@@ -94,6 +98,7 @@ fn step(name: &str) -> Result<()> {
         "deps" => crate::tidy::deps_step(&util::workspace_root()),
         "cycles" => crate::tidy::cycles_step(&util::workspace_root()),
         "commands" => crate::tidy::commands_step(&util::workspace_root()),
+        "events" => crate::tidy::events_step(&util::workspace_root()),
         "layers" => crate::tidy::layers_step(&util::workspace_root()),
         "sizes" => crate::tidy::sizes_step(&util::workspace_root()),
         "clippy" => util::run(cargo().args([

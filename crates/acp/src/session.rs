@@ -226,9 +226,10 @@ impl Session {
     pub async fn close(&self) {
         self.cancel();
         let agent = self.agent.lock().await.take();
-        // Its background jobs end with it, and stderr says which.
+        // Its background jobs end with it, and stderr says which (their
+        // events go nowhere: the session is closed).
         if let Some(mut agent) = agent {
-            let stopped = agent.jobs().stop_all(&mut |_| {}).await;
+            let stopped = agent.jobs().stop_all().await;
             for j in stopped {
                 crate::diag::diag(&format!(
                     "stopped background job {} of session {}: {}",

@@ -71,14 +71,16 @@ async fn agent(root: &camino::Utf8Path, hooks: Hooks) -> Agent {
 
 async fn turn(agent: &mut Agent, i: usize, hook_runs: &mut usize) -> Duration {
     let cancel = CancellationToken::new();
-    let mut sink = |ev: AgentEvent| {
+    let count = |ev: AgentEvent| {
         if matches!(ev, AgentEvent::Hook { .. }) {
             *hook_runs += 1;
         }
     };
+    let events = agent.events();
     let t = Instant::now();
-    let outcome = agent
-        .turn(&format!("question {i}: what changed?"), &mut sink, &cancel)
+    let question = format!("question {i}: what changed?");
+    let outcome = events
+        .deliver(agent.turn(&question, &cancel), count)
         .await
         .unwrap();
     let d = t.elapsed();

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use camino::{Utf8Path, Utf8PathBuf};
 use common::Dirs;
-use eonyx_agent::{Agent, AgentEvent, SessionChoice};
+use eonyx_agent::{Agent, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::record::{MessageRecord, Record};
 use eonyx_core::{Message, SessionId, Usage};
@@ -137,10 +137,11 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
     rt.block_on(async move {
         let mut agent = Agent::open(opts, SessionChoice::Id(id)).await.unwrap();
         let cancel = CancellationToken::new();
-        let mut sink = |_: AgentEvent| {};
+        let events = agent.events();
         for i in 0..3 {
-            agent
-                .turn(&format!("warm-up {i}"), &mut sink, &cancel)
+            let warm_up = format!("warm-up {i}");
+            events
+                .deliver(agent.turn(&warm_up, &cancel), drop)
                 .await
                 .unwrap();
         }
@@ -148,7 +149,10 @@ fn measure(data_parent: Option<&std::path::Path>, turns: usize) -> Measured {
         for i in 0..turns {
             let input = format!("question {i}: what changed in the parser?");
             let t = Instant::now();
-            let outcome = agent.turn(&input, &mut sink, &cancel).await.unwrap();
+            let outcome = events
+                .deliver(agent.turn(&input, &cancel), drop)
+                .await
+                .unwrap();
             times.0.push(t.elapsed());
             assert_eq!(outcome.text, "ok");
         }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use camino::Utf8PathBuf;
 use common::Dirs;
-use eonyx_agent::{Agent, AgentEvent, SessionChoice};
+use eonyx_agent::{Agent, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::record::{MessageRecord, Record};
 use eonyx_core::{Message, SessionId, ToolCall};
@@ -103,9 +103,12 @@ fn measure(extra: &str, runs: usize) -> (Duration, u64) {
         rt.block_on(async {
             let mut agent = Agent::open(opts, SessionChoice::Id(id)).await.unwrap();
             let cancel = CancellationToken::new();
-            let mut sink = |_: AgentEvent| {};
+            let events = agent.events();
             let t = Instant::now();
-            let record = agent.compact_now(None, &mut sink, &cancel).await.unwrap();
+            let record = events
+                .deliver(agent.compact_now(None, &cancel), drop)
+                .await
+                .unwrap();
             times.0.push(t.elapsed());
             kept = record.user_words.map_or(0, |u| u.kept);
         });

@@ -50,6 +50,12 @@
 //!   included): `job` records, events, `/jobs`.
 //!
 //! Also kept here:
+//! - Events go through the one handle the agent owns ([`Agent::events`],
+//!   `crate::events::Events`), never a callback parameter: the rooms that
+//!   report (hooks, jobs, goal, a task's children) send through it, and
+//!   the frontend shows what comes out while it awaits the agent. Every
+//!   approver the agent holds is wrapped to flush it first (`assemble`,
+//!   `set_approver`), so a question comes after the events before it.
 //! - Skills are discovered once when the agent opens, so the `# Skills`
 //!   listing never changes a session's prefix; each compaction records the
 //!   skills loaded so far, and their bodies come back after the summary.
@@ -80,6 +86,7 @@ use eonyx_store::{SessionWriter, Store};
 use eonyx_tools::{Approver, Permissions};
 
 use crate::error::AgentError;
+use crate::events::{Events, Flushing};
 use crate::secrets::Redactor;
 use parts::{CompactionState, Inherit, Models, PromptState, ToolsState};
 
@@ -268,9 +275,19 @@ pub struct Agent {
     goal: Option<eonyx_core::goal::GoalRecord>,
     /// The user's pins (docs/compaction.md#pins).
     pins: crate::pins::Pins,
+    /// Where everything this agent reports goes ([`Agent::events`]); a
+    /// task's child's feeds its parent's queue, labelled with its task.
+    events: Events,
 }
 
 impl Agent {
+    /// The handle this agent's events come out of: a frontend shows them
+    /// while it awaits the agent ([`Events::deliver`]) or after a call
+    /// that does not wait ([`Events::drain`]).
+    pub fn events(&self) -> Events {
+        self.events.clone()
+    }
+
     /// Warnings gathered while opening (context files, config, window).
     pub fn take_startup_notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.startup_notices)
@@ -347,8 +364,8 @@ impl Agent {
     /// itself: build them as [`crate::tools::PolicyApprover`]s. A task's
     /// child decides through the same two.
     pub fn set_approver(&mut self, approvers: Approvers) {
-        self.tools.approver = approvers.ask;
-        self.hook.approved = approvers.hook_allowed;
+        self.tools.approver = Flushing::wrap(&self.events, approvers.ask);
+        self.hook.approved = Flushing::wrap(&self.events, approvers.hook_allowed);
     }
 
     /// Read and write files through the client's file system from now on

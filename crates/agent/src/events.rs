@@ -1,3 +1,9 @@
+mod flushing;
+mod handle;
+
+pub(crate) use flushing::Flushing;
+pub use handle::Events;
+
 use eonyx_core::memory::MemoryEntry;
 use eonyx_core::{CompactionRecord, SessionId, SummaryDraftRecord, ToolCall, Usage};
 

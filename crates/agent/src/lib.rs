@@ -46,5 +46,5 @@ pub use effective::{EffectiveRequest, effective_request};
 /// The hooks crate, for what frontends pass the agent (`StartSource`).
 pub use eonyx_hooks as hooks;
 pub use error::{AgentError, InvalidRequest, Status, UsageError, class_of};
-pub use events::AgentEvent;
+pub use events::{AgentEvent, Events};
 pub use prompt::{PromptReport, ToolSizes, context_report};

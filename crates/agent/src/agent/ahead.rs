@@ -132,7 +132,8 @@ impl Agent {
         }
         let cancel = CancellationToken::new();
         let next = self
-            .shared_prefix_base(CompactionTrigger::Auto, &mut |_| {}, &cancel)
+            .shared_prefix_base(CompactionTrigger::Auto, &cancel)
+            .ok()
             .map(|mut r| {
                 r.cancel = cancel.clone();
                 r
@@ -180,17 +181,18 @@ impl Agent {
     /// Take a finished job's result: a draft that still fits the session
     /// (same session, same base compaction, boundary still in the view) is
     /// appended as a `summary_draft` record and reported; anything else is
-    /// dropped (a failure only reaches the debug sink, a draft that cannot
-    /// be saved is a warning: nothing depends on it).
-    pub fn finish_draft(&mut self, done: DraftDone, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    /// dropped (a failure only reaches a debug event, a draft that cannot
+    /// be saved is a warning: nothing depends on it). It does not wait, so
+    /// its events wait in [`Agent::events`] for the frontend to drain.
+    pub fn finish_draft(&mut self, done: DraftDone) {
         for m in done.outcome.debug {
-            sink(AgentEvent::Debug(m));
+            self.events.send(AgentEvent::Debug(m));
         }
         let draft = match done.outcome.result {
             Ok(d) => d,
             Err(eonyx_compact::CompactError::Cancelled) => return,
             Err(e) => {
-                sink(AgentEvent::Debug(format!(
+                self.events.send(AgentEvent::Debug(format!(
                     "the summary written ahead failed ({e}); it is tried again at the next idle moment"
                 )));
                 return;
@@ -200,18 +202,18 @@ impl Agent {
             || draft.base_seq != self.compaction.base_seq
             || eonyx_compact::plan_at(&self.view, draft.first_kept_seq).is_none()
         {
-            sink(AgentEvent::Debug(
+            self.events.send(AgentEvent::Debug(
                 "the summary written ahead is outdated (the session was compacted or switched meanwhile); dropped".to_owned(),
             ));
             return;
         }
-        self.remember_quirks(sink);
+        self.remember_quirks();
         match self.writer.append_draft(draft) {
             Ok(saved) => {
                 self.compaction.draft = Some(saved.clone());
-                sink(AgentEvent::SummaryDraft(saved));
+                self.events.send(AgentEvent::SummaryDraft(saved));
             }
-            Err(e) => sink(AgentEvent::Warning(format!(
+            Err(e) => self.events.send(AgentEvent::Warning(format!(
                 "the summary written ahead could not be saved, so the next compaction writes its own: {}",
                 AgentError::from(e)
             ))),

@@ -9,16 +9,15 @@ use eonyx_core::{ChatRequest, CompactionRecord, CompactionTrigger, Role};
 
 use super::Agent;
 use crate::error::AgentError;
-use crate::events::AgentEvent;
+use crate::events::{AgentEvent, Events};
 use crate::native::Asked;
 
 impl Agent {
     pub(super) async fn maybe_auto_compact(
         &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        self.drop_stale_native(sink, cancel).await?;
+        self.drop_stale_native(cancel).await?;
         let Some(trigger_tokens) = self.compaction.trigger.tokens else {
             return Ok(());
         };
@@ -31,7 +30,7 @@ impl Agent {
         }
         let target = eonyx_compact::request_target(&self.compaction.trigger);
         match self
-            .compact_with(CompactionTrigger::Auto, None, target, sink, cancel)
+            .compact_with(CompactionTrigger::Auto, None, target, cancel)
             .await
         {
             Ok(_) => Ok(()),
@@ -46,7 +45,7 @@ impl Agent {
                     .guard
                     .after_compaction(estimate, trigger_tokens)
                 {
-                    sink(AgentEvent::Notice(msg));
+                    self.events.send(AgentEvent::Notice(msg));
                 }
                 Ok(())
             }
@@ -55,7 +54,7 @@ impl Agent {
                 // request still fits the window, else fail with the reason.
                 let window = self.compaction.trigger.window;
                 if self.estimate_next() < window {
-                    sink(AgentEvent::Warning(format!(
+                    self.events.send(AgentEvent::Warning(format!(
                         "compaction failed, continuing uncompacted: {reason}"
                     )));
                     Ok(())
@@ -71,15 +70,14 @@ impl Agent {
     pub async fn compact_now(
         &mut self,
         focus: Option<&str>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
         // The summary request carries the tools the next request would.
-        self.mcp_ready(sink, cancel).await?;
-        self.drop_stale_native(sink, cancel).await?;
+        self.mcp_ready(cancel).await?;
+        self.drop_stale_native(cancel).await?;
         let target = eonyx_compact::request_target(&self.compaction.trigger);
         let record = self
-            .compact_with(CompactionTrigger::Manual, focus, target, sink, cancel)
+            .compact_with(CompactionTrigger::Manual, focus, target, cancel)
             .await?
             .ok_or(AgentError::NothingToCompact)?;
         self.compaction.guard.reset();
@@ -130,16 +128,16 @@ impl Agent {
     }
 
     /// The request a shared-prefix summary extends (the one the
-    /// conversation would send now), or `None` with a debug note when only
+    /// conversation would send now), or why not when only
     /// the transcript summarizer can work: an overflow (that request is
     /// already too big) or a different `compaction.model` (another model
     /// has nothing of this conversation cached).
+    /// `Err` says why not (for the debug line).
     pub(super) fn shared_prefix_base(
         &self,
         trigger: CompactionTrigger,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
-    ) -> Option<ChatRequest> {
+    ) -> Result<ChatRequest, &'static str> {
         let own_model = self.config.compaction.model.is_empty()
             || self.config.compaction.model == self.config.model_key;
         let why = if trigger == CompactionTrigger::Overflow {
@@ -147,12 +145,9 @@ impl Agent {
         } else if !own_model {
             "compaction.model is a different model"
         } else {
-            return Some(self.build_request(cancel));
+            return Ok(self.build_request(cancel));
         };
-        sink(AgentEvent::Debug(format!(
-            "compaction: {why}; using the transcript summarizer"
-        )));
-        None
+        Err(why)
     }
 
     /// Tokens of everything in the request that is not a message: system
@@ -183,7 +178,6 @@ impl Agent {
         trigger: CompactionTrigger,
         focus: Option<&str>,
         target: u64,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Option<CompactionRecord>, AgentError> {
         // The planner budgets the retained messages: take away what is not a
@@ -206,7 +200,7 @@ impl Agent {
             let chars = (excess as f64 * self.compaction.estimator.ratio()).ceil() as usize;
             let n = self.view.collapse_for_room(chars);
             if n > 0 {
-                sink(AgentEvent::Notice(format!(
+                self.events.send(AgentEvent::Notice(format!(
                     "collapsed {n} older tool result(s) to make room; the session file keeps them whole"
                 )));
                 if self.estimate_next() <= target {
@@ -216,11 +210,11 @@ impl Agent {
         }
         let mut plan = self.plan_compaction(trigger, self.overhead_tokens(), budget(self))?;
         if focus.is_none()
-            && let Some(saved) = self.apply_draft(trigger, &plan, sink)?
+            && let Some(saved) = self.apply_draft(trigger, &plan)?
         {
             // A changed MCP tool list applies here too
             // (docs/mcp.md#when-the-tool-list-changes).
-            self.mcp_refresh(sink).await;
+            self.mcp_refresh().await;
             let enough = match trigger {
                 CompactionTrigger::Overflow => target,
                 _ => self.compaction.trigger.ceiling(),
@@ -228,7 +222,7 @@ impl Agent {
             let again = if self.estimate_next() < enough {
                 None
             } else {
-                sink(AgentEvent::Debug(
+                self.events.send(AgentEvent::Debug(
                     "compaction: the request is still past the trigger after applying the summary written ahead; compacting again".to_owned(),
                 ));
                 match self.plan_compaction(trigger, self.overhead_tokens(), budget(self)) {
@@ -240,10 +234,10 @@ impl Agent {
             match again {
                 Some(p) => plan = p,
                 None => {
-                    self.after_compaction(sink);
+                    self.after_compaction();
                     if let Some(m) = self
                         .hook
-                        .post_compact(trigger, &saved.summary, sink, cancel)
+                        .post_compact(trigger, &saved.summary, cancel)
                         .await
                     {
                         self.append(&m)?;
@@ -252,10 +246,10 @@ impl Agent {
                 }
             }
         }
-        let saved = self.summarize(trigger, focus, plan, sink, cancel).await?;
+        let saved = self.summarize(trigger, focus, plan, cancel).await?;
         if let Some(m) = self
             .hook
-            .post_compact(trigger, &saved.summary, sink, cancel)
+            .post_compact(trigger, &saved.summary, cancel)
             .await
         {
             self.append(&m)?;
@@ -271,7 +265,6 @@ impl Agent {
         &mut self,
         trigger: CompactionTrigger,
         plan: &Plan,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<Option<CompactionRecord>, AgentError> {
         let Some(draft) = self.compaction.draft.clone() else {
             return Ok(None);
@@ -282,7 +275,7 @@ impl Agent {
             self.compaction.base_seq,
             plan.first_kept_seq,
         ) else {
-            sink(AgentEvent::Debug(format!(
+            self.events.send(AgentEvent::Debug(format!(
                 "compaction: the summary written ahead (#{}) does not fit (it builds on another compaction, or its boundary #{} is not in the conversation or past #{}); summarizing now",
                 draft.seq, draft.first_kept_seq, plan.first_kept_seq
             )));
@@ -294,7 +287,7 @@ impl Agent {
             .map_err(|e| AgentError::Compaction(e.to_string()))?;
         record.skills = skills_in_use;
         let said = self.said_at(record.first_kept_seq)?;
-        self.save_compaction(record, said, sink).map(Some)
+        self.save_compaction(record, said).map(Some)
     }
 
     /// What compacting `plan` works on: the summarizer's model and window,
@@ -333,15 +326,14 @@ impl Agent {
         trigger: CompactionTrigger,
         focus: Option<&str>,
         plan: Plan,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
-        self.hook.pre_compact(trigger, focus, sink, cancel).await?;
+        self.hook.pre_compact(trigger, focus, cancel).await?;
         let skills_in_use = self.skills_after(plan.compacted(&self.view));
         // What the user said, from the file, before the summarizer is
         // told which of it eonyx keeps (docs/compaction.md#what-the-user-said).
         let said = self.said_at(plan.first_kept_seq)?;
-        sink(AgentEvent::CompactionStarted { trigger });
+        self.events.send(AgentEvent::CompactionStarted { trigger });
         // The provider compacts it itself when `compaction.native` is
         // `auto` and its wire offers it (docs/compaction.md#native-compaction);
         // else, or when that fails, eonyx's own summarizer does.
@@ -369,27 +361,27 @@ impl Agent {
             }
             Asked::Own { line, remember } => {
                 if remember {
-                    self.remember_quirks(sink);
+                    self.remember_quirks();
                 }
                 if let Some(line) = line {
-                    sink(AgentEvent::Warning(line));
+                    self.events.send(AgentEvent::Warning(line));
                 }
-                self.own_summary(trigger, focus, &plan, said.note(), sink, cancel)
+                self.own_summary(trigger, focus, &plan, said.note(), cancel)
                     .await?
             }
         };
         if record.summary.contains(eonyx_compact::CUT_SUMMARY_NOTE) {
-            sink(AgentEvent::Warning(format!(
+            self.events.send(AgentEvent::Warning(format!(
                 "the summary was cut at the summarizer's output limit (compaction.summary_max_tokens = {}, or less when the context window had less room); it was kept, marked, and may be incomplete",
                 self.config.compaction.summary_max_tokens
             )));
         }
         let mut record = record;
         record.skills = skills_in_use;
-        let saved = self.save_compaction(record, said, sink)?;
+        let saved = self.save_compaction(record, said)?;
         // And a changed MCP tool list (docs/mcp.md#when-the-tool-list-changes).
-        self.mcp_refresh(sink).await;
-        self.after_compaction(sink);
+        self.mcp_refresh().await;
+        self.after_compaction();
         Ok(saved)
     }
 
@@ -400,16 +392,23 @@ impl Agent {
         focus: Option<&str>,
         plan: &Plan,
         said_note: Option<&str>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<CompactionRecord, AgentError> {
-        let next = self.shared_prefix_base(trigger, sink, cancel);
+        let next = self
+            .shared_prefix_base(trigger, cancel)
+            .inspect_err(|why| {
+                self.events.send(AgentEvent::Debug(format!(
+                    "compaction: {why}; using the transcript summarizer"
+                )))
+            })
+            .ok();
         let input = eonyx_compact::CompactInput {
             said_note,
             ..self.compact_input(plan, trigger, focus, next.as_ref())
         };
-        let record = summarize_with(self.models.summarizer.as_ref(), input, sink, cancel).await?;
-        self.remember_quirks(sink);
+        let record =
+            summarize_with(self.models.summarizer.as_ref(), input, &self.events, cancel).await?;
+        self.remember_quirks();
         Ok(record)
     }
 
@@ -420,7 +419,6 @@ impl Agent {
         &mut self,
         mut record: CompactionRecord,
         said: super::kept::UserSaid,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<CompactionRecord, AgentError> {
         // Every compaction, however its summary was written, pins the goal
         // and the plan as they stand (docs/compaction.md#what-is-pinned),
@@ -433,35 +431,36 @@ impl Agent {
         self.compaction.draft = None;
         // The prefix changes here anyway: pick up memory saved since.
         if let Some(w) = self.refresh_memory() {
-            sink(AgentEvent::Warning(w));
+            self.events.send(AgentEvent::Warning(w));
         }
         for w in self.reattach_skills(saved.skills.clone()) {
-            sink(AgentEvent::Warning(w));
+            self.events.send(AgentEvent::Warning(w));
         }
-        sink(AgentEvent::Compacted(Box::new(saved.clone())));
+        self.events
+            .send(AgentEvent::Compacted(Box::new(saved.clone())));
         Ok(saved)
     }
 
     /// The loop breaker's count, once per compaction the trigger asked for.
-    fn after_compaction(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    fn after_compaction(&mut self) {
         let after = self.estimate_next();
         if let Some(t) = self.compaction.trigger.tokens
             && let Some(msg) = self.compaction.guard.after_compaction(after, t)
         {
-            sink(AgentEvent::Notice(msg));
+            self.events.send(AgentEvent::Notice(msg));
         }
     }
 }
 
-/// eonyx's own summarizer on `input`, its debug lines to `sink`; a
+/// eonyx's own summarizer on `input`, its debug lines to `events`; a
 /// failure after `cancel` is an interruption.
 pub(super) async fn summarize_with(
     summarizer: &dyn eonyx_core::Provider,
     input: eonyx_compact::CompactInput<'_>,
-    sink: &mut (dyn FnMut(AgentEvent) + Send),
+    events: &Events,
     cancel: &CancellationToken,
 ) -> Result<CompactionRecord, AgentError> {
-    let mut debug = |m: String| sink(AgentEvent::Debug(m));
+    let mut debug = |m: String| events.send(AgentEvent::Debug(m));
     eonyx_compact::compact(summarizer, input, &mut debug, cancel.clone())
         .await
         .map_err(|e| {

@@ -18,7 +18,6 @@ impl Agent {
     /// first (docs/compaction.md#native-compaction).
     pub(super) async fn drop_stale_native(
         &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let stale = self.view.native().is_some_and(|n| {
@@ -32,7 +31,6 @@ impl Agent {
         if stale {
             self.replace_native(
                 "the conversation was compacted natively by another model",
-                sink,
                 cancel,
             )
             .await?;
@@ -48,7 +46,6 @@ impl Agent {
     pub(super) async fn replace_native(
         &mut self,
         why: &str,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let Some(shown) = self
@@ -59,7 +56,7 @@ impl Agent {
             return Ok(());
         };
         let boundary = self.view.first_kept_seq();
-        sink(AgentEvent::Warning(format!(
+        self.events.send(AgentEvent::Warning(format!(
             "{why}; writing eonyx's own summary of that history before the next request"
         )));
         let log = self.store.read_all(self.session_id())?;
@@ -78,14 +75,15 @@ impl Agent {
                     ..self.compact_input(&r.plan, r.trigger, None, None)
                 };
                 let record =
-                    summarize_with(self.models.summarizer.as_ref(), input, sink, cancel).await?;
-                self.remember_quirks(sink);
+                    summarize_with(self.models.summarizer.as_ref(), input, &self.events, cancel)
+                        .await?;
+                self.remember_quirks();
                 record
             }
         };
         record.skills = self.prompt.skills_in_use.clone();
         let said = self.said_at(boundary)?;
-        self.save_compaction(record, said, sink)?;
+        self.save_compaction(record, said)?;
         Ok(())
     }
 }

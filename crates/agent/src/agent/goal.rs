@@ -16,7 +16,7 @@ use eonyx_store::SessionWriter;
 
 use super::{Agent, UserInput};
 use crate::error::{AgentError, UsageError};
-use crate::events::AgentEvent;
+use crate::events::{AgentEvent, Events};
 use eonyx_tools::{self as tools, GoalUpdate, ToolOutput};
 
 /// A change `/goal` asks for besides setting a new goal.
@@ -65,6 +65,7 @@ pub struct SessionGoal<'a> {
     in_task: bool,
     /// `goals.max_turns`.
     max_turns: u32,
+    events: &'a Events,
 }
 
 impl Agent {
@@ -81,6 +82,7 @@ impl Agent {
             defs: &mut self.tools.defs,
             in_task: self.depth > 0,
             max_turns: self.config.goals.max_turns,
+            events: &self.events,
         }
     }
 
@@ -91,15 +93,11 @@ impl Agent {
 
     /// Run a `plan` call: a good plan is shown and becomes the current one
     /// (its result is what makes it so); a bad one changes nothing.
-    pub(super) fn run_plan_tool(
-        &mut self,
-        call: &ToolCall,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> ToolOutput {
+    pub(super) fn run_plan_tool(&mut self, call: &ToolCall) -> ToolOutput {
         match WorkPlan::from_args(&call.arguments) {
             Ok(plan) => {
                 let progress = plan.progress();
-                sink(AgentEvent::Plan(plan));
+                self.events.send(AgentEvent::Plan(plan));
                 ToolOutput::ok(format!("plan updated: {progress}"))
             }
             Err(e) => ToolOutput::error(format!(
@@ -123,12 +121,7 @@ impl SessionGoal<'_> {
     /// Set a new goal (`/goal TEXT`, `run --goal`), active with the budget
     /// `max_turns` (default `goals.max_turns`). It replaces any earlier
     /// goal. A task's child has no goal.
-    pub fn set(
-        &mut self,
-        text: &str,
-        max_turns: Option<u32>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<GoalRecord, AgentError> {
+    pub fn set(&mut self, text: &str, max_turns: Option<u32>) -> Result<GoalRecord, AgentError> {
         if self.in_task {
             return Err(AgentError::Usage(UsageError::GoalInTask));
         }
@@ -136,15 +129,11 @@ impl SessionGoal<'_> {
             return Err(AgentError::Usage(UsageError::GoalNeedsText));
         }
         let max = max_turns.unwrap_or(self.max_turns);
-        self.write(GoalRecord::new(text, max), sink)
+        self.write(GoalRecord::new(text, max))
     }
 
     /// Pause, resume or clear the goal.
-    pub fn change(
-        &mut self,
-        change: GoalChange,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<GoalRecord, AgentError> {
+    pub fn change(&mut self, change: GoalChange) -> Result<GoalRecord, AgentError> {
         let Some(goal) = self.goal.clone() else {
             return Err(AgentError::Usage(UsageError::NoGoal));
         };
@@ -173,18 +162,15 @@ impl SessionGoal<'_> {
                 }));
             }
         };
-        self.write(next, sink)
+        self.write(next)
     }
 
     /// Set a paused or blocked goal active again, as `run -c` does; `None`
     /// when there is no such goal.
-    pub fn resume_paused(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<Option<GoalRecord>, AgentError> {
+    pub fn resume_paused(&mut self) -> Result<Option<GoalRecord>, AgentError> {
         match self.goal.as_ref().map(|g| g.status) {
             Some(GoalStatus::Paused | GoalStatus::Blocked) => {
-                self.change(GoalChange::Resume, sink).map(Some)
+                self.change(GoalChange::Resume).map(Some)
             }
             _ => Ok(None),
         }
@@ -192,15 +178,11 @@ impl SessionGoal<'_> {
 
     /// Pause an active goal because its loop stopped (Ctrl-C, a failed
     /// turn): `why` is kept as the reason. Nothing when none is active.
-    pub fn pause(
-        &mut self,
-        why: &str,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<(), AgentError> {
+    pub fn pause(&mut self, why: &str) -> Result<(), AgentError> {
         if let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) {
             let mut g = goal.with_status(GoalStatus::Paused);
             g.reason = Some(why.to_owned());
-            self.write(g, sink)?;
+            self.write(g)?;
         }
         Ok(())
     }
@@ -209,10 +191,7 @@ impl SessionGoal<'_> {
     /// against its budget (its record is appended first), or `None` when
     /// no goal is active — or the budget is used up, which sets the goal
     /// `budget_limited`.
-    pub fn continuation(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<Option<UserInput>, AgentError> {
+    pub fn continuation(&mut self) -> Result<Option<UserInput>, AgentError> {
         let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) else {
             return Ok(None);
         };
@@ -222,13 +201,13 @@ impl SessionGoal<'_> {
                 "the budget of {} continuation turns is used up",
                 goal.max_turns
             ));
-            self.write(g, sink)?;
+            self.write(g)?;
             return Ok(None);
         }
         let mut next = goal.with_status(GoalStatus::Active);
         next.turns_used += 1;
         let saved = self.writer.append_goal(next)?;
-        sink(AgentEvent::GoalContinue {
+        self.events.send(AgentEvent::GoalContinue {
             turns_used: saved.turns_used,
             max_turns: saved.max_turns,
         });
@@ -238,13 +217,9 @@ impl SessionGoal<'_> {
     }
 
     /// Append a goal record, take it and tell the frontend.
-    fn write(
-        &mut self,
-        record: GoalRecord,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<GoalRecord, AgentError> {
+    fn write(&mut self, record: GoalRecord) -> Result<GoalRecord, AgentError> {
         let saved = self.writer.append_goal(record)?;
-        sink(AgentEvent::Goal(saved.clone()));
+        self.events.send(AgentEvent::Goal(saved.clone()));
         *self.goal = (saved.status != GoalStatus::Cleared).then(|| saved.clone());
         self.sync_tool();
         Ok(saved)
@@ -265,11 +240,7 @@ impl SessionGoal<'_> {
 
     /// Run a `goal_update` call: `achieved` ends the goal, `blocked`
     /// stops it with the reason; with no active goal, an error result.
-    pub(super) fn run_update_tool(
-        &mut self,
-        call: &ToolCall,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<ToolOutput, AgentError> {
+    pub(super) fn run_update_tool(&mut self, call: &ToolCall) -> Result<ToolOutput, AgentError> {
         let Some(goal) = self.goal.clone().filter(|g| g.status == GoalStatus::Active) else {
             return Ok(ToolOutput::error(
                 "error: no goal is active in this session, so there is nothing to update; only the user sets a goal (/goal TEXT)",
@@ -283,13 +254,13 @@ impl SessionGoal<'_> {
             GoalUpdate::Achieved { evidence } => {
                 let mut g = goal.with_status(GoalStatus::Achieved);
                 g.evidence = Some(evidence);
-                self.write(g, sink)?;
+                self.write(g)?;
                 "goal marked achieved; eonyx sends no more continuations. Finish with a short report for the user."
             }
             GoalUpdate::Blocked { reason } => {
                 let mut g = goal.with_status(GoalStatus::Blocked);
                 g.reason = Some(reason);
-                self.write(g, sink)?;
+                self.write(g)?;
                 "goal marked blocked; eonyx stops and shows the user your reason. Finish with what the user must do."
             }
         };

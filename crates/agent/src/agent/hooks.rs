@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::Agent;
 use crate::error::AgentError;
-use crate::events::AgentEvent;
+use crate::events::{AgentEvent, Events};
 use crate::tools::{self, ApprovalKind, Approver, Decision};
 
 /// `Stop` blocks in a row after which eonyx stops anyway (a hook that
@@ -45,6 +45,8 @@ pub struct HookState {
     common: Arc<Mutex<Common>>,
     /// The session this agent's hooks name.
     session: Common,
+    /// The agent's events (set when it is assembled).
+    pub(super) events: Events,
 }
 
 impl HookState {
@@ -58,6 +60,7 @@ impl HookState {
             draft_blocked_at: Arc::default(),
             common: Arc::new(Mutex::new(no_session())),
             session: no_session(),
+            events: Events::new(),
         }
     }
 
@@ -72,6 +75,7 @@ impl HookState {
             draft_blocked_at: Arc::default(),
             common: self.common.clone(),
             session: no_session(),
+            events: Events::new(),
         }
     }
 
@@ -198,12 +202,7 @@ impl HookState {
 
     /// Run `payload`'s hooks and report each run, the messages and the
     /// warnings; `cancel` stops (and kills) them.
-    async fn run(
-        &self,
-        payload: Payload,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: Option<&CancellationToken>,
-    ) -> Outcome {
+    async fn run(&self, payload: Payload, cancel: Option<&CancellationToken>) -> Outcome {
         if !self.hooks.has(payload.event()) {
             return Outcome::default();
         }
@@ -216,18 +215,40 @@ impl HookState {
             },
             None => run.await,
         };
-        report(&outcome, sink);
+        self.report(&outcome);
         outcome
+    }
+
+    /// Each run as an event; messages and warnings for stderr.
+    fn report(&self, out: &Outcome) {
+        for run in &out.runs {
+            let reason = match run.decision {
+                Some("block") => out.block.clone(),
+                Some("deny") => out.permission_reason.clone(),
+                Some("stop") => out.stop.clone(),
+                _ => None,
+            };
+            self.events.send(AgentEvent::Hook {
+                event: run.event,
+                command: run.command.clone(),
+                exit_code: run.exit_code,
+                decision: run.decision,
+                millis: run.millis,
+                reason,
+            });
+        }
+        for m in &out.messages {
+            self.events.send(AgentEvent::Notice(m.clone()));
+        }
+        for w in &out.warnings {
+            self.events.send(AgentEvent::Warning(w.clone()));
+        }
     }
 
     /// `SessionStart` (startup, resume, `/new` = clear): its context waits
     /// for the next user message; called by the frontend.
-    pub async fn session_start(
-        &mut self,
-        source: StartSource,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) {
-        let out = self.run(Payload::SessionStart { source }, sink, None).await;
+    pub async fn session_start(&mut self, source: StartSource) {
+        let out = self.run(Payload::SessionStart { source }, None).await;
         if !out.context.is_empty() {
             self.pending.push(context_text(
                 HookEvent::SessionStart,
@@ -238,16 +259,16 @@ impl HookState {
     }
 
     /// `SessionEnd` (`reason`: `prompt_input_exit`, `clear`, `other`).
-    pub async fn session_end(&mut self, reason: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    pub async fn session_end(&mut self, reason: &str) {
         let payload = Payload::SessionEnd {
             reason: reason.to_owned(),
         };
-        self.run(payload, sink, None).await;
+        self.run(payload, None).await;
     }
 
     /// `SubagentStart`, before a task's child takes its first step.
-    pub(super) async fn subagent_start(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-        self.run(Payload::SubagentStart, sink, None).await;
+    pub(super) async fn subagent_start(&mut self) {
+        self.run(Payload::SubagentStart, None).await;
     }
 
     /// `UserPromptSubmit`, then the user message with the hooks' context
@@ -257,14 +278,13 @@ impl HookState {
     pub(super) async fn prompt(
         &mut self,
         message: Message,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<Message, String> {
         let mut added = std::mem::take(&mut self.pending);
         if !self.subagent {
             let prompt = message.content.text();
             let out = self
-                .run(Payload::UserPromptSubmit { prompt }, sink, Some(cancel))
+                .run(Payload::UserPromptSubmit { prompt }, Some(cancel))
                 .await;
             if let Some(reason) = out.block.or(out.stop) {
                 // The SessionStart context still waits for the next prompt.
@@ -293,18 +313,13 @@ impl HookState {
     }
 
     /// `PreToolUse` for one call the session offers.
-    pub(super) async fn pre_tool(
-        &self,
-        call: &ToolCall,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> PreTool {
+    pub(super) async fn pre_tool(&self, call: &ToolCall, cancel: &CancellationToken) -> PreTool {
         let payload = Payload::PreToolUse(ToolUse {
             tool_name: call.name.clone(),
             tool_input: call.arguments.clone(),
             tool_use_id: call.id.clone(),
         });
-        let out = self.run(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, Some(cancel)).await;
         if let Some(reason) = out.denied() {
             return PreTool::Denied(tools::ToolOutput::error(format!(
                 "denied by a PreToolUse hook: {reason}"
@@ -329,7 +344,6 @@ impl HookState {
         call: &ToolCall,
         mut output: tools::ToolOutput,
         redactor: &crate::secrets::Redactor,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> tools::ToolOutput {
         if !self.hooks.has(HookEvent::PostToolUse) {
@@ -344,7 +358,7 @@ impl HookState {
             },
             tool_response: tool_response(&call.name, &text, output.is_error),
         };
-        let out = self.run(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, Some(cancel)).await;
         let mut notes = Vec::new();
         if let Some(b) = out.block {
             notes.push(format!("[PostToolUse hook]\n{b}"));
@@ -364,11 +378,7 @@ impl HookState {
     /// `Stop` (a task's child: `SubagentStop`) when the model ended its
     /// turn: `Some(message)` to go on with a user message saying the
     /// reason, at most [`MAX_STOP_BLOCKS`] times in a row.
-    pub(super) async fn stop(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Option<Message> {
+    pub(super) async fn stop(&mut self, cancel: &CancellationToken) -> Option<Message> {
         let stop_hook_active = self.stop_blocks > 0;
         let payload = if self.subagent {
             Payload::SubagentStop { stop_hook_active }
@@ -376,14 +386,14 @@ impl HookState {
             Payload::Stop { stop_hook_active }
         };
         let event = payload.event();
-        let out = self.run(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, Some(cancel)).await;
         let Some(reason) = out.block.filter(|_| out.stop.is_none()) else {
             self.stop_blocks = 0;
             return None;
         };
         if self.stop_blocks >= MAX_STOP_BLOCKS {
             self.stop_blocks = 0;
-            sink(AgentEvent::Warning(format!(
+            self.events.send(AgentEvent::Warning(format!(
                 "the {event} hook blocked stopping {MAX_STOP_BLOCKS} times in a row; stopping anyway"
             )));
             return None;
@@ -399,14 +409,13 @@ impl HookState {
         &self,
         trigger: eonyx_core::CompactionTrigger,
         focus: Option<&str>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let payload = Payload::PreCompact {
             trigger: hook_trigger(trigger),
             custom_instructions: focus.unwrap_or("").to_owned(),
         };
-        let out = self.run(payload, sink, Some(cancel)).await;
+        let out = self.run(payload, Some(cancel)).await;
         match out.block {
             Some(reason) if trigger == eonyx_core::CompactionTrigger::Auto => {
                 Err(AgentError::HookBlocked {
@@ -415,7 +424,7 @@ impl HookState {
                 })
             }
             Some(reason) => {
-                sink(AgentEvent::Notice(format!(
+                self.events.send(AgentEvent::Notice(format!(
                     "a PreCompact hook asked to skip this compaction ({reason}); it is needed now, so it goes on"
                 )));
                 Ok(())
@@ -431,20 +440,19 @@ impl HookState {
         &self,
         trigger: eonyx_core::CompactionTrigger,
         summary: &str,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Option<Message> {
         let payload = Payload::PostCompact {
             trigger: hook_trigger(trigger),
             compact_summary: summary.to_owned(),
         };
-        self.run(payload, sink, Some(cancel)).await;
+        self.run(payload, Some(cancel)).await;
         if self.subagent {
             return None;
         }
         let source = StartSource::Compact;
         let out = self
-            .run(Payload::SessionStart { source }, sink, Some(cancel))
+            .run(Payload::SessionStart { source }, Some(cancel))
             .await;
         (!out.context.is_empty()).then(|| {
             Message::user(context_text(
@@ -492,32 +500,6 @@ fn hook_trigger(t: eonyx_core::CompactionTrigger) -> CompactTrigger {
     match t {
         eonyx_core::CompactionTrigger::Manual => CompactTrigger::Manual,
         _ => CompactTrigger::Auto,
-    }
-}
-
-/// Each run as an event; messages and warnings for stderr.
-fn report(out: &Outcome, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
-    for run in &out.runs {
-        let reason = match run.decision {
-            Some("block") => out.block.clone(),
-            Some("deny") => out.permission_reason.clone(),
-            Some("stop") => out.stop.clone(),
-            _ => None,
-        };
-        sink(AgentEvent::Hook {
-            event: run.event,
-            command: run.command.clone(),
-            exit_code: run.exit_code,
-            decision: run.decision,
-            millis: run.millis,
-            reason,
-        });
-    }
-    for m in &out.messages {
-        sink(AgentEvent::Notice(m.clone()));
-    }
-    for w in &out.warnings {
-        sink(AgentEvent::Warning(w.clone()));
     }
 }
 

@@ -18,13 +18,14 @@ use eonyx_tools::jobs::{JobInfo, JobNote, Jobs, JobsConfig, Seen};
 
 use super::Agent;
 use crate::error::AgentError;
-use crate::events::AgentEvent;
+use crate::events::{AgentEvent, Events};
 
 /// The session's jobs as the agent and the frontends see them: the room,
 /// and the session file their starts and exits are recorded in.
 pub struct SessionJobs<'a> {
     room: Option<&'a Arc<Jobs>>,
     writer: &'a mut SessionWriter,
+    events: &'a Events,
 }
 
 impl Agent {
@@ -34,6 +35,7 @@ impl Agent {
         SessionJobs {
             room: self.tools.ctx.jobs.as_ref(),
             writer: &mut self.writer,
+            events: &self.events,
         }
     }
 }
@@ -69,11 +71,7 @@ fn record(id: u32, command: String, event: JobEvent, status: Option<String>) -> 
 impl SessionJobs<'_> {
     /// Record and report the jobs' starts and exits since the last call;
     /// `call_id` is the call that just ran (a start belongs to it).
-    pub(super) fn take_events(
-        &mut self,
-        call_id: Option<&str>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<(), AgentError> {
+    pub(super) fn take_events(&mut self, call_id: Option<&str>) -> Result<(), AgentError> {
         let Some(room) = self.room else {
             return Ok(());
         };
@@ -82,7 +80,7 @@ impl SessionJobs<'_> {
                 JobNote::Started { id, command, log } => {
                     self.writer
                         .append_job(record(id, command.clone(), JobEvent::Started, None))?;
-                    sink(AgentEvent::JobStarted {
+                    self.events.send(AgentEvent::JobStarted {
                         id,
                         command,
                         log: log.to_string(),
@@ -103,7 +101,7 @@ impl SessionJobs<'_> {
                         JobEvent::Exited,
                         status,
                     ))?;
-                    sink(AgentEvent::JobExited {
+                    self.events.send(AgentEvent::JobExited {
                         id,
                         command,
                         status: state.to_string(),
@@ -118,11 +116,8 @@ impl SessionJobs<'_> {
 
     /// The notices of exits the model has not seen, as one message's text
     /// (appended before the next request); the exits recorded first.
-    pub(super) fn notices(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<Option<String>, AgentError> {
-        self.take_events(None, sink)?;
+    pub(super) fn notices(&mut self) -> Result<Option<String>, AgentError> {
+        self.take_events(None)?;
         Ok(self.room.and_then(|r| r.take_notices()))
     }
 
@@ -140,8 +135,8 @@ impl SessionJobs<'_> {
     /// While the user is idle: record exits and report them; true when a
     /// job that asked for `"notify": true` exited, and the REPL should
     /// start a turn ([`SessionJobs::notify_turn`]).
-    pub fn poll(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) -> Result<bool, AgentError> {
-        self.take_events(None, sink)?;
+    pub fn poll(&mut self) -> Result<bool, AgentError> {
+        self.take_events(None)?;
         Ok(self.room.is_some_and(|r| r.notify_pending()))
     }
 
@@ -151,11 +146,7 @@ impl SessionJobs<'_> {
     }
 
     /// `/jobs stop N`: stop job `id` as `job_stop` does.
-    pub async fn stop(
-        &mut self,
-        id: u32,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> Result<String, AgentError> {
+    pub async fn stop(&mut self, id: u32) -> Result<String, AgentError> {
         let Some(room) = self.room else {
             return Err(crate::UsageError::Job("no background jobs in this session".into()).into());
         };
@@ -163,19 +154,19 @@ impl SessionJobs<'_> {
             .stop(id, Seen::ByUser)
             .await
             .map_err(|e| AgentError::from(crate::UsageError::Job(e.to_string())))?;
-        self.take_events(None, sink)?;
+        self.take_events(None)?;
         Ok(out)
     }
 
     /// Stop every running job (eonyx exits, the session ends): the ones
     /// stopped, recorded and reported.
-    pub async fn stop_all(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) -> Vec<JobInfo> {
+    pub async fn stop_all(&mut self) -> Vec<JobInfo> {
         let Some(room) = self.room else {
             return Vec::new();
         };
         let stopped = room.stop_all().await;
         // Their exits are recorded; no notice (nobody reads it).
-        let _ = self.take_events(None, sink);
+        let _ = self.take_events(None);
         room.forget_notices();
         stopped
     }

@@ -133,11 +133,7 @@ impl Agent {
     /// up to its startup timeout; a late one is left out with a warning),
     /// then fix the tools array. Does nothing after the first time. Ctrl-C
     /// stops the wait (the turn is interrupted; the next one waits again).
-    pub(crate) async fn mcp_ready(
-        &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-        cancel: &CancellationToken,
-    ) -> Result<(), AgentError> {
+    pub(crate) async fn mcp_ready(&mut self, cancel: &CancellationToken) -> Result<(), AgentError> {
         if self.mcp.ready {
             return Ok(());
         }
@@ -148,7 +144,7 @@ impl Agent {
         let mut servers = servers.lock().await;
         let pending = servers.pending();
         if !pending.is_empty() {
-            sink(AgentEvent::Notice(format!(
+            self.events.send(AgentEvent::Notice(format!(
                 "waiting for MCP server{} {} to start",
                 if pending.len() == 1 { "" } else { "s" },
                 pending
@@ -164,7 +160,7 @@ impl Agent {
             notes = servers.wait(Which::All) => notes,
         };
         for n in notes {
-            sink(AgentEvent::Warning(n.text));
+            self.events.send(AgentEvent::Warning(n.text));
         }
         self.mcp.ready = true;
         let tools = servers.tools();
@@ -181,10 +177,9 @@ impl Agent {
     /// switched to.
     pub(super) async fn mcp_before_turn(
         &mut self,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        self.mcp_ready(sink, cancel).await?;
+        self.mcp_ready(cancel).await?;
         let Some(servers) = self.mcp.servers.clone() else {
             return Ok(());
         };
@@ -194,14 +189,14 @@ impl Agent {
             notes = async { servers.lock().await.restart_crashed().await } => notes,
         };
         for n in notes {
-            sink(if n.failed {
+            self.events.send(if n.failed {
                 AgentEvent::Warning(n.text)
             } else {
                 AgentEvent::Notice(n.text)
             });
         }
         if std::mem::take(&mut self.mcp.refresh_pending) {
-            self.mcp_refresh(sink).await;
+            self.mcp_refresh().await;
         }
         Ok(())
     }
@@ -209,7 +204,7 @@ impl Agent {
     /// After a compaction (or before a new session's first request): list
     /// again the tools of servers that said they changed, and rebuild the
     /// tools array if anything did.
-    pub(super) async fn mcp_refresh(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    pub(super) async fn mcp_refresh(&mut self) {
         let Some(servers) = self.mcp.servers.clone() else {
             return;
         };
@@ -224,7 +219,7 @@ impl Agent {
         drop(servers);
         let before = self.mcp.catalog.entries().len();
         self.mcp_rebuild(tools);
-        sink(AgentEvent::Notice(format!(
+        self.events.send(AgentEvent::Notice(format!(
             "the MCP tools changed ({before} before, {} now); the new list applies from this request on",
             self.mcp.catalog.entries().len()
         )));

@@ -54,11 +54,7 @@ impl Agent {
     }
 
     /// Run a `memory` tool call: no approval, one event per change.
-    pub(super) fn run_memory_tool(
-        &mut self,
-        call: &ToolCall,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
-    ) -> ToolOutput {
+    pub(super) fn run_memory_tool(&mut self, call: &ToolCall) -> ToolOutput {
         let Some(store) = &self.memory else {
             return ToolOutput::error(UsageError::MemoryOff.to_string());
         };
@@ -72,7 +68,7 @@ impl Agent {
                 match store.add(scope, &text, &session, &self.secrets) {
                     Ok(entry) => {
                         let id = entry.id.clone().unwrap_or_default();
-                        sink(AgentEvent::MemoryChanged {
+                        self.events.send(AgentEvent::MemoryChanged {
                             action: "add",
                             entry,
                         });
@@ -86,7 +82,7 @@ impl Agent {
             MemoryCall::Forget { id } => match store.forget(&[id.as_str()]) {
                 Ok(removed) => {
                     for entry in removed {
-                        sink(AgentEvent::MemoryChanged {
+                        self.events.send(AgentEvent::MemoryChanged {
                             action: "forget",
                             entry,
                         });

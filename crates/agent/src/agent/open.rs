@@ -20,6 +20,7 @@ use super::skills::SkillList;
 use super::switch::restore_switch;
 use super::{Agent, AgentOptions, SessionChoice};
 use crate::error::{AgentError, UsageError};
+use crate::events::Events;
 use crate::limits as window;
 use crate::prompt::{PromptSources, memory_store, task_section, tool_definitions};
 use crate::secrets::Redactor;
@@ -169,6 +170,7 @@ impl Agent {
             notices: startup_notices,
             hook,
             config,
+            events: Events::new(),
         }))
     }
 

@@ -19,6 +19,7 @@ use eonyx_tools::{Approver, McpPolicy, Permissions, PolicyApprover, ToolContext,
 use super::Agent;
 use super::mcp::McpState;
 use super::session::{Memory, Opened};
+use crate::events::{Events, Flushing};
 use crate::secrets::Redactor;
 use crate::truncation::TruncationCheck;
 
@@ -181,6 +182,9 @@ pub(super) struct Parts {
     pub notices: Vec<String>,
     /// The hooks (docs/hooks.md); `approved` from [`approved_by_hook`].
     pub hook: super::hooks::HookState,
+    /// Where the agent's events go: a new queue for a session, the
+    /// parent's, labelled, for a task's child.
+    pub events: Events,
 }
 
 impl Agent {
@@ -234,7 +238,13 @@ impl Agent {
             // A task's child has its own plan and no goal.
             goal: if p.depth > 0 { None } else { opened.goal },
             pins: opened.pins,
+            events: p.events,
         };
+        // Every approver the agent holds lets the frontend show what came
+        // before a question first.
+        agent.tools.approver = Flushing::wrap(&agent.events, agent.tools.approver.clone());
+        agent.hook.approved = Flushing::wrap(&agent.events, agent.hook.approved.clone());
+        agent.hook.events = agent.events.clone();
         agent.hook_session_changed();
         agent.tools.ctx.undo = Some(agent.undo_store());
         // Its own jobs (a task's child's end with the task).

@@ -17,7 +17,6 @@ impl Agent {
     pub(super) async fn step_with_recovery(
         &mut self,
         step: u32,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<eonyx_core::ChatResponse, AgentError> {
         let mut retried = false;
@@ -27,15 +26,17 @@ impl Agent {
             // A native compaction made by another model (before `/model`)
             // is not sent: eonyx's own summary of that history first
             // (docs/compaction.md#native-compaction).
-            self.drop_stale_native(sink, cancel).await?;
+            self.drop_stale_native(cancel).await?;
             let request = self.build_request(cancel);
             let size =
                 eonyx_compact::request_size(&request.system, &request.messages, &request.tools);
-            sink(AgentEvent::StepStarted { step });
+            self.events.send(AgentEvent::StepStarted { step });
             let result = {
                 let mut forward = |ev: StreamEvent| match ev {
-                    StreamEvent::TextDelta(t) => sink(AgentEvent::TextDelta(t)),
-                    StreamEvent::ReasoningDelta(t) => sink(AgentEvent::ReasoningDelta(t)),
+                    StreamEvent::TextDelta(t) => self.events.send(AgentEvent::TextDelta(t)),
+                    StreamEvent::ReasoningDelta(t) => {
+                        self.events.send(AgentEvent::ReasoningDelta(t))
+                    }
                     _ => {}
                 };
                 self.models.provider.send(&request, &mut forward).await
@@ -56,12 +57,12 @@ impl Agent {
                     // A silently truncated prompt: the reply was made without
                     // the oldest messages. Learn the window, compact, resend.
                     if t.first {
-                        sink(AgentEvent::Warning(format!(
+                        self.events.send(AgentEvent::Warning(format!(
                             "the server silently truncated the prompt (it counted {} tokens of the ~{} sent): its context window is about {} tokens; compacting and sending the request again",
                             u.prompt_tokens, t.expected, t.window
                         )));
                     }
-                    self.learn_window(t.window, TRUNCATION_HOW, sink);
+                    self.learn_window(t.window, TRUNCATION_HOW);
                     if retried || !self.config.compaction.auto {
                         return Ok(resp);
                     }
@@ -69,7 +70,7 @@ impl Agent {
                     let target =
                         eonyx_compact::overflow_target(Some(t.window), &self.compaction.trigger);
                     match self
-                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .compact_with(CompactionTrigger::Overflow, None, target, cancel)
                         .await
                     {
                         Ok(_) => continue,
@@ -84,7 +85,7 @@ impl Agent {
                     limit,
                 }) => {
                     if let Some(l) = limit {
-                        self.learn_window(l, "learned from an overflow", sink);
+                        self.learn_window(l, "learned from an overflow");
                     }
                     if let Some(p) = prompt_tokens {
                         self.compaction.estimator.observe(&size, p);
@@ -106,7 +107,7 @@ impl Agent {
                     retried = true;
                     let target = eonyx_compact::overflow_target(limit, &self.compaction.trigger);
                     match self
-                        .compact_with(CompactionTrigger::Overflow, None, target, sink, cancel)
+                        .compact_with(CompactionTrigger::Overflow, None, target, cancel)
                         .await
                     {
                         Ok(_) => continue,
@@ -133,12 +134,11 @@ impl Agent {
                             no_native_compaction: true,
                             ..quirks
                         });
-                    self.remember_quirks(sink);
+                    self.remember_quirks();
                     self.replace_native(
                         &format!(
                             "the server refused the compacted part ({e}); native compaction is not tried again for this base URL and model (`eonyx config --reset-limits` forgets)"
                         ),
-                        sink,
                         cancel,
                     )
                     .await?;
@@ -155,7 +155,7 @@ impl Agent {
                     let mut quirks = self.models.provider.quirks();
                     quirks.no_images = true;
                     self.models.provider.set_quirks(quirks);
-                    sink(AgentEvent::Warning(format!(
+                    self.events.send(AgentEvent::Warning(format!(
                         "{} does not accept images ({e}); sending the turn again without them, and no images to this model from now on (the session keeps them; `eonyx config --reset-limits` forgets this)",
                         self.config.model.name
                     )));
@@ -193,10 +193,10 @@ impl Agent {
         s
     }
 
-    fn learn_window(&mut self, limit: u64, how: &str, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    fn learn_window(&mut self, limit: u64, how: &str) {
         let current = self.models.limits.context_window.unwrap_or(u64::MAX);
         if limit < current {
-            sink(AgentEvent::Notice(format!(
+            self.events.send(AgentEvent::Notice(format!(
                 "the server's context window is {limit} tokens (not {}); compacting against it from now on",
                 self.models
                     .limits
@@ -212,7 +212,7 @@ impl Agent {
             let mut warnings = Vec::new();
             let mut cache = crate::limits::open_cache(self.store.data_dir(), &mut warnings);
             for w in warnings {
-                sink(AgentEvent::Warning(w));
+                self.events.send(AgentEvent::Warning(w));
             }
             cache.record_learned(
                 &self.config.model.base_url,
@@ -221,7 +221,7 @@ impl Agent {
                 how,
             );
             if let Err(e) = cache.save() {
-                sink(AgentEvent::Warning(format!(
+                self.events.send(AgentEvent::Warning(format!(
                     "could not remember the learned context window: {e}"
                 )));
             }

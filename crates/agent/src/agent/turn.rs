@@ -20,10 +20,9 @@ impl Agent {
     pub async fn turn(
         &mut self,
         input: &str,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
-        self.turn_input(&UserInput::text(input), sink, cancel).await
+        self.turn_input(&UserInput::text(input), cancel).await
     }
 
     /// Run one user turn (text with its attachments, see
@@ -31,13 +30,12 @@ impl Agent {
     pub async fn turn_input(
         &mut self,
         input: &UserInput,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<TurnOutcome, AgentError> {
-        self.refresh_context(sink);
-        self.mcp_before_turn(sink, cancel).await?;
+        self.refresh_context();
+        self.mcp_before_turn(cancel).await?;
         if input.content.image_count() > 0 && self.models.provider.quirks().no_images {
-            sink(AgentEvent::Warning(format!(
+            self.events.send(AgentEvent::Warning(format!(
                 "{} does not accept images (it refused them before): the session keeps them, the model gets a note instead; `eonyx config --reset-limits` tries again",
                 self.config.model.name
             )));
@@ -47,7 +45,7 @@ impl Agent {
             parts => Message::new(Role::User, parts.clone()),
         };
         let mut outcome = TurnOutcome::default();
-        let message = match self.hook.prompt(message, sink, cancel).await {
+        let message = match self.hook.prompt(message, cancel).await {
             Ok(m) => m,
             Err(reason) => {
                 if cancel.is_cancelled() {
@@ -61,7 +59,7 @@ impl Agent {
             return Err(AgentError::Interrupted);
         }
         // Jobs that ended while the prompt waited: their notices go first.
-        if let Some(notices) = self.jobs().notices(sink)? {
+        if let Some(notices) = self.jobs().notices()? {
             self.append(&Message::user(notices))?;
         }
         self.append(&message)?;
@@ -73,7 +71,7 @@ impl Agent {
         loop {
             if outcome.steps >= max_steps {
                 outcome.max_steps_reached = true;
-                sink(AgentEvent::Notice(format!(
+                self.events.send(AgentEvent::Notice(format!(
                     "stopped after {max_steps} model steps (max_steps); send another message to continue"
                 )));
                 outcome.cost_usd = self.turn_cost();
@@ -86,12 +84,12 @@ impl Agent {
 
             if outcome.steps > 1 {
                 // Exits during the turn, after the tool results.
-                if let Some(notices) = self.jobs().notices(sink)? {
+                if let Some(notices) = self.jobs().notices()? {
                     self.append(&Message::user(notices))?;
                 }
             }
-            self.maybe_auto_compact(sink, cancel).await?;
-            let response = self.step_with_recovery(outcome.steps, sink, cancel).await?;
+            self.maybe_auto_compact(cancel).await?;
+            let response = self.step_with_recovery(outcome.steps, cancel).await?;
 
             let mut message = response.message;
             message.role = Role::Assistant;
@@ -101,7 +99,7 @@ impl Agent {
                 outcome.usage.completion_tokens += u.completion_tokens;
                 outcome.usage.cached_tokens = u.cached_tokens;
                 outcome.usage.reasoning_tokens += u.reasoning_tokens;
-                sink(AgentEvent::StepUsage(u));
+                self.events.send(AgentEvent::StepUsage(u));
                 self.add_spend(&u);
             }
             let calls = message.tool_calls.clone();
@@ -115,18 +113,19 @@ impl Agent {
                 && outcome.text.trim().is_empty()
                 && response.finish_reason == Some(FinishReason::Stop)
             {
-                sink(AgentEvent::Notice(
+                self.events.send(AgentEvent::Notice(
                     "the model's reply was empty: it stopped without any text".to_owned(),
                 ));
             }
             self.append(&message)?;
-            self.remember_quirks(sink);
+            self.remember_quirks();
             if self.models.reprobe_after_step {
                 self.models.reprobe_after_step = false;
-                self.reprobe_window(sink).await;
+                self.reprobe_window().await;
             }
             let cut_call = if response.finish_reason == Some(FinishReason::Length) {
-                sink(AgentEvent::Warning(self.cut_notice(&message)));
+                self.events
+                    .send(AgentEvent::Warning(self.cut_notice(&message)));
                 calls.last().map(|c| c.id.clone())
             } else {
                 None
@@ -147,7 +146,7 @@ impl Agent {
                     return Ok(outcome);
                 }
                 if cut_call.is_none()
-                    && let Some(message) = self.hook.stop(sink, cancel).await
+                    && let Some(message) = self.hook.stop(cancel).await
                 {
                     self.append(&message)?;
                     continue;
@@ -155,8 +154,7 @@ impl Agent {
                 outcome.cost_usd = self.turn_cost();
                 return Ok(outcome);
             }
-            self.run_tools(&calls, cut_call.as_deref(), sink, cancel)
-                .await?;
+            self.run_tools(&calls, cut_call.as_deref(), cancel).await?;
         }
     }
 
@@ -168,17 +166,17 @@ impl Agent {
     }
 
     /// Re-read context files before a user turn; notice on change.
-    fn refresh_context(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    fn refresh_context(&mut self) {
         let loaded = self.prompt.loader.load();
         if !loaded.changed.is_empty() {
-            sink(AgentEvent::Notice(format!(
+            self.events.send(AgentEvent::Notice(format!(
                 "context changed: {} (used from this turn on)",
                 loaded.changed.join(", ")
             )));
         }
         for w in &loaded.warnings {
             if !self.prompt.loaded.warnings.contains(w) {
-                sink(AgentEvent::Warning(w.clone()));
+                self.events.send(AgentEvent::Warning(w.clone()));
             }
         }
         self.prompt.loaded = loaded;
@@ -191,7 +189,6 @@ impl Agent {
         &mut self,
         calls: &[ToolCall],
         cut_call: Option<&str>,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let mut interrupted = false;
@@ -209,7 +206,7 @@ impl Agent {
             if is_task[i] && task_outputs[i].is_none() && !interrupted && !cancel.is_cancelled() {
                 let group: Vec<usize> = (i..calls.len()).filter(|&j| is_task[j]).collect();
                 for &j in &group {
-                    sink(AgentEvent::ToolCall(calls[j].clone()));
+                    self.events.send(AgentEvent::ToolCall(calls[j].clone()));
                 }
                 // PreToolUse for each first: a denied one does not start.
                 let mut run: Vec<(usize, ToolCall)> = Vec::new();
@@ -218,18 +215,18 @@ impl Agent {
                         run.push((j, calls[j].clone()));
                         continue;
                     }
-                    match self.hook.pre_tool(&calls[j], sink, cancel).await {
+                    match self.hook.pre_tool(&calls[j], cancel).await {
                         PreTool::Run { call, .. } => run.push((j, call)),
                         PreTool::Denied(out) => task_outputs[j] = Some(out),
                     }
                 }
                 let refs: Vec<&ToolCall> = run.iter().map(|(_, c)| c).collect();
-                let outputs = self.run_tasks(&refs, sink, cancel).await;
+                let outputs = self.run_tasks(&refs, cancel).await;
                 for ((j, _), out) in run.iter().zip(outputs) {
                     task_outputs[*j] = Some(out);
                 }
             } else if task_outputs[i].is_none() {
-                sink(AgentEvent::ToolCall(call.clone()));
+                self.events.send(AgentEvent::ToolCall(call.clone()));
             }
             let offered = self.offers(&call.name) || self.mcp.is_call(call);
             // PreToolUse for a call that would run (a task's ran with its
@@ -244,7 +241,7 @@ impl Agent {
                 && cut_call != Some(call.id.as_str())
                 && self.hook.hooks.has(HookEvent::PreToolUse)
             {
-                match self.hook.pre_tool(call, sink, cancel).await {
+                match self.hook.pre_tool(call, cancel).await {
                     PreTool::Run { call: c, said: h } => {
                         said = h;
                         updated = Some(c);
@@ -268,7 +265,7 @@ impl Agent {
                 // Offered or not (no active goal, a task's child), a call
                 // gets the answer that says why; a goal record that cannot
                 // be saved stops the turn.
-                self.goals().run_update_tool(call, sink)?
+                self.goals().run_update_tool(call)?
             } else if !self.offers(&call.name) && !self.mcp.is_call(call) {
                 // (An MCP name is looked up in the catalog, which says
                 // what is available, deferred tools included.)
@@ -294,7 +291,7 @@ impl Agent {
                     HookSaid::Nothing => self.tools.approver.clone(),
                 };
                 let usual = std::mem::replace(&mut self.tools.approver, approver.clone());
-                let mut own = OwnTools { agent: self, sink };
+                let mut own = OwnTools { agent: self };
                 let out = tools::execute(call, &ctx, approver.as_ref(), &mut own, cancel).await;
                 self.tools.approver = usual;
                 out
@@ -304,13 +301,13 @@ impl Agent {
             }
             let output = if offered && !interrupted {
                 self.hook
-                    .post_tool(call, output, &self.redactor, sink, cancel)
+                    .post_tool(call, output, &self.redactor, cancel)
                     .await
             } else {
                 output
             };
-            self.record_tool_result(call, output, sink)?;
-            self.jobs().take_events(Some(&call.id), sink)?;
+            self.record_tool_result(call, output)?;
+            self.jobs().take_events(Some(&call.id))?;
         }
         if interrupted {
             return Err(AgentError::Interrupted);
@@ -354,11 +351,10 @@ impl Agent {
         &mut self,
         call: &ToolCall,
         output: tools::ToolOutput,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
     ) -> Result<(), AgentError> {
         match output.event {
-            Some(tools::ToolEvent::Warning(w)) => sink(AgentEvent::Warning(w)),
-            Some(event) => sink(AgentEvent::Tool(event)),
+            Some(tools::ToolEvent::Warning(w)) => self.events.send(AgentEvent::Warning(w)),
+            Some(event) => self.events.send(AgentEvent::Tool(event)),
             None => {}
         }
         let text = self.redactor.scrub(output.text);
@@ -367,9 +363,9 @@ impl Agent {
         result.undo = output.undo.map(Box::new);
         self.append(&result)?;
         if let Some(change) = output.change {
-            sink(AgentEvent::FileChanged(change));
+            self.events.send(AgentEvent::FileChanged(change));
         }
-        sink(AgentEvent::ToolResult {
+        self.events.send(AgentEvent::ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
             output: text,
@@ -383,7 +379,6 @@ impl Agent {
 /// `eonyx-tools` hands them back during one step.
 struct OwnTools<'s> {
     agent: &'s mut Agent,
-    sink: &'s mut (dyn FnMut(AgentEvent) + Send),
 }
 
 impl tools::AgentTools for OwnTools<'_> {
@@ -394,11 +389,11 @@ impl tools::AgentTools for OwnTools<'_> {
     ) -> Option<BoxFuture<'a, tools::ToolOutput>> {
         let name = ToolName::parse(&call.name);
         if name == Some(ToolName::Memory) && self.agent.memory.is_some() {
-            let out = self.agent.run_memory_tool(call, self.sink);
+            let out = self.agent.run_memory_tool(call);
             return Some(Box::pin(std::future::ready(out)));
         }
         if name == Some(ToolName::Plan) {
-            let out = self.agent.run_plan_tool(call, self.sink);
+            let out = self.agent.run_plan_tool(call);
             return Some(Box::pin(std::future::ready(out)));
         }
         if self.agent.mcp.is_call(call) {
@@ -415,7 +410,7 @@ impl tools::AgentTools for OwnTools<'_> {
             // (A step's `task` calls usually run together, before this;
             // `run_tools` groups them.)
             return Some(Box::pin(async move {
-                let mut outputs = self.agent.run_tasks(&[call], self.sink, cancel).await;
+                let mut outputs = self.agent.run_tasks(&[call], cancel).await;
                 outputs
                     .pop()
                     .unwrap_or_else(|| tools::ToolOutput::error("the task did not run"))

@@ -9,14 +9,14 @@ use crate::limits as window;
 
 impl Agent {
     /// Save request-shape changes the providers learned since the last save.
-    pub(super) fn remember_quirks(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    pub(super) fn remember_quirks(&mut self) {
         let now = (
             self.models.provider.quirks(),
             self.models.summarizer.quirks(),
         );
-        let mut save = |model: &eonyx_core::ModelConfig, q| {
+        let save = |model: &eonyx_core::ModelConfig, q| {
             if let Err(e) = window::remember_quirks(self.store.data_dir(), model, q) {
-                sink(AgentEvent::Warning(format!(
+                self.events.send(AgentEvent::Warning(format!(
                     "could not remember the parameters {} refused: {e}",
                     model.name
                 )));
@@ -36,7 +36,7 @@ impl Agent {
         }
         self.models.saved_quirks = now;
         if switched {
-            sink(AgentEvent::Notice(format!(
+            self.events.send(AgentEvent::Notice(format!(
                 "{} is served only by the Responses API: switched to it and sent the request again; remembered for {} (`eonyx config --reset-limits` forgets it)",
                 self.config.model.name, self.config.model.base_url
             )));
@@ -45,7 +45,7 @@ impl Agent {
 
     /// Ask the server again (Ollama's `/api/ps` knows the window once the
     /// model is loaded); a different answer replaces the window.
-    pub(super) async fn reprobe_window(&mut self, sink: &mut (dyn FnMut(AgentEvent) + Send)) {
+    pub(super) async fn reprobe_window(&mut self) {
         let Some((w, from)) =
             window::detect(self.models.provider.as_ref(), &self.config.model).await
         else {
@@ -67,11 +67,11 @@ impl Agent {
             ));
         }
         for n in notices {
-            sink(AgentEvent::Warning(n));
+            self.events.send(AgentEvent::Warning(n));
         }
         let resolved = window::resolve_cached(&self.config.model, Some(&cache));
         if Some(resolved.tokens) != self.models.limits.context_window {
-            sink(AgentEvent::Notice(format!(
+            self.events.send(AgentEvent::Notice(format!(
                 "the server runs {} with a {}-token context window (from {from}); compacting against it from now on",
                 self.config.model.name, resolved.tokens
             )));

@@ -14,6 +14,7 @@ use eonyx_store::{Forked, SessionSummary};
 use eonyx_tools::jobs::JobInfo;
 
 use super::table::Surface;
+use crate::events::Events;
 use crate::mining::review::Reviewed;
 use crate::rewind::{RewindPlan, RewindReport};
 use crate::{Agent, AgentError, AgentEvent, AgentStatus, ModelInfo, TurnOutcome, UserInput};
@@ -109,6 +110,23 @@ pub trait Frontend: Send {
     fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
         Box::pin(async { true })
     }
+}
+
+/// Await `work`, a call of the agent whose handle `events` is, showing its
+/// events through `fe` as they come: all of them, in order, before `work`'s
+/// result is returned; a question asked meanwhile comes after every event
+/// sent before it.
+pub async fn showing<T>(
+    fe: &mut dyn Frontend,
+    events: &Events,
+    work: impl Future<Output = T>,
+) -> T {
+    events.deliver(work, |ev| fe.event(ev)).await
+}
+
+/// Show through `fe` the events `agent` sent in a call that does not wait.
+pub fn show_sent(fe: &mut dyn Frontend, agent: &Agent) {
+    agent.events().drain(|ev| fe.event(ev));
 }
 
 /// What a command reports, for the frontend to render.

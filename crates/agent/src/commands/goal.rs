@@ -3,8 +3,8 @@
 //! count the budget, and stop when the goal is achieved, blocked, out of
 //! budget, or a turn fails or is interrupted (which pauses it).
 
-use super::frontend::{Frontend, GoalEnd, TurnKind};
-use crate::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
+use super::frontend::{Frontend, GoalEnd, TurnKind, show_sent, showing};
+use crate::{Agent, AgentError, TurnOutcome, UserInput};
 
 /// One turn through `fe`: shown as it starts, interruptible. Its end is
 /// not reported here ([`after_turn`] or the goal loop does).
@@ -20,8 +20,8 @@ pub async fn turn(
     let result = if cancel.is_cancelled() {
         Err(AgentError::Interrupted)
     } else {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.turn_input(input, &mut sink, &cancel).await
+        let events = agent.events();
+        showing(fe, &events, agent.turn_input(input, &cancel)).await
     };
     fe.settled();
     match result {
@@ -49,10 +49,8 @@ pub(super) async fn continue_goal(
             pause_after(agent, fe, &AgentError::Interrupted);
             return GoalEnd::Failed(AgentError::Interrupted);
         }
-        let next = {
-            let mut sink = |ev: AgentEvent| fe.event(ev);
-            agent.goals().continuation(&mut sink)
-        };
+        let next = agent.goals().continuation();
+        show_sent(fe, agent);
         let input = match next {
             Ok(Some(input)) => input,
             Ok(None) => return stopped(agent, last),
@@ -157,10 +155,8 @@ fn pause_after(agent: &mut Agent, fe: &mut dyn Frontend, e: &AgentError) {
     } else {
         format!("a turn failed: {e}")
     };
-    let result = {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.goals().pause(&why, &mut sink)
-    };
+    let result = agent.goals().pause(&why);
+    show_sent(fe, agent);
     if let Err(err) = result {
         fe.failed(&err);
     }

@@ -7,7 +7,7 @@ use eonyx_core::fs::{AtomicWrite, write_atomic};
 use eonyx_export::{Format, Release};
 
 use super::args::{self, GoalArgs, MEMORY_USAGE, REMEMBER_USAGE, RENAME_USAGE};
-use super::frontend::{Exported, Frontend, Outcome, Shown};
+use super::frontend::{Exported, Frontend, Outcome, Shown, show_sent, showing};
 use super::goal::{continue_goal, run_goal};
 use super::table::{Invocation, Kind};
 use crate::hooks::StartSource;
@@ -15,7 +15,7 @@ use crate::mining::review::{ReviewFlags, Reviewed};
 use crate::mining::review_loop::{Reviewer, review_each};
 use crate::mining::{Inbox, MineError};
 use crate::permission_rules;
-use crate::{Agent, AgentError, AgentEvent, GoalChange};
+use crate::{Agent, AgentError, GoalChange};
 use eonyx_core::provider::BoxFuture;
 
 /// Run `inv` through `fe`.
@@ -122,10 +122,8 @@ async fn jobs(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
         };
         return show(fe, agent, Shown::Note(text));
     };
-    let result = {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.jobs().stop(id, &mut sink).await
-    };
+    let events = agent.events();
+    let result = showing(fe, &events, agent.jobs().stop(id)).await;
     match result {
         Ok(_) => Outcome::Done,
         Err(e) => Outcome::of_error(e),
@@ -139,10 +137,8 @@ fn show(fe: &mut dyn Frontend, agent: &Agent, shown: Shown) -> Outcome {
 
 async fn compact(agent: &mut Agent, fe: &mut dyn Frontend, focus: Option<&str>) -> Outcome {
     let cancel = fe.interruptible();
-    let result = {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.compact_now(focus, &mut sink, &cancel).await
-    };
+    let events = agent.events();
+    let result = showing(fe, &events, agent.compact_now(focus, &cancel)).await;
     fe.settled();
     match result {
         Ok(_) => Outcome::Done,
@@ -167,8 +163,8 @@ async fn switched(
     }
     let notices = agent.take_startup_notices();
     fe.show(agent, Shown::Session { notices });
-    let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.hooks().session_start(source, &mut sink).await;
+    let events = agent.events();
+    showing(fe, &events, agent.hooks().session_start(source)).await;
     Outcome::Switched
 }
 
@@ -217,14 +213,12 @@ fn fork(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome {
 /// (its text) and continues; `resume` continues.
 async fn goal(agent: &mut Agent, fe: &mut dyn Frontend, arg: &str) -> Outcome {
     let wanted = args::goal(arg);
-    let changed = {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        match &wanted {
-            GoalArgs::Show => return show(fe, agent, Shown::Goal),
-            GoalArgs::Change(c) => agent.goals().change(*c, &mut sink),
-            GoalArgs::Set(text) => agent.goals().set(text, None, &mut sink),
-        }
+    let changed = match &wanted {
+        GoalArgs::Show => return show(fe, agent, Shown::Goal),
+        GoalArgs::Change(c) => agent.goals().change(*c),
+        GoalArgs::Set(text) => agent.goals().set(text, None),
     };
+    show_sent(fe, agent);
     let goal = match changed {
         Ok(g) => g,
         Err(e) => return Outcome::of_error(e),

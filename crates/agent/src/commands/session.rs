@@ -4,9 +4,9 @@
 
 use eonyx_tools::jobs::JobInfo;
 
-use super::frontend::{Frontend, GoalEnd, Shown};
+use super::frontend::{Frontend, GoalEnd, Shown, show_sent, showing};
 use super::goal::user_turn;
-use crate::{Agent, AgentError, AgentEvent, UserInput};
+use crate::{Agent, AgentError, UserInput};
 
 /// What `eonyx run` asks of a goal besides its prompt.
 #[derive(Debug, Clone, Copy)]
@@ -42,18 +42,13 @@ pub async fn run_prompt(
     input: &UserInput,
     start: GoalStart<'_>,
 ) -> Result<RunEnd, AgentError> {
-    {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        match start {
-            GoalStart::Set { text, max_turns } => {
-                agent.goals().set(text, max_turns, &mut sink)?;
-            }
-            GoalStart::Resume => {
-                agent.goals().resume_paused(&mut sink)?;
-            }
-            GoalStart::None => {}
-        }
-    }
+    let started = match start {
+        GoalStart::Set { text, max_turns } => agent.goals().set(text, max_turns).map(drop),
+        GoalStart::Resume => agent.goals().resume_paused().map(drop),
+        GoalStart::None => Ok(()),
+    };
+    show_sent(fe, agent);
+    started?;
     let goal = agent.goals().active();
     let end = user_turn(agent, fe, input).await;
     end_session(agent, fe, "other").await;
@@ -66,10 +61,8 @@ pub async fn run_prompt(
 /// running shown.
 pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
     session_end_hooks(agent, fe, reason).await;
-    let stopped: Vec<JobInfo> = {
-        let mut sink = |ev: AgentEvent| fe.event(ev);
-        agent.jobs().stop_all(&mut sink).await
-    };
+    let events = agent.events();
+    let stopped: Vec<JobInfo> = showing(fe, &events, agent.jobs().stop_all()).await;
     if !stopped.is_empty() {
         fe.show(agent, Shown::JobsStopped(stopped));
     }
@@ -78,6 +71,6 @@ pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str)
 /// `SessionEnd` hooks with `reason` (`clear` before `/new`), their runs
 /// shown.
 pub(super) async fn session_end_hooks(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    let mut sink = |ev: AgentEvent| fe.event(ev);
-    agent.hooks().session_end(reason, &mut sink).await;
+    let events = agent.events();
+    showing(fe, &events, agent.hooks().session_end(reason)).await;
 }

@@ -66,10 +66,10 @@ pub(crate) async fn open(env: &TestEnv, p: &Arc<ScriptedProvider>) -> Agent {
 
 pub(crate) async fn turn(agent: &mut Agent, n: usize, events: &mut Vec<AgentEvent>) {
     let text = format!("turn {n}: {}", "words to remember ".repeat(30));
-    agent
-        .turn(&text, &mut |e| events.push(e), &CancellationToken::new())
-        .await
-        .unwrap();
+    let queue = agent.events();
+    let cancel = CancellationToken::new();
+    let work = agent.turn(&text, &cancel);
+    queue.deliver(work, |e| events.push(e)).await.unwrap();
 }
 
 /// A new session whose summarizer never fails.
@@ -134,13 +134,15 @@ async fn a_draft_is_due_past_the_ahead_point_once_per_boundary_and_applied_witho
 
     // A failed summary changes nothing and is due again at once.
     fail.store(true, Ordering::SeqCst);
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     assert!(!agent.draft_ready());
     assert_eq!(drafts(&env), 0);
     fail.store(false, Ordering::SeqCst);
     let job = agent.start_draft().expect("retried");
     let boundary = job.first_kept_seq();
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     assert!(agent.draft_ready());
     assert!(agent.context_status().summary_ready);
     assert_eq!(drafts(&env), 1);
@@ -189,22 +191,20 @@ async fn a_draft_for_another_session_or_an_older_base_is_dropped() {
     let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
     agent.new_session().unwrap();
-    agent.finish_draft(done, &mut |e| events.push(e));
+    agent.finish_draft(done);
+    events.extend(agent.events().take());
     assert!(!agent.draft_ready());
     assert_eq!(drafts(&env), 0);
 
     // Compacted meanwhile (`/compact`): the draft's base is gone.
     let (job, _) = turns_until_draft(&mut agent, &mut events).await;
     let done = job.await;
-    agent
-        .compact_now(
-            Some("the words"),
-            &mut |e| events.push(e),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
-    agent.finish_draft(done, &mut |e| events.push(e));
+    let queue = agent.events();
+    let cancel = CancellationToken::new();
+    let compact = agent.compact_now(Some("the words"), &cancel);
+    queue.deliver(compact, |e| events.push(e)).await.unwrap();
+    agent.finish_draft(done);
+    events.extend(agent.events().take());
     assert!(!agent.draft_ready());
     assert_eq!(drafts(&env), 0);
 }
@@ -214,7 +214,8 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
     let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, _) = turns_until_draft(&mut agent, &mut events).await;
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     assert!(agent.draft_ready());
     // A long message: the turns the draft keeps plus this one are still
     // past the trigger.
@@ -223,10 +224,10 @@ async fn a_draft_that_leaves_the_request_past_the_trigger_is_followed_by_an_ordi
     // summary with every built-in tool defined, `plan` included.)
     let long = format!("the long one: {}", "many more words ".repeat(370));
     let mut evs = Vec::new();
-    agent
-        .turn(&long, &mut |e| evs.push(e), &CancellationToken::new())
-        .await
-        .unwrap();
+    let queue = agent.events();
+    let cancel = CancellationToken::new();
+    let work = agent.turn(&long, &cancel);
+    queue.deliver(work, |e| evs.push(e)).await.unwrap();
     let records: Vec<_> = evs
         .iter()
         .filter_map(|e| match e {
@@ -258,7 +259,8 @@ async fn a_rewind_keeps_a_draft_whose_boundary_it_kept_and_drops_one_it_left_out
     let (_env, _p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, n) = turns_until_draft(&mut agent, &mut events).await;
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     assert!(agent.draft_ready());
     // One more turn (still under the trigger), then rewound: the draft and
     // its boundary are before the rewind target, so it still applies.
@@ -284,7 +286,8 @@ async fn a_rewind_to_before_a_compaction_brings_its_draft_back_for_the_next_one(
     let (_env, p, mut agent) = opened().await;
     let mut events = Vec::new();
     let (job, mut n) = turns_until_draft(&mut agent, &mut events).await;
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     let compacted = |evs: &[AgentEvent]| {
         evs.iter()
             .filter_map(|e| match e {

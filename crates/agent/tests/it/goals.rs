@@ -45,18 +45,12 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
     let mut events = Vec::new();
     agent
         .goals()
-        .set("GOAL-TEXT ship the parser", Some(5), &mut |e| {
-            events.push(e)
-        })
+        .set("GOAL-TEXT ship the parser", Some(5))
         .unwrap();
-    agent
-        .turn(
-            "PLAN-NOW",
-            &mut |e| events.push(e),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+    let queue = agent.events();
+    let cancel = CancellationToken::new();
+    let work = agent.turn("PLAN-NOW", &cancel);
+    queue.deliver(work, |e| events.push(e)).await.unwrap();
     assert_eq!(
         agent.plan().unwrap().progress(),
         "1/2 completed, in progress: STEP-TWO"
@@ -70,7 +64,8 @@ async fn a_compaction_from_a_summary_written_ahead_pins_the_goal_and_the_plan() 
         }
         assert!(n < 20);
     };
-    agent.finish_draft(job.await, &mut |e| events.push(e));
+    agent.finish_draft(job.await);
+    events.extend(agent.events().take());
     assert!(agent.draft_ready());
     // The draft's summarizer was told the goal and plan are kept.
     let asked: Vec<_> = p.requests().into_iter().filter(is_summarizer).collect();

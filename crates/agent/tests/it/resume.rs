@@ -58,7 +58,7 @@ async fn a_resumed_session_estimates_like_the_live_one() {
     let uncalibrated = live.context_status().estimate;
     for n in 0..3 {
         let line = format!("turn {n}: {}", "please remember this detail. ".repeat(30));
-        live.turn(&line, &mut |_| {}, &cancel).await.unwrap();
+        live.turn(&line, &cancel).await.unwrap();
     }
     let live_estimate = live.context_status().estimate;
     assert!(

@@ -132,13 +132,10 @@ async fn every_message_is_in_the_session_file_before_the_next_step() {
     }));
     let mut agent = open(&env, &provider).await;
     let cancel = CancellationToken::new();
-    let outcome = agent
-        .turn("what do my notes say?", &mut |_| {}, &cancel)
-        .await
-        .unwrap();
+    let outcome = agent.turn("what do my notes say?", &cancel).await.unwrap();
     assert_eq!(outcome.text, "the parser, noted");
     assert_eq!(outcome.steps, 3);
-    let second = agent.turn("thanks", &mut |_| {}, &cancel).await.unwrap();
+    let second = agent.turn("thanks", &cancel).await.unwrap();
     assert_eq!(second.steps, 1);
 
     assert_eq!(provider.requests().len(), 4);
@@ -196,8 +193,10 @@ async fn overflow_session(
             "turn {turn}: {}",
             "please remember this paragraph. ".repeat(45)
         );
-        result = agent
-            .turn(&line, &mut |e| events.push(e), &cancel)
+        let queue = agent.events();
+        let work = agent.turn(&line, &cancel);
+        result = queue
+            .deliver(work, |e| events.push(e))
             .await
             .map(|o| o.text);
         if turn < 6 {
@@ -289,7 +288,7 @@ async fn a_cancel_between_the_answer_and_its_tools_answers_every_call() {
     })]));
     let mut agent = open(&env, &provider).await;
     let cancel = CancellationToken::new();
-    let result = agent.turn("look around", &mut |_| {}, &cancel).await;
+    let result = agent.turn("look around", &cancel).await;
     assert!(matches!(result, Err(AgentError::Interrupted)), "{result:?}");
 
     let saved = saved_messages(&env.data_dir);
@@ -312,7 +311,7 @@ async fn a_cancel_between_the_answer_and_its_tools_answers_every_call() {
     drop(agent);
     let mut again = open_in(&env, &provider2, SessionChoice::Id(session_id(&env))).await;
     let fresh = CancellationToken::new();
-    again.turn("go on", &mut |_| {}, &fresh).await.unwrap();
+    again.turn("go on", &fresh).await.unwrap();
     let sent = &provider2.requests()[0].messages;
     assert!(unanswered_calls(sent).is_empty(), "{sent:?}");
 }
@@ -329,17 +328,15 @@ async fn a_cancel_mid_stream_saves_no_half_answer() {
     let mut agent = open(&env, &provider).await;
     let cancel = CancellationToken::new();
     let canceller = cancel.clone();
-    let result = agent
-        .turn(
-            "summarize my notes",
-            &mut |e| {
-                // Cancel when the second step starts streaming.
-                if matches!(e, AgentEvent::TextDelta(_)) {
-                    canceller.cancel();
-                }
-            },
-            &cancel,
-        )
+    let queue = agent.events();
+    let work = agent.turn("summarize my notes", &cancel);
+    let result = queue
+        .deliver(work, |e| {
+            // Cancel when the second step starts streaming.
+            if matches!(e, AgentEvent::TextDelta(_)) {
+                canceller.cancel();
+            }
+        })
         .await;
     assert!(matches!(result, Err(AgentError::Interrupted)), "{result:?}");
     let saved = saved_messages(&env.data_dir);

@@ -20,12 +20,9 @@ pub fn run(
     };
     ui::with_session(printer, global, choice, false, |mut s| async move {
         let cancel = s.interrupts.begin();
-        let result = {
-            let mut sink = |ev| s.view.event(ev);
-            s.agent
-                .compact_now(args.focus.as_deref(), &mut sink, &cancel)
-                .await
-        };
+        let events = s.agent.events();
+        let compact = s.agent.compact_now(args.focus.as_deref(), &cancel);
+        let result = events.deliver(compact, |ev| s.view.event(ev)).await;
         s.interrupts.end();
         match result {
             Ok(rec) => {

@@ -72,14 +72,9 @@ pub struct TaskLabel {
 }
 
 impl TaskLabel {
-    /// `kind` labelled with the task, after letting the parent show the
-    /// child's progress (the call being asked about) before the question
-    /// is drawn.
-    async fn labelled(&self, kind: &ApprovalKind) -> ApprovalKind {
-        tokio::task::yield_now().await;
-        self.label(kind)
-    }
-
+    /// `kind` labelled with the task. (That the child's progress, the call
+    /// asked about included, is shown before the question is the agent's
+    /// events handle's: every approver it holds flushes it first.)
     fn label(&self, kind: &ApprovalKind) -> ApprovalKind {
         ApprovalKind::Task {
             task: self.task.clone(),
@@ -90,11 +85,11 @@ impl TaskLabel {
 
 impl Approver for TaskLabel {
     fn decide<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { self.inner.decide(&self.labelled(kind).await).await })
+        Box::pin(async move { self.inner.decide(&self.label(kind)).await })
     }
 
     fn decide_asked<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { self.inner.decide_asked(&self.labelled(kind).await).await })
+        Box::pin(async move { self.inner.decide_asked(&self.label(kind)).await })
     }
 
     fn rule_denial(&self, kind: &ApprovalKind) -> Option<String> {
@@ -102,7 +97,7 @@ impl Approver for TaskLabel {
     }
 
     fn decide_read<'a>(&'a self, kind: &'a ApprovalKind) -> BoxFuture<'a, Decision> {
-        Box::pin(async move { self.inner.decide_read(&self.labelled(kind).await).await })
+        Box::pin(async move { self.inner.decide_read(&self.label(kind)).await })
     }
 
     fn read_rules(&self) -> Option<Arc<RuleMatcher>> {

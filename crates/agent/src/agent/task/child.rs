@@ -3,6 +3,7 @@
 //! config, providers, tools, approvals and prompt.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use eonyx_config::{Config, LoadOptions, Profile};
 use eonyx_core::{SessionId, ToolCall};
@@ -15,6 +16,7 @@ use super::super::parts::{Inherit, Models, Parts, PromptState, ToolsState};
 use super::super::session::{Memory, Opened, open_session};
 use super::super::{Agent, SessionChoice};
 use crate::error::AgentError;
+use crate::events::AgentEvent;
 use crate::prompt::{context_loader, task_section, tool_definitions};
 
 /// The part of a parent's title kept in a child's (`<title>.<k>`), so the
@@ -58,6 +60,9 @@ pub(super) struct Child {
     pub call_id: String,
     pub profile: String,
     pub description: String,
+    /// The highest step the child started (its `StepStarted` events): how
+    /// far a turn that failed got.
+    pub steps: Arc<AtomicU32>,
     pub prompt: String,
 }
 
@@ -142,6 +147,21 @@ impl Agent {
         // turn and is never idle, so it compacts at the trigger
         // (docs/compaction.md#ahead-of-time-summaries). A draft already in a
         // continued child's file still applies.
+        // The child's events: into this agent's queue, labelled with the
+        // call, its steps counted on the way.
+        let steps = Arc::new(AtomicU32::new(0));
+        let events = {
+            let (call_id, steps) = (call.id.clone(), steps.clone());
+            self.events.relabelled(move |event| {
+                if let AgentEvent::StepStarted { step } = event {
+                    steps.fetch_max(step, Ordering::AcqRel);
+                }
+                AgentEvent::Task {
+                    call_id: call_id.clone(),
+                    event: Box::new(event),
+                }
+            })
+        };
         let agent = Agent::assemble(Parts {
             store: self.store.clone(),
             opened,
@@ -173,6 +193,7 @@ impl Agent {
             notices,
             hook,
             config,
+            events,
         });
         Ok(Child {
             agent,
@@ -180,6 +201,7 @@ impl Agent {
             profile: name,
             description: task.description,
             prompt: task.prompt,
+            steps,
         })
     }
 

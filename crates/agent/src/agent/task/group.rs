@@ -1,44 +1,25 @@
 //! Running the `task` calls of one step: children prepared one by one,
 //! run concurrently (at most `tasks.max_parallel` at once), their events
-//! forwarded to the parent's sink labelled with their call, and one result
-//! per call in call order.
+//! sent into the parent's queue labelled with their call (each child's
+//! handle, `Events::relabelled`), and one result per call in call order.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::tool::{TaskEnd, TaskHeader};
 use eonyx_core::{SessionId, ToolCall};
 use futures_util::StreamExt as _;
-use tokio::sync::mpsc;
 
 use super::super::{Agent, TurnOutcome};
 use super::child::Child;
 use crate::error::AgentError;
-use crate::events::AgentEvent;
+use crate::events::{AgentEvent, Events};
 use crate::tools::{self, ToolOutput};
 
 /// How one task call ended: its result.
 type Finished = ToolOutput;
-
-/// A child's event, tagged with its task's call id; a task's own
-/// `TaskCompleted` goes through the same channel, so it is reported when
-/// the child ends, not when the results are collected in call order.
-type Tagged = (String, AgentEvent);
-
-/// What the parent's sink gets for a child's tagged event.
-fn forwarded((call_id, event): Tagged) -> AgentEvent {
-    match event {
-        // This task's own end (a grandchild's end is the child's event).
-        AgentEvent::TaskCompleted {
-            call_id: ref id, ..
-        } if *id == call_id => event,
-        event => AgentEvent::Task {
-            call_id,
-            event: Box::new(event),
-        },
-    }
-}
 
 impl Agent {
     /// Run `calls` (all `task` calls) and return one output per call, in
@@ -46,7 +27,6 @@ impl Agent {
     pub(crate) async fn run_tasks(
         &mut self,
         calls: &[&ToolCall],
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
         cancel: &CancellationToken,
     ) -> Vec<ToolOutput> {
         let mut next_number = None;
@@ -60,7 +40,7 @@ impl Agent {
                 Err(e) => Err(ToolOutput::error(e.to_string())),
             };
             if let Ok(c) = &child {
-                sink(AgentEvent::TaskStarted {
+                self.events.send(AgentEvent::TaskStarted {
                     call_id: c.call_id.clone(),
                     session: c.agent.session_id().clone(),
                     profile: c.profile.clone(),
@@ -70,35 +50,23 @@ impl Agent {
             prepared.push(child);
         }
 
-        let (tx, mut rx) = mpsc::unbounded_channel::<Tagged>();
+        // Each child's events go into this agent's queue, labelled with
+        // its call, as they come; its end is this agent's own event.
         let parallel = self.config.tasks.max_parallel.max(1) as usize;
-        let jobs: Vec<_> = prepared.into_iter().map(|p| (p, tx.clone())).collect();
-        // Only the children hold senders now: the channel closes when the
-        // last one is done.
-        drop(tx);
-        let runs = futures_util::stream::iter(jobs.into_iter().map(|(p, tx)| {
+        let events = self.events.clone();
+        futures_util::stream::iter(prepared.into_iter().map(|p| {
             let cancel = cancel.clone();
+            let events = events.clone();
             async move {
                 match p {
                     Err(out) => out,
-                    Ok(child) => run_child(child, tx, cancel).await,
+                    Ok(child) => run_child(child, events, cancel).await,
                 }
             }
         }))
         .buffered(parallel)
-        .collect::<Vec<_>>();
-        tokio::pin!(runs);
-        let finished = loop {
-            tokio::select! {
-                biased;
-                Some(tagged) = rx.recv() => sink(forwarded(tagged)),
-                finished = &mut runs => break finished,
-            }
-        };
-        while let Ok(tagged) = rx.try_recv() {
-            sink(forwarded(tagged));
-        }
-        finished
+        .collect::<Vec<_>>()
+        .await
     }
 }
 
@@ -107,52 +75,31 @@ impl Agent {
 /// `Send`).
 type ChildRun = Pin<Box<dyn Future<Output = Finished> + Send>>;
 
-/// Run one child's turn to its end, sending its events to `tx`.
-fn run_child(
-    child: Child,
-    tx: mpsc::UnboundedSender<Tagged>,
-    cancel: CancellationToken,
-) -> ChildRun {
-    Box::pin(child_turn(child, tx, cancel))
+/// Run one child's turn to its end (its events go through its own
+/// handle, labelled); its end is reported through the parent's `events`.
+fn run_child(child: Child, events: Events, cancel: CancellationToken) -> ChildRun {
+    Box::pin(child_turn(child, events, cancel))
 }
 
-async fn child_turn(
-    mut child: Child,
-    tx: mpsc::UnboundedSender<Tagged>,
-    cancel: CancellationToken,
-) -> Finished {
+async fn child_turn(mut child: Child, events: Events, cancel: CancellationToken) -> Finished {
     let session = child.agent.session_id().clone();
     let call_id = child.call_id.clone();
     for n in child.agent.take_startup_notices() {
-        let _ = tx.send((call_id.clone(), AgentEvent::Warning(n)));
+        child.agent.events.send(AgentEvent::Warning(n));
     }
-    let mut steps = 0u32;
-    let result = {
-        let tag = call_id.clone();
-        let mut sink = |ev: AgentEvent| {
-            if let AgentEvent::StepStarted { step } = ev {
-                steps = steps.max(step);
-            }
-            // The receiver outlives every child; a send cannot fail
-            // before the step is over.
-            let _ = tx.send((tag.clone(), ev));
-        };
-        child.agent.hook.subagent_start(&mut sink).await;
-        child.agent.turn(&child.prompt, &mut sink, &cancel).await
+    child.agent.hook.subagent_start().await;
+    let result = child.agent.turn(&child.prompt, &cancel).await;
+    let steps = match &result {
+        Ok(outcome) => outcome.steps,
+        Err(_) => child.steps.load(Ordering::Acquire),
     };
-    if let Ok(outcome) = &result {
-        steps = outcome.steps;
-    }
     let out = task_output(&session, child.profile, steps, result);
-    let _ = tx.send((
-        call_id.clone(),
-        AgentEvent::TaskCompleted {
-            call_id,
-            session,
-            steps,
-            is_error: out.is_error,
-        },
-    ));
+    events.send(AgentEvent::TaskCompleted {
+        call_id,
+        session,
+        steps,
+        is_error: out.is_error,
+    });
     out
 }
 

@@ -79,7 +79,7 @@ pub fn run(
             let input = if pending {
                 Ok(Input::Woken)
             } else {
-                let mut sink = |ev: AgentEvent| {
+                let mut hold = |ev: AgentEvent| {
                     if matches!(ev, AgentEvent::SummaryDraft(_)) {
                         editor.summary_ready();
                     }
@@ -88,7 +88,7 @@ pub fn run(
                 tokio::pin!(read);
                 loop {
                     tokio::select! {
-                        out = drafts.wait(&mut read, &mut agent, &mut sink) => break out,
+                        out = drafts.wait(&mut read, &mut agent, &mut hold) => break out,
                         Some(()) = job_changed(&mut jobs) => {
                             // A `notify` job: its notice starts a turn if
                             // nothing is typed (then the read ends as woken).
@@ -163,7 +163,9 @@ pub fn run(
 /// when a job that asked for `"notify": true` exited and its turn is due.
 fn poll_jobs(agent: &mut Agent, view: &ui::View<'_>) -> bool {
     let mut lines = Vec::new();
-    let notify = agent.jobs().poll(&mut |ev| {
+    let notify = agent.jobs().poll();
+    // Only what the poll sent is waiting (everything before was shown).
+    agent.events().drain(|ev| {
         if let AgentEvent::JobExited {
             id,
             command,

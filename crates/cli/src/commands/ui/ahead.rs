@@ -90,12 +90,12 @@ impl Drafts {
 
     /// Wait for `input` (it must not borrow the agent) while the job runs;
     /// a job that finishes meanwhile is handed to the agent at once, its
-    /// events to `sink`.
+    /// events to `show`.
     pub async fn wait<T>(
         &mut self,
         input: impl Future<Output = T>,
         agent: &mut Agent,
-        sink: &mut (dyn FnMut(AgentEvent) + Send),
+        show: impl FnMut(AgentEvent),
     ) -> T {
         tokio::pin!(input);
         if let Some(job) = self.job.as_mut() {
@@ -104,7 +104,8 @@ impl Drafts {
                 done = job => done,
             };
             self.job = None;
-            agent.finish_draft(done, sink);
+            agent.finish_draft(done);
+            agent.events().drain(show);
         }
         input.await
     }
@@ -128,7 +129,8 @@ impl Drafts {
     /// Hand a result from [`Drafts::alongside`] to the agent.
     pub fn finish(done: Option<DraftDone>, agent: &mut Agent, view: &mut View<'_>) {
         if let Some(done) = done {
-            agent.finish_draft(done, &mut |ev| view.event(ev));
+            agent.finish_draft(done);
+            agent.events().drain(|ev| view.event(ev));
         }
     }
 }

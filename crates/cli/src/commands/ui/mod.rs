@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use eonyx_agent::commands;
 use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
-use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice, UserInput};
+use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
 use eonyx_core::paths::Env;
 
@@ -147,8 +147,9 @@ pub async fn start_with(
 
 /// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
 pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
-    let mut sink = |ev: AgentEvent| view.event(ev);
-    agent.hooks().session_start(source, &mut sink).await;
+    let events = agent.events();
+    let start = agent.hooks().session_start(source);
+    events.deliver(start, |ev| view.event(ev)).await;
 }
 
 /// The session ends: `SessionEnd` hooks with `reason`
