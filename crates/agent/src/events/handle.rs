@@ -108,7 +108,10 @@ impl Events {
     }
 
     /// Wait until a delivery under way has shown every event sent so far
-    /// (at once when none is: nothing is being shown then).
+    /// (at once when none is: nothing is being shown then). Called from
+    /// the delivered work itself (every approver the agent holds is inside
+    /// it); from another task, a flush sent just as the delivery ends
+    /// would wait for the next one.
     pub(crate) async fn flush(&self) {
         if !self.queue.delivering.load(Ordering::Acquire) {
             return;
