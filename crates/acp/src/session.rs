@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use camino::Utf8PathBuf;
-use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Fault, FinishReason, SessionId};
 
@@ -142,6 +142,10 @@ impl Session {
                 Updates::new(cx.clone(), id.clone(), shows, root.clone(), current.clone());
             crate::replay::replay(&agent, &mut updates).map_err(|e| agent_error(&e))?;
         }
+        // As the REPL does on opening one: `startup` or `resume`, its
+        // context waiting for the first prompt. The client has no session
+        // to show updates in yet, so what the hooks say goes to stderr.
+        eonyx_agent::commands::start_session(&mut agent, on_stderr).await;
         let commands = crate::commands::offered(&agent);
         Ok(Arc::new(Session {
             id,
@@ -226,10 +230,13 @@ impl Session {
     pub async fn close(&self) {
         self.cancel();
         let agent = self.agent.lock().await.take();
-        // Its background jobs end with it, and stderr says which (their
-        // events go nowhere: the session is closed).
+        // The session ends as a batch's does (`SessionEnd`, reason
+        // `other`), and its background jobs with it; stderr says what the
+        // hooks reported and which jobs were stopped (the client has no
+        // session to show them in any more).
         if let Some(mut agent) = agent {
-            let stopped = agent.jobs().stop_all().await;
+            let stopped =
+                eonyx_agent::commands::end_session_unseen(&mut agent, "other", on_stderr).await;
             for j in stopped {
                 crate::diag::diag(&format!(
                     "stopped background job {} of session {}: {}",
@@ -301,6 +308,25 @@ impl Session {
             }),
         );
         Ok(PromptResponse::new(stop).meta(meta))
+    }
+}
+
+/// What a session's start and end report while no client shows it: its
+/// notices, warnings and the hooks that blocked or denied, on stderr.
+fn on_stderr(event: AgentEvent) {
+    match event {
+        AgentEvent::Notice(line) | AgentEvent::Warning(line) => crate::diag(&line),
+        AgentEvent::Hook {
+            event,
+            command,
+            decision: Some(decision @ ("block" | "deny" | "stop")),
+            reason,
+            ..
+        } => crate::diag(&format!(
+            "{event} hook `{command}` {decision}: {}",
+            reason.unwrap_or_default()
+        )),
+        _ => {}
     }
 }
 

@@ -1,12 +1,13 @@
-//! A session's end, and `eonyx run`'s one call: the goal it sets or
-//! resumes, its prompt's turn and whatever the goal then needs, then the
-//! session's end, on every path alike.
+//! A session's start and end, and `eonyx run`'s one call: the goal it
+//! sets or resumes, its prompt's turn and whatever the goal then needs,
+//! then the session's end, on every path alike.
 
 use eonyx_tools::jobs::JobInfo;
 
 use super::frontend::{Frontend, GoalEnd, Shown, show_sent, showing};
 use super::goal::user_turn;
-use crate::{Agent, AgentError, UserInput};
+use crate::hooks::StartSource;
+use crate::{Agent, AgentError, AgentEvent, UserInput};
 
 /// What `eonyx run` asks of a goal besides its prompt.
 #[derive(Debug, Clone, Copy)]
@@ -60,12 +61,46 @@ pub async fn run_prompt(
 /// then its background jobs stopped (docs/tools.md#jobs), the ones still
 /// running shown.
 pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    session_end_hooks(agent, fe, reason).await;
-    let events = agent.events();
-    let stopped: Vec<JobInfo> = showing(fe, &events, agent.jobs().stop_all()).await;
+    let stopped = ending(agent, reason, |ev| fe.event(ev)).await;
     if !stopped.is_empty() {
         fe.show(agent, Shown::JobsStopped(stopped));
     }
+}
+
+/// The session ends where no frontend shows it (an ACP client closed it,
+/// or went): the same end as [`end_session`], its events given to `show`,
+/// and the jobs it stopped returned for the caller to report.
+pub async fn end_session_unseen(
+    agent: &mut Agent,
+    reason: &str,
+    show: impl FnMut(AgentEvent),
+) -> Vec<JobInfo> {
+    ending(agent, reason, show).await
+}
+
+/// A session just opened (a new one: `startup`; a resumed one: `resume`):
+/// its `SessionStart` hooks, their events given to `show`; their context
+/// waits for the first user message (docs/hooks.md#events).
+pub async fn start_session(agent: &mut Agent, show: impl FnMut(AgentEvent)) {
+    let source = if agent.resumed() {
+        StartSource::Resume
+    } else {
+        StartSource::Startup
+    };
+    let events = agent.events();
+    events
+        .deliver(agent.hooks().session_start(source), show)
+        .await;
+}
+
+/// `SessionEnd` hooks with `reason`, then the background jobs stopped;
+/// every event to `show`, in order.
+async fn ending(agent: &mut Agent, reason: &str, mut show: impl FnMut(AgentEvent)) -> Vec<JobInfo> {
+    let events = agent.events();
+    events
+        .deliver(agent.hooks().session_end(reason), &mut show)
+        .await;
+    events.deliver(agent.jobs().stop_all(), &mut show).await
 }
 
 /// `SessionEnd` hooks with `reason` (`clear` before `/new`), their runs
