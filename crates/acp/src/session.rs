@@ -17,6 +17,7 @@ use camino::Utf8PathBuf;
 use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Fault, FinishReason, SessionId};
+use tokio::sync::oneshot;
 
 use crate::AcpOptions;
 use crate::approval::{Asker, CurrentCall, Mode, approvers};
@@ -47,18 +48,26 @@ pub struct Session {
 }
 
 /// The cancels of a session's prompts not answered yet (the running one,
-/// and any sent while it runs), by number.
+/// and any sent while it runs), by number, and the newest one's end.
 #[derive(Default)]
 struct Prompts {
     last: u64,
     open: HashMap<u64, CancellationToken>,
+    /// Ends once the newest prompt so far is answered.
+    newest: Option<oneshot::Receiver<()>>,
 }
 
 /// A prompt of a session from the moment its request arrived until it is
-/// answered: [`Session::cancel`] reaches it even before its turn starts.
+/// answered: [`Session::cancel`] reaches it even before its turn starts,
+/// and its turn waits for the prompt before it on the wire (each prompt's
+/// task is spawned, and the scheduler may run a later one first).
 pub struct PromptTicket {
     number: u64,
     cancel: CancellationToken,
+    /// The previous prompt's end (`None` for the first).
+    after: Option<oneshot::Receiver<()>>,
+    /// Dropped when this prompt is answered, which lets the next go.
+    done: oneshot::Sender<()>,
 }
 
 /// A JSON-RPC error with eonyx's message.
@@ -209,9 +218,12 @@ impl Session {
     pub fn begin_prompt(&self) -> PromptTicket {
         let mut prompts = lock(&self.prompts);
         prompts.last += 1;
+        let (done, end) = oneshot::channel();
         let ticket = PromptTicket {
             number: prompts.last,
             cancel: CancellationToken::new(),
+            after: prompts.newest.replace(end),
+            done,
         };
         prompts.open.insert(ticket.number, ticket.cancel.clone());
         ticket
@@ -248,15 +260,21 @@ impl Session {
         }
     }
 
-    /// `session/prompt`: one user turn, or a slash command.
+    /// `session/prompt`: one user turn, or a slash command, once every
+    /// prompt that came before it is answered.
     pub async fn prompt(
         &self,
         ticket: PromptTicket,
         blocks: Vec<ContentBlock>,
         cx: &ConnectionTo<Client>,
     ) -> Result<PromptResponse, Error> {
+        if let Some(after) = ticket.after {
+            // An error is the same news: that prompt's task is gone.
+            let _ = after.await;
+        }
         let result = self.answer(&ticket.cancel, &blocks, cx).await;
         lock(&self.prompts).open.remove(&ticket.number);
+        drop(ticket.done);
         result
     }
 
