@@ -154,7 +154,10 @@ impl Session {
         // As the REPL does on opening one: `startup` or `resume`, its
         // context waiting for the first prompt. The client has no session
         // to show updates in yet, so what the hooks say goes to stderr.
-        eonyx_agent::commands::start_session(&mut agent, on_stderr).await;
+        let events = agent.events();
+        events
+            .deliver(eonyx_agent::commands::start_session(&mut agent), on_stderr)
+            .await;
         let commands = crate::commands::offered(&agent);
         Ok(Arc::new(Session {
             id,
@@ -247,8 +250,9 @@ impl Session {
         // hooks reported and which jobs were stopped (the client has no
         // session to show them in any more).
         if let Some(mut agent) = agent {
-            let stopped =
-                eonyx_agent::commands::end_session_unseen(&mut agent, "other", on_stderr).await;
+            let events = agent.events();
+            let closing = eonyx_agent::commands::close_session(&mut agent, "other");
+            let stopped = events.deliver(closing, on_stderr).await;
             for j in stopped {
                 crate::diag::diag(&format!(
                     "stopped background job {} of session {}: {}",

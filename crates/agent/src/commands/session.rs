@@ -7,7 +7,7 @@ use eonyx_tools::jobs::JobInfo;
 use super::frontend::{Frontend, GoalEnd, Shown, show_sent, showing};
 use super::goal::user_turn;
 use crate::hooks::StartSource;
-use crate::{Agent, AgentError, AgentEvent, UserInput};
+use crate::{Agent, AgentError, UserInput};
 
 /// What `eonyx run` asks of a goal besides its prompt.
 #[derive(Debug, Clone, Copy)]
@@ -57,50 +57,36 @@ pub async fn run_prompt(
 }
 
 /// The session ends (the REPL's `/exit` or Ctrl-D: `prompt_input_exit`;
-/// the end of a batch or `eonyx run`: `other`): its `SessionEnd` hooks,
-/// then its background jobs stopped (docs/tools.md#jobs), the ones still
-/// running shown.
+/// the end of a batch or `eonyx run`: `other`): [`close_session`], its
+/// events shown as they come, the jobs still running then shown.
 pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    let stopped = ending(agent, reason, |ev| fe.event(ev)).await;
+    let events = agent.events();
+    let stopped = showing(fe, &events, close_session(agent, reason)).await;
     if !stopped.is_empty() {
         fe.show(agent, Shown::JobsStopped(stopped));
     }
 }
 
-/// The session ends where no frontend shows it (an ACP client closed it,
-/// or went): the same end as [`end_session`], its events given to `show`,
-/// and the jobs it stopped returned for the caller to report.
-pub async fn end_session_unseen(
-    agent: &mut Agent,
-    reason: &str,
-    show: impl FnMut(AgentEvent),
-) -> Vec<JobInfo> {
-    ending(agent, reason, show).await
+/// The end of a session, for a frontend that shows it its own way (an ACP
+/// session its client let go): its `SessionEnd` hooks with `reason`, then
+/// its background jobs stopped (docs/tools.md#jobs), which are returned.
+/// The events wait in the agent's handle for the caller to deliver.
+pub async fn close_session(agent: &mut Agent, reason: &str) -> Vec<JobInfo> {
+    agent.hooks().session_end(reason).await;
+    agent.jobs().stop_all().await
 }
 
 /// A session just opened (a new one: `startup`; a resumed one: `resume`):
-/// its `SessionStart` hooks, their events given to `show`; their context
-/// waits for the first user message (docs/hooks.md#events).
-pub async fn start_session(agent: &mut Agent, show: impl FnMut(AgentEvent)) {
+/// its `SessionStart` hooks, whose context waits for the first user
+/// message (docs/hooks.md#events). The events wait in the agent's handle
+/// for the caller to deliver.
+pub async fn start_session(agent: &mut Agent) {
     let source = if agent.resumed() {
         StartSource::Resume
     } else {
         StartSource::Startup
     };
-    let events = agent.events();
-    events
-        .deliver(agent.hooks().session_start(source), show)
-        .await;
-}
-
-/// `SessionEnd` hooks with `reason`, then the background jobs stopped;
-/// every event to `show`, in order.
-async fn ending(agent: &mut Agent, reason: &str, mut show: impl FnMut(AgentEvent)) -> Vec<JobInfo> {
-    let events = agent.events();
-    events
-        .deliver(agent.hooks().session_end(reason), &mut show)
-        .await;
-    events.deliver(agent.jobs().stop_all(), &mut show).await
+    agent.hooks().session_start(source).await;
 }
 
 /// `SessionEnd` hooks with `reason` (`clear` before `/new`), their runs

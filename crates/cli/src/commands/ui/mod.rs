@@ -131,7 +131,10 @@ pub async fn start_with(
     if announce {
         view.session(&agent);
     }
-    commands::start_session(&mut agent, |ev| view.event(ev)).await;
+    let events = agent.events();
+    events
+        .deliver(commands::start_session(&mut agent), |ev| view.event(ev))
+        .await;
     Ok(Session {
         agent,
         view,
