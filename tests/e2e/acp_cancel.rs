@@ -2,7 +2,8 @@
 //! prompt (before its turn started), for a prompt still waiting behind
 //! another, and while a permission question is open. Each prompt ends
 //! `cancelled`, and the session file keeps what the user wrote and a
-//! result for every tool call. (A cancel mid-stream is in `acp.rs`.)
+//! result for every tool call. (A cancel mid-stream is in `acp.rs`.) And
+//! prompts queued together are taken in the order they came.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a failure is a test failure
 
 use std::time::Duration;
@@ -105,4 +106,35 @@ fn acp_cancel_while_a_permission_question_is_open() {
     c.finish_ok();
     assert_consistent(&fx.session());
     assert!(!fx.sb.work.join("made.txt").exists());
+}
+
+/// Prompts written in one go, as an editor queues them while a turn runs,
+/// are taken in the order they came: each turn sends its own prompt after
+/// the ones before it, and the session file keeps them in that order.
+#[test]
+fn acp_prompts_sent_together_are_taken_in_the_order_they_came() {
+    let fx = Fx::new();
+    fx.fake.set_default_reply(Reply::text("ok"));
+    let (mut c, s) = started(&fx);
+    let texts: Vec<String> = (1..=12).map(|n| format!("prompt number {n}")).collect();
+    let lines: Vec<String> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            json!({"jsonrpc": "2.0", "id": 200 + i, "method": "session/prompt", "params": {"sessionId": s, "prompt": [{"type": "text", "text": text}]}}).to_string()
+        })
+        .collect();
+    c.send_line(&lines.join("\n"));
+    for i in 0..texts.len() {
+        let r = c.wait(200 + i as u64);
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    }
+    let sent: Vec<String> = fx
+        .agent_requests()
+        .iter()
+        .map(|r| r.last_user_text().unwrap())
+        .collect();
+    assert_eq!(sent, texts);
+    assert_eq!(user_texts(&fx), texts);
+    c.finish_ok();
 }

@@ -14,9 +14,10 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::{Client, Error, ErrorCode};
 use camino::Utf8PathBuf;
-use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice};
+use eonyx_agent::{Agent, AgentError, AgentEvent, AgentOptions, SessionChoice};
 use eonyx_core::provider::CancellationToken;
 use eonyx_core::{Fault, FinishReason, SessionId};
+use tokio::sync::oneshot;
 
 use crate::AcpOptions;
 use crate::approval::{Asker, CurrentCall, Mode, approvers};
@@ -47,18 +48,26 @@ pub struct Session {
 }
 
 /// The cancels of a session's prompts not answered yet (the running one,
-/// and any sent while it runs), by number.
+/// and any sent while it runs), by number, and the newest one's end.
 #[derive(Default)]
 struct Prompts {
     last: u64,
     open: HashMap<u64, CancellationToken>,
+    /// Ends once the newest prompt so far is answered.
+    newest: Option<oneshot::Receiver<()>>,
 }
 
 /// A prompt of a session from the moment its request arrived until it is
-/// answered: [`Session::cancel`] reaches it even before its turn starts.
+/// answered: [`Session::cancel`] reaches it even before its turn starts,
+/// and its turn waits for the prompt before it on the wire (each prompt's
+/// task is spawned, and the scheduler may run a later one first).
 pub struct PromptTicket {
     number: u64,
     cancel: CancellationToken,
+    /// The previous prompt's end (`None` for the first).
+    after: Option<oneshot::Receiver<()>>,
+    /// Dropped when this prompt is answered, which lets the next go.
+    done: oneshot::Sender<()>,
 }
 
 /// A JSON-RPC error with eonyx's message.
@@ -142,6 +151,13 @@ impl Session {
                 Updates::new(cx.clone(), id.clone(), shows, root.clone(), current.clone());
             crate::replay::replay(&agent, &mut updates).map_err(|e| agent_error(&e))?;
         }
+        // As the REPL does on opening one: `startup` or `resume`, its
+        // context waiting for the first prompt. The client has no session
+        // to show updates in yet, so what the hooks say goes to stderr.
+        let events = agent.events();
+        events
+            .deliver(eonyx_agent::commands::start_session(&mut agent), on_stderr)
+            .await;
         let commands = crate::commands::offered(&agent);
         Ok(Arc::new(Session {
             id,
@@ -205,9 +221,12 @@ impl Session {
     pub fn begin_prompt(&self) -> PromptTicket {
         let mut prompts = lock(&self.prompts);
         prompts.last += 1;
+        let (done, end) = oneshot::channel();
         let ticket = PromptTicket {
             number: prompts.last,
             cancel: CancellationToken::new(),
+            after: prompts.newest.replace(end),
+            done,
         };
         prompts.open.insert(ticket.number, ticket.cancel.clone());
         ticket
@@ -226,10 +245,14 @@ impl Session {
     pub async fn close(&self) {
         self.cancel();
         let agent = self.agent.lock().await.take();
-        // Its background jobs end with it, and stderr says which (their
-        // events go nowhere: the session is closed).
+        // The session ends as a batch's does (`SessionEnd`, reason
+        // `other`), and its background jobs with it; stderr says what the
+        // hooks reported and which jobs were stopped (the client has no
+        // session to show them in any more).
         if let Some(mut agent) = agent {
-            let stopped = agent.jobs().stop_all().await;
+            let events = agent.events();
+            let closing = eonyx_agent::commands::close_session(&mut agent, "other");
+            let stopped = events.deliver(closing, on_stderr).await;
             for j in stopped {
                 crate::diag::diag(&format!(
                     "stopped background job {} of session {}: {}",
@@ -241,15 +264,21 @@ impl Session {
         }
     }
 
-    /// `session/prompt`: one user turn, or a slash command.
+    /// `session/prompt`: one user turn, or a slash command, once every
+    /// prompt that came before it is answered.
     pub async fn prompt(
         &self,
         ticket: PromptTicket,
         blocks: Vec<ContentBlock>,
         cx: &ConnectionTo<Client>,
     ) -> Result<PromptResponse, Error> {
+        if let Some(after) = ticket.after {
+            // An error is the same news: that prompt's task is gone.
+            let _ = after.await;
+        }
         let result = self.answer(&ticket.cancel, &blocks, cx).await;
         lock(&self.prompts).open.remove(&ticket.number);
+        drop(ticket.done);
         result
     }
 
@@ -301,6 +330,25 @@ impl Session {
             }),
         );
         Ok(PromptResponse::new(stop).meta(meta))
+    }
+}
+
+/// What a session's start and end report while no client shows it: its
+/// notices, warnings and the hooks that blocked or denied, on stderr.
+fn on_stderr(event: AgentEvent) {
+    match event {
+        AgentEvent::Notice(line) | AgentEvent::Warning(line) => crate::diag(&line),
+        AgentEvent::Hook {
+            event,
+            command,
+            decision: Some(decision @ ("block" | "deny" | "stop")),
+            reason,
+            ..
+        } => crate::diag(&format!(
+            "{event} hook `{command}` {decision}: {}",
+            reason.unwrap_or_default()
+        )),
+        _ => {}
     }
 }
 

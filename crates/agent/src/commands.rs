@@ -39,7 +39,7 @@ pub use frontend::{Answer, Exported, Frontend, GoalEnd, Outcome, Shown, TurnKind
 pub use goal::{after_turn, turn, user_turn};
 pub use render::{Line, Tone, render};
 pub use run::run;
-pub use session::{GoalStart, RunEnd, end_session, run_prompt};
+pub use session::{GoalStart, RunEnd, close_session, end_session, run_prompt, start_session};
 pub use skill::{Offered, Prompt, offered_with_skills, parse_prompt, skill_request};
 pub use table::{
     ArgCompletion, COMMANDS, Command, Drafting, Invocation, Kind, Offer, Parsed, Surface, find,

@@ -1,11 +1,12 @@
-//! A session's end, and `eonyx run`'s one call: the goal it sets or
-//! resumes, its prompt's turn and whatever the goal then needs, then the
-//! session's end, on every path alike.
+//! A session's start and end, and `eonyx run`'s one call: the goal it
+//! sets or resumes, its prompt's turn and whatever the goal then needs,
+//! then the session's end, on every path alike.
 
 use eonyx_tools::jobs::JobInfo;
 
 use super::frontend::{Frontend, GoalEnd, Shown, show_sent, showing};
 use super::goal::user_turn;
+use crate::hooks::StartSource;
 use crate::{Agent, AgentError, UserInput};
 
 /// What `eonyx run` asks of a goal besides its prompt.
@@ -56,16 +57,36 @@ pub async fn run_prompt(
 }
 
 /// The session ends (the REPL's `/exit` or Ctrl-D: `prompt_input_exit`;
-/// the end of a batch or `eonyx run`: `other`): its `SessionEnd` hooks,
-/// then its background jobs stopped (docs/tools.md#jobs), the ones still
-/// running shown.
+/// the end of a batch or `eonyx run`: `other`): [`close_session`], its
+/// events shown as they come, the jobs still running then shown.
 pub async fn end_session(agent: &mut Agent, fe: &mut dyn Frontend, reason: &str) {
-    session_end_hooks(agent, fe, reason).await;
     let events = agent.events();
-    let stopped: Vec<JobInfo> = showing(fe, &events, agent.jobs().stop_all()).await;
+    let stopped = showing(fe, &events, close_session(agent, reason)).await;
     if !stopped.is_empty() {
         fe.show(agent, Shown::JobsStopped(stopped));
     }
+}
+
+/// The end of a session, for a frontend that shows it its own way (an ACP
+/// session its client let go): its `SessionEnd` hooks with `reason`, then
+/// its background jobs stopped (docs/tools.md#jobs), which are returned.
+/// The events wait in the agent's handle for the caller to deliver.
+pub async fn close_session(agent: &mut Agent, reason: &str) -> Vec<JobInfo> {
+    agent.hooks().session_end(reason).await;
+    agent.jobs().stop_all().await
+}
+
+/// A session just opened (a new one: `startup`; a resumed one: `resume`):
+/// its `SessionStart` hooks, whose context waits for the first user
+/// message (docs/hooks.md#events). The events wait in the agent's handle
+/// for the caller to deliver.
+pub async fn start_session(agent: &mut Agent) {
+    let source = if agent.resumed() {
+        StartSource::Resume
+    } else {
+        StartSource::Startup
+    };
+    agent.hooks().session_start(source).await;
 }
 
 /// `SessionEnd` hooks with `reason` (`clear` before `/new`), their runs

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use eonyx_agent::commands;
-use eonyx_agent::hooks::StartSource;
 use eonyx_agent::tools::Approver;
 use eonyx_agent::{Agent, AgentError, AgentOptions, SessionChoice, UserInput};
 use eonyx_core::SessionId;
@@ -132,24 +131,15 @@ pub async fn start_with(
     if announce {
         view.session(&agent);
     }
-    let source = if agent.resumed() {
-        StartSource::Resume
-    } else {
-        StartSource::Startup
-    };
-    session_start_hooks(&mut agent, &mut view, source).await;
+    let events = agent.events();
+    events
+        .deliver(commands::start_session(&mut agent), |ev| view.event(ev))
+        .await;
     Ok(Session {
         agent,
         view,
         interrupts,
     })
-}
-
-/// `SessionStart` hooks (docs/hooks.md#events), their runs shown.
-pub async fn session_start_hooks(agent: &mut Agent, view: &mut View<'_>, source: StartSource) {
-    let events = agent.events();
-    let start = agent.hooks().session_start(source);
-    events.deliver(start, |ev| view.event(ev)).await;
 }
 
 /// The session ends: `SessionEnd` hooks with `reason`
