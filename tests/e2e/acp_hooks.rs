@@ -88,7 +88,11 @@ fn inputs(fx: &Fx) -> Vec<Value> {
 
 /// The text of the last user message sent to the model.
 fn last_sent(fx: &Fx) -> String {
-    fx.agent_requests().last().unwrap().last_user_text().unwrap()
+    fx.agent_requests()
+        .last()
+        .unwrap()
+        .last_user_text()
+        .unwrap()
 }
 
 #[test]
