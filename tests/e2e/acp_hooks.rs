@@ -86,6 +86,15 @@ fn inputs(fx: &Fx) -> Vec<Value> {
         .collect()
 }
 
+/// The text of the last user message sent to the model.
+fn last_sent(fx: &Fx) -> String {
+    fx.agent_requests()
+        .last()
+        .unwrap()
+        .last_user_text()
+        .unwrap()
+}
+
 #[test]
 fn acp_sessions_run_session_start_on_new_and_load_and_its_context_reaches_the_first_prompt() {
     let fx = logging("SessionStart", "echo 'house rule: tabs, never spaces'");
@@ -101,12 +110,7 @@ fn acp_sessions_run_session_start_on_new_and_load_and_its_context_reaches_the_fi
     assert_eq!(log[0]["session_id"], s.as_str());
     // Its context goes with the first prompt, as in the REPL.
     c.said(&s, "first");
-    let sent = fx
-        .agent_requests()
-        .last()
-        .unwrap()
-        .last_user_text()
-        .unwrap();
+    let sent = last_sent(&fx);
     assert!(sent.contains("first"), "{sent}");
     assert!(
         sent.contains("[context from the SessionStart hook (startup)]")
@@ -122,12 +126,7 @@ fn acp_sessions_run_session_start_on_new_and_load_and_its_context_reaches_the_fi
     assert_eq!(log[1]["source"], "resume");
     assert_eq!(log[1]["session_id"], s.as_str());
     c.said(&s, "second");
-    let sent = fx
-        .agent_requests()
-        .last()
-        .unwrap()
-        .last_user_text()
-        .unwrap();
+    let sent = last_sent(&fx);
     assert!(
         sent.contains("[context from the SessionStart hook (resume)]")
             && sent.contains("house rule"),
