@@ -10,9 +10,8 @@ use agent_client_protocol::v1::schema::{
     SessionUpdate, UnstructuredCommandInput,
 };
 use eonyx_agent::commands::{
-    self, Answer, Frontend, GoalEnd, Invocation, Offered, Outcome, Prompt, Shown, Surface, TurnKind,
+    self, Frontend, GoalEnd, Invocation, Offered, Outcome, Prompt, Shown, Surface, TurnKind,
 };
-use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
 
@@ -164,10 +163,5 @@ impl Frontend for Acp<'_> {
     /// A blocked reply ends the prompt with the stop reason `refusal`.
     fn blocked_reply_is_outcome(&self) -> bool {
         true
-    }
-
-    /// No one to ask in an editor's prompt: the client shows the report.
-    fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
-        Box::pin(async { true })
     }
 }

@@ -16,7 +16,7 @@ use eonyx_tools::jobs::JobInfo;
 use super::table::Surface;
 use crate::events::Events;
 use crate::mining::review::Reviewed;
-use crate::rewind::{RewindPlan, RewindReport};
+use crate::rewind::RewindReport;
 use crate::{Agent, AgentError, AgentEvent, AgentStatus, ModelInfo, TurnOutcome, UserInput};
 
 /// A boxed future a frontend answers with.
@@ -94,7 +94,7 @@ pub trait Frontend: Send {
 
     /// Whether [`Frontend::ask`] can ask someone (the REPL); where not,
     /// `/memory review` lists the proposals with the flags that answer
-    /// them.
+    /// them, and `/rewind` goes ahead without showing its plan first.
     fn can_ask(&self) -> bool {
         false
     }
@@ -103,12 +103,6 @@ pub trait Frontend: Send {
     /// each proposal); `None`: no answer (Ctrl-C, Ctrl-D, nobody to ask).
     fn ask<'a>(&'a mut self, _question: &'a str) -> Answer<'a, Option<String>> {
         Box::pin(async { None })
-    }
-
-    /// Ask before a rewind (the REPL does, showing the plan); `true` to go
-    /// ahead.
-    fn confirm_rewind<'a>(&'a mut self, _plan: &'a RewindPlan) -> Answer<'a, bool> {
-        Box::pin(async { true })
     }
 }
 

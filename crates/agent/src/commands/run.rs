@@ -177,12 +177,33 @@ async fn rewind(agent: &mut Agent, fe: &mut dyn Frontend, args: &str) -> Outcome
         Ok(p) => p,
         Err(e) => return Outcome::of_error(e),
     };
-    if !fe.confirm_rewind(&plan).await {
-        return Outcome::Done;
+    // Where someone can be asked (the REPL), they see the plan and say
+    // yes; elsewhere the command is the user's say-so.
+    if fe.can_ask() {
+        fe.show(agent, Shown::Note(super::text::rewind_plan(&plan)));
+        if !yes_or_no(fe, "rewind? [y]es / [n]o: ").await {
+            fe.show(agent, Shown::Note("nothing rewound".to_owned()));
+            return Outcome::Done;
+        }
     }
     match agent.rewind(&plan) {
         Ok(report) => show(fe, agent, Shown::Rewound(report)),
         Err(e) => Outcome::of_error(e),
+    }
+}
+
+/// Ask `question` until the answer reads as yes or no (an empty answer
+/// is no); no answer at all (Ctrl-C, Ctrl-D) is no.
+async fn yes_or_no(fe: &mut dyn Frontend, question: &str) -> bool {
+    loop {
+        match fe.ask(question).await {
+            Some(a) => match a.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => return true,
+                "n" | "no" | "" => return false,
+                _ => continue,
+            },
+            None => return false,
+        }
     }
 }
 

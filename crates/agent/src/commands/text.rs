@@ -15,7 +15,7 @@ use eonyx_store::Forked;
 
 use super::frontend::Exported;
 use crate::Agent;
-use crate::rewind::RewindReport;
+use crate::rewind::{FileAction, RewindPlan, RewindReport};
 
 /// `/context`'s estimate: `context: ~N of W tokens (P%), compaction at …`.
 pub fn context_estimate(agent: &Agent) -> String {
@@ -38,6 +38,48 @@ pub fn as_of(to_seq: u64) -> String {
         0 => "the start of the session".to_owned(),
         n => format!("the conversation as of #{n}"),
     }
+}
+
+/// What a rewind will do, shown before the REPL asks.
+pub fn rewind_plan(plan: &RewindPlan) -> String {
+    let mut s = format!(
+        "rewind {} turn(s), back to {}:",
+        plan.turns.len(),
+        as_of(plan.to_seq)
+    );
+    for t in &plan.turns {
+        let first = t.text.lines().next().unwrap_or("");
+        s.push_str(&format!(
+            "\n  #{} {}",
+            t.seq,
+            eonyx_core::text::ellipsize(first, 70)
+        ));
+    }
+    if plan.keep_files {
+        s.push_str("\nfiles: left as they are (--keep-files)");
+    } else if plan.files.is_empty() {
+        s.push_str("\nfiles: none changed by write_file / edit_file in these turns");
+    } else {
+        s.push_str("\nfiles:");
+        for f in &plan.files {
+            s.push_str(&match &f.action {
+                FileAction::Restore => format!("\n  restore {}", f.shown),
+                FileAction::Remove => format!("\n  remove  {} (created in these turns)", f.shown),
+                FileAction::Unchanged => format!("\n  already as before: {}", f.shown),
+                FileAction::LeftAlone(why) => format!("\n  leave alone {}: {why}", f.shown),
+            });
+            if let Some(note) = &f.note {
+                s.push_str(&format!(" ({note})"));
+            }
+        }
+    }
+    if !plan.commands.is_empty() {
+        s.push_str("\nnot undone (shell commands):");
+        for c in &plan.commands {
+            s.push_str(&format!("\n  {}", eonyx_core::text::ellipsize(c, 100)));
+        }
+    }
+    s
 }
 
 /// What a rewind did: one line per kind of outcome.

@@ -6,7 +6,6 @@
 use eonyx_agent::commands::{
     self, Answer, Frontend, Invocation, Outcome, Shown, Surface, Tone, TurnKind,
 };
-use eonyx_agent::rewind::RewindPlan;
 use eonyx_agent::{Agent, AgentError, AgentEvent, TurnOutcome, UserInput};
 use eonyx_core::provider::CancellationToken;
 
@@ -96,30 +95,6 @@ impl Frontend for Cli<'_, '_> {
     /// The REPL asks in its line editor; Ctrl-C or Ctrl-D is no answer.
     fn ask<'a>(&'a mut self, question: &'a str) -> Answer<'a, Option<String>> {
         Box::pin(async move { self.view.asker.as_ref()?.ask(question).await })
-    }
-
-    /// The REPL shows what a rewind will do and asks; batch runs just do it.
-    fn confirm_rewind<'a>(&'a mut self, plan: &'a RewindPlan) -> Answer<'a, bool> {
-        Box::pin(async move {
-            let Some(asker) = &self.view.asker else {
-                return true;
-            };
-            self.view.printer.info(&super::rewind::describe(plan));
-            let yes = loop {
-                match asker.ask("rewind? [y]es / [n]o: ").await {
-                    Some(a) => match a.trim().to_ascii_lowercase().as_str() {
-                        "y" | "yes" => break true,
-                        "n" | "no" | "" => break false,
-                        _ => continue,
-                    },
-                    None => break false,
-                }
-            };
-            if !yes {
-                self.view.printer.info("nothing rewound");
-            }
-            yes
-        })
     }
 }
 
