@@ -80,6 +80,28 @@ fn bare_shell_does_not_cover_a_line_that_is_not_understood() {
     assert!(fx.sb.work.join("plain").exists(), "touch plain: {plain}");
 }
 
+/// Here-documents whose delimiter is only carriage returns or form feeds
+/// made the shell grammar's parser allocate without end (found by the
+/// `shell_split` fuzz campaign): such a line is refused at once like any
+/// line not understood, and the run goes on.
+#[test]
+fn a_here_document_the_parser_cannot_survive_is_refused_at_once() {
+    let fx = with_rules("[permissions]\nallow = [\"shell\", \"shell(touch:*)\"]\n");
+    let lines = [
+        "touch p0 <<\r\t<\r\t".to_owned(),
+        "touch p1 <<\u{c}\t<\u{c}\t".to_owned(),
+        "<\u{FFFD}<<\r\r\t<\r\r\t; touch p2".to_owned(),
+        "touch plain".to_owned(),
+    ];
+    let results = shell_calls(&fx, &[], &lines);
+    let (plain, refused) = results.split_last().expect("one result per line");
+    for (i, (line, result)) in lines.iter().zip(refused).enumerate() {
+        assert!(result.starts_with("denied"), "{line:?}: {result}");
+        assert!(!fx.sb.work.join(format!("p{i}")).exists(), "{line:?} ran");
+    }
+    assert!(fx.sb.work.join("plain").exists(), "touch plain: {plain}");
+}
+
 #[test]
 fn a_deny_rule_names_what_hides_behind_characters_wrappers_and_scripts() {
     let fx = with_rules("[permissions]\nallow = [\"shell\"]\ndeny = [\"shell(touch:*)\"]\n");

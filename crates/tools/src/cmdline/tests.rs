@@ -154,7 +154,8 @@ fn deep_nesting_neither_panics_nor_is_understood() {
 }
 
 /// Lines on which brush-parser 0.4 runs out of memory (found by the
-/// differential test): not parsed, not understood, at once.
+/// differential test and by fuzzing `shell_split`): not parsed, not
+/// understood, at once.
 #[test]
 fn lines_the_parser_cannot_survive_are_not_parsed() {
     for d in BOTH {
@@ -164,6 +165,12 @@ fn lines_the_parser_cannot_survive_are_not_parsed() {
             "ok <<-E$( <x ",
             "ok <<E\"$( <x ",
             "ok <<E$(( <x ",
+            // An empty delimiter once its carriage returns or form feeds
+            // are trimmed (the fuzz campaign's `<\u{FFFD}<<\r\r\t<\r\r\t`).
+            "<<\r\t<\r\t",
+            "<\u{FFFD}<<\r\r\t<\r\r\t",
+            "ok <<\u{c}\t<\u{c}\t",
+            "ok <<\r\r\t<\r\t",
         ] {
             let s = split_as(line, d);
             assert!(!s.parsed && s.blind, "{line:?}");
@@ -171,6 +178,7 @@ fn lines_the_parser_cannot_survive_are_not_parsed() {
     }
     // Deny rules still see its words.
     assert!(split_as("touch x <<E$( <x", Dialect::Bash).loose[0].contains("touch"));
+    assert!(split_as("touch x <<\r\t<\r\t", Dialect::Sh).loose[0].contains("touch"));
 }
 
 #[test]
