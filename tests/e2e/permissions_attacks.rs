@@ -80,17 +80,20 @@ fn bare_shell_does_not_cover_a_line_that_is_not_understood() {
     assert!(fx.sb.work.join("plain").exists(), "touch plain: {plain}");
 }
 
-/// Here-documents whose delimiter is only carriage returns or form feeds
-/// made the shell grammar's parser allocate without end (found by the
-/// `shell_split` fuzz campaign): such a line is refused at once like any
-/// line not understood, and the run goes on.
+/// Lines the shell grammar's parser could not survive (found by the
+/// `shell_split` fuzz campaign): a here-document whose delimiter is only
+/// carriage returns or form feeds made it allocate without end, a file
+/// descriptor number over `i32` made it panic. Each is refused at once
+/// like any line not understood, and the run goes on.
 #[test]
-fn a_here_document_the_parser_cannot_survive_is_refused_at_once() {
+fn lines_the_parser_cannot_survive_are_refused_at_once() {
     let fx = with_rules("[permissions]\nallow = [\"shell\", \"shell(touch:*)\"]\n");
     let lines = [
         "touch p0 <<\r\t<\r\t".to_owned(),
         "touch p1 <<\u{c}\t<\u{c}\t".to_owned(),
         "<\u{FFFD}<<\r\r\t<\r\r\t; touch p2".to_owned(),
+        "touch p3 9999999999999>>2>".to_owned(),
+        "touch p4 2>/dev/null 99999999999>out".to_owned(),
         "touch plain".to_owned(),
     ];
     let results = shell_calls(&fx, &[], &lines);

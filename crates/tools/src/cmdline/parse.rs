@@ -36,6 +36,29 @@ fn bracket_depth(line: &str) -> usize {
     max
 }
 
+/// Whether `line` has a run of digits right before `<` or `>` too large
+/// for a file descriptor (over-counting a word that ends in digits only
+/// makes a line unclear): brush-parser 0.4 panics on it as an `io_number`
+/// (`9999999999999>>2>`, found by fuzzing), and no shell would run it.
+fn huge_fd(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if b.is_ascii_digit() {
+            continue;
+        }
+        let digits = std::str::from_utf8(&bytes[start..i]).unwrap_or("");
+        if matches!(b, b'<' | b'>')
+            && i > start
+            && digits.parse::<brush_parser::ast::IoFd>().is_err()
+        {
+            return true;
+        }
+        start = i + 1;
+    }
+    false
+}
+
 fn options(dialect: Dialect) -> ParserOptions {
     let sh = dialect == Dialect::Sh;
     ParserOptions {
@@ -67,6 +90,11 @@ pub(super) fn split(line: &str, dialect: Dialect, depth: usize) -> Split {
         w.out.loose.push(line.to_owned());
         return w.out;
     }
+    if huge_fd(line) {
+        w.unclear("a file descriptor number out of range");
+        w.out.loose.push(line.to_owned());
+        return w.out;
+    }
     let hidden = line.chars().find(|c| eonyx_core::text::is_hidden_char(*c));
     if let Some(c) = hidden {
         w.unclear(format!(
@@ -94,13 +122,19 @@ pub(super) fn split(line: &str, dialect: Dialect, depth: usize) -> Split {
     if dialect == Dialect::Sh && line.contains("&>") {
         w.unclear("`&>`, bash's, while commands run with sh");
     }
-    match Parser::new(line.as_bytes(), &w.options).parse_program() {
-        Ok(program) => {
+    // The parser is a dependency's: should it panic on a line not foreseen
+    // above, the line is not understood (and a panic never ends eonyx).
+    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Parser::new(line.as_bytes(), &w.options).parse_program()
+    }));
+    match parsed {
+        Ok(Ok(program)) => {
             for list in &program.complete_commands {
                 w.list(list);
             }
         }
-        Err(e) => w.unclear(format!("it does not parse ({e})")),
+        Ok(Err(e)) => w.unclear(format!("it does not parse ({e})")),
+        Err(_) => w.unclear("the shell parser failed on it"),
     }
     if !w.out.parsed || w.out.blind {
         w.out.loose.push(line.to_owned());

@@ -171,10 +171,19 @@ fn lines_the_parser_cannot_survive_are_not_parsed() {
             "<\u{FFFD}<<\r\r\t<\r\r\t",
             "ok <<\u{c}\t<\u{c}\t",
             "ok <<\r\r\t<\r\t",
+            // A file descriptor number over `i32` panics its `io_number`
+            // rule (the fuzz campaign's `9999999999999>>2>`).
+            "9999999999999>>2>",
+            "ls 2147483648>out",
+            "ls 99999999999999999999<in",
         ] {
             let s = split_as(line, d);
             assert!(!s.parsed && s.blind, "{line:?}");
         }
+    }
+    // A descriptor that fits is an ordinary redirection.
+    for line in ["ls 2147483647>out", "ls 2>/dev/null", "ls >12345678901"] {
+        assert!(split_as(line, Dialect::Bash).parsed, "{line}");
     }
     // Deny rules still see its words.
     assert!(split_as("touch x <<E$( <x", Dialect::Bash).loose[0].contains("touch"));
