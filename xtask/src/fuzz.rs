@@ -37,6 +37,10 @@ pub const TARGETS: [&str; 10] = [
 /// A target over this much memory fails (libFuzzer's `-rss_limit_mb`).
 const RSS_LIMIT_MB: u64 = 1024;
 
+/// One input that takes longer than this fails the target (libFuzzer's
+/// `-timeout`; its default, 20 minutes, let a campaign stall on one).
+const TIMEOUT_SECS: u64 = 10;
+
 /// The instrumentation `cargo fuzz build --sanitizer none` adds.
 const RUSTFLAGS: [&str; 9] = [
     "-Cpasses=sancov-module",
@@ -195,6 +199,7 @@ fn fuzz_one(
     cmd.arg(format!("-max_total_time={}", o.seconds))
         .arg(format!("-runs={}", o.runs))
         .arg(format!("-rss_limit_mb={RSS_LIMIT_MB}"))
+        .arg(format!("-timeout={TIMEOUT_SECS}"))
         .arg("-print_final_stats=1")
         .arg(format!("-artifact_prefix={}/", artifacts.display()))
         .arg(corpus);

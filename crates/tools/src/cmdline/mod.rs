@@ -88,8 +88,18 @@ pub fn split(line: &str) -> Split {
 }
 
 /// Splits `line` as `dialect` reads it.
+///
+/// The grammar is a dependency's (brush-parser): should it panic on a line
+/// (its line or word parser, or the walk over what it returned), the line
+/// is not understood, and the panic never ends eonyx.
 pub fn split_as(line: &str, dialect: Dialect) -> Split {
-    parse::split(line, dialect, 0)
+    std::panic::catch_unwind(|| parse::split(line, dialect, 0)).unwrap_or_else(|_| Split {
+        parsed: false,
+        unclear: Some("the shell parser failed on it".to_owned()),
+        blind: true,
+        loose: vec![line.to_owned()],
+        ..Split::default()
+    })
 }
 
 #[cfg(test)]

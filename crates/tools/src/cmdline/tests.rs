@@ -190,6 +190,64 @@ fn lines_the_parser_cannot_survive_are_not_parsed() {
     assert!(split_as("touch x <<\r\t<\r\t", Dialect::Sh).loose[0].contains("touch"));
 }
 
+/// Brackets left open made the parser backtrack exponentially (`[[z<`
+/// and 28 `(`: 18 s, found by fuzzing): past 16 deep a line is not
+/// parsed; as deep, closed or not, it is parsed at once.
+#[test]
+fn brackets_left_open_past_the_limit_are_not_parsed() {
+    for d in BOTH {
+        for line in [
+            format!("[[z<{}", "(".repeat(17)),
+            format!("touch x; {}", "(".repeat(40)),
+            format!("ls {}", "$(".repeat(17)),
+        ] {
+            let s = split_as(&line, d);
+            assert!(!s.parsed, "{line}");
+            assert_eq!(
+                s.unclear.as_deref(),
+                Some("it nests too deep or is too long"),
+                "{line}"
+            );
+        }
+        let nested = format!("{}ls;{} }}", "{ ".repeat(16), " };".repeat(15));
+        let s = split_as(&nested, d);
+        assert!(s.parsed, "{s:?}");
+        assert_eq!(words(&nested, d), ["ls"]);
+        assert!(
+            split_as(&format!("[[z<{}", "(".repeat(16)), d)
+                .unclear
+                .is_some()
+        );
+    }
+}
+
+/// A panic anywhere under the grammar (the parser, the word parser, the
+/// walk, a nested script) makes the line not understood: it never ends
+/// eonyx, and deny rules still see the line's words.
+#[test]
+fn a_panic_of_the_parser_leaves_the_line_not_understood() {
+    let panics = super::parse::PANICS_IN_TESTS;
+    for line in [
+        format!("touch x; {panics}"),
+        format!("ls && sh -c 'touch x; {panics}'"),
+    ] {
+        for d in BOTH {
+            let s = split_as(&line, d);
+            assert!(!s.parsed && s.blind, "{line:?}: {s:?}");
+            assert_eq!(s.loose, std::slice::from_ref(&line), "{line:?}");
+            assert!(s.commands.is_empty(), "{s:?}");
+        }
+    }
+    // The sub-script's panic is caught at the top, so the whole line is
+    // the one unclear thing.
+    assert_eq!(
+        split_as(&format!("ls; sh -c '{panics}'"), Dialect::Bash)
+            .unclear
+            .as_deref(),
+        Some("the shell parser failed on it")
+    );
+}
+
 #[test]
 fn comments_and_continuations() {
     for d in BOTH {
