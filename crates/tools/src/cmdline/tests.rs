@@ -238,6 +238,14 @@ fn a_panic_of_the_parser_leaves_the_line_not_understood() {
             assert!(s.commands.is_empty(), "{s:?}");
         }
     }
+    // A real one: brush-parser 0.4 unwraps a too large `~+N` (found by
+    // fuzzing, through a prefix rule's words).
+    let tilde = format!("ls ~+{}", "1".repeat(35));
+    for d in BOTH {
+        let s = split_as(&tilde, d);
+        assert!(!s.parsed && s.blind, "{s:?}");
+        assert_eq!(s.unclear.as_deref(), Some("the shell parser failed on it"));
+    }
     // The sub-script's panic is caught at the top, so the whole line is
     // the one unclear thing.
     assert_eq!(
