@@ -83,8 +83,8 @@ fn bare_shell_does_not_cover_a_line_that_is_not_understood() {
 /// Lines the shell grammar's parser could not survive (found by the
 /// `shell_split` fuzz campaign): a here-document whose delimiter is only
 /// carriage returns or form feeds made it allocate without end, a file
-/// descriptor number over `i32` made it panic, brackets left open made it
-/// backtrack for hours. Each is refused at once like any line not
+/// descriptor number over `i32` made it panic, brackets left open and
+/// nested `${a[…]}` subscripts made it backtrack for hours. Each is refused at once like any line not
 /// understood, and the run goes on.
 #[test]
 fn lines_the_parser_cannot_survive_are_refused_at_once() {
@@ -96,6 +96,7 @@ fn lines_the_parser_cannot_survive_are_refused_at_once() {
         "touch p3 9999999999999>>2>".to_owned(),
         "touch p4 2>/dev/null 99999999999>out".to_owned(),
         format!("touch p5; [[z<{}", "(".repeat(40)),
+        "touch p6 \"${a[${b[${c[${d[${e[${f[1]}]}]}]}]}]}\"".to_owned(),
         "touch plain".to_owned(),
     ];
     let results = shell_calls(&fx, &[], &lines);

@@ -40,6 +40,31 @@ fn bracket_depth(line: &str) -> usize {
     max
 }
 
+/// How deep `${…}` expansions may nest before a line is not parsed:
+/// brush-parser 0.4 backtracks exponentially on nested subscripts
+/// (`${a[${b[${c[${d[${e[1]}]}]}]}]}` took 6 s, one level more over a
+/// minute; found by fuzzing `shell_split`).
+const MAX_EXPANSIONS: usize = 3;
+
+/// The deepest nesting of `${` in `line`, quoted or not (over-counting
+/// only makes a line unclear).
+fn expansion_depth(line: &str) -> usize {
+    let mut open: Vec<bool> = Vec::new();
+    let (mut prev, mut max) = ('\0', 0usize);
+    for c in line.chars() {
+        match c {
+            '{' => open.push(prev == '$'),
+            '}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        max = max.max(open.iter().filter(|dollar| **dollar).count());
+        prev = c;
+    }
+    max
+}
+
 /// Whether `line` has a run of digits right before `<` or `>` too large
 /// for a file descriptor (over-counting a word that ends in digits only
 /// makes a line unclear): brush-parser 0.4 panics on it as an `io_number`
@@ -100,6 +125,11 @@ pub(super) fn split(line: &str, dialect: Dialect, depth: usize) -> Split {
     };
     if depth > MAX_DEPTH || line.len() > MAX_LEN || bracket_depth(line) > MAX_BRACKETS {
         w.unclear("it nests too deep or is too long");
+        w.out.loose.push(line.to_owned());
+        return w.out;
+    }
+    if expansion_depth(line) > MAX_EXPANSIONS {
+        w.unclear("`${…}` expansions nested too deep");
         w.out.loose.push(line.to_owned());
         return w.out;
     }

@@ -221,6 +221,40 @@ fn brackets_left_open_past_the_limit_are_not_parsed() {
     }
 }
 
+/// Nested subscripts in `${…}` made the parser backtrack exponentially
+/// (found by fuzzing): past 3 nested expansions a line is not parsed.
+#[test]
+fn expansions_nested_past_the_limit_are_not_parsed() {
+    for d in BOTH {
+        for line in [
+            "x \"${a[${b[${c[${d[${e[1]}]}]}]}]}\"",
+            "\",${E[${Z[${Z[${Z[}}",
+            "echo ${a:-${b:-${c:-${d}}}}",
+        ] {
+            let s = split_as(line, d);
+            assert!(!s.parsed, "{line}");
+            assert_eq!(
+                s.unclear.as_deref(),
+                Some("`${…}` expansions nested too deep"),
+                "{line}"
+            );
+        }
+        // Three deep, and any number side by side, are parsed.
+        for line in [
+            "echo ${a:-${b:-${c}}}",
+            "echo ${a[1]} ${b[2]} ${c[3]} ${d[4]}",
+        ] {
+            let s = split_as(line, d);
+            assert_ne!(
+                s.unclear.as_deref(),
+                Some("`${…}` expansions nested too deep"),
+                "{line}"
+            );
+            assert!(!s.commands.is_empty(), "{line}: {s:?}");
+        }
+    }
+}
+
 /// A panic anywhere under the grammar (the parser, the word parser, the
 /// walk, a nested script) makes the line not understood: it never ends
 /// eonyx, and deny rules still see the line's words.
