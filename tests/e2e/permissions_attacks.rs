@@ -84,8 +84,8 @@ fn bare_shell_does_not_cover_a_line_that_is_not_understood() {
 /// `shell_split` fuzz campaign): a here-document whose delimiter is only
 /// carriage returns or form feeds made it allocate without end, a file
 /// descriptor number over `i32` made it panic, brackets left open and
-/// nested `${a[…]}` subscripts made it backtrack for hours. Each is refused at once like any line not
-/// understood, and the run goes on.
+/// nested `${a[…]}` subscripts made it backtrack for hours. Each is
+/// refused at once like any line not understood, and the run goes on.
 #[test]
 fn lines_the_parser_cannot_survive_are_refused_at_once() {
     let fx = with_rules("[permissions]\nallow = [\"shell\", \"shell(touch:*)\"]\n");

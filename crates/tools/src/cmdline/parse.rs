@@ -88,6 +88,43 @@ fn huge_fd(line: &str) -> bool {
     false
 }
 
+/// Why `line` is not to be parsed at all, if it is not: on these lines
+/// brush-parser 0.4 recurses too deep, panics, backtracks exponentially or
+/// allocates without end (each found by fuzzing or the differential
+/// test). `hidden`: the line's first hidden character.
+fn not_to_parse(line: &str, depth: usize, hidden: Option<char>) -> Option<String> {
+    if depth > MAX_DEPTH || line.len() > MAX_LEN || bracket_depth(line) > MAX_BRACKETS {
+        return Some("it nests too deep or is too long".to_owned());
+    }
+    if expansion_depth(line) > MAX_EXPANSIONS {
+        return Some("`${…}` expansions nested too deep".to_owned());
+    }
+    if huge_fd(line) {
+        return Some("a file descriptor number out of range".to_owned());
+    }
+    if line.contains("<<") {
+        // The tokenizer runs out of memory on a here-document whose
+        // delimiter opens a substitution (`<<E$( <x`) or is nothing but
+        // carriage returns or form feeds, which it trims away
+        // (`<<\r\t<\r\t`).
+        if let Some(c) = hidden {
+            return Some(control_character(c));
+        }
+        if line.contains("$(") {
+            return Some("a here-document with a command substitution".to_owned());
+        }
+    }
+    None
+}
+
+/// Why a line with the hidden character `c` is not understood.
+fn control_character(c: char) -> String {
+    format!(
+        "the control character {}",
+        eonyx_core::text::escape_controls(&c.to_string(), false)
+    )
+}
+
 fn options(dialect: Dialect) -> ParserOptions {
     let sh = dialect == Dialect::Sh;
     ParserOptions {
@@ -123,37 +160,14 @@ pub(super) fn split(line: &str, dialect: Dialect, depth: usize) -> Split {
             ..Split::default()
         },
     };
-    if depth > MAX_DEPTH || line.len() > MAX_LEN || bracket_depth(line) > MAX_BRACKETS {
-        w.unclear("it nests too deep or is too long");
-        w.out.loose.push(line.to_owned());
-        return w.out;
-    }
-    if expansion_depth(line) > MAX_EXPANSIONS {
-        w.unclear("`${…}` expansions nested too deep");
-        w.out.loose.push(line.to_owned());
-        return w.out;
-    }
-    if huge_fd(line) {
-        w.unclear("a file descriptor number out of range");
-        w.out.loose.push(line.to_owned());
-        return w.out;
-    }
     let hidden = line.chars().find(|c| eonyx_core::text::is_hidden_char(*c));
-    if let Some(c) = hidden {
-        w.unclear(format!(
-            "the control character {}",
-            eonyx_core::text::escape_controls(&c.to_string(), false)
-        ));
-    }
-    if line.contains("<<") && (line.contains("$(") || hidden.is_some()) {
-        // brush-parser 0.4's tokenizer runs out of memory on a
-        // here-document whose delimiter opens a substitution (`<<E$( <x`,
-        // found by the differential test) or is nothing but carriage
-        // returns or form feeds, which it trims away (`<<\r\t<\r\t`, found
-        // by fuzzing): such lines are not parsed at all.
-        w.unclear("a here-document with a command substitution");
+    if let Some(why) = not_to_parse(line, depth, hidden) {
+        w.unclear(why);
         w.out.loose.push(line.to_owned());
         return w.out;
+    }
+    if let Some(c) = hidden {
+        w.unclear(control_character(c));
     }
     let chars: Vec<char> = line.chars().collect();
     if chars
